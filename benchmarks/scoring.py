@@ -1,0 +1,91 @@
+"""PPL/CPL scoring throughput (tokens/s) and generation speed of the default future LM.
+
+Scores the dev abstracts with :func:`pipeline.scoring.score_abstracts` and generates abstracts
+with the default decoding settings, for 1 and 2 torch CPU threads, side by side in one run.
+
+Run: .venv/bin/python -m benchmarks.scoring [--model data/models/frequency-s0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import yaml
+
+from pipeline.content import content_token_mask, load_stopwords
+from pipeline.future_lm import load_future_lm
+from pipeline.generation import GenerationSettings, generate_abstracts
+from pipeline.history import load_history
+from pipeline.io import read_parquet
+from pipeline.scoring import score_abstracts
+from pipeline.tokenizer import encode_abstracts, load_tokenizer
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.scoring", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--root", default=str(REPO), help="project with data/ built by `dvc repro`")
+    p.add_argument("--model", default="data/models/frequency-s0", help="trained model folder")
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch thread counts")
+    p.add_argument("--n-generate", type=int, default=3, help="abstracts generated per setting")
+    p.add_argument("--out", default=None, help="also write the Markdown result here")
+    args = p.parse_args(argv)
+
+    root = Path(args.root)
+    params = yaml.safe_load((root / "params.yaml").read_text())["score"]
+    tok = load_tokenizer(root / "data" / "tokenizer")
+    mask = content_token_mask(tok, load_stopwords(root / "data" / "reference" / "stopwords.txt"))
+    model = load_future_lm(root / args.model, "cpu")
+    dev = read_parquet(root / "data" / "splits" / "dev.parquet")
+    year = int(dev["year"].iloc[0])
+    history = (load_history(year, model.window, root / "data" / "features" / "frequencies",
+                            root / "data" / "features" / "embeddings", kinds=model.history_kinds)
+               if model.history_kinds else None)
+    length = model.lm.config.n_positions
+    encoded = encode_abstracts(tok, dev["abstract"].tolist(), length)
+    n_tokens = sum(len(e) - 1 for e in encoded)
+    settings = GenerationSettings(n=args.n_generate, max_new_tokens=params["max_new_tokens"],
+                                  num_beams=params["num_beams"], top_k=params["top_k"],
+                                  top_p=params["top_p"],
+                                  no_repeat_ngram_size=params["no_repeat_ngram_size"])
+    n_params = sum(p.numel() for p in model.parameters())
+    rows = []
+    for threads in args.threads:
+        torch.set_num_threads(threads)
+        t0 = time.perf_counter()
+        score_abstracts(model, encoded, mask, history, params["batch_size"])
+        t_score = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        generate_abstracts(model, tok, history, settings)
+        t_gen = (time.perf_counter() - t0) / settings.n
+        rows.append(f"| {threads} | {n_tokens / t_score:,.0f} | {t_score:.2f} | {t_gen:.2f} |")
+    text = "\n".join([
+        "# Benchmark: PPL/CPL scoring throughput and generation speed",
+        "",
+        f"Command: `.venv/bin/python -m benchmarks.scoring --model {args.model}`: "
+        f"{model.variant} model ({n_params / 1e6:.2f}M parameters incl. bias, |V| = {len(tok)}, "
+        f"context {length}), {len(encoded)} dev abstracts of {year} = {n_tokens:,} predicted "
+        f"tokens, batch size {params['batch_size']}; generation with beam {settings.num_beams} + "
+        f"sampling, {settings.max_new_tokens} new tokens max.",
+        f"Machine: {platform.machine()}, 2-core CPU, 24 GiB, shared with other jobs during the run; "
+        f"torch {torch.__version__}.",
+        "",
+        "| torch threads | scoring tokens/s | scoring time (s) | generation s/abstract |",
+        "|---:|---:|---:|---:|",
+        *rows,
+    ]) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text)
+
+
+if __name__ == "__main__":
+    main()

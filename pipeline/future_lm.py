@@ -1,0 +1,198 @@
+"""The future LM: any Hugging Face causal LM plus a temporal bias on its logits (paper §3).
+
+``logits_k = Eᵀ H_k + B_ik`` where ``B_i`` comes from :mod:`pipeline.temporal` and the history of
+year ``i`` (:class:`pipeline.history.YearHistory`).
+
+How the bias gets in: while a history is active (:meth:`FutureLM.biased`), a forward hook on the
+LM's output-embedding layer (``lm_head``) adds the bias to that layer's output. The hook sees the
+layer's input — exactly the final hidden states ``H_k`` that Context² needs — and its output, in
+whatever shape the model computed it. So the same code path serves training, scoring and every
+``generate()`` strategy (greedy, sampling, beam search with sampling): logits processors then see
+already-biased logits, and beam search's log-softmax normalises the biased distribution. It works
+for any architecture whose logits come from ``get_output_embeddings()`` (GPT-2, Llama/SmolLM2, …).
+
+The history-only part of the bias is computed once on entering :meth:`FutureLM.biased` (once per
+training step, once per ``generate`` call), never per position or per decoding step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_model, save_model
+from torch import Tensor, nn
+from transformers import AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel, PreTrainedModel
+from transformers.modeling_outputs import CausalLMOutputWithPast
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+from pipeline.history import YearHistory
+from pipeline.io import atomic_path
+from pipeline.temporal import BiasConfig, bias_kind, build_bias
+
+FORMAT_VERSION = 1
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "model.safetensors"
+
+
+class FutureLM(nn.Module):
+    """A causal LM whose logits for year ``i`` carry the temporal bias predicted from its history.
+
+    ``bias_config.kind == "none"`` gives the Baseline: the plain LM (``history`` may be ``None``).
+    """
+
+    def __init__(self, lm: PreTrainedModel, bias_config: BiasConfig, variant: str) -> None:
+        super().__init__()
+        if bias_kind(variant) != bias_config.kind:
+            raise ValueError(f"variant {variant!r} needs bias kind {bias_kind(variant)!r}, "
+                             f"got {bias_config.kind!r}")
+        self.lm = lm
+        self.bias_config = bias_config
+        self.bias = build_bias(bias_config)
+        self.variant = variant
+
+    @property
+    def window(self) -> int:
+        return self.bias_config.window
+
+    @property
+    def history_kinds(self) -> set[str]:
+        """The features :func:`pipeline.history.load_history` must load for this model."""
+        return set(self.bias.kinds) if self.bias is not None else set()
+
+    @contextlib.contextmanager
+    def biased(self, history: YearHistory | None) -> Iterator[None]:
+        """Within this block every logits computation of ``self.lm`` includes year ``i``'s bias."""
+        if self.bias is None:
+            yield
+            return
+        if history is None:
+            raise ValueError(f"the {self.variant} model needs the history of the scored year: "
+                             "pass history=pipeline.history.load_history(...)")
+        missing = self.history_kinds - _loaded_kinds(history)
+        if missing:
+            raise ValueError(f"the {self.variant} model needs history kinds {sorted(missing)}: "
+                             f"load_history(..., kinds={sorted(self.history_kinds)})")
+        head = self.lm.get_output_embeddings()
+        weight = head.weight
+        if history.vocab_size > weight.shape[0]:
+            raise ValueError(f"history has |V|={history.vocab_size} but the LM only "
+                             f"{weight.shape[0]} output tokens: features and model must share "
+                             "data/tokenizer")
+        terms = self.bias.word_terms(history.to(weight.device), weight)
+        # Models may pad their output vocabulary beyond the tokenizer's; those ids get no bias.
+        terms = F.pad(terms, (0, weight.shape[0] - history.vocab_size))
+        bias = self.bias
+
+        def add_bias(_module: nn.Module, args: tuple[Any, ...], logits: Tensor) -> Tensor:
+            return logits + bias.position_bias(terms, args[0]).to(logits.dtype)
+
+        handle = head.register_forward_hook(add_bias)
+        try:
+            yield
+        finally:
+            handle.remove()
+
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None,
+                history: YearHistory | None = None,
+                labels: Tensor | None = None) -> CausalLMOutputWithPast:
+        """Biased logits ``[B, T, |V|]``; with ``labels`` also the mean next-token NLL.
+
+        ``labels`` follow the HF convention (unshifted, ``-100`` = ignored); positions where
+        ``attention_mask`` is 0 are ignored too.
+        """
+        with self.biased(history):
+            out = self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+        loss = None
+        if labels is not None:
+            if attention_mask is not None:
+                labels = labels.masked_fill(attention_mask == 0, -100)
+            logits = out.logits[:, :-1].float()
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                   labels[:, 1:].reshape(-1), ignore_index=-100)
+        return CausalLMOutputWithPast(loss=loss, logits=out.logits)
+
+    @torch.no_grad()
+    def generate(self, input_ids: Tensor, history: YearHistory | None = None,
+                 **generate_kwargs: Any) -> Tensor:
+        """``self.lm.generate`` with the bias of ``history``'s year applied at every step."""
+        with self.biased(history):
+            return self.lm.generate(input_ids=input_ids, **generate_kwargs)
+
+
+def _loaded_kinds(history: YearHistory) -> set[str]:
+    kinds = {"frequencies"}
+    if history.emb is not None:
+        kinds.add("embeddings")
+    return kinds
+
+
+def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, lstm_hidden: int = 64,
+                   feature_dim: int | None = None, alpha: float | None = None,
+                   dropout: float = 0.0) -> FutureLM:
+    """Wrap ``lm`` as the future LM ``variant``; ``feature_dim`` = contextual embedding size."""
+    kind = bias_kind(variant)
+    config = BiasConfig(kind=kind, window=window, lstm_hidden=lstm_hidden,
+                        feature_dim=feature_dim if kind in ("context", "context2") else None,
+                        lm_dim=lm.get_output_embeddings().weight.shape[1] if kind == "context2" else None,
+                        alpha=alpha if kind == "context2" else None, dropout=dropout)
+    return FutureLM(lm, config, variant)
+
+
+def scratch_gpt2(vocab_size: int, eos_token_id: int, *, n_layer: int, n_head: int, n_embd: int,
+                 n_positions: int, dropout: float) -> GPT2LMHeadModel:
+    """A small random-init GPT-2 for the offline default (``lm.base: scratch``).
+
+    Initialisation draws from torch's global RNG: seed it first for reproducible weights.
+    """
+    config = GPT2Config(vocab_size=vocab_size, n_positions=n_positions, n_embd=n_embd,
+                        n_layer=n_layer, n_head=n_head, resid_pdrop=dropout, embd_pdrop=dropout,
+                        attn_pdrop=dropout, bos_token_id=eos_token_id, eos_token_id=eos_token_id,
+                        pad_token_id=eos_token_id)
+    return GPT2LMHeadModel(config)
+
+
+def write_future_lm(model: FutureLM, directory: str | Path) -> None:
+    """Write ``config.json`` + ``model.safetensors`` into the existing folder ``directory``.
+
+    Not atomic by itself: use :func:`save_future_lm`, or call this on a folder that is published
+    atomically as a whole (the train stage adds its metrics and curves first). The base LM's full
+    config is embedded, so :func:`load_future_lm` needs neither the hub nor the original files.
+    """
+    directory = Path(directory)
+    config = {"format_version": FORMAT_VERSION, "variant": model.variant,
+              "bias": model.bias_config.to_dict(), "lm_config": model.lm.config.to_dict()}
+    (directory / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    # save_model de-duplicates tied weights (GPT-2's lm_head is wte).
+    save_model(model, str(directory / WEIGHTS_NAME), metadata={"format": "pt"})
+
+
+def save_future_lm(model: FutureLM, directory: str | Path) -> None:
+    """Save ``model`` as the folder ``directory`` atomically (an existing folder is replaced)."""
+    with atomic_path(directory) as tmp:
+        tmp.mkdir()
+        write_future_lm(model, tmp)
+
+
+def load_future_lm(directory: str | Path, device: str | torch.device = "cpu") -> FutureLM:
+    """Rebuild a :class:`FutureLM` saved by :func:`save_future_lm` (offline, no hub access)."""
+    directory = Path(directory)
+    config_path = directory / CONFIG_NAME
+    if not config_path.exists():
+        raise FileNotFoundError(f"{config_path} not found: {directory} is not a saved future LM "
+                                "(run the train stage: `dvc repro train`)")
+    config = json.loads(config_path.read_text())
+    if config.get("format_version") != FORMAT_VERSION:
+        raise ValueError(f"{config_path}: unsupported format_version "
+                         f"{config.get('format_version')!r} (expected {FORMAT_VERSION})")
+    lm_config = dict(config["lm_config"])
+    lm_config_obj = CONFIG_MAPPING[lm_config["model_type"]].from_dict(lm_config)
+    lm = AutoModelForCausalLM.from_config(lm_config_obj)
+    model = FutureLM(lm, BiasConfig.from_dict(config["bias"]), config["variant"])
+    load_model(model, str(directory / WEIGHTS_NAME), strict=True, device=str(device))
+    return model.to(device).eval()

@@ -1,0 +1,157 @@
+"""The paper's corpus filters: English only, no shared-task papers, > N words, no duplicates.
+
+Language identification uses langdetect, which is randomised (it samples n-grams). The authors
+called it unseeded, so their corpus changed from run to run. Here every abstract gets a *fresh*
+detector seeded with the same seed: langdetect re-seeds its generator at the start of each
+detection, so the result for a text depends only on the text and the seed, never on which other
+texts were processed before it, in what order, or in which worker process. That is what makes
+the parallel filter give exactly the serial decisions (tests/test_language.py checks it).
+
+Each dropped row gets exactly one reason, from the first check it fails, in this order:
+``language:<code>`` (the detected language of the abstract is not the wanted one; ``unknown``
+when langdetect finds no letters it knows), ``shared_task`` (title, abstract or URL mention a
+shared task or SemEval), ``too_short`` (at most ``min_words`` whitespace-separated words), then
+``duplicate_of:<key>`` (the same abstract text as an earlier kept row; the first occurrence in
+corpus order is kept). Language comes first so that a Chinese abstract, which has no spaces to
+count words by, is reported as Chinese rather than as too short.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
+from langdetect.lang_detect_exception import LangDetectException
+from tqdm import tqdm
+
+UNKNOWN = "unknown"
+SHARED_TASK = re.compile(r"shared[\s-]*tasks?\b|sem[\s-]?eval", re.IGNORECASE)
+
+_factory: DetectorFactory | None = None  # one per process: loading the profiles takes ~0.2 s
+
+
+def _get_factory(seed: int) -> DetectorFactory:
+    global _factory
+    if _factory is None:
+        _factory = DetectorFactory()
+        _factory.load_profile(PROFILES_DIRECTORY)
+    _factory.set_seed(seed)
+    return _factory
+
+
+def detect_language(text: str, seed: int = 0) -> str:
+    """langdetect's language code for ``text`` (e.g. ``en``, ``fr``, ``zh-cn``), or ``unknown``.
+
+    A new detector per call, seeded with ``seed``: the answer depends only on (text, seed).
+    """
+    detector = _get_factory(seed).create()
+    detector.append(text)
+    try:
+        return detector.detect()
+    except LangDetectException:  # no letters langdetect knows (digits, symbols only)
+        return UNKNOWN
+
+
+def _detect_with_seed(args: tuple[str, int]) -> str:
+    return detect_language(*args)
+
+
+def detect_languages(texts: Sequence[str], seed: int = 0, workers: int = 1,
+                     progress: bool = True) -> list[str]:
+    """:func:`detect_language` for every text, in order, using ``workers`` processes.
+
+    The result is identical for any ``workers`` (see the module docstring).
+    """
+    jobs = [(text, seed) for text in texts]
+    bar = dict(total=len(jobs), desc="language", unit="abstract", disable=not progress,
+               mininterval=1.0)
+    if workers <= 1 or len(jobs) < 200:
+        return [_detect_with_seed(job) for job in tqdm(jobs, **bar)]
+    # fork shares the already imported code; chunks keep inter-process traffic small.
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers) as pool:
+        return list(tqdm(pool.imap(_detect_with_seed, jobs, chunksize=64), **bar))
+
+
+def is_shared_task(title: str, abstract: str, url: str | None) -> bool:
+    """True for shared-task / SemEval papers (the paper excludes them)."""
+    return any(SHARED_TASK.search(text) for text in (title, abstract, url or "") if text)
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+@dataclass(frozen=True)
+class FilterResult:
+    kept: pd.DataFrame     # the input columns, corpus order
+    dropped: pd.DataFrame  # the input columns + ``reason``, corpus order
+
+
+def filter_papers(papers: pd.DataFrame, language: str = "en", seed: int = 0,
+                  min_words: int = 10, workers: int = 1, progress: bool = True) -> FilterResult:
+    """Apply the corpus filters (module docstring) to a papers table (docs/design.md)."""
+    titles, abstracts, urls = (papers[c].tolist() for c in ("title", "abstract", "url"))
+    detected = detect_languages(abstracts, seed=seed, workers=workers, progress=progress)
+    reasons: list[str | None] = [None] * len(papers)
+    for i, (title, abstract, url, code) in enumerate(zip(titles, abstracts, urls, detected)):
+        if code != language:
+            reasons[i] = f"language:{code}"
+        elif is_shared_task(title, abstract, url if isinstance(url, str) else None):
+            reasons[i] = "shared_task"
+        elif word_count(abstract) <= min_words:
+            reasons[i] = "too_short"
+
+    first_key: dict[str, str] = {}
+    keys = papers["key"].tolist()
+    for i, abstract in enumerate(abstracts):
+        if reasons[i] is not None:
+            continue
+        if abstract in first_key:
+            reasons[i] = f"duplicate_of:{first_key[abstract]}"
+        else:
+            first_key[abstract] = keys[i]
+
+    reason = pd.Series(reasons, index=papers.index, dtype=object)
+    keep = reason.isna()
+    kept = papers[keep.to_numpy()].reset_index(drop=True)
+    dropped = papers[~keep.to_numpy()].assign(reason=reason[~keep].astype(str)).reset_index(
+        drop=True)
+    return FilterResult(kept=kept, dropped=dropped)
+
+
+def reason_category(reason: str) -> str:
+    """``language:fr`` -> ``language``, ``duplicate_of:key`` -> ``duplicate``."""
+    head = reason.split(":", 1)[0]
+    return "duplicate" if head == "duplicate_of" else head
+
+
+def corpus_counts(result: FilterResult) -> dict[str, object]:
+    """Metrics for metrics/corpus.json: totals and per-year kept / dropped-by-reason counts."""
+    categories = result.dropped["reason"].map(reason_category)
+    dropped_by_year: dict[int, Counter[str]] = {}
+    for year, category in zip(result.dropped["year"].tolist(), categories.tolist()):
+        dropped_by_year.setdefault(int(year), Counter())[category] += 1
+    kept_by_year = Counter(int(y) for y in result.kept["year"].tolist())
+    years = sorted(set(kept_by_year) | set(dropped_by_year))
+    per_year = {
+        str(year): {
+            "kept": kept_by_year.get(year, 0),
+            "dropped": dict(sorted(dropped_by_year.get(year, Counter()).items())),
+        }
+        for year in years
+    }
+    languages = Counter(r.split(":", 1)[1] for r in result.dropped["reason"]
+                        if r.startswith("language:"))
+    return {
+        "papers": len(result.kept) + len(result.dropped),
+        "kept": len(result.kept),
+        "dropped": dict(sorted(Counter(categories.tolist()).items())),
+        "dropped_languages": dict(sorted(languages.items())),
+        "per_year": per_year,
+    }

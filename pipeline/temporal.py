@@ -1,0 +1,264 @@
+"""Temporal bias predictors: the part of a future LM that looks at a word's history (paper §3).
+
+A future LM for year ``i`` adds a bias to the base LM's logits before the softmax,
+``p(w | context) ∝ exp(z_kw + B_ikw)`` with ``z_k = Eᵀ H_k``. The bias of word ``w`` is predicted
+from that word's temporal features in the ``m`` previous years ``i-m .. i-1``
+(:class:`pipeline.history.YearHistory`, oldest year first):
+
+=====================  =====================================================================
+variant                bias
+=====================  =====================================================================
+``baseline[-N]``       none (the base LM; :func:`build_bias` returns ``None``)
+``frequency-nolstm``   ``B_iw = a · log f_{i-1,w} + b``                  (:class:`FrequencyNoLSTMBias`)
+``frequency``          ``B_iw = Aᵀ LSTM(log f_{i-m,w}, …, log f_{i-1,w})`` eq. 6 (:class:`FrequencyBias`)
+``context``            ``B_iw = Aᵀ LSTM(V_{i-m,w}, …, V_{i-1,w})``        eq. 8 (:class:`ContextBias`)
+``context2``           ``B_ikw = α σ(H_kᵀ C B̃_iw)(E_wᵀ D B̃_iw)``          eq. 9-10 (:class:`Context2Bias`)
+=====================  =====================================================================
+
+Every module works in two phases so that the expensive, history-only part runs once per batch
+(training batches hold a single year) or once per ``generate`` call, never once per position:
+
+* :meth:`TemporalBias.word_terms` -> per-word tensors computed from the history (and, for
+  Context², the LM's output embeddings ``E``);
+* :meth:`TemporalBias.position_bias` -> the bias added to logits of shape ``[..., |V|]``, given the
+  final hidden states ``H`` that produced those logits. Only Context² uses ``H``.
+
+The LSTMs run over the *years of each word*, batched across the vocabulary: the input is
+``[|V|, m, features]`` with ``batch_first=True``, so row ``w`` is the sequence
+``x_{i-m,w}, …, x_{i-1,w}``. (The reference implementation reshaped without a permute and so ran
+its LSTM across adjacent vocabulary ids; ``tests/test_temporal.py`` pins the correct order.)
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor, nn
+
+from pipeline.history import YearHistory
+
+BIAS_KINDS = ("none", "frequency-nolstm", "frequency", "context", "context2")
+
+
+def bias_kind(variant: str) -> str:
+    """The bias kind of an experiment variant name: ``baseline`` and ``baseline-N`` -> ``none``."""
+    if variant == "baseline" or (variant.startswith("baseline-") and variant[9:].isdigit()):
+        return "none"
+    if variant in BIAS_KINDS:
+        return variant
+    raise ValueError(f"unknown variant {variant!r}: expected baseline, baseline-N (N a number of "
+                     f"latest training years) or one of {', '.join(BIAS_KINDS[1:])}")
+
+
+@dataclass(frozen=True)
+class BiasConfig:
+    """Everything needed to rebuild a bias module (stored in the model's config.json).
+
+    ``alpha`` is Context²'s α: ``None`` = a learned scalar initialised at 1, a number = fixed.
+    ``feature_dim`` is the contextual embedding size d_enc (Context, Context²); ``lm_dim`` the LM's
+    hidden size d (Context²).
+    """
+
+    kind: str
+    window: int
+    lstm_hidden: int = 64
+    feature_dim: int | None = None
+    lm_dim: int | None = None
+    alpha: float | None = None
+    dropout: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BiasConfig:
+        return cls(**data)
+
+
+class TemporalBias(nn.Module, ABC):
+    """A bias predictor. ``kinds`` names the history features it reads (see ``load_history``)."""
+
+    kinds: ClassVar[frozenset[str]]
+
+    def __init__(self, config: BiasConfig) -> None:
+        super().__init__()
+        self.config = config
+
+    @abstractmethod
+    def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
+        """Per-word quantities from the history; last dimension |V| of ``history``."""
+
+    def position_bias(self, terms: Tensor, hidden: Tensor) -> Tensor:
+        """The bias for logits computed from ``hidden`` ``[..., d]``; broadcastable to ``[..., |V|]``.
+
+        Position-independent variants return their per-word bias ``[|V|]`` unchanged.
+        """
+        return terms
+
+    def forward(self, history: YearHistory, output_embeddings: Tensor, hidden: Tensor) -> Tensor:
+        """Convenience: both phases at once, the bias for ``hidden``'s positions."""
+        return self.position_bias(self.word_terms(history, output_embeddings), hidden)
+
+
+class FrequencyNoLSTMBias(TemporalBias):
+    """Frequency-NoLSTM: ``B_iw = a · log f_{i-1,w} + b`` — only the previous year is read.
+
+    ``a`` starts at 0, so training starts from the base LM. ``b`` is the paper's offset; being
+    the same for every word it cannot change the softmax (its gradient is zero), kept for fidelity.
+    """
+
+    kinds = frozenset({"frequencies"})
+
+    def __init__(self, config: BiasConfig) -> None:
+        super().__init__(config)
+        self.a = nn.Parameter(torch.zeros(()))
+        self.b = nn.Parameter(torch.zeros(()))
+
+    def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
+        return self.a * history.log_freq[:, -1] + self.b
+
+
+class YearLSTM(nn.Module):
+    """One LSTM shared by all words, run over each word's years (oldest -> newest).
+
+    Input ``[|V|, m, features]``: the vocabulary is the LSTM's *batch* dimension and the years its
+    *time* dimension. Returns the last hidden state ``[|V|, hidden]`` (after dropout).
+    """
+
+    def __init__(self, features: int, hidden: int, dropout: float) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(features, hidden, batch_first=True)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, sequences: Tensor) -> Tensor:
+        if sequences.dim() != 3:
+            raise ValueError(f"YearLSTM expects [|V|, years, features], got {tuple(sequences.shape)}")
+        _, (h_n, _) = self.lstm(sequences)
+        return self.dropout(h_n[-1])
+
+
+def _context_inputs(history: YearHistory) -> Tensor:
+    """``[|V|, m, d_enc + 1]``: the pooled vectors V_{y,w} plus a 'seen in year y' flag.
+
+    The flag lets the LSTM tell a real vector from the zeros of a never-seen token
+    (``dense_history``'s fallback) instead of reading zeros as a meaningful embedding.
+    """
+    if history.emb is None or history.emb_seen is None:
+        raise ValueError("this bias needs contextual embeddings: load the history with "
+                         "kinds={'embeddings', ...} (pipeline.history.load_history)")
+    seen = history.emb_seen.to(history.emb.dtype).unsqueeze(-1)
+    return torch.cat([history.emb, seen], dim=-1)
+
+
+class FrequencyBias(TemporalBias):
+    """Frequency (eq. 6): ``B_iw = Aᵀ LSTM(log f_{i-m,w}, …, log f_{i-1,w})``."""
+
+    kinds = frozenset({"frequencies"})
+
+    def __init__(self, config: BiasConfig) -> None:
+        super().__init__(config)
+        self.lstm = YearLSTM(1, config.lstm_hidden, config.dropout)
+        self.A = nn.Linear(config.lstm_hidden, 1, bias=False)
+
+    def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
+        return self.A(self.lstm(history.log_freq.unsqueeze(-1))).squeeze(-1)
+
+
+class ContextBias(TemporalBias):
+    """Context (eq. 8): ``B_iw = Aᵀ LSTM(V_{i-m,w}, …, V_{i-1,w})``, V from eq. 7 (embeddings stage)."""
+
+    kinds = frozenset({"embeddings"})
+
+    def __init__(self, config: BiasConfig) -> None:
+        super().__init__(config)
+        if not config.feature_dim:
+            raise ValueError("context bias needs feature_dim (the contextual embedding size)")
+        self.lstm = YearLSTM(config.feature_dim + 1, config.lstm_hidden, config.dropout)
+        self.A = nn.Linear(config.lstm_hidden, 1, bias=False)
+
+    def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
+        return self.A(self.lstm(_context_inputs(history))).squeeze(-1)
+
+
+class Context2Bias(TemporalBias):
+    r"""Context² — doubly contextualized (eq. 9-10), computed in O(T·|V|).
+
+    Paper: ``U_iw = LSTM(V_{i-m,w}, …, V_{i-1,w}) ∈ R^d``, ``B̃_iw = (E_wᵀ U_iw) A`` with
+    ``A ∈ R^d``, and ``B_ikw = α σ(H_kᵀ C B̃_iw) · (E_wᵀ D B̃_iw)`` with ``C, D ∈ R^{d×d}``.
+
+    Reduction. ``E_wᵀ U_iw`` is a scalar, call it ``s_w``; so ``B̃_iw = s_w A`` is a multiple of
+    the single vector ``A`` and both bilinear forms factor::
+
+        H_kᵀ C B̃_iw = s_w · (H_kᵀ (C A)) = s_w · g_k      g_k = H_kᵀ c,  c = C A  (per position)
+        E_wᵀ D B̃_iw = s_w · (E_wᵀ (D A)) = s_w · v_w      v_w = E_wᵀ e,  e = D A  (per word)
+
+        B_ikw = α · σ(g_k · s_w) · (s_w · v_w)
+
+    ``word_terms`` returns ``[s_w, s_w v_w]`` (cost O(|V|·d), once per year) and ``position_bias``
+    an outer product through the sigmoid, ``[..., T, |V|]`` — the size of the logits themselves;
+    no ``[T, |V|, d]`` tensor is ever formed. With ``α = 0`` the bias is exactly zero.
+
+    The LSTM's hidden size is ``lstm_hidden``; a linear map takes it to the LM's d when they differ
+    (the paper used 768 = d of GPT-2, where the map is omitted). ``C`` and ``D`` start as the
+    identity and ``A`` small-random: the bias is quadratic in ``A``, so ``A = 0`` could never move.
+    """
+
+    kinds = frozenset({"embeddings"})
+
+    def __init__(self, config: BiasConfig) -> None:
+        super().__init__(config)
+        if not config.feature_dim or not config.lm_dim:
+            raise ValueError("context2 bias needs feature_dim (embeddings) and lm_dim (LM hidden size)")
+        d = config.lm_dim
+        self.lstm = YearLSTM(config.feature_dim + 1, config.lstm_hidden, config.dropout)
+        self.to_lm = (nn.Identity() if config.lstm_hidden == d
+                      else nn.Linear(config.lstm_hidden, d, bias=False))
+        self.A = nn.Parameter(torch.randn(d) / math.sqrt(d))
+        self.C = nn.Parameter(torch.eye(d))
+        self.D = nn.Parameter(torch.eye(d))
+        if config.alpha is None:
+            self.alpha = nn.Parameter(torch.ones(()))
+        else:
+            self.register_buffer("alpha", torch.tensor(float(config.alpha)))
+
+    def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
+        E = output_embeddings[: history.vocab_size]                     # [|V|, d]
+        U = self.to_lm(self.lstm(_context_inputs(history)))             # [|V|, d]  (eq. 9)
+        s = (E * U).sum(-1)                                             # s_w = E_wᵀ U_iw
+        v = E @ (self.D @ self.A)                                       # v_w = E_wᵀ D A
+        return torch.stack([s, s * v])
+
+    def position_bias(self, terms: Tensor, hidden: Tensor) -> Tensor:
+        s, sv = terms[0], terms[1]
+        g = hidden @ (self.C @ self.A)                                  # g_k = H_kᵀ C A
+        return self.alpha * torch.sigmoid(g.unsqueeze(-1) * s) * sv     # eq. 10
+
+
+_BIAS_CLASSES: dict[str, type[TemporalBias]] = {
+    "frequency-nolstm": FrequencyNoLSTMBias,
+    "frequency": FrequencyBias,
+    "context": ContextBias,
+    "context2": Context2Bias,
+}
+
+
+def build_bias(config: BiasConfig) -> TemporalBias | None:
+    """The bias module for ``config.kind``; ``None`` for ``none`` (Baseline: the plain LM)."""
+    if config.kind == "none":
+        return None
+    try:
+        cls = _BIAS_CLASSES[config.kind]
+    except KeyError:
+        raise ValueError(f"unknown bias kind {config.kind!r}; expected one of {BIAS_KINDS}") from None
+    return cls(config)
+
+
+def history_kinds(kind: str) -> frozenset[str]:
+    """Which history features (``frequencies``/``embeddings``) a bias kind reads."""
+    if kind == "none":
+        return frozenset()
+    return _BIAS_CLASSES[kind].kinds

@@ -1,0 +1,53 @@
+"""Stage `filter`: papers.parquet -> English, non-shared-task, long enough, de-duplicated abstracts.
+
+Kept rows go to --kept, every dropped row with its reason (too_short, shared_task,
+language:<code>, duplicate_of:<key>) to --dropped, and per-year kept / dropped-by-reason counts
+to --metrics. Language detection is langdetect with a fixed seed, one fresh detector per
+abstract, so the result is the same for any --workers (pipeline.language).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from pipeline.io import read_parquet, write_json, write_parquet
+from pipeline.language import corpus_counts, filter_papers
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m stages.filter", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--papers", required=True, help="input papers Parquet (stage parse)")
+    parser.add_argument("--kept", required=True, help="output Parquet of kept abstracts")
+    parser.add_argument("--dropped", required=True,
+                        help="output Parquet of dropped rows with a 'reason' column")
+    parser.add_argument("--metrics", required=True, help="output JSON of per-year counts")
+    parser.add_argument("--language", default="en",
+                        help="langdetect code of the language to keep (params filter.language)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="langdetect seed (params filter.seed)")
+    parser.add_argument("--min-words", type=int, default=10,
+                        help="keep abstracts with MORE than this many words "
+                             "(params filter.min_words)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes for language detection; the result does not depend on "
+                             "it (params filter.workers)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+
+    papers = read_parquet(args.papers)
+    result = filter_papers(papers, language=args.language, seed=args.seed,
+                           min_words=args.min_words, workers=args.workers)
+    write_parquet(result.kept, args.kept)
+    write_parquet(result.dropped, args.dropped)
+    counts = corpus_counts(result)
+    write_json(counts, args.metrics)
+    print(f"kept {counts['kept']:,} of {counts['papers']:,} abstracts -> {args.kept}; "
+          f"dropped {counts['dropped']}")
+
+
+if __name__ == "__main__":
+    main()

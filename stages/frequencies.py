@@ -1,0 +1,46 @@
+"""Stage `frequencies@<year>`: count every LM token in one year's abstracts and write
+log((c+1)/(N+|V|)) per token id (paper §3.2) to data/features/frequencies/<year>.parquet."""
+
+from __future__ import annotations
+
+import argparse
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline.frequencies import count_tokens, write_year
+from pipeline.tokenizer import load_tokenizer
+
+
+def year_abstracts(path: str, year: int) -> list[str]:
+    """The abstracts of ``year`` in corpus order (only two columns are read)."""
+    table = pq.read_table(path, columns=["year", "abstract"])
+    texts = table.filter(pc.equal(table["year"], year))["abstract"].to_pylist()
+    if not texts:
+        raise SystemExit(f"{path} has no abstracts for {year}: remove {year} from `years` in "
+                         f"params.yaml or use a corpus (data.source) that covers it")
+    return texts
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m stages.frequencies", description=__doc__)
+    parser.add_argument("--year", type=int, required=True, help="the year to count")
+    parser.add_argument("--abstracts", required=True,
+                        help="corpus Parquet with columns 'year' and 'abstract' (data/corpus/abstracts.parquet)")
+    parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
+    parser.add_argument("--out", required=True, help="output Parquet for this year")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+
+    texts = year_abstracts(args.abstracts, args.year)
+    counts = count_tokens(load_tokenizer(args.tokenizer), texts)
+    write_year(args.out, args.year, counts)
+    print(f"{args.year}: {len(texts)} abstracts, {int(counts.sum())} LM tokens, "
+          f"{int((counts > 0).sum())} distinct -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

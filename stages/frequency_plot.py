@@ -1,0 +1,70 @@
+"""Stage `frequency_plot`: log frequency by year of chosen words (the paper's Figure 1b).
+
+Reads every data/features/frequencies/<year>.parquet and writes a long CSV
+(year, word, log_freq, match) declared as a DVC plot, plus an optional PNG. A word is read from
+the LM tokens it is a single token as (any casing, with or without the leading space); a word
+split into several tokens is read from its first token, and the `match` column says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline.frequencies import match_word, read_year, word_log_freq
+from pipeline.io import atomic_path
+from pipeline.tokenizer import load_tokenizer
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m stages.frequency_plot", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--frequencies", required=True, help="folder of <year>.parquet frequency files")
+    parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
+    parser.add_argument("--plot_words", "--plot-words", dest="plot_words", nargs="+", required=True,
+                        help="words to plot (params frequencies.plot_words)")
+    parser.add_argument("--out", required=True, help="output CSV (year, word, log_freq, match)")
+    parser.add_argument("--png", default=None, help="optional PNG line chart of the same data")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+
+    files = sorted(Path(args.frequencies).glob("*.parquet"))
+    if not files:
+        raise SystemExit(f"no <year>.parquet in {args.frequencies}: run `dvc repro frequencies` first")
+    tok = load_tokenizer(args.tokenizer)
+    matches = [match_word(tok, w) for w in args.plot_words]
+    rows = []
+    for path in files:
+        freqs = read_year(path)
+        rows += [{"year": freqs.year, "word": m.word, "log_freq": round(word_log_freq(freqs, m), 6),
+                  "match": m.match} for m in matches]
+    table = pd.DataFrame(rows).sort_values(["word", "year"], kind="stable")
+    with atomic_path(args.out) as tmp:
+        table.to_csv(tmp, index=False)
+    if args.png:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for word, part in table.groupby("word", sort=False):
+            ax.plot(part["year"], part["log_freq"], marker="o", label=word)
+        ax.set_xlabel("year")
+        ax.set_ylabel("log relative frequency")
+        ax.legend()
+        fig.tight_layout()
+        with atomic_path(args.png) as tmp:
+            fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+        plt.close(fig)
+    for m in matches:
+        print(f"{m.word}: {m.match}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""Stage `split`: abstracts.parquet -> data/splits/{train,dev,test}.parquet + abstracts per year.
+
+train = years --train-first..--train-last, dev = --dev-year, test = --test-year. Every year from
+train_first - window to test_year - 1 must have abstracts (the history of some split); a missing
+one is an error naming it. --counts-plot gets the per-year counts with each year's role (the
+paper's Figure 3; a DVC plot).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pipeline.io import atomic_path, read_parquet, write_parquet
+from pipeline.splits import SplitError, SplitYears, make_splits, year_counts
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m stages.split", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--abstracts", required=True, help="kept abstracts Parquet (stage filter)")
+    parser.add_argument("--out-dir", required=True,
+                        help="folder for train.parquet, dev.parquet and test.parquet")
+    parser.add_argument("--train-first", type=int, required=True,
+                        help="first training year (params split.train_first)")
+    parser.add_argument("--train-last", type=int, required=True,
+                        help="last training year (params split.train_last)")
+    parser.add_argument("--dev-year", type=int, required=True, help="params split.dev_year")
+    parser.add_argument("--test-year", type=int, required=True, help="params split.test_year")
+    parser.add_argument("--window", type=int, required=True,
+                        help="history window m in years (params features.window)")
+    parser.add_argument("--counts-plot", required=True,
+                        help="output CSV: year, abstracts, split (train/dev/test/history/unused)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+
+    try:
+        years = SplitYears(args.train_first, args.train_last, args.dev_year, args.test_year,
+                           args.window)
+        abstracts = read_parquet(args.abstracts)
+        splits = make_splits(abstracts, years)
+    except SplitError as err:
+        raise SystemExit(f"split failed: {err}") from None
+    out_dir = Path(args.out_dir)
+    for name, frame in splits.items():
+        write_parquet(frame, out_dir / f"{name}.parquet")
+        print(f"{name}: {len(frame):,} abstracts -> {out_dir / f'{name}.parquet'}")
+    with atomic_path(args.counts_plot) as tmp:
+        year_counts(abstracts, years).to_csv(tmp, index=False)
+
+
+if __name__ == "__main__":
+    main()

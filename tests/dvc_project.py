@@ -1,0 +1,176 @@
+"""Build a real, throw-away copy of this DVC project for end-to-end tests.
+
+`make_project(tmp_path, params)` copies the pipeline code, the stage graph and the embedded data
+into ``tmp_path / "proj"``, deep-merges ``params`` into params.yaml, and makes it a committed git +
+DVC repo (keeping our `.dvc/config`, whose ``parsing.bool``/``parsing.list`` settings the stage
+``cmd`` lines need). `run_dvc` runs the dvc CLI there with the venv's ``python`` first on PATH
+(stage commands call plain ``python``), analytics off and the Hugging Face hub offline.
+`dvc_repo` opens ``dvc.repo.Repo`` for ``status()`` / ``reproduce(dry=True)`` assertions.
+
+Generic on purpose: feature, train and score end-to-end tests use it too (pass ``extra`` paths
+for anything else a stage needs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+# What a copied project needs to run its stages: code, graph, params, embedded data, DVC config.
+PROJECT_PATHS: tuple[str, ...] = (
+    "dvc.yaml",
+    "params.yaml",
+    "pipeline",
+    "stages",
+    "data/sample",
+    "data/reference",
+    ".dvc/config",
+    ".dvcignore",
+    ".gitignore",
+)
+
+_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+
+
+def dvc_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Environment for dvc subprocesses: the venv first on PATH, offline, no analytics."""
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.update({
+        "DVC_NO_ANALYTICS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        # Commits in the temp repo need an identity; never touch the user's git config.
+        "GIT_AUTHOR_NAME": "futurelm-tests",
+        "GIT_AUTHOR_EMAIL": "tests@futurelm.invalid",
+        "GIT_COMMITTER_NAME": "futurelm-tests",
+        "GIT_COMMITTER_EMAIL": "tests@futurelm.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    })
+    env.pop("VIRTUAL_ENV", None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``base`` with ``override`` merged in; nested dicts merge, anything else replaces."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _run(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(args, cwd=cwd, env=dvc_env(), capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed in {cwd} (exit {proc.returncode}):\n"
+                           f"{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def git(proj: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run git in the temp project (identity from :func:`dvc_env`)."""
+    return _run(["git", *args], proj, check=check)
+
+
+def write_params(proj: Path, params: Mapping[str, Any]) -> None:
+    """Deep-merge ``params`` into ``proj/params.yaml`` (no commit)."""
+    path = proj / "params.yaml"
+    current = yaml.safe_load(path.read_text()) or {}
+    path.write_text(yaml.safe_dump(deep_merge(current, params), sort_keys=False))
+
+
+def keep_stages(proj: Path, names: Iterable[str]) -> None:
+    """Reduce ``proj/dvc.yaml`` to the named stages (no commit).
+
+    Lets a test exercise one part of the graph (e.g. the data stages) without depending on
+    every other stage's files being present.
+    """
+    path = proj / "dvc.yaml"
+    graph = yaml.safe_load(path.read_text())
+    wanted = list(names)
+    missing = [n for n in wanted if n not in graph["stages"]]
+    if missing:
+        raise KeyError(f"no stage(s) {missing} in dvc.yaml")
+    graph["stages"] = {n: graph["stages"][n] for n in wanted}
+    path.write_text(yaml.safe_dump(graph, sort_keys=False))
+
+
+def make_project(tmp_path: Path, params: Mapping[str, Any] | None = None,
+                 extra: Iterable[str] = (), name: str = "proj",
+                 stages: Iterable[str] | None = None) -> Path:
+    """Copy this project into ``tmp_path/name`` as a fresh, committed git + DVC repo; return it.
+
+    ``params`` is deep-merged into params.yaml before the commit; ``extra`` names more
+    repo-relative paths to copy (files or folders), e.g. a prebuilt ``data/tokenizer``;
+    ``stages`` (optional) keeps only those stages of dvc.yaml (see :func:`keep_stages`).
+    """
+    proj = tmp_path / name
+    proj.mkdir(parents=True)
+    for rel in (*PROJECT_PATHS, *extra):
+        src = REPO / rel
+        if not src.exists():
+            continue  # e.g. .dvcignore is optional
+        dst = proj / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=_IGNORE)
+        else:
+            shutil.copy2(src, dst)
+    if params:
+        write_params(proj, params)
+    if stages is not None:
+        keep_stages(proj, stages)
+
+    git(proj, "init", "-q", "-b", "main")
+    # `dvc init` refuses an existing .dvc/: move our config aside and put it back afterwards.
+    config = proj / ".dvc" / "config"
+    saved = config.read_text() if config.exists() else ""
+    shutil.rmtree(proj / ".dvc", ignore_errors=True)
+    run_dvc(proj, "init", "-q")
+    if saved:
+        config.write_text(saved)
+    git(proj, "add", "-A")
+    git(proj, "commit", "-q", "-m", "test project")
+    return proj
+
+
+def run_dvc(proj: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run ``dvc <args>`` in ``proj`` with the test environment; raise with its output on failure."""
+    dvc = Path(sys.executable).parent / "dvc"
+    cmd = [str(dvc)] if dvc.exists() else [sys.executable, "-m", "dvc"]
+    return _run([*cmd, *args], proj, check=check)
+
+
+@contextlib.contextmanager
+def dvc_repo(proj: Path) -> Iterator[Any]:
+    """Open ``dvc.repo.Repo(proj)`` for in-process assertions (status, dry reproduce); close it."""
+    from dvc.repo import Repo
+
+    repo = Repo(str(proj))
+    try:
+        yield repo
+    finally:
+        repo.close()
+
+
+def stages_that_would_run(proj: Path, *targets: str) -> list[str]:
+    """Names of the stages ``dvc repro <targets>`` would run now (a dry run, nothing executed)."""
+    with dvc_repo(proj) as repo, contextlib.chdir(proj):
+        stages = repo.reproduce(*targets, dry=True) if targets else repo.reproduce(dry=True)
+    return [stage.addressing for stage in stages]

@@ -1,0 +1,178 @@
+"""FutureLM on tiny random-init GPT-2 and Llama models: bias in logits, gradients, α = 0, generation, save/load."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, GPT2Config, LlamaConfig
+
+from pipeline.future_lm import FutureLM, load_future_lm, make_future_lm, save_future_lm
+from pipeline.history import YearHistory
+
+V, D_ENC = 64, 6
+VARIANTS = ["baseline", "frequency-nolstm", "frequency", "context", "context2"]
+
+
+def tiny_lm(arch: str = "gpt2", extra_vocab: int = 0):
+    torch.manual_seed(0)
+    if arch == "gpt2":
+        cfg = GPT2Config(vocab_size=V + extra_vocab, n_layer=2, n_head=2, n_embd=16, n_positions=64,
+                         bos_token_id=0, eos_token_id=0)
+    else:
+        cfg = LlamaConfig(vocab_size=V + extra_vocab, hidden_size=16, intermediate_size=32,
+                          num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                          max_position_embeddings=64, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    return AutoModelForCausalLM.from_config(cfg)
+
+
+def history(seed: int = 0) -> YearHistory:
+    g = torch.Generator().manual_seed(seed)
+    return YearHistory(year=2020, years=(2018, 2019), log_freq=-8 - 3 * torch.rand(V, 2, generator=g),
+                       emb=torch.randn(V, 2, D_ENC, generator=g),
+                       emb_seen=torch.rand(V, 2, generator=g) > 0.3)
+
+
+def future(variant: str, arch: str = "gpt2", **kw) -> FutureLM:
+    model = make_future_lm(tiny_lm(arch, kw.pop("extra_vocab", 0)), variant, window=2,
+                           lstm_hidden=4, feature_dim=D_ENC, **kw)
+    return model.eval()
+
+
+def ids(batch: int = 2, length: int = 9) -> torch.Tensor:
+    return torch.randint(1, V, (batch, length), generator=torch.Generator().manual_seed(1))
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_context2_with_alpha_zero_is_exactly_the_base_lm(arch: str) -> None:
+    model = future("context2", arch, alpha=0.0)
+    x = ids()
+    base = model.lm(input_ids=x).logits
+    assert torch.equal(model(x, history=history()).logits, base)
+    # ... and a non-zero α really changes the logits (the check above can fail).
+    model.bias.alpha.fill_(1.0)
+    with torch.no_grad():
+        model.bias.A.mul_(50)
+    assert not torch.allclose(model(x, history=history()).logits, base)
+
+
+@pytest.mark.parametrize("variant", VARIANTS[1:])
+def test_logits_are_base_logits_plus_bias(variant: str) -> None:
+    model = future(variant)
+    x, h = ids(), history()
+    with torch.no_grad():
+        if variant == "frequency-nolstm":
+            model.bias.a.fill_(0.7)
+        base = model.lm(input_ids=x, output_hidden_states=True)
+        E = model.lm.get_output_embeddings().weight
+        expected = base.logits + model.bias(h, E, base.hidden_states[-1])
+        torch.testing.assert_close(model(x, history=h).logits, expected)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_gradients_reach_new_modules_and_the_lm(variant: str) -> None:
+    model = future(variant).train()
+    if variant == "frequency-nolstm":
+        with torch.no_grad():
+            model.bias.a.fill_(0.5)
+    x = ids()
+    model(x, torch.ones_like(x), history(), labels=x).loss.backward()
+    assert model.lm.get_input_embeddings().weight.grad.abs().sum() > 0
+    if model.bias is None:
+        return
+    # b of Frequency-NoLSTM is softmax-invariant (gradient exactly 0 by construction).
+    skip = {"b"} if variant == "frequency-nolstm" else set()
+    for name, p in model.bias.named_parameters():
+        if name not in skip:
+            assert p.grad is not None and p.grad.abs().sum() > 0, name
+
+
+def test_loss_ignores_padding_and_minus_100() -> None:
+    model = future("frequency")
+    x = ids(1, 8)
+    mask = torch.ones_like(x)
+    mask[:, 5:] = 0
+    labels = x.clone()
+    labels[:, 5:] = -100
+    padded = model(x, mask, history(), labels=x).loss
+    truncated = model(x[:, :5], None, history(), labels=x[:, :5]).loss
+    torch.testing.assert_close(padded, truncated)
+    torch.testing.assert_close(model(x, None, history(), labels=labels).loss, truncated)
+
+
+def test_bias_model_without_history_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="needs the history"):
+        future("frequency")(ids())
+    h = history()
+    with pytest.raises(ValueError, match="embeddings"):
+        future("context")(ids(), history=YearHistory(h.year, h.years, h.log_freq))
+    # The baseline needs none.
+    assert future("baseline")(ids()).logits.shape == (2, 9, V)
+
+
+def test_padded_output_vocabulary_gets_no_bias() -> None:
+    model = future("frequency", "llama", extra_vocab=3)
+    x = ids()
+    base = model.lm(input_ids=x).logits
+    out = model(x, history=history()).logits
+    assert out.shape[-1] == V + 3
+    assert torch.equal(out[..., V:], base[..., V:])
+    assert not torch.equal(out[..., :V], base[..., :V])
+
+
+def test_generation_applies_the_bias_at_every_step() -> None:
+    """A strong previous-year frequency of one token makes greedy decoding pick it every step."""
+    model = future("frequency-nolstm")
+    h = history()
+    h.log_freq[:, -1] = -20.0
+    h.log_freq[42, -1] = 0.0
+    with torch.no_grad():
+        model.bias.a.fill_(5.0)
+    out = model.generate(ids(1, 3), h, max_new_tokens=6, do_sample=False, pad_token_id=0)
+    assert out[0, 3:].tolist() == [42] * 6
+    plain = model.lm.generate(input_ids=ids(1, 3), max_new_tokens=6, do_sample=False, pad_token_id=0)
+    assert plain[0, 3:].tolist() != [42] * 6
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_context2_generation_matches_step_by_step_biased_argmax(arch: str) -> None:
+    """With the KV cache, generate() sees H_k of each new position: same as a full recompute."""
+    model = future("context2", arch)
+    with torch.no_grad():
+        model.bias.A.mul_(30)
+    h, x = history(), ids(1, 3)
+    out = model.generate(x, h, max_new_tokens=5, do_sample=False, pad_token_id=0)
+    seq = x
+    for _ in range(5):
+        nxt = model(seq, history=h).logits[:, -1].argmax(-1, keepdim=True)
+        seq = torch.cat([seq, nxt], 1)
+    assert torch.equal(out, seq)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_generation_with_beam_search_and_sampling(variant: str) -> None:
+    model = future(variant)
+    torch.manual_seed(0)
+    out = model.generate(torch.zeros(2, 1, dtype=torch.long), history(), max_new_tokens=8,
+                         num_beams=3, do_sample=True, top_k=10, top_p=0.92,
+                         no_repeat_ngram_size=2, pad_token_id=0, eos_token_id=None)
+    assert out.shape == (2, 9)
+    assert ((out >= 0) & (out < V)).all()
+
+
+@pytest.mark.parametrize(("variant", "arch"), [("context2", "gpt2"), ("frequency", "llama"),
+                                               ("baseline", "gpt2")])
+def test_save_and_load_round_trip(tmp_path, variant: str, arch: str) -> None:
+    model = future(variant, arch, alpha=0.5) if variant == "context2" else future(variant, arch)
+    save_future_lm(model, tmp_path / "m")
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["config.json", "model.safetensors"]
+    loaded = load_future_lm(tmp_path / "m")
+    assert (loaded.variant, loaded.window, loaded.history_kinds) == (
+        model.variant, model.window, model.history_kinds)
+    assert loaded.bias_config == model.bias_config
+    x = ids()
+    assert torch.equal(loaded(x, history=history()).logits, model(x, history=history()).logits)
+
+
+def test_load_from_a_folder_without_a_model_is_a_clear_error(tmp_path) -> None:
+    with pytest.raises(FileNotFoundError, match="not a saved future LM"):
+        load_future_lm(tmp_path)

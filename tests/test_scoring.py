@@ -1,0 +1,98 @@
+"""PPL / CPL with real tiny future LMs (random-init GPT-2 from a config, real byte-level BPE)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from pipeline.future_lm import make_future_lm
+from pipeline.history import YearHistory
+from pipeline.scoring import perplexities, score_abstracts
+from pipeline.tokenizer import encode_abstracts, train_scratch_tokenizer
+
+TEXTS = ["Neural machine translation with attention improves translation quality.",
+         "We study multilingual summarization and evaluation of summaries.",
+         "Transformers dominate language modeling benchmarks.",
+         "A parser."]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return train_scratch_tokenizer(TEXTS * 20, vocab_size=300)
+
+
+def tiny_lm(vocab: int, zero: bool = False, seed: int = 0) -> GPT2LMHeadModel:
+    torch.manual_seed(seed)
+    lm = GPT2LMHeadModel(GPT2Config(vocab_size=vocab, n_layer=1, n_head=2, n_embd=16,
+                                    n_positions=64, bos_token_id=0, eos_token_id=0))
+    if zero:   # every logit 0: the LM alone is uniform over the vocabulary
+        for p in lm.parameters():
+            torch.nn.init.zeros_(p)
+    return lm.eval()
+
+
+def test_uniform_lm_has_perplexity_vocab_size(tok):
+    model = make_future_lm(tiny_lm(len(tok), zero=True), "baseline", window=2).eval()
+    encoded = encode_abstracts(tok, TEXTS, 64)
+    mask = np.zeros(len(tok), dtype=bool)
+    mask[5:60] = True
+    tokens = score_abstracts(model, encoded, mask, None, batch_size=3)
+    assert tokens["n_tokens"].tolist() == [len(e) - 1 for e in encoded]
+    assert tokens["n_content"].tolist() == [int(mask[e[1:]].sum()) for e in encoded]
+    np.testing.assert_allclose(tokens["nll_sum"], tokens["n_tokens"] * math.log(len(tok)))
+    result = perplexities(tokens)
+    assert result.ppl == pytest.approx(len(tok), rel=1e-6)   # float32 log-softmax
+    assert result.cpl == pytest.approx(len(tok), rel=1e-6)
+
+
+def test_ppl_is_exp_mean_token_nll_of_the_biased_distribution(tok):
+    # Zero LM + Frequency-NoLSTM with a=1, b=0: p(w) = softmax(log f_{i-1})(w) = f(w) / sum f,
+    # so every token's NLL can be written down by hand from the history.
+    V = len(tok)
+    model = make_future_lm(tiny_lm(V, zero=True), "frequency-nolstm", window=2).eval()
+    with torch.no_grad():
+        model.bias.a.fill_(1.0)
+    counts = torch.arange(1, V + 1, dtype=torch.float64)
+    log_f = torch.log(counts / counts.sum())
+    history = YearHistory(year=2020, years=(2018, 2019),
+                          log_freq=torch.stack([torch.zeros(V), log_f.float()], dim=1))
+    encoded = encode_abstracts(tok, TEXTS[:2], 64)
+    mask = np.ones(V, dtype=bool)
+    tokens = score_abstracts(model, encoded, mask, history, batch_size=2)
+    p = torch.softmax(log_f.float(), 0).double()
+    targets = [t for e in encoded for t in e[1:]]
+    expected = math.exp(sum(-math.log(p[t]) for t in targets) / len(targets))
+    assert perplexities(tokens).ppl == pytest.approx(expected, rel=1e-5)
+    # Without the history the biased model refuses to score (it would silently be the baseline).
+    with pytest.raises(ValueError, match="needs the history"):
+        score_abstracts(model, encoded, mask, None)
+
+
+def test_batching_and_padding_do_not_change_scores(tok):
+    model = make_future_lm(tiny_lm(len(tok), seed=3), "baseline", window=2).eval()
+    encoded = encode_abstracts(tok, TEXTS, 64)
+    mask = np.ones(len(tok), dtype=bool)
+    one = score_abstracts(model, encoded, mask, None, batch_size=1)
+    four = score_abstracts(model, encoded, mask, None, batch_size=4)
+    pd.testing.assert_frame_equal(one, four, rtol=1e-5)
+    assert (one["nll_sum"] > 0).all()
+
+
+def test_bad_inputs(tok):
+    model = make_future_lm(tiny_lm(len(tok)), "baseline", window=2).eval()
+    mask = np.ones(len(tok), dtype=bool)
+    with pytest.raises(ValueError, match="fewer than 2 tokens"):
+        score_abstracts(model, [[0, 5, 0], [0]], mask, None)
+    with pytest.raises(ValueError, match="batch_size"):
+        score_abstracts(model, [[0, 5, 0]], mask, None, batch_size=0)
+    empty = pd.DataFrame({"n_tokens": [0], "nll_sum": [0.0], "n_content": [0], "content_nll_sum": [0.0]})
+    with pytest.raises(ValueError, match="split is empty"):
+        perplexities(empty)
+    no_content = empty.assign(n_tokens=3, nll_sum=2.0)
+    with pytest.raises(ValueError, match="no content tokens"):
+        perplexities(no_content)

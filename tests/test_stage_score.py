@@ -1,0 +1,129 @@
+"""`python -m stages.score` end to end on real sample abstracts with a tiny saved future LM."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from pipeline.frequencies import count_tokens, write_year
+from pipeline.future_lm import make_future_lm, save_future_lm
+from pipeline.io import parquet_metadata, read_json, read_parquet, write_parquet
+from pipeline.tokenizer import train_scratch_tokenizer
+from stages import score
+
+REPO = Path(__file__).resolve().parents[1]
+STOPWORDS = REPO / "data" / "reference" / "stopwords.txt"
+
+
+def sample_by_year() -> dict[int, list[tuple[str, str]]]:
+    """(key, abstract) per year of the embedded sample, read with a plain regex."""
+    text = gzip.open(REPO / "data" / "sample" / "anthology-sample.bib.gz", "rt").read()
+    out: dict[int, list[tuple[str, str]]] = {}
+    for entry in text.split("\n@")[1:]:
+        key = re.match(r"\w+\{([^,]+),", entry)
+        year = re.search(r'^\s*year = "(\d{4})"', entry, flags=re.M)
+        abstract = re.search(r'^\s*abstract = [{"](.*?)["}],?$', entry, flags=re.M)
+        if key and year and abstract:
+            out.setdefault(int(year.group(1)), []).append((key.group(1), abstract.group(1)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """Tokenizer, per-year frequencies (2018-2020), a tiny Frequency model, dev 2020 / test 2021."""
+    root = tmp_path_factory.mktemp("score")
+    years = sample_by_year()
+    tok = train_scratch_tokenizer([a for y in (2017, 2018, 2019) for _, a in years[y]], 512)
+    tok.save_pretrained(root / "tokenizer")
+    for y in (2018, 2019, 2020):
+        write_year(root / "frequencies" / f"{y}.parquet", y,
+                   count_tokens(tok, [a for _, a in years[y]]))
+    for split, y in (("dev", 2020), ("test", 2021)):
+        rows = years[y][:25]
+        write_parquet(pd.DataFrame({"key": [k for k, _ in rows], "year": y, "title": "t",
+                                    "abstract": [a for _, a in rows]}), root / f"{split}.parquet")
+    torch.manual_seed(0)
+    lm = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_layer=1, n_head=2, n_embd=32,
+                                    n_positions=128, bos_token_id=0, eos_token_id=0))
+    model = make_future_lm(lm, "frequency-nolstm", window=2)
+    with torch.no_grad():
+        model.bias.a.fill_(0.5)
+    save_future_lm(model, root / "model")
+    return root
+
+
+def args(root: Path, out: Path, **overrides) -> list[str]:
+    values = {"model": root / "model", "dev": root / "dev.parquet", "test": root / "test.parquet",
+              "tokenizer": root / "tokenizer", "frequencies": root / "frequencies",
+              "embeddings": root / "embeddings", "stopwords": STOPWORDS, "batch-size": 4,
+              "n-generate": 2, "max-new-tokens": 12, "device": "cpu", "out": out}
+    values.update(overrides)
+    return [x for k, v in values.items() for x in (f"--{k}", str(v))]
+
+
+def test_score_writes_the_documented_folder(project, tmp_path):
+    out = tmp_path / "scores" / "frequency-nolstm-s0"
+    score.main(args(project, out))
+    assert sorted(p.name for p in out.iterdir()) == [
+        "generations_dev.parquet", "generations_test.parquet", "metrics.json",
+        "tokens_dev.parquet", "tokens_test.parquet"]
+    metrics = read_json(out / "metrics.json")
+    assert metrics["variant"] == "frequency-nolstm"
+    for split, year in (("dev", 2020), ("test", 2021)):
+        m = metrics[split]
+        assert m["year"] == year and m["n_abstracts"] == 25 and m["n_generated"] == 2
+        tokens = read_parquet(out / f"tokens_{split}.parquet")
+        assert len(tokens) == 25 and (tokens["year"] == year).all()
+        assert m["n_tokens"] == tokens["n_tokens"].sum()
+        assert m["ppl"] == pytest.approx(np.exp(tokens["nll_sum"].sum() / m["n_tokens"]))
+        assert m["cpl"] == pytest.approx(np.exp(tokens["content_nll_sum"].sum()
+                                                / tokens["n_content"].sum()))
+        assert 0 < tokens["n_content"].sum() < tokens["n_tokens"].sum()
+        gens = read_parquet(out / f"generations_{split}.parquet")
+        assert gens["seed"].tolist() == [0, 1]
+        assert m["cm"] == pytest.approx(gens["cm"].mean())
+        assert gens["cm"].between(0, 1).all()
+        settings = json.loads(parquet_metadata(out / f"generations_{split}.parquet")
+                              ["generation_settings"])
+        assert settings["num_beams"] == 5 and settings["max_new_tokens"] == 12
+    # the test year is scored with its own history, so its model differs from the dev year's
+    assert metrics["dev"]["ppl"] != metrics["test"]["ppl"]
+
+
+def test_test_year_needs_its_own_history(project, tmp_path):
+    # Test year 2021 reads years 2019-2020; without 2020's frequencies it must fail, naming it.
+    freq = project / "frequencies" / "2020.parquet"
+    moved = project / "2020.parquet.bak"
+    freq.rename(moved)
+    try:
+        with pytest.raises(FileNotFoundError, match="frequencies of year 2020"):
+            score.main(args(project, tmp_path / "out", **{"n-generate": 1}))
+    finally:
+        moved.rename(freq)
+    assert not (tmp_path / "out").exists()                 # nothing half-written
+
+
+def test_empty_split_is_a_clear_error(project, tmp_path):
+    empty = tmp_path / "empty.parquet"
+    write_parquet(pd.DataFrame({"key": pd.Series([], dtype=str), "year": pd.Series([], dtype="int64"),
+                                "title": pd.Series([], dtype=str),
+                                "abstract": pd.Series([], dtype=str)}), empty)
+    with pytest.raises(SystemExit, match="exactly one year, found no rows"):
+        score.main(args(project, tmp_path / "out", test=empty))
+
+
+def test_help_explains_every_option():
+    proc = subprocess.run([sys.executable, "-m", "stages.score", "--help"], cwd=REPO,
+                          capture_output=True, text=True, check=True)
+    for option in ("--n-generate", "--min-new-tokens", "--top-p", "--stopwords", "--threads"):
+        assert option in proc.stdout

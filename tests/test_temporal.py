@@ -1,0 +1,176 @@
+"""Bias predictors: shapes, ranges, the LSTM's order over years, and Context²'s O(T·|V|) reduction."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pipeline.history import YearHistory
+from pipeline.temporal import (
+    BiasConfig,
+    Context2Bias,
+    ContextBias,
+    FrequencyBias,
+    FrequencyNoLSTMBias,
+    bias_kind,
+    build_bias,
+    history_kinds,
+)
+
+V, M, D_ENC, D_LM = 50, 3, 6, 8
+
+
+def make_history(seed: int = 0, vocab: int = V, window: int = M) -> YearHistory:
+    g = torch.Generator().manual_seed(seed)
+    return YearHistory(
+        year=2020, years=tuple(range(2020 - window, 2020)),
+        log_freq=-8 - 3 * torch.rand(vocab, window, generator=g),
+        emb=torch.randn(vocab, window, D_ENC, generator=g),
+        emb_seen=torch.rand(vocab, window, generator=g) > 0.3,
+    )
+
+
+def config(kind: str, **kw) -> BiasConfig:
+    base = dict(kind=kind, window=M, lstm_hidden=5, feature_dim=D_ENC, lm_dim=D_LM)
+    base.update(kw)
+    return BiasConfig(**base)
+
+
+def test_variant_names_map_to_bias_kinds() -> None:
+    assert bias_kind("baseline") == "none"
+    assert bias_kind("baseline-3") == "none"
+    assert bias_kind("context2") == "context2"
+    with pytest.raises(ValueError, match="baseline-N"):
+        bias_kind("baseline-x")
+    assert build_bias(config("none")) is None
+    assert history_kinds("frequency") == {"frequencies"}
+    assert history_kinds("context2") == {"embeddings"}
+
+
+@pytest.mark.parametrize("cls", [FrequencyNoLSTMBias, FrequencyBias, ContextBias])
+def test_word_level_bias_shape_and_finite(cls) -> None:
+    torch.manual_seed(0)
+    bias = cls(config(cls.__name__))
+    E = torch.randn(V, D_LM)
+    terms = bias.word_terms(make_history(), E)
+    assert terms.shape == (V,)
+    assert torch.isfinite(terms).all()
+    # Position-independent: the same bias for every position of every sequence.
+    assert bias.position_bias(terms, torch.randn(2, 7, D_LM)) is terms
+
+
+def test_lstm_bias_is_bounded_by_A() -> None:
+    """Aᵀ h with h = LSTM output ∈ (-1, 1): |B_w| ≤ ||A||₁ (eq. 6 / eq. 8)."""
+    torch.manual_seed(0)
+    for cls in (FrequencyBias, ContextBias):
+        bias = cls(config("x"))
+        terms = bias.word_terms(make_history(), torch.randn(V, D_LM))
+        assert terms.abs().max() <= bias.A.weight.abs().sum()
+
+
+def test_frequency_nolstm_reads_previous_year_only() -> None:
+    bias = FrequencyNoLSTMBias(config("frequency-nolstm"))
+    with torch.no_grad():
+        bias.a.fill_(0.5)
+        bias.b.fill_(2.0)
+    h = make_history()
+    out = bias.word_terms(h, torch.empty(0))
+    torch.testing.assert_close(out, 0.5 * h.log_freq[:, -1] + 2.0)
+    older_changed = YearHistory(h.year, h.years, h.log_freq.clone())
+    older_changed.log_freq[:, :-1] = 0.0
+    assert torch.equal(bias.word_terms(older_changed, torch.empty(0)), out)
+    newest_changed = YearHistory(h.year, h.years, h.log_freq.clone())
+    newest_changed.log_freq[3, -1] += 1.0
+    assert not torch.equal(bias.word_terms(newest_changed, torch.empty(0))[3], out[3])
+
+
+def test_frequency_nolstm_starts_as_the_base_lm() -> None:
+    bias = FrequencyNoLSTMBias(config("frequency-nolstm"))
+    terms = bias.word_terms(make_history(), torch.empty(0))
+    assert torch.equal(terms, torch.zeros(V))
+
+
+@pytest.mark.parametrize("cls", [FrequencyBias, ContextBias, Context2Bias])
+def test_lstm_input_for_word_w_is_its_years_oldest_first(cls) -> None:
+    """The LSTM's sequence for word w is [x_{i-m,w}, …, x_{i-1,w}] (the reference's bug: across ids)."""
+    torch.manual_seed(0)
+    bias = cls(config("x"))
+    h = make_history()
+    seen_inputs: list[torch.Tensor] = []
+    bias.lstm.lstm.register_forward_hook(lambda mod, args, out: seen_inputs.append(args[0]))
+    bias.word_terms(h, torch.randn(V, D_LM))
+    x = seen_inputs[0]
+    assert bias.lstm.lstm.batch_first
+    assert x.shape[:2] == (V, M)  # batch = vocabulary, time = years
+    for w in (0, 7, V - 1):
+        if cls is FrequencyBias:
+            assert torch.equal(x[w, :, 0], h.log_freq[w])  # years i-m .. i-1 in order
+        else:
+            assert torch.equal(x[w, :, :D_ENC], h.emb[w])
+            assert torch.equal(x[w, :, D_ENC], h.emb_seen[w].float())
+
+
+def test_lstm_output_of_a_word_depends_on_its_own_years_only() -> None:
+    torch.manual_seed(0)
+    bias = FrequencyBias(config("frequency")).eval()
+    h = make_history()
+    base = bias.word_terms(h, torch.empty(0))
+    # Same value as running the LSTM on word 7's sequence alone, step by step over its years.
+    lstm = bias.lstm.lstm
+    hx = cx = torch.zeros(1, lstm.hidden_size)
+    cell = torch.nn.LSTMCell(1, lstm.hidden_size)
+    cell.load_state_dict({"weight_ih": lstm.weight_ih_l0, "weight_hh": lstm.weight_hh_l0,
+                          "bias_ih": lstm.bias_ih_l0, "bias_hh": lstm.bias_hh_l0})
+    for year in range(M):
+        hx, cx = cell(h.log_freq[7, year].view(1, 1), (hx, cx))
+    torch.testing.assert_close(bias.A(hx).squeeze(), base[7])
+    # Changing word 8's history leaves word 7 alone; reversing word 7's years changes it.
+    other = h.log_freq.clone()
+    other[8] = 0.0
+    assert torch.equal(bias.word_terms(YearHistory(h.year, h.years, other), torch.empty(0))[7], base[7])
+    rev = h.log_freq.clone()
+    rev[7] = rev[7].flip(0)
+    assert not torch.allclose(bias.word_terms(YearHistory(h.year, h.years, rev), torch.empty(0))[7], base[7])
+
+
+def naive_context2(bias: Context2Bias, h: YearHistory, E: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
+    """Eq. 9-10 literally, with the [T, |V|, d] products the O(T·|V|) version avoids."""
+    U = bias.to_lm(bias.lstm(torch.cat([h.emb, h.emb_seen.float().unsqueeze(-1)], -1)))
+    B_tilde = (E * U).sum(-1, keepdim=True) * bias.A                      # [V, d]
+    gate = torch.sigmoid(torch.einsum("btd,de,ve->btv", H, bias.C, B_tilde))
+    value = torch.einsum("vd,de,ve->v", E, bias.D, B_tilde)
+    return bias.alpha * gate * value
+
+
+@pytest.mark.parametrize("lstm_hidden", [5, D_LM])
+def test_context2_reduction_equals_equations_9_10(lstm_hidden: int) -> None:
+    torch.manual_seed(0)
+    bias = Context2Bias(config("context2", lstm_hidden=lstm_hidden)).eval()
+    with torch.no_grad():  # move C, D off the identity so the test covers them
+        bias.C.add_(0.3 * torch.randn(D_LM, D_LM))
+        bias.D.add_(0.3 * torch.randn(D_LM, D_LM))
+        bias.A.mul_(5)
+    h, E, H = make_history(), torch.randn(V, D_LM), torch.randn(2, 4, D_LM)
+    fast = bias(h, E, H)
+    assert fast.shape == (2, 4, V)
+    torch.testing.assert_close(fast, naive_context2(bias, h, E, H), rtol=1e-4, atol=1e-5)
+    # Range: the gate is in (0, 1), so |B_ikw| ≤ |α · s_w v_w|.
+    terms = bias.word_terms(h, E)
+    assert (fast.abs() <= (bias.alpha * terms[1]).abs() + 1e-6).all()
+
+
+def test_context2_alpha_learned_or_fixed() -> None:
+    learned = Context2Bias(config("context2"))
+    assert isinstance(learned.alpha, torch.nn.Parameter) and learned.alpha.item() == 1.0
+    fixed = Context2Bias(config("context2", alpha=1e-3))
+    assert "alpha" not in dict(fixed.named_parameters())
+    assert fixed.alpha.item() == pytest.approx(1e-3)
+    zero = Context2Bias(config("context2", alpha=0.0))
+    out = zero(make_history(), torch.randn(V, D_LM), torch.randn(1, 3, D_LM))
+    assert torch.equal(out, torch.zeros_like(out))
+
+
+def test_contextual_bias_without_embeddings_is_a_clear_error() -> None:
+    h = make_history()
+    with pytest.raises(ValueError, match="kinds=\\{'embeddings'"):
+        ContextBias(config("context")).word_terms(YearHistory(h.year, h.years, h.log_freq), torch.empty(0))
