@@ -134,11 +134,23 @@ class YearLSTM(nn.Module):
         self.lstm = nn.LSTM(features, hidden, batch_first=True)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, sequences: Tensor) -> Tensor:
+    def forward(self, sequences: Tensor, observed: Tensor | None = None) -> Tensor:
+        """``observed`` (bool ``[|V|]``, optional): rows outside it are all identical, so the
+        LSTM runs on the observed rows plus one representative and the result is gathered back."""
         if sequences.dim() != 3:
             raise ValueError(f"YearLSTM expects [|V|, years, features], got {tuple(sequences.shape)}")
+        if observed is None or bool(observed.all()):
+            return self.dropout(self._last_hidden(sequences))
+        rows = observed.nonzero().squeeze(1)
+        representative = (~observed).nonzero()[0]
+        out = self._last_hidden(sequences[torch.cat([rows, representative])])
+        position = torch.full_like(observed, rows.numel(), dtype=torch.long)
+        position[rows] = torch.arange(rows.numel(), device=rows.device)
+        return self.dropout(out[position])
+
+    def _last_hidden(self, sequences: Tensor) -> Tensor:
         _, (h_n, _) = self.lstm(sequences)
-        return self.dropout(h_n[-1])
+        return h_n[-1]
 
 
 def _context_inputs(history: YearHistory) -> Tensor:
@@ -165,7 +177,7 @@ class FrequencyBias(TemporalBias):
         self.A = nn.Linear(config.lstm_hidden, 1, bias=False)
 
     def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
-        return self.A(self.lstm(history.log_freq.unsqueeze(-1))).squeeze(-1)
+        return self.A(self.lstm(history.log_freq.unsqueeze(-1), history.observed)).squeeze(-1)
 
 
 class ContextBias(TemporalBias):
@@ -181,7 +193,7 @@ class ContextBias(TemporalBias):
         self.A = nn.Linear(config.lstm_hidden, 1, bias=False)
 
     def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
-        return self.A(self.lstm(_context_inputs(history))).squeeze(-1)
+        return self.A(self.lstm(_context_inputs(history), history.observed)).squeeze(-1)
 
 
 class Context2Bias(TemporalBias):
@@ -227,7 +239,7 @@ class Context2Bias(TemporalBias):
 
     def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
         E = output_embeddings[: history.vocab_size]                     # [|V|, d]
-        U = self.to_lm(self.lstm(_context_inputs(history)))             # [|V|, d]  (eq. 9)
+        U = self.to_lm(self.lstm(_context_inputs(history), history.observed))  # [|V|, d] (eq. 9)
         s = (E * U).sum(-1)                                             # s_w = E_wᵀ U_iw
         v = E @ (self.D @ self.A)                                       # v_w = E_wᵀ D A
         return torch.stack([s, s * v])

@@ -351,7 +351,7 @@ def train(model: FutureLM, train_data: Sequences, dev_data: Sequences,
                     raise FloatingPointError(f"non-finite training loss at step {state.step} "
                                              f"(year {year}): lower train.lr_lm / train.lr_new")
                 (loss / len(group)).backward()
-                step_loss += float(loss) / len(group)
+                step_loss += loss.item() / len(group)
                 state.tokens += int(batch["attention_mask"].sum())
             if config.grad_clip > 0:
                 nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)

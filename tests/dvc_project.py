@@ -159,18 +159,23 @@ def run_dvc(proj: Path, *args: str, check: bool = True) -> subprocess.CompletedP
 
 @contextlib.contextmanager
 def dvc_repo(proj: Path) -> Iterator[Any]:
-    """Open ``dvc.repo.Repo(proj)`` for in-process assertions (status, dry reproduce); close it."""
+    """Open ``dvc.repo.Repo(proj)`` for in-process assertions (status, dry reproduce); close it.
+
+    The working directory is ``proj`` inside the block: DVC resolves stage paths against the
+    current directory, so a Repo used from elsewhere reports every dependency as changed.
+    """
     from dvc.repo import Repo
 
-    repo = Repo(str(proj))
-    try:
-        yield repo
-    finally:
-        repo.close()
+    with contextlib.chdir(proj):
+        repo = Repo(str(proj))
+        try:
+            yield repo
+        finally:
+            repo.close()
 
 
 def stages_that_would_run(proj: Path, *targets: str) -> list[str]:
     """Names of the stages ``dvc repro <targets>`` would run now (a dry run, nothing executed)."""
-    with dvc_repo(proj) as repo, contextlib.chdir(proj):
+    with dvc_repo(proj) as repo:
         stages = repo.reproduce(*targets, dry=True) if targets else repo.reproduce(dry=True)
     return [stage.addressing for stage in stages]

@@ -16,9 +16,19 @@ TEXTS = [
     "Café résumé: naïve BERT-based models reach 93.5% F1 (state-of-the-art)!",
     "We propose a neural machine translation system; it's fast, and pre-training helps.",
     "Short one.",
-    " ".join(f"token{i % 7} word-{i}" for i in range(60)) + " end.",  # several windows
+    " ".join(f"token{i % 7} word-{i}" for i in range(30)) + " end.",  # several windows
 ]
 CPU = torch.device("cpu")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """`make test` runs 2 workers on 2 cores: one intra-op thread each avoids oversubscription
+    (a shared CPU made multi-threaded backward passes ~10x slower)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
 
 
 @pytest.fixture(scope="module")

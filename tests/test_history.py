@@ -51,7 +51,7 @@ def feature_dirs(tmp_path):
     rng = np.random.default_rng(0)
     counts = {}
     for year in (2016, 2017, 2018, 2019):
-        counts[year] = rng.integers(0, 50, V)
+        counts[year] = rng.integers(0, 3, V)   # about a third unseen
         frequencies.write_year(tmp_path / "freq" / f"{year}.parquet", year, counts[year])
         ids = np.sort(rng.choice(V, 6, replace=False))
         embeddings.write_year(tmp_path / "emb" / f"{year}.safetensors", year, ids, np.ones(6),
@@ -70,6 +70,9 @@ def test_load_history_years_oldest_first(feature_dirs) -> None:
     X, seen = dense_history([embeddings.read_year(emb_dir / f"{y}.safetensors") for y in (2017, 2018)])
     assert torch.equal(h.emb, X) and torch.equal(h.emb_seen, seen)
     assert h.emb.shape == (V, 2, D)
+    # observed = occurs in at least one history year (by count or by embedding).
+    expected = torch.as_tensor((counts[2017] > 0) | (counts[2018] > 0)) | seen.any(1)
+    assert torch.equal(h.observed, expected)
 
 
 def test_load_history_frequencies_only(feature_dirs) -> None:

@@ -174,3 +174,29 @@ def test_contextual_bias_without_embeddings_is_a_clear_error() -> None:
     h = make_history()
     with pytest.raises(ValueError, match="kinds=\\{'embeddings'"):
         ContextBias(config("context")).word_terms(YearHistory(h.year, h.years, h.log_freq), torch.empty(0))
+
+
+@pytest.mark.parametrize("cls", [FrequencyBias, ContextBias, Context2Bias])
+def test_unobserved_tokens_share_one_lstm_run_exactly(cls) -> None:
+    """Tokens absent from every history year have identical features: one LSTM run serves them all."""
+    torch.manual_seed(0)
+    bias = cls(config("x")).eval()
+    h = make_history()
+    observed = torch.rand(V) > 0.5
+    log_freq, emb, seen = h.log_freq.clone(), h.emb.clone(), h.emb_seen.clone()
+    log_freq[~observed] = torch.tensor([-12.0, -13.0, -14.0])   # a zero count's log frequency
+    emb[~observed], seen[~observed] = 0.0, False
+    full = YearHistory(h.year, h.years, log_freq, emb, seen)
+    fast = YearHistory(h.year, h.years, log_freq, emb, seen, observed=observed)
+    E = torch.randn(V, D_LM)
+    calls: list[int] = []
+    bias.lstm.lstm.register_forward_hook(lambda mod, args, out: calls.append(args[0].shape[0]))
+    out_full = bias.word_terms(full, E)
+    grads_full = torch.autograd.grad(out_full.square().sum(), list(bias.parameters()), allow_unused=True)
+    out_fast = bias.word_terms(fast, E)
+    grads_fast = torch.autograd.grad(out_fast.square().sum(), list(bias.parameters()), allow_unused=True)
+    assert calls == [V, int(observed.sum()) + 1]
+    torch.testing.assert_close(out_fast, out_full)
+    for a, b in zip(grads_fast, grads_full):
+        if a is not None:
+            torch.testing.assert_close(a, b)

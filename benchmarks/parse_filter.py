@@ -1,0 +1,144 @@
+"""Speed of the `parse` and `filter` stages on the full Anthology export (issue targets: parse
+<= 20 s including LaTeX decoding, filter <= 3 min on 2 cores with the serial run's decisions).
+
+Measured side by side in one run:
+- parse: bibtexparser 2 tokenizing alone; ``pipeline.anthology.parse_file`` (read + tokenize +
+  value resolution + LaTeX decoding + table) with 1 and with 2 worker processes;
+- LaTeX decoding alone on the titles and abstracts of the first N entries: ours against
+  bibtexparser's LatexDecodingMiddleware (pylatexenc), which the issue calls too slow;
+- filter: ``pipeline.language.filter_papers`` with 1 and with 2 processes, and whether their
+  decisions (kept rows, dropped rows and reasons) are identical.
+
+Run: .venv/bin/python -m benchmarks.parse_filter [--bib PATH] [--out benchmarks/results/parse_filter.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import bibtexparser
+from bibtexparser import middlewares
+
+from pipeline.anthology import parse_file, read_bib_text, resolve_value
+from pipeline.language import filter_papers
+from pipeline.latex import latex_to_unicode
+
+REPO = Path(__file__).resolve().parents[1]
+FULL_EXPORT = REPO.parent / "shared" / "data" / "anthology+abstracts.bib.gz"
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem_kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f"{mem_kb / 2**20:.0f} GiB"
+    except OSError:
+        mem = "?"
+    return f"{os.cpu_count()}-core {platform.machine()} CPU ({cpu}), {mem}"
+
+
+def latex_comparison(text: str, n: int) -> tuple[float, float, int]:
+    """Decode title+abstract of the first ``n`` entries with ours and with the middleware."""
+    library = bibtexparser.parse_string(text, parse_stack=[])
+    entries = library.entries[:n]
+    values = [resolve_value(e.fields_dict[f].value) for e in entries for f in ("title", "abstract")]
+    ours, _ = timed(lambda: [latex_to_unicode(v) for v in values])
+    sub = bibtexparser.Library(entries)
+    stack = [middlewares.RemoveEnclosingMiddleware(), middlewares.LatexDecodingMiddleware()]
+
+    def theirs() -> None:
+        for middleware in stack:
+            middleware.transform(sub)
+
+    middleware_s, _ = timed(theirs)
+    return ours, middleware_s, len(entries)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.parse_filter", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bib", default=str(FULL_EXPORT),
+                        help="Anthology export to measure (default: the full export in ../shared)")
+    parser.add_argument("--latex-entries", type=int, default=2000,
+                        help="entries for the LaTeX decoder comparison (the middleware is slow)")
+    parser.add_argument("--skip-serial-filter", action="store_true",
+                        help="do not run the single-process filter (saves a few minutes)")
+    parser.add_argument("--out", default=None, help="write the Markdown results here")
+    args = parser.parse_args(argv)
+    bib = Path(args.bib)
+    if not bib.exists():
+        raise SystemExit(f"{bib} not found: pass --bib with an anthology+abstracts.bib.gz export")
+
+    load_before = os.getloadavg()
+    rows: list[tuple[str, str]] = []
+    read_s, text = timed(lambda: read_bib_text(bib))
+    rows.append(("read + gunzip", f"{read_s:.1f} s"))
+    tok_s, library = timed(lambda: bibtexparser.parse_string(text, parse_stack=[]))
+    n_entries = len(library.entries)
+    del library
+    rows.append(("bibtexparser 2 tokenizing only (no middleware)", f"{tok_s:.1f} s"))
+    parse1_s, result1 = timed(lambda: parse_file(bib, workers=1))
+    rows.append(("**parse** `parse_file`, 1 process (read, tokenize, resolve, decode)",
+                 f"{parse1_s:.1f} s"))
+    parse2_s, result2 = timed(lambda: parse_file(bib, workers=2))
+    rows.append(("**parse** `parse_file`, 2 processes", f"{parse2_s:.1f} s"))
+    same_parse = result1.papers.equals(result2.papers) and result1.rejects.equals(result2.rejects)
+    rows.append(("parse: 1 vs 2 processes identical", str(same_parse)))
+
+    ours_s, mw_s, n_latex = latex_comparison(text, args.latex_entries)
+    rows.append((f"LaTeX decoding of {n_latex:,} titles+abstracts: ours", f"{ours_s:.2f} s"))
+    rows.append((f"LaTeX decoding of {n_latex:,} titles+abstracts: bibtexparser "
+                 "LatexDecodingMiddleware", f"{mw_s:.1f} s ({mw_s / ours_s:.0f}x slower; "
+                 f"~{mw_s * n_entries / n_latex / 60:.0f} min extrapolated to the export)"))
+
+    papers = result2.papers
+    filter2_s, kept2 = timed(lambda: filter_papers(papers, workers=2, progress=False))
+    rows.append(("**filter** `filter_papers`, 2 processes", f"{filter2_s:.1f} s"))
+    if not args.skip_serial_filter:
+        filter1_s, kept1 = timed(lambda: filter_papers(papers, workers=1, progress=False))
+        rows.append(("filter, 1 process", f"{filter1_s:.1f} s "
+                     f"(2 processes: {filter1_s / filter2_s:.2f}x faster)"))
+        same = kept1.kept.equals(kept2.kept) and kept1.dropped.equals(kept2.dropped)
+        rows.append(("filter: 2 processes make the 1-process decisions", str(same)))
+    rows.append(("papers / kept / dropped",
+                 f"{len(papers):,} / {len(kept2.kept):,} / {len(kept2.dropped):,}"))
+    load_after = os.getloadavg()
+
+    lines = [
+        "# parse + filter on the full ACL Anthology export",
+        "",
+        f"Input: `{bib.name}` ({bib.stat().st_size / 2**20:.1f} MiB gzipped, {n_entries:,} "
+        "entries). Command: `.venv/bin/python -m benchmarks.parse_filter`.",
+        f"Machine: {machine()}; load average {load_before[0]:.1f} before and "
+        f"{load_after[0]:.1f} after the run (other jobs were sharing the CPU if > 0).",
+        "",
+        "| measurement | result |",
+        "|---|---|",
+        *(f"| {name} | {value} |" for name, value in rows),
+        "",
+    ]
+    report = "\n".join(lines)
+    print(report)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(report)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""Training loop on a tiny random-init GPT-2: batching, optimiser, overfitting, resume, early stopping."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+import torch
+
+from pipeline import training
+from pipeline.future_lm import make_future_lm, scratch_gpt2
+from pipeline.history import YearHistory
+from pipeline.training import (
+    Checkpoints,
+    TrainConfig,
+    build_optimizer,
+    collate,
+    latest_years,
+    linear_schedule,
+    train,
+    year_batches,
+)
+
+V, PAD = 48, 0
+YEARS = (2017, 2018, 2019)
+
+
+def corpus(n_per_year: int = 6, length: int = 12, seed: int = 0) -> dict[int, list[list[int]]]:
+    g = torch.Generator().manual_seed(seed)
+    return {y: [[PAD] + torch.randint(1, V, (length - k % 3,), generator=g).tolist() + [PAD]
+                for k in range(n_per_year)] for y in YEARS}
+
+
+def histories(years=(*YEARS, 2020)) -> dict[int, YearHistory]:
+    g = torch.Generator().manual_seed(1)
+    return {y: YearHistory(y, (y - 2, y - 1), -6 - 2 * torch.rand(V, 2, generator=g),
+                           torch.randn(V, 2, 4, generator=g), torch.rand(V, 2, generator=g) > 0.2)
+            for y in years}
+
+
+def model(variant: str = "context2", seed: int = 0, dropout: float = 0.1):
+    torch.manual_seed(seed)
+    lm = scratch_gpt2(V, PAD, n_layer=1, n_head=2, n_embd=16, n_positions=32, dropout=dropout)
+    return make_future_lm(lm, variant, 2, lstm_hidden=8, feature_dim=4, dropout=dropout)
+
+
+def test_year_batches_are_single_year_shuffled_and_complete() -> None:
+    sizes = {2017: 10, 2018: 7, 2019: 3}
+    batches = year_batches(sizes, 4, seed=0, epoch=0)
+    seen = {y: sorted(i for year, idx in batches if year == y for i in idx) for y in sizes}
+    assert seen == {y: list(range(n)) for y, n in sizes.items()}   # every example exactly once
+    assert all(len(idx) <= 4 for _, idx in batches)
+    assert [y for y, _ in batches] != sorted(y for y, _ in batches)  # years interleaved
+    assert batches == year_batches(sizes, 4, seed=0, epoch=0)
+    assert batches != year_batches(sizes, 4, seed=0, epoch=1)
+    assert batches != year_batches(sizes, 4, seed=1, epoch=0)
+
+
+def test_collate_pads_right_and_masks_labels() -> None:
+    b = collate([[5, 6, 7], [8]], pad_id=PAD)
+    assert b["input_ids"].tolist() == [[5, 6, 7], [8, PAD, PAD]]
+    assert b["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
+    assert b["labels"].tolist() == [[5, 6, 7], [8, -100, -100]]
+
+
+def test_latest_years_for_baseline_n() -> None:
+    data = corpus()
+    assert sorted(latest_years(data, 2)) == [2018, 2019]
+    assert sorted(latest_years(data, None)) == list(YEARS)
+    with pytest.raises(ValueError, match="N >= 1"):
+        latest_years(data, 0)
+
+
+def test_two_learning_rates_and_linear_schedule() -> None:
+    m = model("frequency")
+    opt = build_optimizer(m, TrainConfig(lr_lm=5e-5, lr_new=1e-3, weight_decay=0.01))
+    lrs = {g["name"]: g["lr"] for g in opt.param_groups}
+    assert lrs == {"lm": 5e-5, "lm-no-decay": 5e-5, "new": 1e-3, "new-no-decay": 1e-3}
+    n_opt = sum(p.numel() for g in opt.param_groups for p in g["params"])
+    assert n_opt == sum(p.numel() for p in m.parameters())   # every parameter exactly once
+    sched = linear_schedule(opt, warmup=4, total=10)
+    factors = []
+    for _ in range(10):
+        factors.append(opt.param_groups[0]["lr"] / 5e-5)
+        opt.step()
+        sched.step()
+    assert factors[:4] == pytest.approx([0.25, 0.5, 0.75, 1.0])
+    assert factors[4:] == pytest.approx([1.0, 5 / 6, 4 / 6, 3 / 6, 2 / 6, 1 / 6])
+    frozen = build_optimizer(model("frequency"), TrainConfig(freeze_lm=True))
+    assert {g["name"] for g in frozen.param_groups} == {"new", "new-no-decay"}
+
+
+def run(m, tmp_path, config: TrainConfig, on_step=None, data=None, name="ckpt"):
+    data = data or corpus()
+    return train(m, data, {2020: data[2019][:3]}, histories(), config, pad_id=PAD, device="cpu",
+                 checkpoints=Checkpoints(tmp_path / name, key="k"), live_dir=tmp_path / name / "live",
+                 on_step=on_step)
+
+
+def test_twenty_steps_overfit_a_small_set(tmp_path) -> None:
+    losses: list[float] = []
+    small = {2019: corpus(4)[2019]}
+    config = TrainConfig(epochs=20, batch_size=4, lr_lm=1e-2, lr_new=1e-2, warmup_steps=0, patience=0)
+    state = run(model("context2", dropout=0.0), tmp_path, config, lambda s, loss: losses.append(loss),
+                data=small)
+    assert state.step == len(losses) == 20   # one batch per epoch
+    assert losses[-1] < losses[0] - 1.0, losses
+    assert len(state.dev_ppl) == 20 and all(p > 1 for p in state.dev_ppl)
+
+
+@pytest.mark.parametrize("grad_accum", [1, 2])
+def test_resume_after_interruption_continues_exactly(tmp_path, grad_accum: int) -> None:
+    config = TrainConfig(epochs=2, batch_size=2, grad_accum=grad_accum, lr_lm=1e-3, lr_new=1e-3,
+                         warmup_steps=2, checkpoint_every=1, patience=0)
+    full: list[float] = []
+    reference = run(model(), tmp_path, config, lambda s, loss: full.append(loss), name="full")
+
+    class Interrupted(Exception):
+        pass
+
+    def stop_at_3(state, loss):
+        if state.step == 3:
+            raise Interrupted
+
+    with pytest.raises(Interrupted):
+        run(model(), tmp_path, config, stop_at_3, name="cut")
+    resumed: list[float] = []
+    state = run(model(), tmp_path, config, lambda s, loss: resumed.append(loss), name="cut")
+    # The next step after the checkpoint has the same loss as in the uninterrupted run, and so on.
+    assert resumed[0] == full[3]
+    assert resumed == full[3:]
+    assert state.dev_ppl == reference.dev_ppl
+    # The curve holds every step once, like the uninterrupted run's.
+    with open(tmp_path / "cut" / "live" / "plots" / "metrics" / "train" / "loss.tsv") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    assert [int(r["step"]) for r in rows] == list(range(1, len(full) + 1))
+
+
+def test_checkpoint_of_another_configuration_is_not_resumed(tmp_path) -> None:
+    config = TrainConfig(epochs=1, batch_size=2, checkpoint_every=1, patience=0)
+    m = model()
+    run(m, tmp_path, config)
+    other = Checkpoints(tmp_path / "ckpt", key="other")
+    opt = build_optimizer(m, config)
+    assert other.load(m, opt, linear_schedule(opt, 0, 1)) is None
+    assert not (tmp_path / "ckpt").exists()
+
+
+def test_early_stopping_keeps_the_best_epoch(tmp_path, monkeypatch) -> None:
+    scripted = iter([30.0, 20.0, 25.0, 26.0, 1.0])
+    snapshots: list[dict[str, torch.Tensor]] = []
+    real_evaluate = training.evaluate
+
+    def evaluate(m, *args, **kwargs):
+        real_evaluate(m, *args, **kwargs)
+        snapshots.append({k: v.clone() for k, v in m.state_dict().items()})
+        return training.Perplexity(nll_sum=float(torch.log(torch.tensor(next(scripted)))), n_tokens=1)
+
+    monkeypatch.setattr(training, "evaluate", evaluate)
+    m = model()
+    state = run(m, tmp_path, TrainConfig(epochs=5, batch_size=4, patience=2))
+    assert state.stopped_early and len(state.dev_ppl) == 4
+    assert state.best_epoch == 1 and state.best_ppl == pytest.approx(20.0)
+    for name, value in m.state_dict().items():   # the model ends with epoch 2's weights
+        assert torch.equal(value, snapshots[1][name]), name
