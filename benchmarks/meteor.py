@@ -47,7 +47,8 @@ def generated_abstracts(path: str | None, n: int) -> tuple[list[str], str]:
                              "--generated <generations_*.parquet>")
         path = found[0]
     texts = read_parquet(path)["text"].tolist()[:n]
-    return texts, str(Path(path).resolve().relative_to(REPO) if Path(path).resolve().is_relative_to(REPO) else path)
+    resolved = Path(path).resolve()
+    return texts, str(resolved.relative_to(REPO) if resolved.is_relative_to(REPO) else path)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -125,8 +125,11 @@ def main(argv: list[str] | None = None) -> None:
         "",
         f"Input: `{bib.name}` ({bib.stat().st_size / 2**20:.1f} MiB gzipped, {n_entries:,} "
         "entries). Command: `.venv/bin/python -m benchmarks.parse_filter`.",
-        f"Machine: {machine()}; load average {load_before[0]:.1f} before and "
-        f"{load_after[0]:.1f} after the run (other jobs were sharing the CPU if > 0).",
+        f"Machine: {machine()}, "
+        + ("shared with other jobs during the run"
+           if max(load_before[0], load_after[0]) > 0.75 * (os.cpu_count() or 1)
+           else "otherwise idle")
+        + f" (1-minute load average {load_before[0]:.1f} before, {load_after[0]:.1f} after).",
         "",
         "| measurement | result |",
         "|---|---|",

@@ -10,7 +10,9 @@ Long abstracts do not fit one encoder window, so the encoder sees overlapping wi
 furthest from an edge), so no occurrence is counted twice and none is lost to truncation.
 
 Everything here works on whole batches of documents at once with NumPy (``searchsorted`` on
-offsets shifted per document): there is no Python loop per token.
+offsets shifted per document): there is no Python loop per token. :func:`plan_year` puts it
+together for one year: padded encoder batches plus, for each batch, which flat positions feed
+which LM token id with which weight, so the device pools a batch with one ``index_add``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
+from transformers import PreTrainedTokenizerBase
+
+from pipeline.tokenizer import plain_backend
 
 
 @dataclass(frozen=True)
@@ -122,3 +128,89 @@ def plan_windows(lengths: np.ndarray, size: int, stride: int) -> Windows:
     own_start = np.where(k == 0, 0, start + stride // 2)
     own_end = np.where(last, lengths[doc], start + size - (stride - stride // 2))
     return Windows(doc=doc, start=start, end=end, own_start=own_start, own_end=own_end)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Encoder input for a group of similar-length windows, and where its vectors go."""
+
+    input_ids: torch.Tensor       # int64 [B, L]
+    attention_mask: torch.Tensor  # int64 [B, L]
+    positions: torch.Tensor       # int64 [P] flat index b*L+t of an owned encoder token
+    token_ids: torch.Tensor       # int64 [P] the LM token id it contributes to
+    weights: torch.Tensor         # float32 [P] 1 / (owned encoder tokens of that LM occurrence)
+
+
+@dataclass(frozen=True)
+class YearPlan:
+    """Everything computed on the CPU before the encoder runs: batches and occurrence counts."""
+
+    batches: list[Batch]
+    counts: np.ndarray            # int64 [|V|] LM occurrences that receive a vector
+    n_encoder_tokens: int
+
+
+def plan_year(texts: list[str], lm_tok: PreTrainedTokenizerBase, enc_tok: PreTrainedTokenizerBase,
+              max_length: int, stride: int, batch_size: int) -> YearPlan:
+    """Tokenize one year's abstracts with both tokenizers, align them, window and batch them.
+
+    Each (owned encoder token, LM token) pair becomes one row of a batch's ``positions`` /
+    ``token_ids`` / ``weights``, with weight 1/(encoder tokens of that LM occurrence), so summing
+    weighted vectors per token id and dividing by ``counts`` gives eq. 7's mean of means.
+    Windows are sorted by length, so a batch holds similar lengths (little padding).
+    """
+    lm_enc = plain_backend(lm_tok).encode_batch(texts, add_special_tokens=False)
+    en_enc = plain_backend(enc_tok).encode_batch(texts, add_special_tokens=False)
+    lm_ids = np.fromiter((i for e in lm_enc for i in e.ids), dtype=np.int64)
+    en_ids = np.fromiter((i for e in en_enc for i in e.ids), dtype=np.int64)
+    en_spans = Spans.from_offsets([e.offsets for e in en_enc])
+    enc_index, lm_index = align_spans(Spans.from_offsets([e.offsets for e in lm_enc]), en_spans)
+    per_occurrence = np.bincount(lm_index, minlength=lm_ids.shape[0])
+    weights = (1.0 / per_occurrence[lm_index]).astype(np.float32)
+    counts = np.bincount(lm_ids[per_occurrence > 0], minlength=len(lm_tok)).astype(np.int64)
+
+    prefix, suffix = _special_affixes(enc_tok)
+    doc_len = np.bincount(en_spans.doc, minlength=len(texts)).astype(np.int64)
+    doc_first = np.cumsum(doc_len) - doc_len
+    win = plan_windows(doc_len, max_length - len(prefix) - len(suffix), stride)
+    # Owned ranges partition every document in order, so repeating window ids over their owned
+    # lengths gives each encoder token's owner window, in concatenated order.
+    owner = np.repeat(np.arange(win.doc.shape[0]), win.own_end - win.own_start)
+    pos_in_window = np.arange(en_ids.shape[0]) - doc_first[en_spans.doc] - win.start[owner] + len(prefix)
+
+    lengths = win.end - win.start
+    order = np.argsort(-lengths, kind="stable")
+    groups = np.array_split(order[lengths[order] > 0], max(1, -(-int((lengths > 0).sum()) // batch_size)))
+    batch_of = np.full(win.doc.shape[0], -1, dtype=np.int64)
+    row_of = np.zeros(win.doc.shape[0], dtype=np.int64)
+    for b, group in enumerate(groups):
+        batch_of[group], row_of[group] = b, np.arange(group.shape[0])
+    pair_batch = batch_of[owner[enc_index]]
+    pair_order = np.argsort(pair_batch, kind="stable")
+    bounds = np.searchsorted(pair_batch[pair_order], np.arange(len(groups) + 1))
+    pad = enc_tok.pad_token_id if enc_tok.pad_token_id is not None else 0
+    batches = []
+    for b, group in enumerate(groups):
+        if group.shape[0] == 0:
+            continue
+        width = int(lengths[group].max()) + len(prefix) + len(suffix)
+        ids = torch.full((group.shape[0], width), pad, dtype=torch.int64)
+        mask = torch.zeros((group.shape[0], width), dtype=torch.int64)
+        for row, w in enumerate(group):  # one slice per window, not per token
+            first = doc_first[win.doc[w]]
+            seq = np.concatenate([prefix, en_ids[first + win.start[w]:first + win.end[w]], suffix])
+            ids[row, :seq.shape[0]] = torch.from_numpy(seq.astype(np.int64))
+            mask[row, :seq.shape[0]] = 1
+        pairs = pair_order[bounds[b]:bounds[b + 1]]
+        enc_tokens = enc_index[pairs]
+        flat = row_of[owner[enc_tokens]] * width + pos_in_window[enc_tokens]
+        batches.append(Batch(ids, mask, torch.from_numpy(flat),
+                             torch.from_numpy(lm_ids[lm_index[pairs]]), torch.from_numpy(weights[pairs])))
+    return YearPlan(batches=batches, counts=counts, n_encoder_tokens=int(en_ids.shape[0]))
+
+
+def _special_affixes(enc_tok: PreTrainedTokenizerBase) -> tuple[list[int], list[int]]:
+    """The ids the encoder's post-processor puts before/after one sequence ([CLS] ... [SEP])."""
+    probe = plain_backend(enc_tok).encode("a", add_special_tokens=True)
+    content = [i for i, special in enumerate(probe.special_tokens_mask) if not special]
+    return probe.ids[:content[0]], probe.ids[content[-1] + 1:]

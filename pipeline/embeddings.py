@@ -28,7 +28,7 @@ from safetensors import safe_open
 from safetensors.torch import save
 
 from pipeline.io import atomic_path
-from pipeline.tokenizer import plain_backend
+from pipeline.alignment import Batch, YearPlan
 
 
 @dataclass(frozen=True)
@@ -115,96 +115,6 @@ def pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
     if dtype not in named:
         raise ValueError(f"unknown dtype {dtype!r}: use auto, fp32, fp16 or bf16 (embeddings.dtype)")
     return named[dtype]
-
-
-@dataclass(frozen=True)
-class Batch:
-    """Encoder input for a group of similar-length windows, and where its vectors go."""
-
-    input_ids: torch.Tensor       # int64 [B, L]
-    attention_mask: torch.Tensor  # int64 [B, L]
-    positions: torch.Tensor       # int64 [P] flat index b*L+t of an owned encoder token
-    token_ids: torch.Tensor       # int64 [P] the LM token id it contributes to
-    weights: torch.Tensor         # float32 [P] 1 / (owned encoder tokens of that LM occurrence)
-
-
-@dataclass(frozen=True)
-class YearPlan:
-    """Everything computed on the CPU before the encoder runs: batches and occurrence counts."""
-
-    batches: list[Batch]
-    counts: np.ndarray            # int64 [|V|] LM occurrences that receive a vector
-    n_encoder_tokens: int
-
-
-def _special_affixes(enc_tok) -> tuple[list[int], list[int]]:
-    """The ids the encoder's post-processor puts before/after one sequence ([CLS] ... [SEP])."""
-    probe = plain_backend(enc_tok).encode("a", add_special_tokens=True)
-    content = [i for i, special in enumerate(probe.special_tokens_mask) if not special]
-    return probe.ids[:content[0]], probe.ids[content[-1] + 1:]
-
-
-def plan_year(texts: list[str], lm_tok, enc_tok, max_length: int, stride: int,
-              batch_size: int) -> YearPlan:
-    """Tokenize, align (pipeline.alignment), window and batch one year's abstracts.
-
-    Windows are sorted by length so a batch holds similar lengths (little padding).
-    """
-    from pipeline.alignment import Spans, align_spans, plan_windows
-
-    lm_enc = plain_backend(lm_tok).encode_batch(texts, add_special_tokens=False)
-    en_enc = plain_backend(enc_tok).encode_batch(texts, add_special_tokens=False)
-    lm_ids = np.fromiter((i for e in lm_enc for i in e.ids), dtype=np.int64)
-    en_ids = np.fromiter((i for e in en_enc for i in e.ids), dtype=np.int64)
-    lm_spans = Spans.from_offsets([e.offsets for e in lm_enc])
-    en_spans = Spans.from_offsets([e.offsets for e in en_enc])
-    enc_index, lm_index = align_spans(lm_spans, en_spans)
-    # An LM occurrence's vector is the mean over its overlapping encoder tokens (eq. 7, inner mean).
-    per_occurrence = np.bincount(lm_index, minlength=lm_ids.shape[0])
-    weights = 1.0 / per_occurrence[lm_index]
-    counts = np.bincount(lm_ids[per_occurrence > 0], minlength=len(lm_tok)).astype(np.int64)
-
-    prefix, suffix = _special_affixes(enc_tok)
-    size = max_length - len(prefix) - len(suffix)
-    doc_len = np.bincount(en_spans.doc, minlength=len(texts)).astype(np.int64)
-    doc_first = np.cumsum(doc_len) - doc_len
-    win = plan_windows(doc_len, size, stride)
-    # Owned ranges partition every document in order, so repeating window ids over their owned
-    # lengths gives each encoder token's owner window in concatenated order.
-    owner = np.repeat(np.arange(win.doc.shape[0]), win.own_end - win.own_start)
-    local = np.arange(en_ids.shape[0]) - doc_first[en_spans.doc]
-    pos_in_window = local - win.start[owner] + len(prefix)
-
-    lengths = win.end - win.start
-    order = np.argsort(-lengths, kind="stable")
-    order = order[lengths[order] > 0]
-    batch_of = np.full(win.doc.shape[0], -1, dtype=np.int64)
-    row_of = np.zeros(win.doc.shape[0], dtype=np.int64)
-    groups = [order[i:i + batch_size] for i in range(0, order.shape[0], batch_size)]
-    for b, group in enumerate(groups):
-        batch_of[group] = b
-        row_of[group] = np.arange(group.shape[0])
-    pair_batch = batch_of[owner[enc_index]]
-    pair_order = np.argsort(pair_batch, kind="stable")
-    bounds = np.searchsorted(pair_batch[pair_order], np.arange(len(groups) + 1))
-    pad = enc_tok.pad_token_id if enc_tok.pad_token_id is not None else 0
-    batches = []
-    for b, group in enumerate(groups):
-        width = int(lengths[group].max()) + len(prefix) + len(suffix)
-        ids = torch.full((group.shape[0], width), pad, dtype=torch.int64)
-        mask = torch.zeros((group.shape[0], width), dtype=torch.int64)
-        for row, w in enumerate(group):  # one slice per window, not per token
-            first = doc_first[win.doc[w]]
-            seq = np.concatenate([prefix, en_ids[first + win.start[w]:first + win.end[w]], suffix])
-            ids[row, :seq.shape[0]] = torch.from_numpy(seq.astype(np.int64))
-            mask[row, :seq.shape[0]] = 1
-        pairs = pair_order[bounds[b]:bounds[b + 1]]
-        enc_tokens = enc_index[pairs]
-        flat = row_of[owner[enc_tokens]] * width + pos_in_window[enc_tokens]
-        batches.append(Batch(ids, mask, torch.from_numpy(flat),
-                             torch.from_numpy(lm_ids[lm_index[pairs]]),
-                             torch.from_numpy(weights[pairs].astype(np.float32))))
-    return YearPlan(batches=batches, counts=counts, n_encoder_tokens=int(en_ids.shape[0]))
 
 
 def encoder_states(model, batch: Batch, layer: int, device: torch.device) -> torch.Tensor:

@@ -40,6 +40,8 @@ GAMMA = 0.5   # fragmentation penalty weight
 # inflating them by this relative margin keeps the pruning exact despite rounding.
 _BOUND_SLACK = 1e-9
 
+Encoded = tuple[list[int], list[int]]   # (word ids, stem ids) of a sentence, see Lexicon.encode
+
 
 class Lexicon:
     """Interned words and stems with cached Porter stems and WordNet synonym sets.
@@ -72,7 +74,7 @@ class Lexicon:
             self.stem_names.append(stem)
         return sid
 
-    def encode(self, tokens: Sequence[str]) -> tuple[list[int], list[int]]:
+    def encode(self, tokens: Sequence[str]) -> Encoded:
         """Word ids and stem ids of ``tokens`` (lowercased first, as nltk's default preprocess)."""
         words, stems = [], []
         for token in tokens:
@@ -95,8 +97,7 @@ class Lexicon:
             self._syn_cache[stem_id] = syn
         return syn
 
-    def align(self, hyp: tuple[list[int], list[int]],
-              ref: tuple[list[int], list[int]]) -> list[tuple[int, int]]:
+    def align(self, hyp: Encoded, ref: Encoded) -> list[tuple[int, int]]:
         """nltk's ``_enum_align_words``: exact, then stem, then synonym matches, sorted by hyp index."""
         h_words, h_stems = hyp
         r_words, r_stems = ref
@@ -135,7 +136,7 @@ class Lexicon:
         matches.sort()
         return matches
 
-    def score(self, hyp: tuple[list[int], list[int]], ref: tuple[list[int], list[int]]) -> float:
+    def score(self, hyp: Encoded, ref: Encoded) -> float:
         """nltk's ``single_meteor_score`` on encoded sentences (same float operations, same value)."""
         return meteor_from_alignment(self.align(hyp, ref), len(hyp[0]), len(ref[0]))
 
@@ -211,7 +212,7 @@ class GoldIndex:
     def __len__(self) -> int:
         return len(self.refs)
 
-    def upper_bounds(self, hyp: tuple[list[int], list[int]]) -> np.ndarray:
+    def upper_bounds(self, hyp: Encoded) -> np.ndarray:
         """An upper bound on METEOR(hyp, gold_r) for every gold abstract r (see module doc)."""
         stems = np.asarray(hyp[1], dtype=np.int64)
         hyp_len = len(stems)

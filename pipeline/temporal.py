@@ -247,7 +247,31 @@ class Context2Bias(TemporalBias):
     def position_bias(self, terms: Tensor, hidden: Tensor) -> Tensor:
         s, sv = terms[0], terms[1]
         g = hidden @ (self.C @ self.A)                                  # g_k = H_kᵀ C A
-        return self.alpha * torch.sigmoid(g.unsqueeze(-1) * s) * sv     # eq. 10
+        bias = _GatedWordBias.apply(g.reshape(-1), s, self.alpha * sv)  # eq. 10
+        return bias.view(*g.shape, s.shape[0])
+
+
+class _GatedWordBias(torch.autograd.Function):
+    """``out[n, w] = σ(g_n s_w) · c_w`` with a hand-written backward.
+
+    Plain autograd of the broadcast products keeps several ``[positions, |V|]`` temporaries and
+    reduces gradients over broadcast dimensions slowly; here the forward makes one such tensor
+    besides the output, and the backward's reductions are a matrix-vector product each:
+    ``∂g_n = Σ_w δ_nw s_w``, ``∂s_w = Σ_n δ_nw g_n`` with ``δ = G c σ(1-σ)``, ``∂c_w = Σ_n G_nw σ_nw``.
+    """
+
+    @staticmethod
+    def forward(ctx, g: Tensor, s: Tensor, c: Tensor) -> Tensor:  # type: ignore[override]
+        sig = torch.outer(g, s).sigmoid_()
+        ctx.save_for_backward(g, s, c, sig)
+        return sig * c
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor, Tensor]:  # type: ignore[override]
+        g, s, c, sig = ctx.saved_tensors
+        grad_c = (grad * sig).sum(0)
+        delta = torch.ops.aten.sigmoid_backward(grad * c, sig)
+        return delta @ s, g @ delta, grad_c
 
 
 _BIAS_CLASSES: dict[str, type[TemporalBias]] = {

@@ -14,8 +14,8 @@ import time
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.embeddings import (adapt_encoder, extract_year, pick_device, pick_dtype, plan_year,
-                                 write_year)
+from pipeline.alignment import plan_year
+from pipeline.embeddings import adapt_encoder, extract_year, pick_device, pick_dtype, write_year
 from pipeline.models_hub import load_encoder, load_masked_lm, load_tokenizer_for
 from pipeline.tokenizer import load_tokenizer
 
@@ -35,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--year", type=int, required=True, help="the year to embed")
     parser.add_argument("--abstracts", required=True,
-                        help="corpus Parquet with columns 'year' and 'abstract' (data/corpus/abstracts.parquet)")
+                        help="corpus Parquet with columns 'year' and 'abstract' "
+                             "(data/corpus/abstracts.parquet)")
     parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
     parser.add_argument("--encoder", required=True,
                         help="encoder hub id or local path (params embeddings.encoder; paper: roberta-large)")

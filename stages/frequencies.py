@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.frequencies", description=__doc__)
     parser.add_argument("--year", type=int, required=True, help="the year to count")
     parser.add_argument("--abstracts", required=True,
-                        help="corpus Parquet with columns 'year' and 'abstract' (data/corpus/abstracts.parquet)")
+                        help="corpus Parquet with columns 'year' and 'abstract' "
+                             "(data/corpus/abstracts.parquet)")
     parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
     parser.add_argument("--out", required=True, help="output Parquet for this year")
     return parser

@@ -42,7 +42,8 @@ def _export(args: argparse.Namespace) -> None:
 
 
 def _tabulate(args: argparse.Namespace) -> None:
-    table = tabulate(pd.read_csv(args.sheet, dtype=str), pd.read_csv(args.key))
+    sheet = pd.read_csv(args.sheet, dtype=str, keep_default_na=False)   # blank stays '', not NaN
+    table = tabulate(sheet, pd.read_csv(args.key))
     table["variant"] = table["variant"].map(display_name)
     lines = ["| Model | n | " + " | ".join(QUESTIONS) + " |", "|---|---:|" + "---:|" * len(QUESTIONS)]
     for row in table.itertuples(index=False):

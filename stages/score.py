@@ -68,8 +68,12 @@ def evaluate_split(model: FutureLM, tok, df: pd.DataFrame, year: int, args: argp
                                   min_new_tokens=args.min_new_tokens, num_beams=args.num_beams,
                                   top_k=args.top_k, top_p=args.top_p,
                                   no_repeat_ngram_size=args.no_repeat_ngram_size)
+    start = time.perf_counter()
     gens = generate_abstracts(model, tok, history, settings, desc=f"{split} {year} generation")
+    t_generate = time.perf_counter() - start
+    start = time.perf_counter()
     best = content_meteor(gens["text"].tolist(), df["abstract"].tolist(), stopwords)
+    t_cm = time.perf_counter() - start
     keys = df["key"].tolist()
     gens["year"] = year
     gens["cm"] = [b.score for b in best]
@@ -80,7 +84,9 @@ def evaluate_split(model: FutureLM, tok, df: pd.DataFrame, year: int, args: argp
                "n_truncated": sum(len(e) == length for e in encoded),
                "n_generated": len(gens), "n_gold": len(df)}
     print(f"{split} {year}: PPL {ppl.ppl:.2f} CPL {ppl.cpl:.2f} CM {metrics['cm']:.4f} "
-          f"({ppl.n_tokens} tokens scored at {rate:.0f} tokens/s)", file=sys.stderr)
+          f"({ppl.n_tokens} tokens scored at {rate:.0f} tokens/s; {len(gens)} abstracts generated "
+          f"in {t_generate:.1f} s; CM against {len(df)} gold abstracts in {t_cm:.1f} s)",
+          file=sys.stderr)
     return metrics, tokens, gens, settings
 
 

