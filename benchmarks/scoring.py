@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join([
         "# Benchmark: PPL/CPL scoring throughput and generation speed",
         "",
-        f"Command: `.venv/bin/python -m benchmarks.scoring --model {args.model}`: "
+        f"Command: `.venv/bin/python -m benchmarks.scoring {' '.join(argv or sys.argv[1:])}`: "
         f"{model.variant} model ({n_params / 1e6:.2f}M parameters incl. bias, |V| = {len(tok)}, "
         f"context {length}), {len(encoded)} dev abstracts of {year} = {n_tokens:,} predicted "
         f"tokens, batch size {params['batch_size']}; generation with beam {settings.num_beams} + "

@@ -12,8 +12,8 @@ curated stopword list (``data/reference/stopwords.txt``, ``rank<TAB>word<TAB>cou
 nltk can only download and which no package here ships. We split sentences with Punkt's own
 algorithm and default (untrained) parameters instead, then apply nltk's word tokenizer per
 sentence exactly as ``word_tokenize`` does. The untrained model differs only in abbreviation
-handling (it may end a sentence after "e.g." or "al."); the words this changes are at most 4
-characters long or are abbreviations, which CM drops anyway.
+handling: it may end a sentence after "e.g." or "approx.", so the period is split off the word.
+Most abbreviations are at most 4 characters long and dropped by CM anyway.
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ def _item_numbers(items: pd.Series, where: str) -> pd.Series:
 
 
 def tabulate(sheet: pd.DataFrame, key: pd.DataFrame) -> pd.DataFrame:
-    """Table 4: per variant, ``n`` abstracts and the % judged 1 for each question."""
+    """Table 4: per variant (baselines first), ``n`` abstracts and the % judged 1 per question."""
     answers = _answers(sheet)
     if answers["item"].duplicated().any():
         raise ValueError("the filled sheet lists some items twice")
@@ -81,6 +81,8 @@ def tabulate(sheet: pd.DataFrame, key: pd.DataFrame) -> pd.DataFrame:
     if not unmatched.empty:
         raise ValueError(f"sheet and key do not match on items {sorted(unmatched['item'])[:10]}: "
                          "use the key exported together with this sheet")
-    table = merged.groupby("variant", sort=False)[list(QUESTIONS)].mean() * 100
-    table.insert(0, "n", merged.groupby("variant", sort=False).size())
-    return table.reset_index()
+    table = merged.groupby("variant")[list(QUESTIONS)].mean() * 100
+    table.insert(0, "n", merged.groupby("variant").size())
+    # Baselines first, then the others by name (the key's own order is shuffled).
+    order = sorted(table.index, key=lambda v: (not str(v).startswith("baseline"), str(v)))
+    return table.loc[order].reset_index()

@@ -131,6 +131,7 @@ class YearLSTM(nn.Module):
 
     def __init__(self, features: int, hidden: int, dropout: float) -> None:
         super().__init__()
+        # Holds the parameters (and their standard initialisation); see _last_hidden.
         self.lstm = nn.LSTM(features, hidden, batch_first=True)
         self.dropout = nn.Dropout(dropout)
 
@@ -149,8 +150,24 @@ class YearLSTM(nn.Module):
         return self.dropout(out[position])
 
     def _last_hidden(self, sequences: Tensor) -> Tensor:
-        _, (h_n, _) = self.lstm(sequences)
-        return h_n[-1]
+        """``nn.LSTM``'s recurrence (gate order i, f, g, o) with its own weights, written out.
+
+        The input projections of all years are one matrix product. The features are data, so
+        autograd computes only the weight gradient; ``nn.LSTM``'s fused kernel would also return
+        the gradient w.r.t. its input — the dominant cost with 50k words x 1,024 features
+        (2.2x slower fwd+bwd in our measurement). Equality with ``nn.LSTM`` is tested.
+        """
+        lstm = self.lstm
+        gates_x = nn.functional.linear(sequences, lstm.weight_ih_l0, lstm.bias_ih_l0 + lstm.bias_hh_l0)
+        h = c = None
+        for t in range(sequences.shape[1]):   # over the years, oldest first
+            gates = gates_x[:, t] if h is None else gates_x[:, t] + h @ lstm.weight_hh_l0.t()
+            i, f, g, o = gates.chunk(4, dim=1)
+            i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+            c = i * g if c is None else f * c + i * g
+            h = o * c.tanh()
+        assert h is not None
+        return h
 
 
 def _context_inputs(history: YearHistory) -> Tensor:

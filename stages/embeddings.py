@@ -30,6 +30,19 @@ def year_abstracts(path: str, year: int) -> list[str]:
     return texts
 
 
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process in MB. Linux VmHWM restarts at exec, unlike
+    ru_maxrss, which would report the forking parent's size (e.g. DVC's) if that was larger."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.embeddings", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -78,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     token_ids, counts, vectors = extract_year(encoder, plan, args.layer, device)
     write_year(args.out, args.year, token_ids, counts, vectors, encoder=args.encoder,
                layer=args.layer, vocab_size=len(lm_tok))
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = peak_rss_mb()
     print(f"{args.year}: {len(texts)} abstracts, {plan.n_encoder_tokens} encoder tokens, "
           f"{len(token_ids)} LM tokens seen, {time.perf_counter() - started:.1f} s on {device} "
           f"({dtype}), peak RSS {peak_mb:.0f} MB -> {args.out}")

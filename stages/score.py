@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from transformers import PreTrainedTokenizerBase
 
 from pipeline.content import content_token_mask, load_stopwords
 from pipeline.embeddings import pick_device
@@ -27,8 +28,6 @@ from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
 from pipeline.meteor import content_meteor
 from pipeline.scoring import perplexities, score_abstracts
 from pipeline.tokenizer import encode_abstracts, load_tokenizer
-
-SPLITS = ("dev", "test")
 
 
 def split_year(df: pd.DataFrame, path: str) -> int:
@@ -48,7 +47,7 @@ def max_positions(model: FutureLM) -> int:
     return int(n)
 
 
-def evaluate_split(model: FutureLM, tok, df: pd.DataFrame, year: int, args: argparse.Namespace,
+def evaluate_split(model: FutureLM, tok: PreTrainedTokenizerBase, df: pd.DataFrame, year: int, args: argparse.Namespace,
                    stopwords: frozenset[str], content_mask: np.ndarray, split: str,
                    ) -> tuple[dict, pd.DataFrame, pd.DataFrame, GenerationSettings]:
     """Scores, generations and metrics of one split (one year, its own history)."""
@@ -56,7 +55,9 @@ def evaluate_split(model: FutureLM, tok, df: pd.DataFrame, year: int, args: argp
     history = (load_history(year, model.window, args.frequencies, args.embeddings, kinds=kinds)
                if kinds else None)
     length = max_positions(model)
-    encoded = encode_abstracts(tok, df["abstract"].tolist(), length)
+    # Abstracts longer than the model's context keep their start (as encode_abstracts does).
+    full = encode_abstracts(tok, df["abstract"].tolist(), max_length=sys.maxsize)
+    encoded = [ids[:length] for ids in full]
     start = time.perf_counter()
     tokens = score_abstracts(model, encoded, content_mask, history, args.batch_size,
                              pad_id=tok.eos_token_id, desc=f"{split} {year} PPL")
@@ -81,7 +82,7 @@ def evaluate_split(model: FutureLM, tok, df: pd.DataFrame, year: int, args: argp
     metrics = {"year": year, "ppl": ppl.ppl, "cpl": ppl.cpl, "cm": float(gens["cm"].mean()),
                "n_abstracts": len(df), "n_tokens": ppl.n_tokens,
                "n_content_tokens": ppl.n_content_tokens,
-               "n_truncated": sum(len(e) == length for e in encoded),
+               "n_truncated": sum(len(ids) > length for ids in full),
                "n_generated": len(gens), "n_gold": len(df)}
     print(f"{split} {year}: PPL {ppl.ppl:.2f} CPL {ppl.cpl:.2f} CM {metrics['cm']:.4f} "
           f"({ppl.n_tokens} tokens scored at {rate:.0f} tokens/s; {len(gens)} abstracts generated "

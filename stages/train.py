@@ -6,7 +6,8 @@ latest training years only), `frequency-nolstm`, `frequency` (eq. 6), `context` 
 from the features of years i-window .. i-1.
 
 The output folder (written atomically when training ends) holds config.json + model.safetensors
-(load with pipeline.future_lm.load_future_lm), train_metrics.json and live/ (DVCLive curves).
+(load with pipeline.future_lm.load_future_lm) and train_metrics.json; the DVCLive training curves
+go to their own folder (--curves), declared as DVC plots.
 Interrupted runs resume from <checkpoint-dir>/<variant>-s<seed>/ when rerun with the same
 parameters and inputs; the checkpoint folder is removed after success.
 """
@@ -51,6 +52,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     io.add_argument("--embeddings", required=True, help="folder of <year>.safetensors contextual embeddings")
     io.add_argument("--window", type=int, required=True, help="history length m in years (features.window)")
     io.add_argument("--out", required=True, help="model folder to write (atomically)")
+    io.add_argument("--curves", required=True,
+                    help="folder for the DVCLive training curves (train/loss.tsv, train/lr.tsv, "
+                         "dev/ppl.tsv; a DVC plots output, written atomically)")
     io.add_argument("--checkpoint-dir", default=".futurelm/checkpoints",
                     help="root of the resume checkpoints (outside DVC outputs)")
     io.add_argument("--checkpoint-every", type=int, default=25,
@@ -80,6 +84,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="context2's alpha: 'learned' (initialised at 1) or a fixed number")
     tr.add_argument("--freeze-lm", action="store_true", help="train only the temporal modules")
     tr.add_argument("--device", default="auto", help="auto (cuda when available), cpu, cuda, cuda:N")
+    tr.add_argument("--threads", type=int, default=0,
+                    help="torch CPU threads (0 = torch default)")
     return p.parse_args(argv)
 
 
@@ -99,6 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as err:
         raise SystemExit(str(err)) from None
     alpha = _alpha(args.alpha)
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto"
                           else args.device)
 
@@ -140,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
                          patience=args.patience, seed=args.seed, freeze_lm=args.freeze_lm,
                          checkpoint_every=args.checkpoint_every)
     identity = {k: v for k, v in vars(args).items()
-                if k not in ("out", "checkpoint_dir", "checkpoint_every", "device")}
+                if k not in ("out", "curves", "checkpoint_dir", "checkpoint_every", "device", "threads")}
     feature_files = [Path(d) / f"{y}.{ext}" for y in {y for h in histories.values() for y in h.years}
                      for d, ext, needed in ((args.frequencies, "parquet", True),
                                             (args.embeddings, "safetensors", "embeddings" in kinds))
@@ -162,10 +170,11 @@ def main(argv: list[str] | None = None) -> None:
         "steps": state.step, "train_tokens": state.tokens,
         "parameters_lm": sum(p.numel() for p in model.lm.parameters()), "parameters_new": n_new,
     }
+    with atomic_path(args.curves) as tmp:
+        shutil.copytree(live_dir / "plots" / "metrics", tmp)
     with atomic_path(args.out) as tmp:
         tmp.mkdir()
         write_future_lm(model.cpu(), tmp)
-        shutil.copytree(live_dir, tmp / "live")
         write_json(metrics, tmp / "train_metrics.json")
     checkpoints.clear()
     print(f"{args.variant} seed {args.seed}: best dev ppl {state.best_ppl:.2f} "

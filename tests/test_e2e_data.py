@@ -41,6 +41,11 @@ def test_repro_builds_the_corpus_and_a_second_repro_runs_nothing(proj):
     assert plot["split"].tolist() == ["history", "history", "train", "train", "dev", "history",
                                       "test"]
 
+    # The DVC plot (the paper's Figure 3) renders from the CSV: one bar per year.
+    plots = json.loads(run_dvc(proj, "plots", "show", "--json").stdout)
+    rendered = plots["data"]["plots/abstracts_per_year.csv"][0]["content"]["data"]["values"]
+    assert sorted(int(v["year"]) for v in rendered) == list(range(2015, 2022))
+
     assert stages_that_would_run(proj, "split") == []
     second = run_dvc(proj, "repro", "split")
     assert "Running stage" not in second.stdout

@@ -92,3 +92,4 @@ def test_cli_round_trip(tmp_path):
     assert "| Baseline-all | 4 | 100.0 | 0.0 |" in text
     assert "| Frequency | 4 | 50.0 | 50.0 |" in text
     assert "| Context² | 4 | 100.0 | 75.0 |" in text
+    assert text.index("| Baseline-all") < text.index("| Context²") < text.index("| Frequency")

@@ -97,11 +97,10 @@ def test_lstm_input_for_word_w_is_its_years_oldest_first(cls) -> None:
     bias = cls(config("x"))
     h = make_history()
     seen_inputs: list[torch.Tensor] = []
-    bias.lstm.lstm.register_forward_hook(lambda mod, args, out: seen_inputs.append(args[0]))
+    bias.lstm.register_forward_pre_hook(lambda mod, args: seen_inputs.append(args[0]))
     bias.word_terms(h, torch.randn(V, D_LM))
     x = seen_inputs[0]
-    assert bias.lstm.lstm.batch_first
-    assert x.shape[:2] == (V, M)  # batch = vocabulary, time = years
+    assert x.shape[:2] == (V, M)  # rows = vocabulary, time axis (dim 1) = years
     for w in (0, 7, V - 1):
         if cls is FrequencyBias:
             assert torch.equal(x[w, :, 0], h.log_freq[w])  # years i-m .. i-1 in order
@@ -190,7 +189,13 @@ def test_unobserved_tokens_share_one_lstm_run_exactly(cls) -> None:
     fast = YearHistory(h.year, h.years, log_freq, emb, seen, observed=observed)
     E = torch.randn(V, D_LM)
     calls: list[int] = []
-    bias.lstm.lstm.register_forward_hook(lambda mod, args, out: calls.append(args[0].shape[0]))
+    run_lstm = bias.lstm._last_hidden
+
+    def counting(sequences: torch.Tensor) -> torch.Tensor:
+        calls.append(sequences.shape[0])   # rows the recurrence actually runs on
+        return run_lstm(sequences)
+
+    bias.lstm._last_hidden = counting
     out_full = bias.word_terms(full, E)
     grads_full = torch.autograd.grad(out_full.square().sum(), list(bias.parameters()), allow_unused=True)
     out_fast = bias.word_terms(fast, E)
@@ -210,3 +215,13 @@ def test_context2_fused_backward_matches_autograd() -> None:
     c = torch.randn(5, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(_GatedWordBias.apply, (g, s, c))
     torch.testing.assert_close(_GatedWordBias.apply(g, s, c), torch.sigmoid(g[:, None] * s) * c)
+
+
+def test_year_lstm_equals_torch_lstm_over_the_years() -> None:
+    from pipeline.temporal import YearLSTM
+
+    torch.manual_seed(0)
+    year_lstm = YearLSTM(D_ENC, 5, dropout=0.0)
+    x = torch.randn(V, M, D_ENC)
+    _, (h_n, _) = year_lstm.lstm(x)   # batch_first: rows = words, time = years
+    torch.testing.assert_close(year_lstm(x), h_n[-1])

@@ -1,0 +1,82 @@
+"""Parameter profiles: the paper profile mirrors params.yaml's keys and builds the same stage graph."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+import yaml
+
+from tests.dvc_project import dvc_env, dvc_repo, make_project, run_dvc
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER = REPO / "profiles" / "paper.yaml"
+
+
+def load(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text())
+
+
+def key_paths(tree: Any, prefix: str = "") -> set[str]:
+    """Every nested key as a dotted path (lists are values, not trees)."""
+    if not isinstance(tree, dict):
+        return set()
+    paths: set[str] = set()
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        paths |= {path} | key_paths(value, path + ".")
+    return paths
+
+
+def test_paper_profile_has_exactly_the_default_keys() -> None:
+    default, paper = key_paths(load(REPO / "params.yaml")), key_paths(load(PAPER))
+    assert sorted(default - paper) == [], "keys missing from profiles/paper.yaml"
+    assert sorted(paper - default) == [], "keys in profiles/paper.yaml unknown to params.yaml"
+
+
+def test_paper_profile_holds_the_papers_settings() -> None:
+    p = load(PAPER)
+    assert p["data"]["source"] == "https://aclanthology.org/anthology+abstracts.bib.gz"
+    assert (p["split"]["train_first"], p["split"]["train_last"], p["split"]["dev_year"],
+            p["split"]["test_year"]) == (2003, 2019, 2020, 2021)
+    assert p["lm"]["base"] == "gpt2" and p["embeddings"]["encoder"] == "roberta-large"
+    t = p["train"]
+    assert (t["batch_size"], t["grad_accum"], t["epochs"]) == (2, 2, 10)
+    assert (t["lr_lm"], t["lr_new"], t["lstm_hidden"]) == (5e-5, 1e-3, 768)
+    assert p["experiment"]["seeds"] == [0, 1, 2]
+    assert {"baseline", "baseline-2", "baseline-3", "frequency-nolstm", "frequency", "context",
+            "context2"} == set(p["experiment"]["variants"])
+
+
+@pytest.mark.parametrize("path", [REPO / "params.yaml", PAPER], ids=["default", "paper"])
+def test_years_cover_every_history(path: Path) -> None:
+    p = load(path)
+    needed = range(p["split"]["train_first"] - p["features"]["window"], p["split"]["test_year"])
+    assert set(needed) <= set(p["years"]), f"{path.name}: years must cover {needed.start}..{needed.stop - 1}"
+
+
+@pytest.mark.slow
+def test_make_paper_profile_builds_the_stage_graph(tmp_path) -> None:
+    """`make paper-profile` in a real project copy, then DVC parses and plans every stage."""
+    proj = make_project(tmp_path, extra=("Makefile", "profiles"))
+    subprocess.run(["make", "-s", "paper-profile"], cwd=proj, env=dvc_env(), check=True,
+                   capture_output=True)
+    assert (proj / "params.yaml").read_text() == PAPER.read_text()
+    listed = run_dvc(proj, "stage", "list").stdout
+    p = load(PAPER)
+    for variant in p["experiment"]["variants"]:
+        for seed in p["experiment"]["seeds"]:
+            assert f"train@{variant}-{seed}" in listed
+    assert "embeddings@2001" in listed and "frequencies@2020" in listed
+    with dvc_repo(proj) as repo:
+        train = {s.addressing: s for s in repo.index.stages}["train@context2-1"]
+        # The DAG DVC builds (graph edges point from a stage to the stages it depends on).
+        upstream = {s.addressing for s in nx.descendants(repo.index.graph, train)}
+    assert "--base gpt2" in train.cmd and "--lr-lm 5e-05" in train.cmd
+    assert "--batch-size 2 --grad-accum 2" in train.cmd and "--lstm-hidden 768" in train.cmd
+    assert "--seed 1" in train.cmd and "--out data/models/context2-s1" in train.cmd
+    assert {"split", "tokenizer", "frequencies@2001", "embeddings@2020"} <= upstream
+    assert not any(name.startswith(("train@", "score@")) for name in upstream)
