@@ -34,7 +34,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # as `make repro` runs
 
 from pipeline.anthology import parse_file  # noqa: E402
 from pipeline.alignment import plan_year
-from pipeline.embeddings import encoder_states, pool_batch
+from pipeline.embeddings import encoder_states, pick_dtype, pool_batch
 from pipeline.frequencies import count_tokens
 from pipeline.io import write_parquet
 from pipeline.models_hub import MINILM, load_encoder, load_tokenizer_for
@@ -125,6 +125,48 @@ def bench_pooling(bib: Path, year: int, repeats: int) -> list[str]:
     ]
 
 
+def bench_random_encoders(bib: Path, year: int, device: torch.device,
+                          sizes: tuple[str, ...] = ("roberta-base", "roberta-large")) -> list[str]:
+    """Tokens/s of randomly initialised RoBERTa encoders (timing only; RoBERTa and GPT-2 share a
+    BPE, so GPT-2's tokenizer stands in for both sides: the identity alignment)."""
+    from transformers import RobertaConfig, RobertaModel
+
+    shapes = {"roberta-base": dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                                   intermediate_size=3072),
+              "roberta-large": dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
+                                    intermediate_size=4096),
+              "roberta-tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                                   intermediate_size=128)}
+    texts = parse_file(bib).papers.query("year == @year")["abstract"].tolist()
+    gpt2 = load_tokenizer_for("gpt2")
+    plan = plan_year(texts, gpt2, gpt2, max_length=512, stride=64, batch_size=64)
+    n_tokens = int(sum(int(b.attention_mask.sum()) for b in plan.batches))
+    dtype = pick_dtype("auto", device)
+    rows = []
+    for name in sizes:
+        torch.manual_seed(0)
+        config = RobertaConfig(vocab_size=len(gpt2) + 8, max_position_embeddings=514,
+                               pad_token_id=gpt2.pad_token_id, **shapes[name])
+        model = RobertaModel(config).to(device=device, dtype=dtype).eval()
+        sums = torch.zeros(len(gpt2), config.hidden_size, device=device)
+        with torch.inference_mode():
+            pool_batch(sums, encoder_states(model, plan.batches[0], -1, device), plan.batches[0])
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for batch in plan.batches:
+                pool_batch(sums, encoder_states(model, batch, -1, device), batch)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            elapsed = time.perf_counter() - t0
+        rows.append(f"| {name} (random init, {dtype}) | {n_tokens:,} | {elapsed:.2f} | "
+                    f"{n_tokens / elapsed:,.0f} |")
+        del model, sums
+    return [f"## Random-init RoBERTa on {device} ({len(texts)} abstracts of {year}, windows <= 512, "
+            f"batches of 64, forward + pooling)", "",
+            "| encoder | tokens | seconds | tokens/s |", "|---|---:|---:|---:|", *rows, ""]
+
+
 def bench_stage(bib: Path, year: int, distinct: dict[int, int]) -> list[str]:
     work = Path(tempfile.mkdtemp(prefix="bench-features-"))
     papers = parse_file(bib).papers
@@ -198,6 +240,11 @@ def main(argv: list[str] | None = None) -> None:
     else:
         lines += [f"(frequencies skipped: {args.bib} not found)", ""]
     lines += bench_pooling(args.sample, args.year, args.repeats)
+    if torch.cuda.is_available():
+        lines += bench_random_encoders(args.sample, args.year, torch.device("cuda"))
+    else:
+        lines += ["(GPU section skipped: no CUDA device on this machine; on a CUDA host this "
+                  "script also times random-init roberta-base and roberta-large.)", ""]
     lines += bench_stage(args.sample, args.year, distinct)
     text = "\n".join(lines)
     print(text)

@@ -45,6 +45,7 @@ _YEAR = re.compile(r"\d{4}")
 _AUTHOR_SEP = re.compile(r"\s+and\s+")
 _ENTRY_HEAD = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s]*)")
 _ENTRY_START = re.compile(r"^@", re.MULTILINE)
+_STRING_DEF = re.compile(r"^@\s*string\b", re.MULTILINE | re.IGNORECASE)
 _DELIMS = re.compile(r'[{}"]')
 _MACRO = re.compile(r"[^\s#{}\"]+")
 
@@ -258,8 +259,8 @@ def split_entries(text: str, n_chunks: int,
     as the start of a block, so cutting there never changes how an entry parses. Texts shorter
     than ``n_chunks * min_chunk_chars`` stay whole (starting processes would cost more).
     """
-    if n_chunks <= 1 or len(text) < n_chunks * min_chunk_chars:
-        return [(text, 0)]
+    if n_chunks <= 1 or len(text) < n_chunks * min_chunk_chars or _STRING_DEF.search(text):
+        return [(text, 0)]  # @string macros must be visible to every entry: keep one chunk
     chunks: list[tuple[str, int]] = []
     start, line = 0, 0
     for k in range(1, n_chunks):

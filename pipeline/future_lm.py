@@ -90,7 +90,7 @@ class FutureLM(nn.Module):
         bias = self.bias
 
         def add_bias(_module: nn.Module, args: tuple[Any, ...], logits: Tensor) -> Tensor:
-            return logits + bias.position_bias(terms, args[0]).to(logits.dtype)
+            return bias.add_bias(terms, args[0], logits)
 
         handle = head.register_forward_hook(add_bias)
         try:

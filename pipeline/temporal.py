@@ -22,6 +22,7 @@ Every module works in two phases so that the expensive, history-only part runs o
   Context², the LM's output embeddings ``E``);
 * :meth:`TemporalBias.position_bias` -> the bias added to logits of shape ``[..., |V|]``, given the
   final hidden states ``H`` that produced those logits. Only Context² uses ``H``.
+  :meth:`TemporalBias.add_bias` returns ``logits + bias`` (fused for Context²).
 
 The LSTMs run over the *years of each word*, batched across the vocabulary: the input is
 ``[|V|, m, features]`` with ``batch_first=True``, so row ``w`` is the sequence
@@ -98,6 +99,10 @@ class TemporalBias(nn.Module, ABC):
         Position-independent variants return their per-word bias ``[|V|]`` unchanged.
         """
         return terms
+
+    def add_bias(self, terms: Tensor, hidden: Tensor, logits: Tensor) -> Tensor:
+        """``logits + bias``: what the future LM computes (subclasses may fuse the two)."""
+        return logits + self.position_bias(terms, hidden).to(logits.dtype)
 
     def forward(self, history: YearHistory, output_embeddings: Tensor, hidden: Tensor) -> Tensor:
         """Convenience: both phases at once, the bias for ``hidden``'s positions."""
@@ -262,33 +267,42 @@ class Context2Bias(TemporalBias):
         return torch.stack([s, s * v])
 
     def position_bias(self, terms: Tensor, hidden: Tensor) -> Tensor:
+        """Eq. 10 as written (the readable reference; training uses the fused :meth:`add_bias`)."""
         s, sv = terms[0], terms[1]
         g = hidden @ (self.C @ self.A)                                  # g_k = H_kᵀ C A
-        bias = _GatedWordBias.apply(g.reshape(-1), s, self.alpha * sv)  # eq. 10
-        return bias.view(*g.shape, s.shape[0])
+        return self.alpha * torch.sigmoid(g.unsqueeze(-1) * s) * sv
+
+    def add_bias(self, terms: Tensor, hidden: Tensor, logits: Tensor) -> Tensor:
+        s, sv = terms[0], terms[1]
+        g = hidden @ (self.C @ self.A)
+        dtype = logits.dtype
+        out = _GatedWordBias.apply(logits.reshape(-1, logits.shape[-1]), g.reshape(-1).to(dtype),
+                                   s.to(dtype), (self.alpha * sv).to(dtype))
+        return out.view(logits.shape)
 
 
 class _GatedWordBias(torch.autograd.Function):
-    """``out[n, w] = σ(g_n s_w) · c_w`` with a hand-written backward.
+    """``out[n, w] = z[n, w] + σ(g_n s_w) · c_w`` (eq. 10 added to the logits), fused.
 
     Plain autograd of the broadcast products keeps several ``[positions, |V|]`` temporaries and
-    reduces gradients over broadcast dimensions slowly; here the forward makes one such tensor
-    besides the output, and the backward's reductions are a matrix-vector product each:
+    reduces gradients over broadcast dimensions slowly. Here the forward makes one such tensor
+    besides the output (``addcmul`` adds to the logits in the same pass), the logits' gradient
+    passes through unchanged, and the other reductions are matrix-vector products:
     ``∂g_n = Σ_w δ_nw s_w``, ``∂s_w = Σ_n δ_nw g_n`` with ``δ = G c σ(1-σ)``, ``∂c_w = Σ_n G_nw σ_nw``.
     """
 
     @staticmethod
-    def forward(ctx, g: Tensor, s: Tensor, c: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx, z: Tensor, g: Tensor, s: Tensor, c: Tensor) -> Tensor:  # type: ignore[override]
         sig = torch.outer(g, s).sigmoid_()
         ctx.save_for_backward(g, s, c, sig)
-        return sig * c
+        return torch.addcmul(z, sig, c)
 
     @staticmethod
-    def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor, Tensor]:  # type: ignore[override]
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:  # type: ignore[override]
         g, s, c, sig = ctx.saved_tensors
         grad_c = (grad * sig).sum(0)
         delta = torch.ops.aten.sigmoid_backward(grad * c, sig)
-        return delta @ s, g @ delta, grad_c
+        return grad, delta @ s, g @ delta, grad_c
 
 
 _BIAS_CLASSES: dict[str, type[TemporalBias]] = {

@@ -148,6 +148,15 @@ def test_result_does_not_depend_on_chunking():
     assert serial.rejects.equals(chunked.rejects)
 
 
+def test_string_macros_apply_to_every_entry():
+    text = ('@string{acl = "Association for Computational Linguistics"}\n'
+            + MALFORMED.read_text().replace('"Proceedings of a Workshop"', "acl"))
+    assert len(split_entries(text, 4, min_chunk_chars=1)) == 1
+    result = parse_bibtex(text, workers=4, min_chunk_chars=1)
+    assert result.papers["venue"].tolist() == ["Association for Computational Linguistics",
+                                               "Transactions of Somewhere"]
+
+
 # --- files --------------------------------------------------------------------------------------
 
 def test_reads_gzip_and_plain_text(tmp_path):

@@ -89,6 +89,9 @@ def test_score_writes_the_documented_folder(project, tmp_path):
         assert m["cpl"] == pytest.approx(np.exp(tokens["content_nll_sum"].sum()
                                                 / tokens["n_content"].sum()))
         assert 0 < tokens["n_content"].sum() < tokens["n_tokens"].sum()
+        # long abstracts are cut to the model's 128 positions (127 predicted tokens) and counted
+        assert tokens["n_tokens"].max() == 127
+        assert m["n_truncated"] == (tokens["n_tokens"] == 127).sum() > 0
         gens = read_parquet(out / f"generations_{split}.parquet")
         assert gens["seed"].tolist() == [0, 1]
         assert m["cm"] == pytest.approx(gens["cm"].mean())

@@ -210,11 +210,19 @@ def test_unobserved_tokens_share_one_lstm_run_exactly(cls) -> None:
 def test_context2_fused_backward_matches_autograd() -> None:
     from pipeline.temporal import _GatedWordBias
 
+    z = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
     g = torch.randn(7, dtype=torch.float64, requires_grad=True)
     s = torch.randn(5, dtype=torch.float64, requires_grad=True)
     c = torch.randn(5, dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(_GatedWordBias.apply, (g, s, c))
-    torch.testing.assert_close(_GatedWordBias.apply(g, s, c), torch.sigmoid(g[:, None] * s) * c)
+    assert torch.autograd.gradcheck(_GatedWordBias.apply, (z, g, s, c))
+    torch.testing.assert_close(_GatedWordBias.apply(z, g, s, c), z + torch.sigmoid(g[:, None] * s) * c)
+    # The module's fused path equals logits + eq. 10 as written.
+    torch.manual_seed(0)
+    bias = Context2Bias(config("context2")).eval()
+    h, E, H = make_history(), torch.randn(V, D_LM), torch.randn(2, 3, D_LM)
+    logits = torch.randn(2, 3, V)
+    terms = bias.word_terms(h, E)
+    torch.testing.assert_close(bias.add_bias(terms, H, logits), logits + bias.position_bias(terms, H))
 
 
 def test_year_lstm_equals_torch_lstm_over_the_years() -> None:
