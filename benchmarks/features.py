@@ -146,7 +146,7 @@ def bench_random_encoders(bib: Path, year: int, device: torch.device,
     for name in sizes:
         torch.manual_seed(0)
         config = RobertaConfig(vocab_size=len(gpt2) + 8, max_position_embeddings=514,
-                               pad_token_id=gpt2.pad_token_id, **shapes[name])
+                               pad_token_id=1, **shapes[name])  # RoBERTa's padding index
         model = RobertaModel(config).to(device=device, dtype=dtype).eval()
         sums = torch.zeros(len(gpt2), config.hidden_size, device=device)
         with torch.inference_mode():

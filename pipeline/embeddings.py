@@ -14,6 +14,10 @@ Storage (compact: only tokens seen that year, fp16; never a dense [years x |V| x
 A token absent from a year's file was not seen that year. Consumers (``pipeline.history``) use,
 for such a token, its vector from the latest earlier year where it was seen, else zeros with a
 ``seen=False`` mask — never the encoder's static input embedding, which lives in another space.
+
+Extraction (:func:`extract_year`) runs the encoder over the batches planned by
+:func:`pipeline.alignment.plan_year` and pools each batch on the device with one ``index_add``
+into a [|V|, d] fp32 sum; :func:`adapt_encoder` optionally MLM-adapts the encoder to the year first.
 """
 
 from __future__ import annotations
@@ -26,9 +30,11 @@ import numpy as np
 import torch
 from safetensors import safe_open
 from safetensors.torch import save
+from tqdm import tqdm
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.io import atomic_path
 from pipeline.alignment import Batch, YearPlan
+from pipeline.io import atomic_path
 
 
 @dataclass(frozen=True)
@@ -117,7 +123,7 @@ def pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
     return named[dtype]
 
 
-def encoder_states(model, batch: Batch, layer: int, device: torch.device) -> torch.Tensor:
+def encoder_states(model: PreTrainedModel, batch: Batch, layer: int, device: torch.device) -> torch.Tensor:
     """Hidden states [B, L, d] of ``layer`` (HF ``hidden_states`` index: 0 = input embeddings
     output, -1 = last layer)."""
     out = model(input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device),
@@ -126,14 +132,19 @@ def encoder_states(model, batch: Batch, layer: int, device: torch.device) -> tor
 
 
 def pool_batch(sums: torch.Tensor, states: torch.Tensor, batch: Batch) -> None:
-    """Add one batch's weighted encoder vectors into ``sums`` [|V|, d] with a single index_add."""
+    """Add one batch's weighted encoder vectors into ``sums`` [|V|, d] with a single index_add.
+
+    Row p adds ``weights[p] * states[positions[p]]`` to ``sums[token_ids[p]]``: the inner mean of
+    eq. 7 (over an occurrence's encoder sub-tokens) folded into the outer sum over occurrences.
+    """
     device = sums.device
     flat = states.reshape(-1, states.shape[-1])
     contrib = flat[batch.positions.to(device)].float() * batch.weights.to(device)[:, None]
     sums.index_add_(0, batch.token_ids.to(device), contrib)
 
 
-def check_layer(model, layer: int) -> None:
+def check_layer(model: PreTrainedModel, layer: int) -> None:
+    """A clear error for a layer index the encoder does not have."""
     n = model.config.num_hidden_layers
     if not -(n + 1) <= layer <= n:
         raise ValueError(f"embeddings.layer={layer} is out of range for an encoder with {n} "
@@ -141,15 +152,13 @@ def check_layer(model, layer: int) -> None:
 
 
 @torch.inference_mode()
-def extract_year(model, plan: YearPlan, layer: int, device: torch.device,
+def extract_year(model: PreTrainedModel, plan: YearPlan, layer: int, device: torch.device,
                  progress: bool = True) -> tuple[np.ndarray, np.ndarray, torch.Tensor]:
     """V_iw (eq. 7) for the tokens seen in a year: ``(token_ids, counts, vectors fp16 [n, d])``.
 
     Sums stay in fp32 on ``device`` ([|V|, d]: ~200 MB for GPT-2 x roberta-large), whatever the
     encoder's compute dtype; only the seen rows come back, as fp16.
     """
-    from tqdm import tqdm
-
     check_layer(model, layer)
     model.eval()
     sums = torch.zeros((plan.counts.shape[0], model.config.hidden_size), dtype=torch.float32,
@@ -163,16 +172,15 @@ def extract_year(model, plan: YearPlan, layer: int, device: torch.device,
     return token_ids, counts, vectors.to(torch.float16).cpu()
 
 
-def adapt_encoder(mlm_model, enc_tok, texts: list[str], epochs: int, max_length: int, stride: int,
-                  batch_size: int, device: torch.device, lr: float = 5e-5, seed: int = 0,
-                  progress: bool = True):
+def adapt_encoder(mlm_model: PreTrainedModel, enc_tok: PreTrainedTokenizerBase, texts: list[str],
+                  epochs: int, max_length: int, stride: int, batch_size: int, device: torch.device,
+                  lr: float = 5e-5, seed: int = 0, progress: bool = True) -> PreTrainedModel:
     """Fine-tune an encoder with its MLM head on one year's abstracts (paper §3.3: the encoder
     is adapted to each year before its vectors are pooled). Returns the bare encoder.
 
     Long abstracts are windowed as for extraction; masking is 15 % (BERT/RoBERTa recipe) and
     seeded, so the same year always yields the same adapted encoder.
     """
-    from tqdm import tqdm
     from transformers import DataCollatorForLanguageModeling
 
     torch.manual_seed(seed)

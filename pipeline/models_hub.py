@@ -26,7 +26,6 @@ import os
 import subprocess
 import sys
 import tarfile
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -77,7 +77,7 @@ def test_match_word_multi_token_uses_first_token_and_says_so(tok) -> None:
     pieces = tokenize_texts(tok, [" pretraining"])[0]
     assert len(pieces) > 1
     assert match.token_ids == (pieces[0],)
-    assert match.match.startswith(f"first token") and f"of {len(pieces)}" in match.match
+    assert match.match.startswith("first token") and f"of {len(pieces)}" in match.match
 
 
 def test_word_log_freq_sums_matched_tokens(tok) -> None:
