@@ -149,10 +149,11 @@ def main(argv: list[str] | None = None) -> None:
                          checkpoint_every=args.checkpoint_every)
     identity = {k: v for k, v in vars(args).items()
                 if k not in ("out", "curves", "checkpoint_dir", "checkpoint_every", "device", "threads")}
-    feature_files = [Path(d) / f"{y}.{ext}" for y in {y for h in histories.values() for y in h.years}
-                     for d, ext, needed in ((args.frequencies, "parquet", True),
-                                            (args.embeddings, "safetensors", "embeddings" in kinds))
-                     if needed]
+    # Resume only from a checkpoint of this very configuration and these very inputs.
+    history_years = sorted({y for h in histories.values() for y in h.years})
+    feature_files = [Path(args.frequencies) / f"{y}.parquet" for y in history_years]
+    if "embeddings" in kinds:
+        feature_files += [Path(args.embeddings) / f"{y}.safetensors" for y in history_years]
     key = run_key(identity, [Path(args.train), Path(args.dev), Path(args.tokenizer), *feature_files])
     checkpoints = Checkpoints(Path(args.checkpoint_dir) / f"{args.variant}-s{args.seed}", key)
     live_dir = checkpoints.dir / "live"
