@@ -15,7 +15,6 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml scripts/setup_wordnet.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
 	# CPU build of PyTorch; on a CUDA machine see README "GPU install" before running make.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
