@@ -11,23 +11,12 @@ import argparse
 import resource
 import time
 
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
-
 from pipeline.alignment import plan_year
 from pipeline.embeddings import adapt_encoder, extract_year, pick_device, pick_dtype, write_year
 from pipeline.models_hub import load_encoder, load_masked_lm, load_tokenizer_for
+from pipeline.splits import year_abstracts
 from pipeline.tokenizer import load_tokenizer
 
-
-def year_abstracts(path: str, year: int) -> list[str]:
-    """The abstracts of ``year`` in corpus order (only two columns are read)."""
-    table = pq.read_table(path, columns=["year", "abstract"])
-    texts = table.filter(pc.equal(table["year"], year))["abstract"].to_pylist()
-    if not texts:
-        raise SystemExit(f"{path} has no abstracts for {year}: remove {year} from `years` in "
-                         f"params.yaml or use a corpus (data.source) that covers it")
-    return texts
 
 
 def peak_rss_mb() -> float:
@@ -75,7 +64,10 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     device = pick_device(args.device)
     dtype = pick_dtype(args.dtype, device)
-    texts = year_abstracts(args.abstracts, args.year)
+    try:
+        texts = year_abstracts(args.abstracts, args.year)
+    except ValueError as err:  # a year with no abstracts: the message says what to change
+        raise SystemExit(str(err)) from None
     lm_tok = load_tokenizer(args.tokenizer)
     enc_tok = load_tokenizer_for(args.encoder)
     if args.max_length > enc_tok.model_max_length:

@@ -5,21 +5,10 @@ from __future__ import annotations
 
 import argparse
 
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
-
 from pipeline.frequencies import count_tokens, write_year
+from pipeline.splits import year_abstracts
 from pipeline.tokenizer import load_tokenizer
 
-
-def year_abstracts(path: str, year: int) -> list[str]:
-    """The abstracts of ``year`` in corpus order (only two columns are read)."""
-    table = pq.read_table(path, columns=["year", "abstract"])
-    texts = table.filter(pc.equal(table["year"], year))["abstract"].to_pylist()
-    if not texts:
-        raise SystemExit(f"{path} has no abstracts for {year}: remove {year} from `years` in "
-                         f"params.yaml or use a corpus (data.source) that covers it")
-    return texts
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +25,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    texts = year_abstracts(args.abstracts, args.year)
+    try:
+        texts = year_abstracts(args.abstracts, args.year)
+    except ValueError as err:  # a year with no abstracts: the message says what to change
+        raise SystemExit(str(err)) from None
     counts = count_tokens(load_tokenizer(args.tokenizer), texts)
     write_year(args.out, args.year, counts)
     print(f"{args.year}: {len(texts)} abstracts, {int(counts.sum())} LM tokens, "

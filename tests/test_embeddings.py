@@ -22,14 +22,6 @@ TEXTS = [
 CPU = torch.device("cpu")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """`make test` runs 2 workers on 2 cores: one intra-op thread each avoids oversubscription
-    (a shared CPU made multi-threaded backward passes ~10x slower)."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 @pytest.fixture(scope="module")

@@ -20,14 +20,6 @@ from stages import frequencies as frequencies_stage
 from stages import frequency_plot as plot_stage
 from stages import tokenizer as tokenizer_stage
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """`make test` runs 2 workers on 2 cores: one intra-op thread each avoids oversubscription
-    (a shared CPU made multi-threaded backward passes ~10x slower)."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 WORDS = ("we propose a neural model with transformer layers and contextual embedding of words "
