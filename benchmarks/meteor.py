@@ -12,6 +12,7 @@ Run: .venv/bin/python -m benchmarks.meteor [--generated data/scores/baseline-s0/
 from __future__ import annotations
 
 import argparse
+import os
 import glob
 import platform
 import sys
@@ -106,7 +107,8 @@ def main(argv: list[str] | None = None) -> None:
         f"Command: `.venv/bin/python -m benchmarks.meteor{_options(argv)}` (gold: {len(gold)} abstracts of "
         f"{args.year} from `{Path(args.bib).name}`; generated: {len(hyps)} abstracts from "
         f"`{source}`).",
-        f"Machine: {platform.machine()}, 2-core CPU, 24 GiB, shared with other jobs during the run; "
+        f"Machine: {platform.machine()}, 2-core CPU, 24 GiB, 1-minute load average {os.getloadavg()[0]:.1f} at the end of "
+        f"the run (above ~1.5 means other jobs shared the CPU); "
         f"Python {platform.python_version()}.",
         "",
         "| method | time (s) | per generated abstract (s) | pairs scored exactly |",

@@ -9,6 +9,7 @@ Run: .venv/bin/python -m benchmarks.scoring [--model data/models/frequency-s0]
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
@@ -75,7 +76,8 @@ def main(argv: list[str] | None = None) -> None:
         f"context {length}), {len(encoded)} dev abstracts of {year} = {n_tokens:,} predicted "
         f"tokens, batch size {params['batch_size']}; generation with beam {settings.num_beams} + "
         f"sampling, {settings.max_new_tokens} new tokens max.",
-        f"Machine: {platform.machine()}, 2-core CPU, 24 GiB, shared with other jobs during the run; "
+        f"Machine: {platform.machine()}, 2-core CPU, 24 GiB, 1-minute load average {os.getloadavg()[0]:.1f} at the end of "
+        f"the run (above ~1.5 means other jobs shared the CPU); "
         f"torch {torch.__version__}.",
         "",
         "| torch threads | scoring tokens/s | scoring time (s) | generation s/abstract |",
