@@ -1,7 +1,8 @@
-"""Run every benchmark in turn (`make bench`); each rewrites its own benchmarks/results/<name>.md.
+"""Run every benchmark in turn at its default settings (`make bench`), printing each one's Markdown.
 
-Benchmarks are measurements, not tests: run them on an otherwise idle machine and commit the
-results files they write, which name the hardware they ran on.
+Benchmarks are measurements, not tests. To record one, run it alone on an otherwise idle machine
+with `python -m benchmarks.<name> --out <file>` and fold the result into
+benchmarks/results/<name>.md, which keeps the hardware and load each run saw.
 """
 
 from __future__ import annotations
