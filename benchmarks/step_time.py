@@ -60,8 +60,9 @@ class Sizes:
 
 
 PRESETS = {
+    # Mirrors params.yaml (lm, tokenizer.vocab_size, train.batch_size / max_length / lstm_hidden).
     "default": Sizes(n_layer=2, n_embd=128, n_head=4, vocab=4096, feature_dim=384, lstm_hidden=32,
-                     batch=16, length=128),
+                     batch=4, length=128),
     "reference": Sizes(n_layer=12, n_embd=768, n_head=12, vocab=50257, feature_dim=1024,
                        lstm_hidden=768, batch=2, length=256),
 }
