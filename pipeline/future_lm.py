@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_model, save_model
+from safetensors.torch import load_model, save_file
 from torch import Tensor, nn
 from transformers import AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel, PreTrainedModel
 from transformers.modeling_outputs import CausalLMOutputWithPast
@@ -168,8 +168,25 @@ def write_future_lm(model: FutureLM, directory: str | Path) -> None:
     config = {"format_version": FORMAT_VERSION, "variant": model.variant,
               "bias": model.bias_config.to_dict(), "lm_config": model.lm.config.to_dict()}
     (directory / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-    # save_model de-duplicates tied weights (GPT-2's lm_head is wte).
-    save_model(model, str(directory / WEIGHTS_NAME), metadata={"format": "pt"})
+    # Byte-identical files for identical weights: safetensors writes its metadata map in a
+    # per-process random order, so it gets a single key; tied names need no record because
+    # load_model re-derives them from the model (save_model's alias entries made headers vary).
+    save_file(_dedupe_tied(model.state_dict()), str(directory / WEIGHTS_NAME),
+              metadata={"format": "pt"})
+
+
+def _dedupe_tied(state: dict[str, Tensor]) -> dict[str, Tensor]:
+    """One entry per shared storage (GPT-2's ``lm_head`` is ``wte``): the first name in sorted
+    order is stored; ``load_model`` fills the tied twins from the model's own structure."""
+    tensors: dict[str, Tensor] = {}
+    owners: set[tuple[int, int, tuple[int, ...]]] = set()
+    for name in sorted(state):
+        t = state[name]
+        key = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape))
+        if key not in owners:
+            owners.add(key)
+            tensors[name] = t.detach().contiguous()
+    return tensors
 
 
 def save_future_lm(model: FutureLM, directory: str | Path) -> None:
