@@ -103,13 +103,6 @@ def read_year(path: str | os.PathLike[str]) -> YearEmbeddings:
 
 # --- extraction ---------------------------------------------------------------------------------
 
-def pick_device(device: str = "auto") -> torch.device:
-    """``auto`` = CUDA when present, else CPU; anything else is passed to ``torch.device``."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
 def pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
     """``auto`` = fp32 on CPU; bf16 on CUDA when supported, else fp16. Or fp32/fp16/bf16."""
     named = {"fp32": torch.float32, "float32": torch.float32, "fp16": torch.float16,

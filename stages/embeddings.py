@@ -12,7 +12,8 @@ import resource
 import time
 
 from pipeline.alignment import plan_year
-from pipeline.embeddings import adapt_encoder, extract_year, pick_device, pick_dtype, write_year
+from pipeline.device import pick_device
+from pipeline.embeddings import adapt_encoder, extract_year, pick_dtype, write_year
 from pipeline.models_hub import load_encoder, load_masked_lm, load_tokenizer_for
 from pipeline.splits import year_abstracts
 from pipeline.tokenizer import load_tokenizer

@@ -20,7 +20,7 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from pipeline.content import content_token_mask, load_stopwords
-from pipeline.embeddings import pick_device
+from pipeline.device import pick_device
 from pipeline.future_lm import FutureLM, load_future_lm
 from pipeline.generation import GenerationSettings, generate_abstracts
 from pipeline.history import load_history

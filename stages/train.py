@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from pipeline import models_hub
+from pipeline.device import pick_device
 from pipeline.future_lm import make_future_lm, scratch_gpt2, write_future_lm
 from pipeline.history import load_history
 from pipeline.io import atomic_path, read_parquet, write_json
@@ -107,8 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     alpha = _alpha(args.alpha)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto"
-                          else args.device)
+    device = pick_device(args.device)
 
     tok = load_tokenizer(args.tokenizer)
     pad_id = tok.eos_token_id

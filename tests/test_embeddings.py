@@ -9,6 +9,7 @@ import torch
 
 from pipeline import embeddings as em
 from pipeline.alignment import plan_year
+from pipeline.device import pick_device
 from pipeline.history import dense_history
 from pipeline.models_hub import MINILM, load_encoder, load_masked_lm, load_tokenizer_for
 from pipeline.tokenizer import plain_backend, train_scratch_tokenizer
@@ -157,7 +158,7 @@ def test_unseen_token_falls_back_to_latest_earlier_year(tmp_path, lm_tok, enc_to
 
 def test_auto_device_and_dtype_on_cpu(monkeypatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    device = em.pick_device("auto")
+    device = pick_device("auto")
     assert device.type == "cpu" and em.pick_dtype("auto", device) == torch.float32
     assert em.pick_dtype("bf16", device) == torch.bfloat16
     with pytest.raises(ValueError, match="embeddings.dtype"):
@@ -167,7 +168,7 @@ def test_auto_device_and_dtype_on_cpu(monkeypatch) -> None:
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine: the "
                     "GPU path is exercised when the test suite runs on a GPU host")
 def test_cuda_path_is_chosen_when_available(lm_tok, enc_tok) -> None:
-    device = em.pick_device("auto")
+    device = pick_device("auto")
     dtype = em.pick_dtype("auto", device)
     assert device.type == "cuda" and dtype in (torch.bfloat16, torch.float16)
     model = load_encoder(MINILM).to(device=device, dtype=dtype)
