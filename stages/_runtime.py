@@ -1,0 +1,53 @@
+"""Runtime settings (device, threads, workers): how a stage runs, never what it computes.
+
+They live in ``runtime.yaml`` (or the file named by ``FUTURELM_RUNTIME``), each overridable by an
+environment variable (``FUTURELM_DEVICE``, ``FUTURELM_THREADS``, ``FUTURELM_WORKERS``). They are
+not DVC params, so changing them reruns nothing; a stage's ``--device``/``--threads`` flag, when
+given, wins over both. Results must not depend on them (the tests check it for workers/threads).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+import yaml
+
+from pipeline.errors import UserError
+
+DEFAULT_FILE = Path(__file__).resolve().parents[1] / "runtime.yaml"
+ENV_PREFIX = "FUTURELM_"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    device: str = "auto"
+    threads: int = 1
+    workers: int = 2
+
+
+def load_runtime(path: str | os.PathLike[str] | None = None) -> Runtime:
+    """Settings from the runtime file, then environment overrides."""
+    path = Path(path or os.environ.get(f"{ENV_PREFIX}RUNTIME") or DEFAULT_FILE)
+    values: dict[str, object] = {}
+    if path.exists():
+        try:
+            values = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as err:
+            raise UserError(f"runtime settings are not valid YAML: {err}", path=path,
+                            fix="fix the file, or delete it to use the defaults") from None
+        unknown = set(values) - {f.name for f in fields(Runtime)}
+        if unknown:
+            raise UserError(f"unknown runtime settings {sorted(unknown)}", path=path,
+                            fix=f"use only {[f.name for f in fields(Runtime)]}")
+    runtime = replace(Runtime(), **values)
+    for f in fields(Runtime):
+        env = os.environ.get(f"{ENV_PREFIX}{f.name.upper()}")
+        if env:
+            try:
+                runtime = replace(runtime, **{f.name: type(getattr(Runtime(), f.name))(env)})
+            except ValueError:
+                raise UserError(f"{ENV_PREFIX}{f.name.upper()}={env!r} is not a valid {f.name}",
+                                fix=f"set it to a {type(getattr(Runtime(), f.name)).__name__}") from None
+    return runtime
