@@ -98,6 +98,15 @@ def _require(path: Path, year: int, stage: str) -> Path:
     return path
 
 
+def history_years(year: int, window: int) -> tuple[int, ...]:
+    """The years whose features make the history of ``year``: ``year-window .. year-1``, oldest first.
+
+    The one definition of the window: ``load_history`` reads these years, and the stage graph
+    (``stages/graph.py``) makes each stage depend on exactly their feature files.
+    """
+    return tuple(range(year - window, year))
+
+
 def load_history(year: int, window: int, frequencies_dir: str | Path,
                  embeddings_dir: str | Path | None,
                  kinds: Collection[str] = ("frequencies",)) -> YearHistory:
@@ -112,7 +121,7 @@ def load_history(year: int, window: int, frequencies_dir: str | Path,
         raise ValueError(f"unknown history kinds {sorted(unknown)}; expected {sorted(HISTORY_KINDS)}")
     if window < 1:
         raise ValueError(f"window must be >= 1, got {window}")
-    years = tuple(range(year - window, year))
+    years = history_years(year, window)
     freqs = [frequencies_io.read_year(_require(Path(frequencies_dir) / f"{y}.parquet", y,
                                                "frequencies")) for y in years]
     for y, f in zip(years, freqs):
