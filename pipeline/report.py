@@ -1,11 +1,17 @@
-"""The paper's result tables from the score folders (Table 2 examples, Table 3 metrics).
+"""The paper's result tables from the score folders, plus staleness and long-tail metrics.
 
-Input: one folder per trained model, ``<scores>/<variant>-s<seed>/`` (written by the score stage,
-layout in docs/design.md). Output pieces, all deterministic:
+Input: one folder per trained model, ``<scores>/<variant>-s<seed>/`` (score stage, layout in
+docs/design.md): ``metrics.json`` with ``dev_year``, ``test_year`` and ``years`` (every scored
+year), and per year ``tokens_<year>.parquet`` (per-abstract NLL sums), ``generations_<year>.parquet``
+(generated abstracts with CM) and ``positions_<year>.parquet`` (per-position NLL and top-10 hit).
+Output pieces, all deterministic:
 
-- Table 3: Dev and Test x PPL, CM, CPL per variant, mean ± sample std over seeds, with the
-  two-sided sign-test p-value of each variant against the baseline (§4.7), pooled over seeds by
-  pairing the same seed's items (abstracts for PPL/CPL, generated abstract ``i`` for CM);
+- Table 3: Dev and Test x PPL, CM, CPL per variant, mean ± sample std over seeds, with a
+  two-sided test of each variant against the baseline (§4.7, :mod:`pipeline.significance`):
+  the exact sign test over abstracts for PPL/CPL, the exact rank-sum test over generated
+  abstracts for CM; each item's score is averaged over seeds first (:func:`seed_mean_items`);
+- staleness: PPL and CPL of every scored year (:mod:`pipeline.staleness`);
+- frequency buckets: NLL by history frequency, emerging tokens, recall@10 (:mod:`pipeline.buckets`);
 - Table 2: the first generated abstracts of each variant for the test year;
 - per-variant metric dicts (DVC metrics) and one flat row per variant (DVC plots).
 """
@@ -21,8 +27,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline.buckets import BUCKETS, EMERGING, RARE_BUCKETS, bucket_metrics, load_bucket_features
+from pipeline.errors import UserError
 from pipeline.io import read_json, read_parquet
-from pipeline.significance import SignTest, paired_sign_test
+from pipeline.significance import RankSumTest, SignTest, paired_sign_test, rank_sum_test
 
 SPLITS = ("dev", "test")
 METRICS = ("ppl", "cm", "cpl")                      # Table 3 column order
@@ -40,80 +48,155 @@ def display_name(variant: str) -> str:
 
 @dataclass(frozen=True)
 class Run:
-    """The scores of one trained model (one variant, one seed)."""
+    """The scores of one trained model (one variant, one seed) for every scored year."""
     variant: str
     seed: int
+    folder: Path
     metrics: dict
-    tokens: dict[str, pd.DataFrame]
-    generations: dict[str, pd.DataFrame]
+    tokens: dict[int, pd.DataFrame]
+    generations: dict[int, pd.DataFrame]
 
-    def items(self, split: str, metric: str) -> pd.Series:
-        """Per-item scores for the paired test, indexed by item id."""
+    @property
+    def years(self) -> list[int]:
+        return sorted(int(y) for y in self.metrics["years"])
+
+    def split_year(self, split: str) -> int:
+        return int(self.metrics[f"{split}_year"])
+
+    def year_metrics(self, year: int) -> dict:
+        return self.metrics["years"][str(year)]
+
+    def items(self, year: int, metric: str) -> pd.Series:
+        """Per-item scores, indexed by item id: the abstract's key for PPL (NLL per token) and
+        CPL (content NLL per content token; abstracts without content tokens dropped), the
+        generated abstract's index for CM."""
         if metric == "cm":
-            gen = self.generations[split]
+            gen = self.generations[year]
             return pd.Series(gen["cm"].to_numpy(), index=gen["index"].to_numpy())
-        tok = self.tokens[split]
+        tok = self.tokens[year]
         if metric == "ppl":
             return pd.Series((tok["nll_sum"] / tok["n_tokens"]).to_numpy(), index=tok["key"])
         keep = tok["n_content"] > 0
         return pd.Series((tok["content_nll_sum"][keep] / tok["n_content"][keep]).to_numpy(),
                          index=tok["key"][keep])
 
+    def positions(self, year: int) -> pd.DataFrame:
+        """Per-position targets, NLLs and top-10 hits of ``year`` (read on demand: it is large)."""
+        return read_parquet(self.folder / f"positions_{year}.parquet",
+                            columns=["target_id", "nll", "top10"])
+
 
 def load_run(scores_dir: str | os.PathLike[str], variant: str, seed: int) -> Run:
     folder = Path(scores_dir) / f"{variant}-s{seed}"
     if not (folder / "metrics.json").exists():
-        raise FileNotFoundError(f"{folder}/metrics.json is missing: score this model first "
-                                f"(`dvc repro score@{variant}-{seed}`), or drop {variant!r}/seed "
-                                f"{seed} from experiment in params.yaml")
-    return Run(variant=variant, seed=seed, metrics=read_json(folder / "metrics.json"),
-               tokens={s: read_parquet(folder / f"tokens_{s}.parquet") for s in SPLITS},
-               generations={s: read_parquet(folder / f"generations_{s}.parquet") for s in SPLITS})
+        raise UserError(f"the scores of {variant} seed {seed} are missing", path=folder / "metrics.json",
+                        fix=f"score this model first (`dvc repro score@{variant}-{seed}`), or drop "
+                            f"{variant!r}/seed {seed} from `experiment` in params.yaml")
+    metrics = read_json(folder / "metrics.json")
+    if "years" not in metrics or "dev_year" not in metrics:
+        raise UserError("metrics.json predates per-year scoring (no `years`/`dev_year`)",
+                        path=folder / "metrics.json", fix=f"re-run `dvc repro score@{variant}-{seed}`")
+    years = sorted(int(y) for y in metrics["years"])
+    generations = {y: read_parquet(folder / f"generations_{y}.parquet") for y in years
+                   if (folder / f"generations_{y}.parquet").exists()}
+    return Run(variant=variant, seed=seed, folder=folder, metrics=metrics,
+               tokens={y: read_parquet(folder / f"tokens_{y}.parquet") for y in years},
+               generations=generations)
 
 
 def load_runs(scores_dir: str | os.PathLike[str], variants: Sequence[str],
               seeds: Sequence[int]) -> dict[tuple[str, int], Run]:
-    return {(v, s): load_run(scores_dir, v, s) for v in variants for s in seeds}
+    runs = {(v, s): load_run(scores_dir, v, s) for v in variants for s in seeds}
+    first = next(iter(runs.values()))
+    for (v, s), run in runs.items():
+        for split in SPLITS:
+            if run.split_year(split) != first.split_year(split):
+                raise UserError(f"{v} seed {s} has {split} year {run.split_year(split)}, but "
+                                f"{first.variant} seed {first.seed} has {first.split_year(split)}",
+                                path=run.folder, fix="re-score every model with the same split years")
+    return runs
 
 
-def sign_test(runs: dict[tuple[str, int], Run], variant: str, baseline: str,
-              seeds: Sequence[int], split: str, metric: str) -> SignTest:
-    """Paired sign test of ``variant`` vs ``baseline``, items pooled over seeds."""
-    model, base = [], []
-    for seed in seeds:
-        a = runs[(variant, seed)].items(split, metric)
-        b = runs[(baseline, seed)].items(split, metric)
-        common = a.index.intersection(b.index)
-        if len(common) == 0:
-            raise ValueError(f"{variant} and {baseline} (seed {seed}) share no {split} items for "
-                             f"{metric}: were they scored on the same split?")
-        model.append(a.loc[common].to_numpy())
-        base.append(b.loc[common].to_numpy())
-    return paired_sign_test(np.concatenate(model), np.concatenate(base), HIGHER_IS_BETTER[metric])
+def seed_mean_items(runs: dict[tuple[str, int], Run], variant: str, seeds: Sequence[int],
+                    year: int, metric: str) -> pd.Series:
+    """Each item's score averaged over seeds: one value per abstract (or generated index).
+
+    Seeds re-train the same model on the same data; counting an abstract once per seed would
+    treat k correlated scores as k independent items and shrink p-values (issue 8 §1).
+    """
+    per_seed = [runs[(variant, s)].items(year, metric) for s in seeds]
+    table = pd.concat(per_seed, axis=1, join="inner")
+    if any(len(series) != len(table) for series in per_seed):
+        raise ValueError(f"the seeds of {variant} scored different {metric} items in {year}: "
+                         "were they scored on the same data?")
+    return table.mean(axis=1)
+
+
+def compare(runs: dict[tuple[str, int], Run], variant: str, baseline: str, seeds: Sequence[int],
+            year: int, metric: str) -> SignTest | RankSumTest:
+    """``variant`` vs ``baseline`` on seed-averaged items: sign test (PPL/CPL, paired abstracts)
+    or rank-sum test (CM, two independent samples of generated abstracts)."""
+    model = seed_mean_items(runs, variant, seeds, year, metric)
+    base = seed_mean_items(runs, baseline, seeds, year, metric)
+    if metric == "cm":
+        return rank_sum_test(model.to_numpy(), base.to_numpy(), HIGHER_IS_BETTER[metric])
+    common = model.index.intersection(base.index)
+    if len(common) == 0:
+        raise ValueError(f"{variant} and {baseline} share no {year} items for {metric}: were "
+                         "they scored on the same year?")
+    return paired_sign_test(model.loc[common].to_numpy(), base.loc[common].to_numpy(),
+                            HIGHER_IS_BETTER[metric])
 
 
 def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
               baseline: str) -> dict[str, dict]:
-    """Per variant: {split: {metric: mean, metric_std, metric_p, ...}, "seeds": [...]}."""
+    """Per variant: {"seeds", split: {"year", metric, metric_std, metric_p, metric_better,
+    metric_worse}, "years": {year: {ppl, cpl, cm}}} (means over seeds)."""
     if baseline not in variants:
         raise ValueError(f"baseline {baseline!r} is not among the variants {list(variants)}")
     out: dict[str, dict] = {}
     for v in variants:
         entry: dict = {"seeds": list(seeds)}
         for split in SPLITS:
-            stats: dict = {"year": runs[(v, seeds[0])].metrics[split]["year"]}
+            year = runs[(v, seeds[0])].split_year(split)
+            stats: dict = {"year": year}
             for metric in METRICS:
-                values = [float(runs[(v, s)].metrics[split][metric]) for s in seeds]
+                values = [float(runs[(v, s)].year_metrics(year)[metric]) for s in seeds]
                 stats[metric] = float(np.mean(values))
                 stats[f"{metric}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else None
                 if v != baseline:
-                    test = sign_test(runs, v, baseline, seeds, split, metric)
+                    test = compare(runs, v, baseline, seeds, year, metric)
                     stats[f"{metric}_p"] = test.p_value
                     stats[f"{metric}_better"] = test.better
                     stats[f"{metric}_worse"] = test.worse
             entry[split] = stats
+        entry["years"] = {
+            str(y): {m: float(np.mean([runs[(v, s)].year_metrics(y)[m] for s in seeds]))
+                     for m in ("ppl", "cpl", "cm") if m in runs[(v, seeds[0])].year_metrics(y)}
+            for y in runs[(v, seeds[0])].years}
         out[v] = entry
     return out
+
+
+def bucket_frame(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
+                 frequencies_dir: str | os.PathLike[str], window: int) -> pd.DataFrame:
+    """Bucket metrics per (model, year), averaged over seeds: columns ``model``, ``year``,
+    ``bucket``, ``n``, ``mean_nll``, ``recall10``."""
+    frames = []
+    years = runs[(variants[0], seeds[0])].years
+    for year in years:
+        history, emerging = load_bucket_features(frequencies_dir, year, window)
+        for v in variants:
+            per_seed = []
+            for s in seeds:
+                pos = runs[(v, s)].positions(year)
+                per_seed.append(bucket_metrics(pos["target_id"].to_numpy(), pos["nll"].to_numpy(),
+                                               pos["top10"].to_numpy(), history, emerging))
+            mean = pd.concat(per_seed).groupby("bucket", sort=False).mean()
+            frames.append(mean.reset_index().assign(model=display_name(v), year=year))
+    frame = pd.concat(frames, ignore_index=True)
+    frame["n"] = frame["n"].round().astype("int64")
+    return frame[["model", "year", "bucket", "n", "mean_nll", "recall10"]]
 
 
 def _cell(stats: dict, metric: str) -> str:
@@ -131,7 +214,7 @@ def _p(value: float | None) -> str:
 
 
 def table3(summary: dict[str, dict], baseline: str) -> tuple[str, str]:
-    """Markdown Table 3 (metrics) and its companion table of sign-test p-values."""
+    """Markdown Table 3 (metrics) and its companion table of p-values."""
     any_v = next(iter(summary.values()))
     heads = [f"{s.capitalize()} {any_v[s]['year']} {m.upper()}" for s in SPLITS for m in METRICS]
     lines = ["| Model | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
@@ -147,27 +230,65 @@ def table3(summary: dict[str, dict], baseline: str) -> tuple[str, str]:
 
 
 def examples(runs: dict[tuple[str, int], Run], variants: Sequence[str], seed: int,
-             n: int, split: str = "test") -> str:
-    """Markdown Table 2: the first ``n`` generated abstracts of each variant for ``split``."""
+             n: int, year: int) -> str:
+    """Markdown Table 2: the first ``n`` generated abstracts of each variant for ``year``."""
     parts = []
     for v in variants:
-        gen = runs[(v, seed)].generations[split].sort_values("index").head(n)
+        gen = runs[(v, seed)].generations[year].sort_values("index").head(n)
         parts.append(f"### {display_name(v)}\n")
         for row in gen.itertuples():
             parts.append(f"{row.index + 1}. (CM {row.cm:.4f}) {row.text.replace(chr(10), ' ')}\n")
     return "\n".join(parts)
 
 
-def render(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
-           baseline: str, n_examples: int) -> tuple[str, dict[str, dict]]:
-    """The whole ``reports/results.md`` text and the per-variant summary it shows."""
-    summary = summarize(runs, variants, seeds, baseline)
+def significance_note(baseline: str, seeds: Sequence[int]) -> str:
+    averaged = (f"each item's score is first averaged over the {len(seeds)} seeds, so an item "
+                "counts once" if len(seeds) > 1 else "one seed")
+    return (f"Two-sided tests against {display_name(baseline)} (p-values). PPL/CPL: exact sign "
+            "test; the items are the year's abstracts (per-token NLL of each abstract; for CPL, "
+            "abstracts with content tokens), paired across models, ties dropped. CM: exact "
+            "Wilcoxon-Mann-Whitney rank-sum test (exact permutation distribution with ties at "
+            "mid-ranks); the items are the generated abstracts, two independent samples, since "
+            f"abstract i of two models shares only a random seed. Over seeds: {averaged}.")
+
+
+def bucket_markdown(frame: pd.DataFrame) -> str:
+    """Mean NLL per history-frequency bucket and for emerging tokens, recall@10 for rare ones."""
+    nll_heads = [f"NLL {b}" for b in (*BUCKETS, EMERGING)]
+    rec_heads = [f"R@10 {b}" for b in RARE_BUCKETS]
+    lines = ["| Year | Model | " + " | ".join(nll_heads + rec_heads) + " |",
+             "|---|---|" + "---:|" * (len(nll_heads) + len(rec_heads))]
+    counts = frame.drop_duplicates(["year", "bucket"]).set_index(["year", "bucket"])["n"]
+    for (year, model), part in frame.groupby(["year", "model"], sort=False):
+        by = part.set_index("bucket")
+        nll = [("—" if math.isnan(by.at[b, "mean_nll"]) else f"{by.at[b, 'mean_nll']:.2f}")
+               for b in (*BUCKETS, EMERGING)]
+        rec = [("—" if math.isnan(by.at[b, "recall10"]) else f"{by.at[b, 'recall10']:.3f}")
+               for b in RARE_BUCKETS]
+        lines.append(f"| {year} | {model} | " + " | ".join(nll + rec) + " |")
+    sizes = "; ".join(f"{year}: " + ", ".join(f"{b} {counts[(year, b)]}" for b in (*BUCKETS, EMERGING))
+                      for year in dict.fromkeys(frame["year"]))
+    return "\n".join(lines) + f"\n\nTarget positions per bucket ({sizes})."
+
+
+def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants: Sequence[str],
+           seeds: Sequence[int], baseline: str, n_examples: int,
+           buckets: pd.DataFrame | None = None, staleness: str | None = None,
+           window: int | None = None, figures: dict[str, str] | None = None) -> str:
+    """The whole ``reports/results.md`` text for ``summary`` (:func:`summarize`).
+
+    ``buckets`` (:func:`bucket_frame`) and ``staleness`` (Markdown from
+    :func:`pipeline.staleness.staleness_markdown`) add their sections when given; ``figures``
+    maps a section (``"staleness"``, ``"buckets"``) to an image path relative to the report.
+    """
     metrics_table, p_table = table3(summary, baseline)
     first = runs[(variants[0], seeds[0])]
-    n_gen = len(first.generations["test"])
+    test_year = first.split_year("test")
+    n_gen = len(first.generations[test_year])
+    figures = figures or {}
     std_note = ("mean ± sample standard deviation over seeds " + ", ".join(map(str, seeds))
                 if len(seeds) > 1 else f"one seed ({seeds[0]}): no standard deviation")
-    text = "\n".join([
+    parts = [
         "# Results: future language modeling (Li & Flanigan, ICLR 2024)",
         "",
         "Generated by the `report` stage from `data/scores/`; do not edit by hand.",
@@ -180,17 +301,30 @@ def render(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Seq
         "",
         metrics_table,
         "",
-        f"Two-sided exact sign test against {display_name(baseline)} (p-values; items pooled over "
-        "seeds: abstracts for PPL/CPL, generated abstract i for CM; ties dropped).",
+        significance_note(baseline, seeds),
         "",
         p_table,
-        "",
-        f"## Table 2: generated abstracts for the test year "
-        f"({first.metrics['test']['year']}, seed {seeds[0]})",
-        "",
-        examples(runs, variants, seeds[0], n_examples),
-    ])
-    return text.rstrip() + "\n", summary
+    ]
+    if staleness is not None:
+        parts += ["", "## Staleness: PPL and CPL by scored year", "",
+                  "Each year is scored with its own history (the years before it); the last column "
+                  "is the least-squares change per year, i.e. how fast the model goes stale. "
+                  "Means over seeds. DVC plot: `plots/staleness.csv`.", "", staleness]
+        if "staleness" in figures:
+            parts += ["", f"![PPL and CPL by year]({figures['staleness']})"]
+    if buckets is not None:
+        parts += ["", "## Long tail: NLL by history frequency", "",
+                  f"Mean NLL (nats per target token) of the scored year's target tokens, bucketed by "
+                  f"their count in the {window} history years; *emerging* = log frequency rose in "
+                  f"each of the last {window} years and the token occurred last year. R@10: share "
+                  "of those positions whose target was among the model's 10 most likely tokens "
+                  "(rare buckets). Means over seeds. DVC plot: `plots/buckets.csv`.", "",
+                  bucket_markdown(buckets)]
+        if "buckets" in figures:
+            parts += ["", f"![NLL by history frequency]({figures['buckets']})"]
+    parts += ["", f"## Table 2: generated abstracts for the test year ({test_year}, seed {seeds[0]})",
+              "", examples(runs, variants, seeds[0], n_examples, test_year)]
+    return "\n".join(parts).rstrip() + "\n"
 
 
 def plot_rows(summary: dict[str, dict]) -> pd.DataFrame:

@@ -1,21 +1,45 @@
-"""Stage `report`: the paper's Tables 2-3 from every scored model.
+"""Stage `report`: the paper's Tables 2-3, staleness curves and long-tail metrics of every model.
 
-Reads data/scores/<variant>-s<seed>/ for every variant x seed, and writes reports/results.md
-(Table 3: Dev/Test x PPL, CM, CPL, mean ± std over seeds, sign-test p-values against the
-baseline; Table 2: generated examples), one DVC metrics file per variant
-(metrics/variants/<variant>.json) and a flat CSV for DVC plots (plots/results.csv).
+Reads data/scores/<variant>-s<seed>/ for every variant x seed (metrics.json, tokens_<year>,
+generations_<year>, positions_<year>.parquet) and the per-year frequency files, and writes
+reports/results.md (Table 3 with significance tests against the baseline, staleness tables, NLL by
+history-frequency bucket, Table 2 examples), one DVC metrics file per variant
+(metrics/variants/<variant>.json), and CSVs for DVC plots: plots/results.csv (one row per
+variant), plots/staleness.csv (model, year, ppl, cpl) and plots/buckets.csv (model, year, bucket,
+n, mean_nll, recall10), plus PNG versions of the last two linked from the report.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from pipeline.io import atomic_path, write_json
-from pipeline.report import finite_or_none, load_runs, plot_rows, render
+from pipeline.errors import UserError
+from pipeline.figures import line_panels
+from pipeline.io import atomic_path, read_json, write_json
+from pipeline.report import (bucket_frame, display_name, finite_or_none, load_runs, plot_rows,
+                             render, summarize)
+from pipeline.staleness import staleness_frame, staleness_markdown
+from stages._cli import stage_main
 
 
+def last_corpus_year(corpus_metrics: str | None) -> int | None:
+    """The latest year with kept abstracts in metrics/corpus.json (None without the file)."""
+    if corpus_metrics is None:
+        return None
+    per_year = read_json(corpus_metrics).get("per_year", {})
+    kept = [int(y) for y, entry in per_year.items() if entry.get("kept", 0) > 0]
+    return max(kept) if kept else None
+
+
+def write_csv(frame, path: str) -> None:
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False, float_format="%.6g")
+
+
+@stage_main
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m stages.report", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -25,24 +49,50 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--baseline", default="baseline",
                    help="the variant every other one is tested against (paper: Baseline-all)")
     p.add_argument("--examples", type=int, default=3, help="generated examples per variant (Table 2)")
+    p.add_argument("--frequencies", required=True,
+                   help="per-year frequency folder (data/features/frequencies), for the buckets")
+    p.add_argument("--window", type=int, required=True, help="history years m (features.window)")
+    p.add_argument("--corpus-metrics", default=None,
+                   help="metrics/corpus.json: marks the last corpus year as possibly partial")
     p.add_argument("--out", required=True, help="Markdown report (reports/results.md)")
     p.add_argument("--metrics-dir", required=True, help="one JSON per variant (metrics/variants)")
     p.add_argument("--plots", required=True, help="CSV for DVC plots (plots/results.csv)")
+    p.add_argument("--staleness", required=True, help="CSV plots/staleness.csv (+ .png beside it)")
+    p.add_argument("--buckets", required=True, help="CSV plots/buckets.csv (+ .png beside it)")
     args = p.parse_args(argv)
 
     if args.examples < 0:
-        raise SystemExit(f"--examples must be >= 0, got {args.examples}")
+        raise UserError(f"--examples must be >= 0, got {args.examples}", path="report.examples")
     runs = load_runs(args.scores, args.variants, args.seeds)
-    text, summary = render(runs, args.variants, args.seeds, args.baseline, args.examples)
+    summary = summarize(runs, args.variants, args.seeds, args.baseline)
+    names = {v: display_name(v) for v in args.variants}
+    stale = staleness_frame(summary, names)
+    buckets = bucket_frame(runs, args.variants, args.seeds, args.frequencies, args.window)
+    pngs = {k: str(Path(path).with_suffix(".png")) for k, path in
+            (("staleness", args.staleness), ("buckets", args.buckets))}
+    report_dir = Path(args.out).resolve().parent
+    figures = {k: os.path.relpath(Path(v).resolve(), report_dir) for k, v in pngs.items()}
+    text = render(runs, summary, args.variants, args.seeds, args.baseline, args.examples,
+                  buckets=buckets, window=args.window, figures=figures,
+                  staleness=staleness_markdown(stale, last_corpus_year(args.corpus_metrics)))
+
     with atomic_path(args.out) as tmp:
         tmp.write_text(text, encoding="utf-8")
     with atomic_path(args.metrics_dir) as tmp:
         tmp.mkdir()
         for variant, entry in summary.items():
             write_json(finite_or_none(entry), Path(tmp) / f"{variant}.json")
-    with atomic_path(args.plots) as tmp:
-        plot_rows(summary).to_csv(tmp, index=False, float_format="%.6g")
-    print(f"wrote {args.out}, {args.metrics_dir}/, {args.plots}", file=sys.stderr)
+    write_csv(plot_rows(summary), args.plots)
+    write_csv(stale, args.staleness)
+    write_csv(buckets, args.buckets)
+    line_panels(stale, "year", ["ppl", "cpl"], "model", pngs["staleness"],
+                ["PPL by scored year", "CPL by scored year"])
+    last = buckets[buckets["year"] == buckets["year"].max()]
+    line_panels(last, "bucket", ["mean_nll", "recall10"], "model", pngs["buckets"],
+                [f"mean NLL by history count ({last['year'].iat[0]})",
+                 f"recall@10 by history count ({last['year'].iat[0]})"], categorical_x=True)
+    print(f"wrote {args.out}, {args.metrics_dir}/, {args.plots}, {args.staleness}, "
+          f"{args.buckets} (+ PNGs)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Report: Table 3 (mean ± std over seeds, sign-test p-values), Table 2, DVC metrics and plots."""
+"""Report: Table 3 (seed-averaged items, sign and rank-sum tests), staleness, buckets, CLI."""
 
 from __future__ import annotations
 
@@ -8,35 +8,48 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pipeline.errors import UserError
+from pipeline.frequencies import write_year
 from pipeline.io import write_json, write_parquet
-from pipeline.report import display_name, load_runs, render
-from pipeline.significance import paired_sign_test
+from pipeline.report import display_name, load_runs, render, seed_mean_items, summarize
+from pipeline.significance import paired_sign_test, rank_sum_test
 from stages import report as cli
 
 KEYS = [f"paper{i}" for i in range(12)]
+YEARS = (2020, 2021, 2022)
+VOCAB = 40
 
 
-def write_scores(root, variant: str, seed: int, nll_shift: float, cm_shift: float) -> None:
-    """A score folder in the score stage's layout (docs/design.md) with known numbers."""
-    rng = np.random.default_rng(seed)
+def write_scores(root, variant: str, seed: int, nll_shift: float, cm_shift: float,
+                 rng_seed: int | None = None) -> None:
+    """A score folder in the score stage's per-year layout (docs/design.md) with known numbers."""
+    rng = np.random.default_rng(seed if rng_seed is None else rng_seed)
     folder = root / f"{variant}-s{seed}"
-    metrics = {"variant": variant}
-    for split, year in (("dev", 2020), ("test", 2021)):
+    metrics = {"variant": variant, "seed": seed, "dev_year": 2020, "test_year": 2021, "years": {}}
+    for year in YEARS:
         n = np.full(len(KEYS), 50)
-        nll = rng.uniform(150, 200, len(KEYS)) + nll_shift * n
+        nll = rng.uniform(150, 200, len(KEYS)) + nll_shift * n + (year - 2020) * 5.0
         n_content = np.full(len(KEYS), 10)
         c_nll = rng.uniform(60, 80, len(KEYS)) + nll_shift * n_content
         tokens = pd.DataFrame({"key": KEYS, "year": year, "n_tokens": n, "nll_sum": nll,
                                "n_content": n_content, "content_nll_sum": c_nll})
-        write_parquet(tokens, folder / f"tokens_{split}.parquet")
+        write_parquet(tokens, folder / f"tokens_{year}.parquet")
         cm = np.clip(rng.uniform(0.1, 0.2, 5) + cm_shift, 0, 1)
         gens = pd.DataFrame({"index": range(5), "seed": range(5), "year": year,
                              "text": [f"{variant} abstract {i} for {year}." for i in range(5)],
                              "n_new_tokens": 7, "cm": cm, "cm_gold_key": KEYS[:5]})
-        write_parquet(gens, folder / f"generations_{split}.parquet")
-        metrics[split] = {"year": year, "ppl": float(np.exp(nll.sum() / n.sum())),
-                          "cpl": float(np.exp(c_nll.sum() / n_content.sum())),
-                          "cm": float(cm.mean())}
+        write_parquet(gens, folder / f"generations_{year}.parquet")
+        positions = pd.DataFrame({
+            "abstract": np.repeat(np.arange(4, dtype=np.int32), 10),
+            "position": np.tile(np.arange(10, dtype=np.int32), 4),
+            "target_id": rng.integers(0, VOCAB, 40).astype(np.int32),
+            "nll": rng.uniform(1, 8, 40) + nll_shift, "top10": rng.uniform(size=40) < 0.4})
+        write_parquet(positions, folder / f"positions_{year}.parquet")
+        metrics["years"][str(year)] = {
+            "ppl": float(np.exp(nll.sum() / n.sum())),
+            "cpl": float(np.exp(c_nll.sum() / n_content.sum())), "cm": float(cm.mean()),
+            "n_abstracts": len(KEYS), "n_tokens": int(n.sum())}
+    metrics["dev"], metrics["test"] = metrics["years"]["2020"], metrics["years"]["2021"]
     write_json(metrics, folder / "metrics.json")
 
 
@@ -50,18 +63,32 @@ def scores(tmp_path):
     return root
 
 
-def test_table3_values_and_p_values(scores):
-    runs = load_runs(scores, ["baseline", "frequency", "context2"], [0, 1])
-    text, summary = render(runs, ["baseline", "frequency", "context2"], [0, 1], "baseline", 2)
-    ppls = [runs[("frequency", s)].metrics["test"]["ppl"] for s in (0, 1)]
+@pytest.fixture()
+def frequencies(tmp_path):
+    folder = tmp_path / "frequencies"
+    rng = np.random.default_rng(7)
+    for year in range(2017, 2022):
+        write_year(folder / f"{year}.parquet", year, rng.integers(0, 30, VOCAB))
+    return folder
+
+
+def test_table3_values_and_seed_averaged_p_values(scores):
+    variants = ["baseline", "frequency", "context2"]
+    runs = load_runs(scores, variants, [0, 1])
+    summary = summarize(runs, variants, [0, 1], "baseline")
+    text = render(runs, summary, variants, [0, 1], "baseline", 2)
+    ppls = [runs[("frequency", s)].year_metrics(2021)["ppl"] for s in (0, 1)]
     assert summary["frequency"]["test"]["ppl"] == pytest.approx(np.mean(ppls))
     assert summary["frequency"]["test"]["ppl_std"] == pytest.approx(np.std(ppls, ddof=1))
-    # Frequency beats the baseline on all 2 x 12 abstracts: p = 2 / 2**24.
-    assert summary["frequency"]["dev"]["ppl_p"] == pytest.approx(2 / 2 ** 24)
-    assert summary["frequency"]["dev"]["cm_p"] == pytest.approx(2 / 2 ** 10)
-    pooled = [np.concatenate([runs[(v, s)].items("test", "cpl").to_numpy() for s in (0, 1)])
-              for v in ("context2", "baseline")]
-    expected = paired_sign_test(*pooled, higher_is_better=False)
+    # Frequency beats the baseline on all 12 abstracts, each counted once (not once per seed).
+    assert summary["frequency"]["dev"]["ppl_p"] == pytest.approx(2 / 2 ** 12)
+    assert (summary["frequency"]["dev"]["ppl_better"], summary["frequency"]["dev"]["ppl_worse"]) == (12, 0)
+    # CM: all 5 seed-averaged generated abstracts above all 5 of the baseline: 2 / C(10, 5).
+    assert summary["frequency"]["test"]["cm_p"] == pytest.approx(2 / 252)
+    assert summary["frequency"]["test"]["cm_better"] == 25
+    expected = paired_sign_test(seed_mean_items(runs, "context2", [0, 1], 2021, "cpl").to_numpy(),
+                                seed_mean_items(runs, "baseline", [0, 1], 2021, "cpl").to_numpy(),
+                                higher_is_better=False)
     assert summary["context2"]["test"]["cpl_p"] == pytest.approx(expected.p_value)
     assert "ppl_p" not in summary["baseline"]["dev"]
     header = ("| Model | Dev 2020 PPL | Dev 2020 CM | Dev 2020 CPL | Test 2021 PPL | Test 2021 CM "
@@ -69,24 +96,64 @@ def test_table3_values_and_p_values(scores):
     assert text.count(header) == 2                                  # metrics and p-values
     line = next(l for l in text.splitlines() if l.startswith("| Frequency |"))
     assert f"{summary['frequency']['test']['ppl']:.2f} ± " in line
-    assert "1.19e-07" in text                                       # 2 / 2**24
+    assert "4.88e-04" in text                                       # 2 / 2**12
+    assert "averaged over the 2 seeds" in text and "rank-sum" in text
     assert text.count("frequency abstract") == 2                    # Table 2: 2 examples each
     assert "1. (CM " in text and "### Context²" in text
 
 
+def test_identical_seeds_give_the_p_value_of_one_seed(tmp_path):
+    """Three copies of the same seed are no new evidence: pooling them shrank p-values."""
+    root = tmp_path / "scores"
+    for seed in (0, 1, 2):
+        write_scores(root, "baseline", seed, 0.0, 0.0, rng_seed=0)
+        write_scores(root, "frequency", seed, -0.05, 0.01, rng_seed=1)
+    one = summarize(load_runs(root, ["baseline", "frequency"], [0]), ["baseline", "frequency"],
+                    [0], "baseline")
+    three = summarize(load_runs(root, ["baseline", "frequency"], [0, 1, 2]),
+                      ["baseline", "frequency"], [0, 1, 2], "baseline")
+    for split in ("dev", "test"):
+        for metric in ("ppl", "cpl", "cm"):
+            assert three["frequency"][split][f"{metric}_p"] == one["frequency"][split][f"{metric}_p"]
+    assert three["frequency"]["dev"]["ppl_p"] < 1.0
+
+
+def test_cm_does_not_pair_generated_abstracts(tmp_path):
+    """The same CM values in another order are the same sample: p = 1 (a sign test gives 0.375)."""
+    root = tmp_path / "scores"
+    write_scores(root, "baseline", 0, 0.0, 0.0)
+    write_scores(root, "frequency", 0, 0.0, 0.0)
+    gens = pd.read_parquet(root / "baseline-s0" / "generations_2021.parquet")
+    gens["cm"] = [0.1, 0.2, 0.3, 0.4, 0.5]
+    shuffled = gens.assign(cm=np.roll(gens["cm"].to_numpy(), 1))       # worse on 4 of 5 pairs
+    write_parquet(gens, root / "baseline-s0" / "generations_2021.parquet")
+    write_parquet(shuffled, root / "frequency-s0" / "generations_2021.parquet")
+    summary = summarize(load_runs(root, ["baseline", "frequency"], [0]),
+                        ["baseline", "frequency"], [0], "baseline")
+    assert summary["frequency"]["test"]["cm_p"] == pytest.approx(1.0)
+    assert paired_sign_test(shuffled["cm"].to_numpy(), gens["cm"].to_numpy(),
+                            True).p_value == pytest.approx(0.375)
+    assert rank_sum_test(shuffled["cm"].to_numpy(), gens["cm"].to_numpy(), True).p_value == 1.0
+
+
 def test_single_seed_has_no_std(scores):
     runs = load_runs(scores, ["baseline", "frequency"], [0])
-    text, summary = render(runs, ["baseline", "frequency"], [0], "baseline", 1)
+    summary = summarize(runs, ["baseline", "frequency"], [0], "baseline")
+    text = render(runs, summary, ["baseline", "frequency"], [0], "baseline", 1)
     assert summary["frequency"]["dev"]["ppl_std"] is None
     assert "±" not in text.split("## Table 2")[0].split("Cells:")[1]
 
 
-def test_missing_scores_and_baseline_are_clear_errors(scores):
-    with pytest.raises(FileNotFoundError, match="score this model first"):
+def test_missing_scores_old_layout_and_baseline_are_clear_errors(scores, tmp_path):
+    with pytest.raises(UserError, match="scores of context seed 0 are missing"):
         load_runs(scores, ["baseline", "context"], [0])
     runs = load_runs(scores, ["frequency"], [0])
     with pytest.raises(ValueError, match="baseline 'baseline' is not among"):
-        render(runs, ["frequency"], [0], "baseline", 1)
+        summarize(runs, ["frequency"], [0], "baseline")
+    old = tmp_path / "old" / "baseline-s0"
+    write_json({"variant": "baseline", "dev": {}, "test": {}}, old / "metrics.json")
+    with pytest.raises(UserError, match="predates per-year scoring"):
+        load_runs(tmp_path / "old", ["baseline"], [0])
 
 
 def test_display_names():
@@ -95,21 +162,51 @@ def test_display_names():
     assert display_name("context2") == "Context²"
 
 
-def test_cli_writes_report_metrics_and_plots(scores, tmp_path):
-    out, metrics, plots = tmp_path / "r" / "results.md", tmp_path / "m", tmp_path / "p.csv"
+def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tmp_path):
+    out, metrics, plots = tmp_path / "r" / "results.md", tmp_path / "m", tmp_path / "p" / "results.csv"
+    corpus = tmp_path / "corpus.json"
+    write_json({"per_year": {str(y): {"kept": 3} for y in range(2015, 2023)}}, corpus)
     args = ["--scores", str(scores), "--variants", "baseline", "frequency", "context2",
             "--seeds", "0", "1", "--baseline", "baseline", "--examples", "3",
-            "--out", str(out), "--metrics-dir", str(metrics), "--plots", str(plots)]
+            "--frequencies", str(frequencies), "--window", "2", "--corpus-metrics", str(corpus),
+            "--out", str(out), "--metrics-dir", str(metrics), "--plots", str(plots),
+            "--staleness", str(tmp_path / "p" / "staleness.csv"),
+            "--buckets", str(tmp_path / "p" / "buckets.csv")]
     cli.main(args)
-    assert "## Table 3" in out.read_text()
+    text = out.read_text()
+    assert "## Table 3" in text and "## Staleness" in text and "## Long tail" in text
+    assert "2022 is the last year of the corpus" in text
+    assert "![PPL and CPL by year](../p/staleness.png)" in text
     assert sorted(p.name for p in metrics.iterdir()) == ["baseline.json", "context2.json",
                                                           "frequency.json"]
     freq = json.loads((metrics / "frequency.json").read_text())
-    assert freq["seeds"] == [0, 1] and 0 < freq["test"]["ppl_p"] < 1e-6
+    assert freq["seeds"] == [0, 1] and 0 < freq["test"]["ppl_p"] < 1e-3
+    assert sorted(freq["years"]) == ["2020", "2021", "2022"]
     frame = pd.read_csv(plots)
     assert frame["variant"].tolist() == ["Baseline-all", "Frequency", "Context²"]
-    assert list(frame.columns) == ["variant", "dev_ppl", "dev_cm", "dev_cpl", "test_ppl",
-                                   "test_cm", "test_cpl"]
+    stale = pd.read_csv(tmp_path / "p" / "staleness.csv")
+    assert list(stale.columns) == ["model", "year", "ppl", "cpl"]
+    assert len(stale) == 9 and stale["year"].tolist()[:3] == [2020, 2021, 2022]
+    runs = load_runs(scores, ["frequency"], [0, 1])
+    want = np.mean([runs[("frequency", s)].year_metrics(2022)["ppl"] for s in (0, 1)])
+    got = stale[(stale["model"] == "Frequency") & (stale["year"] == 2022)]["ppl"].iat[0]
+    assert got == pytest.approx(want, rel=1e-5)
+    buckets = pd.read_csv(tmp_path / "p" / "buckets.csv")
+    assert set(buckets["bucket"]) == {"unseen", "1", "2-10", "11-100", ">100", "emerging"}
+    assert (tmp_path / "p" / "staleness.png").stat().st_size > 0
+    assert (tmp_path / "p" / "buckets.png").stat().st_size > 0
     first = out.read_bytes()
     cli.main(args)
     assert out.read_bytes() == first                                 # deterministic
+
+
+def test_cli_missing_history_year_is_a_user_error(scores, frequencies, tmp_path, capsys):
+    (frequencies / "2017.parquet").unlink()
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--scores", str(scores), "--variants", "baseline", "--seeds", "0",
+                  "--frequencies", str(frequencies), "--window", "2",
+                  "--out", str(tmp_path / "r.md"), "--metrics-dir", str(tmp_path / "m"),
+                  "--plots", str(tmp_path / "p.csv"), "--staleness", str(tmp_path / "s.csv"),
+                  "--buckets", str(tmp_path / "b.csv")])
+    assert exit_info.value.code == 2
+    assert "frequencies of 2017" in capsys.readouterr().err
