@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from pipeline.errors import UserError
 from pipeline.tokenizer import plain_backend
 
 
@@ -115,8 +116,10 @@ def plan_windows(lengths: np.ndarray, size: int, stride: int) -> Windows:
     document in order. A document of at most ``size`` tokens is one window.
     """
     if size < 1 or not 0 <= stride < size:
-        raise ValueError(f"window size {size} and stride {stride}: need 0 <= stride < size "
-                         f"(embeddings.stride must be smaller than max_length minus special tokens)")
+        raise UserError(f"encoder windows of {size} tokens cannot overlap by {stride}: need "
+                        f"0 <= stride < window", path="params.yaml embeddings.stride",
+                        fix="make embeddings.stride smaller than embeddings.max_length minus the "
+                            "encoder's special tokens (2 for BERT/RoBERTa)")
     lengths = np.asarray(lengths, dtype=np.int64)
     step = size - stride
     n_windows = np.maximum(1, -(-np.maximum(lengths - stride, 1) // step))

@@ -10,7 +10,10 @@ tokens plus its closing end-of-text token (``eos + abstract + eos`` minus the le
 see :func:`pipeline.tokenizer.encode_abstracts`), without truncation.
 
 File: ``<year>.parquet`` with one row per token id 0..|V|-1 (``token_id`` int32, ``count`` int64,
-``log_freq`` float64) and schema metadata ``year``, ``n_tokens``, ``vocab_size``.
+``log_freq`` float64) and schema metadata ``year``, ``n_tokens``, ``vocab_size``, and the
+identities (:mod:`pipeline.identity`) ``tokenizer_sha256`` and ``corpus_sha256`` of the tokenizer
+and abstracts it was counted with. :func:`read_year` given the tokenizer in use refuses a file
+counted with another one.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 from transformers import PreTrainedTokenizerBase
 
+from pipeline.errors import UserError
+from pipeline.identity import CORPUS_KEY, TOKENIZER_KEY, check_tokenizer, repro_stage
 from pipeline.io import parquet_metadata, write_parquet
 from pipeline.tokenizer import tokenize_texts
 
@@ -36,6 +42,8 @@ class YearFrequencies:
     counts: np.ndarray      # int64 [|V|]
     log_freq: np.ndarray    # float64 [|V|]
     n_tokens: int
+    tokenizer_id: str | None = None   # sha256 of the tokenizer folder (pipeline.identity)
+    corpus_id: str | None = None      # sha256 of the year's abstracts
 
     @property
     def vocab_size(self) -> int:
@@ -76,29 +84,52 @@ def frequencies_table(counts: np.ndarray) -> pd.DataFrame:
     })
 
 
-def write_year(path: str | os.PathLike[str], year: int, counts: np.ndarray) -> None:
-    """Write one year's frequencies (atomically, deterministically) to ``path``."""
+def write_year(path: str | os.PathLike[str], year: int, counts: np.ndarray, *,
+               tokenizer_id: str | None = None, corpus_id: str | None = None) -> None:
+    """Write one year's frequencies (atomically, deterministically) to ``path``.
+
+    ``tokenizer_id`` / ``corpus_id`` (:mod:`pipeline.identity`) are recorded in the metadata; the
+    frequencies stage always passes both, readers checking the tokenizer refuse a file without.
+    """
     counts = np.asarray(counts, dtype=np.int64)
     if counts.ndim != 1 or (counts < 0).any():
         raise ValueError(f"counts for {year} must be a 1-D array of non-negative integers")
-    write_parquet(frequencies_table(counts), path, metadata={
-        "year": str(int(year)), "n_tokens": str(int(counts.sum())),
-        "vocab_size": str(int(counts.shape[0]))})
+    metadata = {"year": str(int(year)), "n_tokens": str(int(counts.sum())),
+                "vocab_size": str(int(counts.shape[0]))}
+    if tokenizer_id is not None:
+        metadata[TOKENIZER_KEY] = tokenizer_id
+    if corpus_id is not None:
+        metadata[CORPUS_KEY] = corpus_id
+    write_parquet(frequencies_table(counts), path, metadata=metadata)
 
 
-def read_year(path: str | os.PathLike[str]) -> YearFrequencies:
-    """Read a file written by :func:`write_year` (two columns only, no pandas round trip)."""
+def read_year(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> YearFrequencies:
+    """Read a file written by :func:`write_year` (two columns only, no pandas round trip).
+
+    With ``tokenizer_id`` (the identity of the tokenizer in use), a file counted with another
+    tokenizer, or recording none, is refused with the stage that recomputes it.
+    """
+    stage = repro_stage("frequencies", path)
     if not os.path.exists(path):
-        raise FileNotFoundError(f"{path} does not exist: run `dvc repro frequencies` for that year")
-    meta = parquet_metadata(path)
-    table = pq.read_table(path, columns=["count", "log_freq"])
+        raise UserError("the frequency file does not exist", path=path,
+                        fix=f"list its year under `years:` in params.yaml and run `dvc repro {stage}`")
+    try:
+        meta = parquet_metadata(path)
+        table = pq.read_table(path, columns=["count", "log_freq"])
+        year, vocab_size, n_tokens = int(meta["year"]), int(meta["vocab_size"]), int(meta["n_tokens"])
+    except (pa.ArrowException, OSError, KeyError, ValueError) as err:
+        raise UserError(f"the frequency file is damaged or not a frequency file ({err})", path=path,
+                        fix=f"recompute it: `dvc repro {stage}`") from err
     counts = table.column("count").to_numpy().astype(np.int64, copy=False)
-    if counts.shape[0] != int(meta["vocab_size"]):
-        raise ValueError(f"{path} has {counts.shape[0]} rows but vocab_size={meta['vocab_size']}: "
-                         f"the file is damaged, re-run `dvc repro frequencies`")
-    return YearFrequencies(year=int(meta["year"]), counts=counts,
+    if counts.shape[0] != vocab_size:
+        raise UserError(f"the frequency file has {counts.shape[0]} rows but vocab_size={vocab_size}: "
+                        "it is damaged", path=path, fix=f"recompute it: `dvc repro {stage}`")
+    if tokenizer_id is not None:
+        check_tokenizer(path, meta.get(TOKENIZER_KEY), tokenizer_id, stage)
+    return YearFrequencies(year=year, counts=counts,
                            log_freq=table.column("log_freq").to_numpy().astype(np.float64, copy=False),
-                           n_tokens=int(meta["n_tokens"]))
+                           n_tokens=n_tokens, tokenizer_id=meta.get(TOKENIZER_KEY),
+                           corpus_id=meta.get(CORPUS_KEY))
 
 
 @dataclass(frozen=True)

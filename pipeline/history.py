@@ -9,6 +9,7 @@ the dense ``[|V|, m, d]`` tensor the LSTMs consume, with the documented rule for
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,6 +20,8 @@ from torch import Tensor
 
 from pipeline import embeddings as embeddings_io
 from pipeline import frequencies as frequencies_io
+from pipeline.errors import UserError
+from pipeline.identity import repro_stage, tokenizer_identity
 
 HISTORY_KINDS = frozenset({"frequencies", "embeddings"})
 
@@ -89,15 +92,6 @@ def dense_history(years: Sequence[embeddings_io.YearEmbeddings]) -> tuple[Tensor
     return X, seen
 
 
-def _require(path: Path, year: int, stage: str) -> Path:
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{path} is missing: the history of a year needs the {stage} of year {year}. "
-            f"Make sure {year} is listed under `years:` in params.yaml and run "
-            f"`dvc repro {stage}@{year}`")
-    return path
-
-
 def history_years(year: int, window: int) -> tuple[int, ...]:
     """The years whose features make the history of ``year``: ``year-window .. year-1``, oldest first.
 
@@ -109,12 +103,19 @@ def history_years(year: int, window: int) -> tuple[int, ...]:
 
 def load_history(year: int, window: int, frequencies_dir: str | Path,
                  embeddings_dir: str | Path | None,
-                 kinds: Collection[str] = ("frequencies",)) -> YearHistory:
+                 kinds: Collection[str] = ("frequencies",), *,
+                 tokenizer: str | os.PathLike[str] | None = None) -> YearHistory:
     """The history of ``year`` from years ``year-window .. year-1`` (oldest first).
 
     Log frequencies are always loaded (they are small); contextual embeddings only when
     ``"embeddings" in kinds``. Files: ``<frequencies_dir>/<y>.parquet``,
     ``<embeddings_dir>/<y>.safetensors``.
+
+    ``tokenizer`` is the LM tokenizer folder in use (``data/tokenizer``): every file must have been
+    computed with it (:mod:`pipeline.identity`), else it is refused with the ``dvc repro`` command
+    that recomputes it. Without it, the files are still checked against each other: one tokenizer
+    for every year and both kinds, and one corpus per year for both kinds. A missing year, a
+    damaged file or a mismatch is a :class:`~pipeline.errors.UserError`.
     """
     unknown = set(kinds) - HISTORY_KINDS
     if unknown:
@@ -122,28 +123,76 @@ def load_history(year: int, window: int, frequencies_dir: str | Path,
     if window < 1:
         raise ValueError(f"window must be >= 1, got {window}")
     years = history_years(year, window)
-    freqs = [frequencies_io.read_year(_require(Path(frequencies_dir) / f"{y}.parquet", y,
-                                               "frequencies")) for y in years]
-    for y, f in zip(years, freqs):
+    expected = None if tokenizer is None else tokenizer_identity(tokenizer)
+    freq_paths = [Path(frequencies_dir) / f"{y}.parquet" for y in years]
+    freqs = [frequencies_io.read_year(_require(p, year, "frequencies"), expected) for p in freq_paths]
+    for path, y, f in zip(freq_paths, years, freqs):
         if f.year != y:
-            raise ValueError(f"{frequencies_dir}/{y}.parquet holds year {f.year}, not {y}: "
-                             "re-run `dvc repro frequencies`")
-    sizes = {len(f.log_freq) for f in freqs}
-    if len(sizes) != 1:
-        raise ValueError(f"frequency files of years {years} disagree on the vocabulary size "
-                         f"({sorted(sizes)}): recompute them with one tokenizer")
-    log_freq = torch.as_tensor(np.stack([f.log_freq for f in freqs], axis=1), dtype=torch.float32)
-    observed = torch.as_tensor(np.stack([f.counts for f in freqs], axis=1) > 0).any(dim=1)
-    emb = seen = None
+            raise UserError(f"the file holds the frequencies of {f.year}, not {y}", path=path,
+                            fix=f"recompute it: `dvc repro frequencies@{y}`")
+    files: list[tuple[Path, frequencies_io.YearFrequencies | embeddings_io.YearEmbeddings]]
+    files = list(zip(freq_paths, freqs))
+    per_year: list[embeddings_io.YearEmbeddings] = []
     if "embeddings" in kinds:
         if embeddings_dir is None:
             raise ValueError("embeddings history requested but no embeddings_dir given")
-        per_year = [embeddings_io.read_year(_require(Path(embeddings_dir) / f"{y}.safetensors", y,
-                                                     "embeddings")) for y in years]
+        emb_paths = [Path(embeddings_dir) / f"{y}.safetensors" for y in years]
+        per_year = [embeddings_io.read_year(_require(p, year, "embeddings"), expected)
+                    for p in emb_paths]
+        files += list(zip(emb_paths, per_year))
+        _check_corpora(years, freq_paths, freqs, emb_paths, per_year)
+    _check_one_tokenizer(files)
+    if len({f.vocab_size for _, f in files}) != 1:
+        sizes = ", ".join(f"{p.name}: {f.vocab_size}" for p, f in files)
+        raise UserError(f"the history files of {year} disagree on the vocabulary size |V| ({sizes})",
+                        path=frequencies_dir,
+                        fix="recompute them with one tokenizer: " + _repro_all(files))
+    log_freq = torch.as_tensor(np.stack([f.log_freq for f in freqs], axis=1), dtype=torch.float32)
+    observed = torch.as_tensor(np.stack([f.counts for f in freqs], axis=1) > 0).any(dim=1)
+    emb = seen = None
+    if per_year:
         emb, seen = dense_history(per_year)
-        if emb.shape[0] != log_freq.shape[0]:
-            raise ValueError(f"embeddings have |V|={emb.shape[0]} but frequencies |V|="
-                             f"{log_freq.shape[0]}: both must come from data/tokenizer")
         observed |= seen.any(dim=1)
     return YearHistory(year=year, years=years, log_freq=log_freq, emb=emb, emb_seen=seen,
                        observed=observed)
+
+
+def _require(path: Path, target: int, stage: str) -> Path:
+    """A missing history year names the year, the target that needs it and the command."""
+    if not path.exists():
+        y = path.stem
+        raise UserError(f"the {stage} of year {y} are missing: the history of {target} needs them",
+                        path=path, fix=f"list {y} under `years:` in params.yaml and run "
+                                       f"`dvc repro {stage}@{y}`")
+    return path
+
+
+def _repro_all(files: Sequence[tuple[Path, object]]) -> str:
+    return "`dvc repro " + " ".join(repro_stage(_stage_of(p), p) for p, _ in files) + "`"
+
+
+def _stage_of(path: Path) -> str:
+    return "frequencies" if path.suffix == ".parquet" else "embeddings"
+
+
+def _check_one_tokenizer(files: Sequence[tuple[Path, frequencies_io.YearFrequencies
+                                               | embeddings_io.YearEmbeddings]]) -> None:
+    """Every history file must record the same tokenizer (or, for old files, none at all)."""
+    first_path, first = files[0]
+    for path, f in files:
+        if f.tokenizer_id != first.tokenizer_id:
+            raise UserError(f"history files were computed with different tokenizers: {first_path} "
+                            f"(sha256 {first.tokenizer_id or 'not recorded'}) and {path} "
+                            f"(sha256 {f.tokenizer_id or 'not recorded'})", path=path,
+                            fix="recompute them with the current tokenizer: " + _repro_all(files))
+
+
+def _check_corpora(years: Sequence[int], freq_paths: Sequence[Path],
+                   freqs: Sequence[frequencies_io.YearFrequencies], emb_paths: Sequence[Path],
+                   embs: Sequence[embeddings_io.YearEmbeddings]) -> None:
+    """A year's frequencies and embeddings must come from the same abstracts."""
+    for y, fp, f, ep, e in zip(years, freq_paths, freqs, emb_paths, embs):
+        if f.corpus_id and e.corpus_id and f.corpus_id != e.corpus_id:
+            raise UserError(f"the frequencies and embeddings of {y} were computed from different "
+                            f"abstracts ({fp} and {ep})", path=ep,
+                            fix=f"recompute both: `dvc repro frequencies@{y} embeddings@{y}`")

@@ -1,7 +1,8 @@
 """Runtime settings (device, threads, workers): how a stage runs, never what it computes.
 
 They live in ``runtime.yaml`` (or the file named by ``FUTURELM_RUNTIME``), each overridable by an
-environment variable (``FUTURELM_DEVICE``, ``FUTURELM_THREADS``, ``FUTURELM_WORKERS``). They are
+environment variable (``FUTURELM_DEVICE``, ``FUTURELM_THREADS``, ``FUTURELM_WORKERS``,
+``FUTURELM_NPROC``). They are
 not DVC params, so changing them reruns nothing; a stage's ``--device``/``--threads`` flag, when
 given, wins over both. Results must not depend on them (the tests check it for workers/threads).
 """
@@ -25,6 +26,7 @@ class Runtime:
     device: str = "auto"
     threads: int = 1
     workers: int = 2
+    nproc: int = 1      # processes per stage under torchrun, for stages that are bit-identical with N
 
 
 def load_runtime(path: str | os.PathLike[str] | None = None) -> Runtime:

@@ -3,21 +3,34 @@ in one year's abstracts, written to data/features/embeddings/<year>.safetensors.
 
 Encoder and LM tokens are aligned by character offsets; abstracts longer than --max-length are
 encoded in overlapping windows; pooling happens on the device with one index_add per batch.
+The file records the identities (sha256) of the LM tokenizer and of the year's abstracts.
+
+Several processes (one per GPU): `torchrun --nproc_per_node N -m stages.embeddings ...`, or
+`--nproc N` / FUTURELM_NPROC=N (runtime.yaml `nproc`), which starts torchrun itself. The year's
+encoder batches are shared out across processes and their sums all-reduced; rank 0 writes the
+file, bit-identical to one process's.
 """
 
 from __future__ import annotations
 
 import argparse
 import resource
+import sys
 import time
 
+import torch
+
+from pipeline import distributed
 from pipeline.alignment import plan_year
 from pipeline.device import pick_device
 from pipeline.embeddings import adapt_encoder, extract_year, pick_dtype, write_year
+from pipeline.errors import UserError
+from pipeline.identity import corpus_identity, tokenizer_identity
 from pipeline.models_hub import load_encoder, load_masked_lm, load_tokenizer_for
-from pipeline.splits import year_abstracts
 from pipeline.tokenizer import load_tokenizer
-
+from stages._cli import stage_main
+from stages._features import read_year_abstracts
+from stages._runtime import load_runtime
 
 
 def peak_rss_mb() -> float:
@@ -55,39 +68,66 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--adapt-epochs", type=int, default=0,
                         help="epochs of MLM fine-tuning on this year before extraction (0 = off; "
                              "needs an encoder with an MLM head)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch CPU threads per process (runtime setting; default: runtime.yaml "
+                             "`threads` / FUTURELM_THREADS; 0 = torch's default)")
+    parser.add_argument("--nproc", type=int, default=None,
+                        help="processes to run, one per GPU, started with torchrun (runtime setting; "
+                             "default: runtime.yaml `nproc` / FUTURELM_NPROC); ignored under torchrun")
     parser.add_argument("--out", required=True, help="output .safetensors for this year")
     return parser
 
 
+@stage_main
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    runtime = load_runtime()
+    nproc = runtime.nproc if args.nproc is None else args.nproc
+    if nproc > 1 and not distributed.launched():  # its children see torchrun's env: no loop
+        raise SystemExit(distributed.relaunch("stages.embeddings",
+                                              sys.argv[1:] if argv is None else argv, nproc))
+    threads = runtime.threads if args.threads is None else args.threads
+    if threads > 0:
+        torch.set_num_threads(threads)
+    with distributed.session(pick_device(args.device)) as (dist, device):
+        embed_year(args, dist, device)
 
+
+def embed_year(args: argparse.Namespace, dist: distributed.Dist, device: torch.device) -> None:
     started = time.perf_counter()
-    device = pick_device(args.device)
     dtype = pick_dtype(args.dtype, device)
-    try:
-        texts = year_abstracts(args.abstracts, args.year)
-    except ValueError as err:  # a year with no abstracts: the message says what to change
-        raise SystemExit(str(err)) from None
+    texts = read_year_abstracts(args.abstracts, args.year)
+    tokenizer_id = tokenizer_identity(args.tokenizer)
     lm_tok = load_tokenizer(args.tokenizer)
     enc_tok = load_tokenizer_for(args.encoder)
     if args.max_length > enc_tok.model_max_length:
-        raise SystemExit(f"--max-length {args.max_length} exceeds {args.encoder}'s limit of "
-                         f"{enc_tok.model_max_length} tokens: lower embeddings.max_length")
+        raise UserError(f"--max-length {args.max_length} exceeds {args.encoder}'s limit of "
+                        f"{enc_tok.model_max_length} tokens", path="params.yaml embeddings.max_length",
+                        fix=f"set embeddings.max_length <= {enc_tok.model_max_length}")
+    quiet = not dist.is_main
     if args.adapt_epochs > 0:
-        encoder = adapt_encoder(load_masked_lm(args.encoder), enc_tok, texts, args.adapt_epochs,
-                                args.max_length, args.stride, args.batch_size, device)
+        try:
+            mlm = load_masked_lm(args.encoder)
+        except ValueError as err:  # no MLM head: adaptation is impossible with this encoder
+            raise UserError(str(err), path="params.yaml embeddings.adapt_epochs",
+                            fix="set embeddings.adapt_epochs: 0, or use an encoder with an MLM "
+                                "head (e.g. roberta-large)") from None
+        encoder = adapt_encoder(mlm, enc_tok, texts, args.adapt_epochs, args.max_length,
+                                args.stride, args.batch_size, device, progress=not quiet, dist=dist)
     else:
         encoder = load_encoder(args.encoder)
     encoder = encoder.to(device=device, dtype=dtype)
     plan = plan_year(texts, lm_tok, enc_tok, args.max_length, args.stride, args.batch_size)
-    token_ids, counts, vectors = extract_year(encoder, plan, args.layer, device)
-    write_year(args.out, args.year, token_ids, counts, vectors, encoder=args.encoder,
-               layer=args.layer, vocab_size=len(lm_tok))
-    peak_mb = peak_rss_mb()
-    print(f"{args.year}: {len(texts)} abstracts, {plan.n_encoder_tokens} encoder tokens, "
-          f"{len(token_ids)} LM tokens seen, {time.perf_counter() - started:.1f} s on {device} "
-          f"({dtype}), peak RSS {peak_mb:.0f} MB -> {args.out}")
+    token_ids, counts, vectors = extract_year(encoder, plan, args.layer, device,
+                                              progress=not quiet, dist=dist)
+    distributed.on_main(dist, write_year, args.out, args.year, token_ids, counts, vectors,
+                        encoder=args.encoder, layer=args.layer, vocab_size=len(lm_tok),
+                        tokenizer_id=tokenizer_id, corpus_id=corpus_identity(texts))
+    if dist.is_main:
+        procs = f" x {dist.world_size} processes" if dist.enabled else ""
+        print(f"{args.year}: {len(texts)} abstracts, {plan.n_encoder_tokens} encoder tokens, "
+              f"{len(token_ids)} LM tokens seen, {time.perf_counter() - started:.1f} s on {device}"
+              f"{procs} ({dtype}), peak RSS {peak_rss_mb():.0f} MB -> {args.out}")
 
 
 if __name__ == "__main__":

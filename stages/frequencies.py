@@ -1,14 +1,16 @@
 """Stage `frequencies@<year>`: count every LM token in one year's abstracts and write
-log((c+1)/(N+|V|)) per token id (paper §3.2) to data/features/frequencies/<year>.parquet."""
+log((c+1)/(N+|V|)) per token id (paper §3.2) to data/features/frequencies/<year>.parquet.
+The file records the identities (sha256) of the tokenizer and of the year's abstracts it counted."""
 
 from __future__ import annotations
 
 import argparse
 
 from pipeline.frequencies import count_tokens, write_year
-from pipeline.splits import year_abstracts
+from pipeline.identity import corpus_identity, tokenizer_identity
 from pipeline.tokenizer import load_tokenizer
-
+from stages._cli import stage_main
+from stages._features import read_year_abstracts
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,15 +24,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@stage_main
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    try:
-        texts = year_abstracts(args.abstracts, args.year)
-    except ValueError as err:  # a year with no abstracts: the message says what to change
-        raise SystemExit(str(err)) from None
+    texts = read_year_abstracts(args.abstracts, args.year)
+    tokenizer_id = tokenizer_identity(args.tokenizer)
     counts = count_tokens(load_tokenizer(args.tokenizer), texts)
-    write_year(args.out, args.year, counts)
+    write_year(args.out, args.year, counts, tokenizer_id=tokenizer_id,
+               corpus_id=corpus_identity(texts))
     print(f"{args.year}: {len(texts)} abstracts, {int(counts.sum())} LM tokens, "
           f"{int((counts > 0).sum())} distinct -> {args.out}")
 

@@ -1,6 +1,7 @@
 """Stage `frequency_plot`: log frequency by year of chosen words (the paper's Figure 1b).
 
-Reads every data/features/frequencies/<year>.parquet and writes a long CSV
+Reads data/features/frequencies/<year>.parquet for the years given by --years (else every year
+file in the folder), refusing any computed with another tokenizer, and writes a long CSV
 (year, word, log_freq, match) declared as a DVC plot, plus an optional PNG. A word is read from
 the LM tokens it is a single token as (any casing, with or without the leading space); a word
 split into several tokens is read from its first token, and the `match` column says so.
@@ -13,15 +14,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipeline.errors import UserError
 from pipeline.frequencies import match_word, read_year, word_log_freq
+from pipeline.identity import tokenizer_identity
 from pipeline.io import atomic_path
 from pipeline.tokenizer import load_tokenizer
+from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.frequency_plot", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--frequencies", required=True, help="folder of <year>.parquet frequency files")
+    parser.add_argument("--years", type=int, nargs="+", default=None,
+                        help="the years to plot (params years); default: every <year>.parquet in "
+                             "--frequencies")
     parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
     parser.add_argument("--plot_words", "--plot-words", dest="plot_words", nargs="+", required=True,
                         help="words to plot (params frequencies.plot_words)")
@@ -30,17 +37,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@stage_main
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    files = sorted(Path(args.frequencies).glob("*.parquet"))
+    folder = Path(args.frequencies)
+    if args.years:
+        files = [folder / f"{year}.parquet" for year in sorted(set(args.years))]
+    else:
+        files = sorted(p for p in folder.glob("*.parquet") if p.stem.isdigit())
     if not files:
-        raise SystemExit(f"no <year>.parquet in {args.frequencies}: run `dvc repro frequencies` first")
+        raise UserError("no <year>.parquet frequency files", path=folder,
+                        fix="run `dvc repro frequencies` first")
+    tokenizer_id = tokenizer_identity(args.tokenizer)
     tok = load_tokenizer(args.tokenizer)
     matches = [match_word(tok, w) for w in args.plot_words]
     rows = []
     for path in files:
-        freqs = read_year(path)
+        freqs = read_year(path, tokenizer_id)
         rows += [{"year": freqs.year, "word": m.word, "log_freq": round(word_log_freq(freqs, m), 6),
                   "match": m.match} for m in matches]
     table = pd.DataFrame(rows).sort_values(["word", "year"], kind="stable")

@@ -10,6 +10,7 @@ import torch
 from pipeline import embeddings as em
 from pipeline.alignment import plan_year
 from pipeline.device import pick_device
+from pipeline.errors import UserError
 from pipeline.history import dense_history
 from pipeline.models_hub import MINILM, load_encoder, load_masked_lm, load_tokenizer_for
 from pipeline.tokenizer import plain_backend, train_scratch_tokenizer
@@ -108,7 +109,7 @@ def test_layer_selection(lm_tok, enc_tok, encoder) -> None:
     first = em.extract_year(encoder, plan, 0, CPU, False)[2]
     torch.testing.assert_close(last, six)  # 6 layers: index 6 is the last
     assert not torch.allclose(last.float(), first.float(), atol=1e-2)
-    with pytest.raises(ValueError, match="embeddings.layer=7"):
+    with pytest.raises(UserError, match="embeddings.layer=7"):
         em.extract_year(encoder, plan, 7, CPU, False)
 
 
@@ -133,8 +134,9 @@ def test_write_rejects_mismatched_or_duplicate_rows(tmp_path) -> None:
         em.write_year(tmp_path / "x.safetensors", 2018, [1, 2], [1], torch.zeros(2, 3), "e", -1)
     with pytest.raises(ValueError, match="duplicates"):
         em.write_year(tmp_path / "x.safetensors", 2018, [1, 1], [1, 1], torch.zeros(2, 3), "e", -1)
-    with pytest.raises(FileNotFoundError, match="dvc repro embeddings"):
-        em.read_year(tmp_path / "missing.safetensors")
+    with pytest.raises(UserError, match="does not exist") as err:
+        em.read_year(tmp_path / "2017.safetensors")
+    assert "dvc repro embeddings@2017" in err.value.fix
 
 
 def test_unseen_token_falls_back_to_latest_earlier_year(tmp_path, lm_tok, enc_tok, encoder) -> None:
@@ -161,8 +163,9 @@ def test_auto_device_and_dtype_on_cpu(monkeypatch) -> None:
     device = pick_device("auto")
     assert device.type == "cpu" and em.pick_dtype("auto", device) == torch.float32
     assert em.pick_dtype("bf16", device) == torch.bfloat16
-    with pytest.raises(ValueError, match="embeddings.dtype"):
+    with pytest.raises(UserError, match="int8") as err:
         em.pick_dtype("int8", device)
+    assert err.value.path == "params.yaml embeddings.dtype"
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine: the "
@@ -201,3 +204,49 @@ def test_mlm_adaptation_updates_a_real_mlm_encoder(tmp_path, lm_tok, enc_tok) ->
     ids, counts, vectors = em.extract_year(encoder, plan_year(TEXTS, lm_tok, enc_tok, 32, 8, 4),
                                            -1, CPU, False)
     assert vectors.shape == (len(ids), 32) and torch.isfinite(vectors.float()).all()
+
+
+def test_pooling_is_exact_whatever_the_order_or_split(lm_tok, enc_tok, encoder) -> None:
+    """Fixed-point sums: any order of the batches, or any split of them into shards whose sums
+    are added afterwards (what the all-reduce does), gives the same bits."""
+    plan = plan_year(TEXTS, lm_tok, enc_tok, max_length=34, stride=8, batch_size=2)
+    assert len(plan.batches) >= 3
+    vocab = plan.counts.shape[0]
+    whole, _ = em.pool_sums(encoder, plan.batches, vocab, -1, CPU, progress=False)
+    backwards, _ = em.pool_sums(encoder, plan.batches[::-1], vocab, -1, CPU, progress=False)
+    shards = [em.pool_sums(encoder, plan.batches[r::3], vocab, -1, CPU, progress=False)[0]
+              for r in range(3)]
+    assert whole.dtype == torch.int64 and whole.abs().sum() > 0
+    assert torch.equal(whole, backwards) and torch.equal(whole, shards[2] + shards[0] + shards[1])
+    ids, counts, vectors = em.extract_year(encoder, plan, -1, CPU, progress=False)
+    assert torch.equal(vectors, em.mean_vectors(shards[0] + shards[1] + shards[2], plan.counts)[2])
+
+
+def test_non_finite_encoder_output_is_refused() -> None:
+    em.check_fixed_point(30.0, 100_000)
+    for peak in (float("nan"), float("inf"), 1e9):
+        with pytest.raises(ValueError, match="fixed point"):
+            em.check_fixed_point(peak, 100_000)
+
+
+def test_identities_are_recorded_and_the_tokenizer_is_checked(tmp_path) -> None:
+    path = tmp_path / "2018.safetensors"
+    em.write_year(path, 2018, np.array([1, 2]), np.array([1, 1]), torch.zeros(2, 3), "enc", -1,
+                  vocab_size=5, tokenizer_id="a" * 64, corpus_id="c" * 64)
+    year = em.read_year(path, tokenizer_id="a" * 64)
+    assert (year.tokenizer_id, year.corpus_id) == ("a" * 64, "c" * 64)
+    with pytest.raises(UserError, match="another tokenizer") as err:
+        em.read_year(path, tokenizer_id="b" * 64)
+    assert err.value.fix == "recompute it: `dvc repro embeddings@2018`"
+    em.write_year(path, 2018, np.array([1, 2]), np.array([1, 1]), torch.zeros(2, 3), "enc", -1)
+    with pytest.raises(UserError, match="does not record which tokenizer"):
+        em.read_year(path, tokenizer_id="a" * 64)
+
+
+def test_damaged_file_is_a_user_error_naming_it(tmp_path) -> None:
+    path = tmp_path / "2018.safetensors"
+    em.write_year(path, 2018, np.array([1, 2]), np.array([1, 1]), torch.zeros(2, 3), "enc", -1)
+    path.write_bytes(path.read_bytes()[:-7])
+    with pytest.raises(UserError, match="damaged") as err:
+        em.read_year(path)
+    assert err.value.path == str(path) and "dvc repro embeddings@2018" in err.value.fix

@@ -1,4 +1,5 @@
-"""Per-year frequencies: hand counts, add-one smoothing, file round trip, plotted-word matching."""
+"""Per-year frequencies: hand counts, add-one smoothing, file round trip with the recorded
+tokenizer and corpus identities, refusal of stale or damaged files, plotted-word matching."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline import frequencies as fq
+from pipeline.errors import UserError
 from pipeline.tokenizer import tokenize_texts, train_scratch_tokenizer
 
 
@@ -61,8 +63,40 @@ def test_write_rejects_negative_counts(tmp_path) -> None:
 
 
 def test_read_missing_year_names_the_stage(tmp_path) -> None:
-    with pytest.raises(FileNotFoundError, match="dvc repro frequencies"):
+    with pytest.raises(UserError, match="dvc repro frequencies@2019") as err:
         fq.read_year(tmp_path / "2019.parquet")
+    assert err.value.path == str(tmp_path / "2019.parquet")
+
+
+def test_identities_are_recorded_and_the_tokenizer_is_checked(tmp_path) -> None:
+    path = tmp_path / "2019.parquet"
+    fq.write_year(path, 2019, np.array([1, 2, 3]), tokenizer_id="a" * 64, corpus_id="c" * 64)
+    year = fq.read_year(path, tokenizer_id="a" * 64)
+    assert (year.tokenizer_id, year.corpus_id) == ("a" * 64, "c" * 64)
+    with pytest.raises(UserError, match="another tokenizer") as err:
+        fq.read_year(path, tokenizer_id="b" * 64)
+    assert err.value.path == str(path) and "dvc repro frequencies@2019" in err.value.fix
+    # a file from before identities were recorded cannot be vouched for
+    fq.write_year(path, 2019, np.array([1, 2, 3]))
+    assert fq.read_year(path).tokenizer_id is None
+    with pytest.raises(UserError, match="does not record which tokenizer"):
+        fq.read_year(path, tokenizer_id="a" * 64)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "rows"])
+def test_damaged_file_is_a_user_error_naming_it(tmp_path, damage) -> None:
+    path = tmp_path / "2018.parquet"
+    fq.write_year(path, 2018, np.array([1, 2, 3]))
+    if damage == "truncate":
+        path.write_bytes(path.read_bytes()[:40])
+    elif damage == "garbage":
+        path.write_text("not parquet")
+    else:  # a valid Parquet whose rows disagree with its vocab_size
+        table = pq.read_table(path)
+        pq.write_table(table.slice(0, 2).replace_schema_metadata(table.schema.metadata), path)
+    with pytest.raises(UserError, match="damaged") as err:
+        fq.read_year(path)
+    assert err.value.path == str(path) and "dvc repro frequencies@2018" in err.value.fix
 
 
 def test_match_word_collects_single_token_casings(tok) -> None:

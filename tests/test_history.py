@@ -1,4 +1,5 @@
-"""History loading from real per-year feature files, and the unseen-token rule of dense_history."""
+"""History loading from real per-year feature files (identities checked, missing years named),
+and the unseen-token rule of dense_history."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import pytest
 import torch
 
 from pipeline import embeddings, frequencies
+from pipeline.errors import UserError
 from pipeline.history import dense_history, load_history
+from pipeline.identity import tokenizer_identity
+from pipeline.tokenizer import train_scratch_tokenizer
 
 V, D = 10, 4
 
@@ -83,11 +87,92 @@ def test_load_history_frequencies_only(feature_dirs) -> None:
 
 def test_missing_year_names_the_year_and_stage(feature_dirs) -> None:
     freq_dir, emb_dir, _ = feature_dirs
-    with pytest.raises(FileNotFoundError, match=r"frequencies of year 2015.*dvc repro frequencies@2015"):
+    with pytest.raises(UserError, match=r"frequencies of year 2015.*history of 2017") as err:
         load_history(2017, 2, freq_dir, emb_dir)
+    assert err.value.path == str(freq_dir / "2015.parquet")
+    assert "`dvc repro frequencies@2015`" in err.value.fix and "years:" in err.value.fix
     (emb_dir / "2018.safetensors").unlink()
-    with pytest.raises(FileNotFoundError, match=r"embeddings@2018"):
+    with pytest.raises(UserError, match=r"embeddings of year 2018") as err:
         load_history(2019, 2, freq_dir, emb_dir, kinds={"embeddings"})
+    assert "`dvc repro embeddings@2018`" in err.value.fix
+
+
+def _tokenizer(folder, texts, vocab_size):
+    train_scratch_tokenizer(texts, vocab_size=vocab_size).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture
+def identified_dirs(tmp_path):
+    """Features of 2016-2018 recorded as computed with tokenizer ``tok_a``."""
+    tok_a = _tokenizer(tmp_path / "tok_a", ["the cat sat on the mat"] * 20, 280)
+    ident = tokenizer_identity(tok_a)
+    rng = np.random.default_rng(1)
+    for year in (2016, 2017, 2018):
+        frequencies.write_year(tmp_path / "freq" / f"{year}.parquet", year, rng.integers(0, 3, V),
+                               tokenizer_id=ident, corpus_id=f"corpus{year}")
+        embeddings.write_year(tmp_path / "emb" / f"{year}.safetensors", year, np.arange(3),
+                              np.ones(3), rng.normal(size=(3, D)), encoder="test", layer=-1,
+                              vocab_size=V, tokenizer_id=ident, corpus_id=f"corpus{year}")
+    return tmp_path, tok_a, ident
+
+
+def test_features_of_another_tokenizer_are_refused(identified_dirs) -> None:
+    root, tok_a, ident = identified_dirs
+    both = {"frequencies", "embeddings"}
+    h = load_history(2019, 2, root / "freq", root / "emb", both, tokenizer=tok_a)
+    assert h.years == (2017, 2018)
+    tok_b = _tokenizer(root / "tok_b", ["a dog ran in the park"] * 20, 280)
+    with pytest.raises(UserError, match="another tokenizer") as err:
+        load_history(2019, 2, root / "freq", root / "emb", both, tokenizer=tok_b)
+    assert err.value.path == str(root / "freq" / "2017.parquet")
+    assert err.value.fix == "recompute it: `dvc repro frequencies@2017`"
+    # the embeddings are checked too, once the frequencies match
+    for year in (2017, 2018):
+        frequencies.write_year(root / "freq" / f"{year}.parquet", year, np.ones(V, dtype=np.int64),
+                               tokenizer_id=tokenizer_identity(tok_b), corpus_id=f"corpus{year}")
+    with pytest.raises(UserError, match="another tokenizer") as err:
+        load_history(2019, 2, root / "freq", root / "emb", both, tokenizer=tok_b)
+    assert "`dvc repro embeddings@2017`" in err.value.fix
+
+
+def test_files_of_mixed_tokenizers_are_refused_without_naming_one(identified_dirs) -> None:
+    """Without ``tokenizer=`` the files are still checked against each other."""
+    root, _, _ = identified_dirs
+    frequencies.write_year(root / "freq" / "2018.parquet", 2018, np.ones(V, dtype=np.int64),
+                           tokenizer_id="f" * 64, corpus_id="corpus2018")
+    with pytest.raises(UserError, match="different tokenizers") as err:
+        load_history(2019, 2, root / "freq", None)
+    assert err.value.path == str(root / "freq" / "2018.parquet")
+    assert "frequencies@2017 frequencies@2018" in err.value.fix
+    frequencies.write_year(root / "freq" / "2018.parquet", 2018, np.ones(V, dtype=np.int64))
+    with pytest.raises(UserError, match="not recorded"):
+        load_history(2019, 2, root / "freq", None)
+
+
+def test_frequencies_and_embeddings_of_other_abstracts_are_refused(identified_dirs) -> None:
+    root, tok_a, ident = identified_dirs
+    embeddings.write_year(root / "emb" / "2018.safetensors", 2018, np.arange(3), np.ones(3),
+                          np.zeros((3, D)), encoder="test", layer=-1, vocab_size=V,
+                          tokenizer_id=ident, corpus_id="another corpus")
+    load_history(2019, 2, root / "freq", root / "emb", tokenizer=tok_a)  # embeddings not read
+    with pytest.raises(UserError, match="different abstracts") as err:
+        load_history(2019, 2, root / "freq", root / "emb", {"embeddings"}, tokenizer=tok_a)
+    assert "frequencies@2018 embeddings@2018" in err.value.fix
+
+
+def test_vocabulary_sizes_must_agree(feature_dirs) -> None:
+    freq_dir, emb_dir, _ = feature_dirs
+    frequencies.write_year(freq_dir / "2018.parquet", 2018, np.ones(V + 1, dtype=np.int64))
+    with pytest.raises(UserError, match=r"vocabulary size.*2017.parquet: 10, 2018.parquet: 11"):
+        load_history(2019, 2, freq_dir, emb_dir)
+
+
+def test_a_file_holding_another_year_is_refused(feature_dirs) -> None:
+    freq_dir, emb_dir, _ = feature_dirs
+    (freq_dir / "2018.parquet").write_bytes((freq_dir / "2016.parquet").read_bytes())
+    with pytest.raises(UserError, match="frequencies of 2016, not 2018"):
+        load_history(2019, 2, freq_dir, emb_dir)
 
 
 def test_unknown_kind_is_rejected(feature_dirs) -> None:

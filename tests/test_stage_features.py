@@ -13,6 +13,9 @@ import torch
 from hf_cache import tiny_gpt2_in_hf_cache
 from pipeline import embeddings as em
 from pipeline import frequencies as fq
+from pipeline.errors import UserError
+from pipeline.history import load_history
+from pipeline.identity import corpus_identity, tokenizer_identity
 from pipeline.io import write_parquet
 from pipeline.models_hub import MINILM
 from pipeline.tokenizer import load_tokenizer
@@ -101,11 +104,16 @@ def test_frequencies_stage_counts_one_year(tmp_path, corpus, tokenizer_dir) -> N
     np.testing.assert_array_equal(year.counts, expected)
 
 
-def test_frequencies_stage_missing_year_is_a_clear_error(tmp_path, corpus, tokenizer_dir) -> None:
+def test_frequencies_stage_missing_year_is_a_clear_error(tmp_path, corpus, tokenizer_dir,
+                                                        capsys) -> None:
     root, _ = corpus
-    with pytest.raises(SystemExit, match="no abstracts for 2005"):
+    with pytest.raises(SystemExit) as done:
         frequencies_stage.main(["--year", "2005", "--abstracts", str(root / "abstracts.parquet"),
                                 "--tokenizer", str(tokenizer_dir), "--out", str(tmp_path / "x.parquet")])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert "no abstracts for 2005" in err and "remove 2005 from `years:`" in err
+    assert "Traceback" not in err
     assert not (tmp_path / "x.parquet").exists()
 
 
@@ -147,10 +155,109 @@ def test_embeddings_stage_writes_one_year(tmp_path, corpus, tokenizer_dir) -> No
     assert tok.convert_tokens_to_ids("Ġneural") in year.token_ids.tolist()
 
 
-def test_embeddings_stage_refuses_adaptation_without_mlm_head(tmp_path, corpus, tokenizer_dir) -> None:
+def test_embeddings_stage_refuses_adaptation_without_mlm_head(tmp_path, corpus, tokenizer_dir,
+                                                              capsys) -> None:
     root, _ = corpus
-    with pytest.raises(ValueError, match="adapt_epochs: 0"):
+    with pytest.raises(SystemExit) as done:
         embeddings_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
                                "--tokenizer", str(tokenizer_dir), "--encoder", MINILM,
                                "--adapt-epochs", "1", "--out", str(tmp_path / "x.safetensors")])
+    assert done.value.code == 2
+    assert "adapt_epochs: 0" in capsys.readouterr().err
+    assert not (tmp_path / "x.safetensors").exists()
+
+
+def test_features_from_a_retrained_tokenizer_are_refused(tmp_path, corpus, capsys) -> None:
+    """Issue 9 §1: train a tokenizer, compute frequencies, retrain the tokenizer differently
+    (as a change upstream of it does): the old frequency file is refused, naming it and the
+    stage that recomputes it, by the plot stage and by the history loader."""
+    root, papers = corpus
+    tok, freq = tmp_path / "tokenizer", tmp_path / "freq"
+
+    def tokenizer(vocab_size: int) -> None:
+        tokenizer_stage.main(["--base", "scratch", "--vocab-size", str(vocab_size), "--train",
+                              str(root / "train.parquet"), "--out", str(tok)])
+
+    def frequencies(year: int) -> None:
+        frequencies_stage.main(["--year", str(year), "--abstracts", str(root / "abstracts.parquet"),
+                                "--tokenizer", str(tok), "--out", str(freq / f"{year}.parquet")])
+
+    def plot() -> None:
+        plot_stage.main(["--frequencies", str(freq), "--years", "2017", "2018", "--tokenizer",
+                         str(tok), "--plot_words", "neural", "--out", str(tmp_path / "wf.csv")])
+
+    tokenizer(500)
+    for year in (2017, 2018):
+        frequencies(year)
+    written = fq.read_year(freq / "2017.parquet")
+    texts = papers[papers.year == 2017]["abstract"].tolist()
+    assert written.tokenizer_id == tokenizer_identity(tok)
+    assert written.corpus_id == corpus_identity(texts)
+    plot()
+    assert load_history(2019, 2, freq, None, tokenizer=tok).years == (2017, 2018)
+
+    tokenizer(280)  # retrained differently; the frequency files are left as they were
+    assert tokenizer_identity(tok) != written.tokenizer_id
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        plot()
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert "another tokenizer" in err and str(freq / "2017.parquet") in err
+    assert "dvc repro frequencies@2017" in err and "Traceback" not in err
+    with pytest.raises(UserError, match="another tokenizer") as refused:
+        load_history(2019, 2, freq, None, tokenizer=tok)
+    assert refused.value.fix == "recompute it: `dvc repro frequencies@2017`"
+
+    frequencies(2017)  # what the fix says, year by year
+    with pytest.raises(UserError, match="frequencies@2018"):
+        load_history(2019, 2, freq, None, tokenizer=tok)
+    frequencies(2018)
+    plot()
+    assert load_history(2019, 2, freq, None, tokenizer=tok).years == (2017, 2018)
+
+
+def test_frequency_plot_names_a_missing_year(tmp_path, corpus, tokenizer_dir, capsys) -> None:
+    root, _ = corpus
+    frequencies_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
+                            "--tokenizer", str(tokenizer_dir), "--out", str(tmp_path / "2017.parquet")])
+    with pytest.raises(SystemExit) as done:
+        plot_stage.main(["--frequencies", str(tmp_path), "--years", "2017", "2016",
+                         "--tokenizer", str(tokenizer_dir), "--plot_words", "neural",
+                         "--out", str(tmp_path / "wf.csv")])
+    assert done.value.code == 2
+    assert "dvc repro frequencies@2016" in capsys.readouterr().err
+    assert not (tmp_path / "wf.csv").exists()
+
+
+def test_embeddings_stage_records_identities_and_uses_the_runtime(tmp_path, corpus, tokenizer_dir,
+                                                                  monkeypatch) -> None:
+    root, papers = corpus
+    monkeypatch.setenv("FUTURELM_THREADS", "1")
+    out = tmp_path / "2018.safetensors"
+    embeddings_stage.main(["--year", "2018", "--abstracts", str(root / "abstracts.parquet"),
+                           "--tokenizer", str(tokenizer_dir), "--encoder", MINILM,
+                           "--batch-size", "8", "--max-length", "64", "--stride", "16",
+                           "--device", "cpu", "--out", str(out)])
+    year = em.read_year(out, tokenizer_id=tokenizer_identity(tokenizer_dir))
+    assert year.corpus_id == corpus_identity(papers[papers.year == 2018]["abstract"].tolist())
+    assert torch.get_num_threads() == 1
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--max-length", "100000"], "embeddings.max_length"),
+    (["--stride", "70", "--max-length", "64"], "embeddings.stride"),
+    (["--layer", "9"], "embeddings.layer"),
+    (["--dtype", "int8"], "embeddings.dtype"),
+])
+def test_embeddings_stage_bad_params_are_messages(tmp_path, corpus, tokenizer_dir, capsys,
+                                                 flags, message) -> None:
+    root, _ = corpus
+    with pytest.raises(SystemExit) as done:
+        embeddings_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
+                               "--tokenizer", str(tokenizer_dir), "--encoder", MINILM,
+                               "--device", "cpu", "--out", str(tmp_path / "x.safetensors"), *flags])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
     assert not (tmp_path / "x.safetensors").exists()
