@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install repro test bench paper-profile clean-venv
+.PHONY: install graph repro test bench paper-profile clean-venv
 
 install: $(STAMP)
 
@@ -27,18 +27,26 @@ $(STAMP): pyproject.toml scripts/setup_wordnet.sh scripts/setup_gpt2_tokenizer.s
 	bash scripts/setup_gpt2_tokenizer.sh $(VENV)
 	touch $(STAMP)
 
+# dvc.yaml is generated from params.yaml (split, window, variants, seeds, train.base, score.years
+# decide which stages exist and which per-year files each reads): regenerate it, then reproduce.
+graph:
+	python -m stages.graph
+
 repro: install
+	$(BIN)/python -m stages.graph
 	$(BIN)/dvc repro
 
 test: install
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 -q -rs
 
 bench: install
 	$(BIN)/python -m benchmarks.run_all
 
-# Switch params.yaml to the paper's GPU settings (see README "Profiles").
+# Switch params.yaml to the paper's GPU settings (README "Parameters and profiles") and regenerate
+# dvc.yaml for it.
 paper-profile:
 	cp profiles/paper.yaml params.yaml
+	python -m stages.graph
 
 clean-venv:
 	rm -rf $(VENV)

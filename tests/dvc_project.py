@@ -1,8 +1,8 @@
 """Build a real, throw-away copy of this DVC project for end-to-end tests.
 
 `make_project(tmp_path, params)` copies the pipeline code, the stage graph and the embedded data
-into ``tmp_path / "proj"``, deep-merges ``params`` into params.yaml, and makes it a committed git +
-DVC repo (keeping our `.dvc/config`, whose ``parsing.bool``/``parsing.list`` settings the stage
+into ``tmp_path / "proj"``, deep-merges ``params`` into params.yaml, regenerates dvc.yaml for those
+params (``stages.graph``, as ``make graph`` does), and makes it a committed git + DVC repo (keeping our `.dvc/config`, whose ``parsing.bool``/``parsing.list`` settings the stage
 ``cmd`` lines need). `run_dvc` runs the dvc CLI there with the venv's ``python`` first on PATH
 (stage commands call plain ``python``), analytics off and the Hugging Face hub offline.
 `dvc_repo` opens ``dvc.repo.Repo`` for ``status()`` / ``reproduce(dry=True)`` assertions.
@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 PROJECT_PATHS: tuple[str, ...] = (
     "dvc.yaml",
     "params.yaml",
+    "runtime.yaml",
     "pipeline",
     "stages",
     "data/sample",
@@ -88,19 +89,36 @@ def git(proj: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     return _run(["git", *args], proj, check=check)
 
 
-def write_params(proj: Path, params: Mapping[str, Any]) -> None:
-    """Deep-merge ``params`` into ``proj/params.yaml`` (no commit)."""
+def write_params(proj: Path, params: Mapping[str, Any], graph: bool = False) -> None:
+    """Deep-merge ``params`` into ``proj/params.yaml`` (no commit).
+
+    ``graph=True`` also regenerates ``proj/dvc.yaml`` for the new params (``make graph``); needed
+    when a structural param changes (split years, window, variants, seeds, train.base, score.years).
+    """
     path = proj / "params.yaml"
     current = yaml.safe_load(path.read_text()) or {}
     path.write_text(yaml.safe_dump(deep_merge(current, params), sort_keys=False))
+    if graph:
+        write_graph(proj)
+
+
+def write_graph(proj: Path) -> None:
+    """Regenerate ``proj/dvc.yaml`` from ``proj/params.yaml`` with the project's generator."""
+    proc = subprocess.run([sys.executable, "-m", "stages.graph"], cwd=proj, env=dvc_env(),
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"stages.graph failed in {proj}:\n{proc.stderr}")
 
 
 def keep_stages(proj: Path, names: Iterable[str]) -> None:
     """Reduce ``proj/dvc.yaml`` to the named stages (no commit).
 
-    Lets a test exercise one part of the graph (e.g. the data stages) without depending on
-    every other stage's files being present.
+    Lets a test exercise one part of the graph on inputs committed as plain files. The trimmed
+    file is no longer what ``stages.graph`` generates, so unless ``graph`` is kept (it would
+    refuse the trimmed file), the kept stages lose their dep on its check stamp.
     """
+    from stages.graph import STAMP
+
     path = proj / "dvc.yaml"
     graph = yaml.safe_load(path.read_text())
     wanted = list(names)
@@ -108,6 +126,10 @@ def keep_stages(proj: Path, names: Iterable[str]) -> None:
     if missing:
         raise KeyError(f"no stage(s) {missing} in dvc.yaml")
     graph["stages"] = {n: graph["stages"][n] for n in wanted}
+    if "graph" not in wanted:
+        for stage in graph["stages"].values():
+            body = stage.get("do", stage)
+            body["deps"] = [d for d in body.get("deps", []) if d != STAMP]
     path.write_text(yaml.safe_dump(graph, sort_keys=False))
 
 
@@ -132,8 +154,7 @@ def make_project(tmp_path: Path, params: Mapping[str, Any] | None = None,
             shutil.copytree(src, dst, ignore=_IGNORE)
         else:
             shutil.copy2(src, dst)
-    if params:
-        write_params(proj, params)
+    write_params(proj, params or {}, graph=True)
     if stages is not None:
         keep_stages(proj, stages)
 

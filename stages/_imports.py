@@ -1,0 +1,84 @@
+"""Which project source files a stage runs: the import closure of its module, read with ``ast``.
+
+A DVC stage must depend on every file whose change can change its outputs. For code that is its
+own ``stages/<name>.py`` plus every project module it imports, directly or through other project
+modules: ``pipeline/*.py`` and the ``stages/_*.py`` helpers. The closure is computed from the
+source text (nothing is imported), so it also sees imports inside functions; the stage graph
+(``stages/graph.py``) writes it as each stage's code deps and ``tests/test_graph.py`` checks it.
+
+A package ``__init__.py`` that holds only a docstring runs no code and is left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+
+PACKAGES = ("pipeline", "stages")
+
+
+def module_path(root: Path, module: str) -> Path | None:
+    """``pipeline.io`` -> ``root/pipeline/io.py`` (or a package's ``__init__.py``); None if not ours."""
+    parts = module.split(".")
+    if parts[0] not in PACKAGES:
+        return None
+    base = root.joinpath(*parts)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _module_name(root: Path, path: Path) -> str:
+    rel = path.relative_to(root).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def imported_modules(root: Path, path: Path) -> set[str]:
+    """Dotted names of every module ``path`` may import (``from a import b``: ``a`` and ``a.b``)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    name = _module_name(root, path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against this module's package
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            else:
+                base = node.module or ""
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _runs_code(path: Path) -> bool:
+    """False for a module that is only a docstring (an empty ``__init__.py``)."""
+    body = ast.parse(path.read_text()).body
+    return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in body)
+
+
+def _parents(module: str) -> Iterable[str]:
+    parts = module.split(".")
+    return (".".join(parts[:i]) for i in range(1, len(parts)))
+
+
+def import_closure(root: Path, entry: Path) -> list[Path]:
+    """Project files that running ``entry`` imports, ``entry`` excluded, sorted (relative to root)."""
+    root = root.resolve()
+    entry = (root / entry).resolve() if not entry.is_absolute() else entry.resolve()
+    seen: set[Path] = set()
+    todo = [entry]
+    while todo:
+        path = todo.pop()
+        for module in imported_modules(root, path):
+            for name in (*_parents(module), module):
+                target = module_path(root, name)
+                if target is not None and target not in seen and target != entry:
+                    seen.add(target)
+                    todo.append(target)
+    return sorted((p.relative_to(root) for p in seen if _runs_code(p)), key=str)
