@@ -6,7 +6,7 @@ encoded in overlapping windows; pooling happens on the device with one index_add
 The file records the identities (sha256) of the LM tokenizer and of the year's abstracts.
 
 Several processes (one per GPU): `torchrun --nproc_per_node N -m stages.embeddings ...`, or
-`--nproc N` / FUTURELM_NPROC=N (runtime.yaml `nproc`), which starts torchrun itself. The year's
+`--processes N` / FUTURELM_NPROC=N (runtime.yaml `nproc`), which starts torchrun itself. The year's
 encoder batches are shared out across processes and their sums all-reduced; rank 0 writes the
 file, bit-identical to one process's.
 """
@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch CPU threads per process (runtime setting; default: runtime.yaml "
                              "`threads` / FUTURELM_THREADS; 0 = torch's default)")
-    parser.add_argument("--nproc", type=int, default=None,
+    # Not `--nproc`: torchrun's own parser would take it for an abbreviation of its options.
+    parser.add_argument("--processes", type=int, default=None,
                         help="processes to run, one per GPU, started with torchrun (runtime setting; "
                              "default: runtime.yaml `nproc` / FUTURELM_NPROC); ignored under torchrun")
     parser.add_argument("--out", required=True, help="output .safetensors for this year")
@@ -82,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     runtime = load_runtime()
-    nproc = runtime.nproc if args.nproc is None else args.nproc
+    nproc = runtime.nproc if args.processes is None else args.processes
     if nproc > 1 and not distributed.launched():  # its children see torchrun's env: no loop
         raise SystemExit(distributed.relaunch("stages.embeddings",
                                               sys.argv[1:] if argv is None else argv, nproc))
