@@ -93,7 +93,7 @@ def bench_pooling(bib: Path, year: int, repeats: int) -> list[str]:
     # Per batch: the best of `repeats` forwards, then the best of `repeats` poolings of that
     # batch's states. Minima of interleaved runs are robust to other jobs on a shared CPU.
     fwd_s, pool_s = 0.0, 0.0
-    sums = torch.zeros(len(lm_tok), model.config.hidden_size)
+    sums = torch.zeros(len(lm_tok), model.config.hidden_size, dtype=torch.int64)  # fixed point
     with torch.inference_mode():
         encoder_states(model, plan.batches[0], -1, device)  # warm-up
         for batch in plan.batches:
@@ -148,7 +148,7 @@ def bench_random_encoders(bib: Path, year: int, device: torch.device,
         config = RobertaConfig(vocab_size=len(gpt2) + 8, max_position_embeddings=514,
                                pad_token_id=1, **shapes[name])  # RoBERTa's padding index
         model = RobertaModel(config).to(device=device, dtype=dtype).eval()
-        sums = torch.zeros(len(gpt2), config.hidden_size, device=device)
+        sums = torch.zeros(len(gpt2), config.hidden_size, dtype=torch.int64, device=device)
         with torch.inference_mode():
             pool_batch(sums, encoder_states(model, plan.batches[0], -1, device), plan.batches[0])
             if device.type == "cuda":
