@@ -100,12 +100,14 @@ class Plan:
         if not self.train_years or not self.train_years[-1] < self.dev < self.test:
             raise bad("split years must satisfy train_first <= train_last < dev_year < test_year",
                       "split", "fix the four years")
-        if not self.score_years or len(set(self.score_years)) != len(self.score_years):
+        if len(set(self.score_years)) != len(self.score_years):
             raise bad(f"score.years must list distinct years, got {self.score_years}", "score.years",
                       f"e.g. [{self.dev}, {self.test}] (the dev and test year)")
         for variant in self.variants:
             try:
                 bias_kind(variant)
+            except UserError as err:
+                raise bad(err.what, "experiment.variants", err.fix or "fix the variant name") from None
             except ValueError as err:
                 raise bad(str(err), "experiment.variants", "fix the variant name") from None
             n = re.fullmatch(r"baseline-(\d+)", variant)
@@ -133,8 +135,18 @@ class Plan:
         return self.history([*self.train_years, self.dev])
 
     @property
+    def scored_years(self) -> list[int]:
+        """The score stage always scores the dev and test year, and every year of score.years."""
+        return sorted({self.dev, self.test, *self.score_years})
+
+    @property
+    def extra_years(self) -> list[int]:
+        """Scored years outside the dev and test splits: read from the corpus table."""
+        return [y for y in self.scored_years if y not in (self.dev, self.test)]
+
+    @property
     def score_history(self) -> list[int]:
-        return self.history(self.score_years)
+        return self.history(self.scored_years)
 
     def years(self, kind: str) -> list[int]:
         """Years whose ``kind`` features some stage reads (frequencies: also the plot's years)."""
@@ -146,10 +158,18 @@ class Plan:
 
 # --- stages ---------------------------------------------------------------------------------------
 
-def code(name: str, root: Path = ROOT) -> list[str]:
-    """A stage's code deps: its module and that module's import closure."""
-    entry = Path("stages") / f"{name}.py"
-    return [str(entry), *(str(p) for p in import_closure(root, entry))]
+class Code:
+    """A stage's code deps: its module and that module's import closure (each computed once)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._deps: dict[str, list[str]] = {}
+
+    def __call__(self, name: str) -> list[str]:
+        if name not in self._deps:
+            entry = Path("stages") / f"{name}.py"
+            self._deps[name] = [str(entry), *(str(p) for p in import_closure(self.root, entry))]
+        return list(self._deps[name])
 
 
 def _feature_files(kinds: Iterable[str], years: Iterable[int]) -> list[str]:
@@ -157,7 +177,7 @@ def _feature_files(kinds: Iterable[str], years: Iterable[int]) -> list[str]:
     return [template[k].format(y) for k in kinds for y in years]
 
 
-def data_stages(root: Path) -> dict[str, Any]:
+def data_stages(code: Code) -> dict[str, Any]:
     return {
         "graph": {
             "cmd": f"python -m stages.graph --check --stamp {STAMP}",
@@ -168,7 +188,7 @@ def data_stages(root: Path) -> dict[str, Any]:
         "download": {
             "cmd": "python -m stages.download --source ${data.source} "
                    "--out data/raw/anthology+abstracts.bib.gz --info metrics/download.json",
-            "deps": [*code("download", root), STAMP],
+            "deps": [*code("download"), STAMP],
             "params": ["data.source"],
             "outs": ["data/raw/anthology+abstracts.bib.gz"],
             "metrics": [{"metrics/download.json": {"cache": False}}],
@@ -176,7 +196,7 @@ def data_stages(root: Path) -> dict[str, Any]:
         "parse": {
             "cmd": "python -m stages.parse --raw data/raw/anthology+abstracts.bib.gz "
                    "--papers data/corpus/papers.parquet --rejects data/corpus/parse_rejects.parquet",
-            "deps": [*code("parse", root), "data/raw/anthology+abstracts.bib.gz"],
+            "deps": [*code("parse"), "data/raw/anthology+abstracts.bib.gz"],
             "outs": ["data/corpus/papers.parquet", "data/corpus/parse_rejects.parquet"],
         },
         "filter": {
@@ -184,7 +204,7 @@ def data_stages(root: Path) -> dict[str, Any]:
                    f"--kept {ABSTRACTS} --dropped data/corpus/filtered_out.parquet "
                    "--metrics metrics/corpus.json --language ${filter.language} "
                    "--seed ${filter.seed} --min-words ${filter.min_words}",
-            "deps": [*code("filter", root), "data/corpus/papers.parquet"],
+            "deps": [*code("filter"), "data/corpus/papers.parquet"],
             "params": ["filter.language", "filter.seed", "filter.min_words"],
             "outs": [ABSTRACTS, "data/corpus/filtered_out.parquet"],
             "metrics": [{"metrics/corpus.json": {"cache": False}}],
@@ -194,7 +214,7 @@ def data_stages(root: Path) -> dict[str, Any]:
                    "--train-first ${split.train_first} --train-last ${split.train_last} "
                    "--dev-year ${split.dev_year} --test-year ${split.test_year} "
                    "--window ${features.window} --counts-plot plots/abstracts_per_year.csv",
-            "deps": [*code("split", root), ABSTRACTS],
+            "deps": [*code("split"), ABSTRACTS],
             "params": ["split", "features.window"],
             "outs": [TRAIN, DEV, TEST],
             "plots": [{"plots/abstracts_per_year.csv": {
@@ -203,21 +223,21 @@ def data_stages(root: Path) -> dict[str, Any]:
         "tokenizer": {
             "cmd": "python -m stages.tokenizer --base ${lm.base} "
                    f"--vocab-size ${{tokenizer.vocab_size}} --train {TRAIN} --out {TOKENIZER}",
-            "deps": [*code("tokenizer", root), TRAIN],
+            "deps": [*code("tokenizer"), TRAIN],
             "params": ["lm.base", "tokenizer.vocab_size"],
             "outs": [TOKENIZER],
         },
     }
 
 
-def feature_stages(plan: Plan, root: Path) -> dict[str, Any]:
+def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
     freq_years, emb_years = plan.years("frequencies"), plan.years("embeddings")
     stages: dict[str, Any] = {
         "frequencies": {"foreach": freq_years, "do": {
             "cmd": "python -m stages.frequencies --year ${item} "
                    f"--abstracts {ABSTRACTS} --tokenizer {TOKENIZER} "
                    "--out data/features/frequencies/${item}.parquet",
-            "deps": [*code("frequencies", root), ABSTRACTS, TOKENIZER],
+            "deps": [*code("frequencies"), ABSTRACTS, TOKENIZER],
             "outs": ["data/features/frequencies/${item}.parquet"],
         }},
         "frequency_plot": {
@@ -225,7 +245,7 @@ def feature_stages(plan: Plan, root: Path) -> dict[str, Any]:
                    + " ".join(_feature_files(["frequencies"], freq_years))
                    + f" --tokenizer {TOKENIZER} ${{frequencies}} --out plots/word_frequencies.csv"
                    " --png plots/word_frequencies.png",
-            "deps": [*code("frequency_plot", root), *_feature_files(["frequencies"], freq_years),
+            "deps": [*code("frequency_plot"), *_feature_files(["frequencies"], freq_years),
                      TOKENIZER],
             "params": ["frequencies.plot_words"],
             "plots": [{"plots/word_frequencies.csv": {
@@ -241,7 +261,7 @@ def feature_stages(plan: Plan, root: Path) -> dict[str, Any]:
                    f"--abstracts {ABSTRACTS} --tokenizer {TOKENIZER} "
                    + " ".join(f"--{k.replace('_', '-')} ${{embeddings.{k}}}" for k in keys)
                    + " --out data/features/embeddings/${item}.safetensors",
-            "deps": [*code("embeddings", root), ABSTRACTS, TOKENIZER],
+            "deps": [*code("embeddings"), ABSTRACTS, TOKENIZER],
             "params": [f"embeddings.{k}" for k in keys],
             "outs": ["data/features/embeddings/${item}.safetensors"],
         }}
@@ -266,7 +286,7 @@ def run(variant: str, seed: int) -> str:
     return f"{variant}-s{seed}"
 
 
-def train_stage(plan: Plan, variant: str, seed: int, root: Path) -> dict[str, Any]:
+def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     shared = plan.base == "shared" and bool(kinds)
     features = [("features", "window")] if kinds else []
@@ -283,7 +303,7 @@ def train_stage(plan: Plan, variant: str, seed: int, root: Path) -> dict[str, An
     cmd.append(f"--out data/models/{run(variant, seed)} --curves data/curves/{run(variant, seed)}")
     return {
         "cmd": " ".join(cmd),
-        "deps": [*code("train", root), TRAIN, DEV, TOKENIZER,
+        "deps": [*code("train"), TRAIN, DEV, TOKENIZER,
                  *_feature_files(kinds, plan.train_history),
                  *([f"data/models/{run('baseline', seed)}"] if shared else [])],
         "params": [f"{section}.{k}" for section, k in keys],
@@ -292,30 +312,33 @@ def train_stage(plan: Plan, variant: str, seed: int, root: Path) -> dict[str, An
     }
 
 
-def score_stage(plan: Plan, variant: str, seed: int, root: Path) -> dict[str, Any]:
+def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     model = f"data/models/{run(variant, seed)}"
+    extra = plan.extra_years
     cmd = [f"python -m stages.score --model {model} --dev {DEV} --test {TEST}",
-           f"--years {' '.join(map(str, plan.score_years))} --tokenizer {TOKENIZER}"]
-    cmd += [f"--{k} data/features/{k}" for k in kinds]
-    cmd += [f"--stopwords {STOPWORDS}", _flags("score", SCORE_FLAGS),
-            f"--out data/scores/{run(variant, seed)}"]
+           *([f"--years {' '.join(map(str, plan.score_years))} --abstracts {ABSTRACTS}"]
+             if extra else []),
+           f"--tokenizer {TOKENIZER}",
+           *(f"--{k} data/features/{k}" for k in kinds),
+           f"--stopwords {STOPWORDS}", _flags("score", SCORE_FLAGS),
+           f"--out data/scores/{run(variant, seed)}"]
     return {
         "cmd": " ".join(cmd),
-        "deps": [*code("score", root), model, DEV, TEST, TOKENIZER,
-                 *_feature_files(kinds, plan.score_history), STOPWORDS],
+        "deps": [*code("score"), model, DEV, TEST, *([ABSTRACTS] if extra else []),
+                 TOKENIZER, *_feature_files(kinds, plan.score_history), STOPWORDS],
         "params": [f"score.{k}" for k in SCORE_FLAGS],
         "outs": [f"data/scores/{run(variant, seed)}"],
     }
 
 
-def report_stage(plan: Plan, root: Path) -> dict[str, Any]:
+def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
     runs = [run(v, s) for v in plan.variants for s in plan.seeds]
     return {
         "cmd": "python -m stages.report --scores data/scores ${experiment} --baseline baseline "
                "--examples ${report.examples} --out reports/results.md "
                "--metrics-dir metrics/variants --plots plots/results.csv",
-        "deps": [*code("report", root), *(f"data/scores/{r}" for r in runs)],
+        "deps": [*code("report"), *(f"data/scores/{r}" for r in runs)],
         "params": ["experiment", "report"],
         "outs": [{"reports/results.md": {"cache": False}}],
         "metrics": [{"metrics/variants": {"cache": False}}],
@@ -326,15 +349,15 @@ def report_stage(plan: Plan, root: Path) -> dict[str, Any]:
 
 def build(params: Mapping[str, Any], root: Path = ROOT) -> dict[str, Any]:
     """The whole graph, as the dict dvc.yaml holds."""
-    plan = Plan(params)
-    stages = {**data_stages(root), **feature_stages(plan, root)}
+    plan, code = Plan(params), Code(root)
+    stages = {**data_stages(code), **feature_stages(plan, code)}
     for variant in plan.variants:
         for seed in plan.seeds:
-            stages[f"train-{run(variant, seed)}"] = train_stage(plan, variant, seed, root)
+            stages[f"train-{run(variant, seed)}"] = train_stage(plan, variant, seed, code)
     for variant in plan.variants:
         for seed in plan.seeds:
-            stages[f"score-{run(variant, seed)}"] = score_stage(plan, variant, seed, root)
-    stages["report"] = report_stage(plan, root)
+            stages[f"score-{run(variant, seed)}"] = score_stage(plan, variant, seed, code)
+    stages["report"] = report_stage(plan, code)
     return {"stages": stages}
 
 

@@ -1,0 +1,278 @@
+"""The generated stage graph (stages/graph.py): dvc.yaml is what `make graph` makes of params.yaml,
+each stage depends on exactly its code (import closure) and on exactly the per-year feature files
+its variant reads, and settings that cannot change results are neither params nor flags."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pipeline.errors import UserError
+from stages import graph
+from stages._imports import import_closure, module_path
+from tests.dvc_project import deep_merge, make_project, run_dvc, write_graph, write_params
+
+REPO = Path(__file__).resolve().parents[1]
+PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
+ALL_VARIANTS = ["baseline", "baseline-2", "frequency-nolstm", "frequency", "context", "context2"]
+
+
+def stages_of(params: dict[str, Any]) -> dict[str, Any]:
+    return graph.build(params, REPO)["stages"]
+
+
+def body(stage: dict[str, Any]) -> dict[str, Any]:
+    """A stage's definition (the ``do`` of a foreach stage)."""
+    return stage.get("do", stage)
+
+
+def feature_deps(stage: dict[str, Any]) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {"frequencies": [], "embeddings": []}
+    for dep in body(stage)["deps"]:
+        m = re.fullmatch(r"data/features/(frequencies|embeddings)/(\d{4})\.\w+", dep)
+        if m:
+            found[m.group(1)].append(int(m.group(2)))
+        assert not re.fullmatch(r"data/features(/\w+)?", dep), f"a whole feature folder: {dep}"
+    return found
+
+
+def years(first: int, last: int) -> list[int]:
+    return list(range(first, last + 1))
+
+
+# --- the committed graph ----------------------------------------------------------------------------
+
+def test_committed_dvc_yaml_is_generated_from_committed_params() -> None:
+    expected = graph.render(PARAMS, REPO)
+    assert (REPO / "dvc.yaml").read_text() == expected, \
+        "dvc.yaml is stale for params.yaml or the code: run `make graph`"
+
+
+def _committed_stages() -> list[tuple[str, dict[str, Any]]]:
+    return list(yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"].items())
+
+
+@pytest.mark.parametrize("name", [name for name, _ in _committed_stages()])
+def test_code_deps_are_exactly_the_stages_import_closure(name: str) -> None:
+    spec = body(dict(_committed_stages())[name])
+    module = re.match(r"python -m stages\.(\w+)", spec["cmd"]).group(1)
+    code = {d for d in spec["deps"] if d.endswith(".py")}
+    if name == "graph":  # it reads every source file to compute the others' closures
+        assert {"pipeline", "stages"} <= set(spec["deps"]) and not code
+        return
+    entry = Path("stages") / f"{module}.py"
+    assert code == {str(entry), *map(str, import_closure(REPO, entry))}
+
+
+def test_import_closure_on_a_hand_made_package(tmp_path: Path) -> None:
+    files = {
+        "pipeline/__init__.py": '"""docstring only: runs no code, so no dep."""\n',
+        "pipeline/a.py": "def f():\n    from pipeline import b  # lazy import inside a function\n",
+        "pipeline/b.py": "from . import c\nimport numpy\n",
+        "pipeline/c.py": "import os\n",
+        "pipeline/unused.py": "import pipeline.c\n",
+        "stages/__init__.py": "VERSION = 1  # runs code: a dep of every stage module\n",
+        "stages/_helper.py": "import pipeline.c as c\n",
+        "stages/x.py": "from pipeline.a import f\nfrom stages._helper import c\nimport yaml\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert [str(p) for p in import_closure(tmp_path, Path("stages/x.py"))] == [
+        "pipeline/a.py", "pipeline/b.py", "pipeline/c.py", "stages/__init__.py", "stages/_helper.py"]
+
+
+# Run in a fresh interpreter: records, for every module, what its executed import statements
+# asked for (absolute names, `from a import b` giving a and a.b), then imports every stage module.
+_TRACE = """
+import builtins, importlib, importlib.util, json, sys
+edges, real = {}, builtins.__import__
+def traced(name, globals=None, locals=None, fromlist=(), level=0):
+    importer = (globals or {}).get("__name__", "")
+    base = importlib.util.resolve_name("." * level + name, (globals or {}).get("__package__")) \\
+        if level else name
+    edges.setdefault(importer, set()).update({base, *(base + "." + f for f in fromlist or ())})
+    return real(name, globals, locals, fromlist, level)
+builtins.__import__ = traced
+for module in sys.argv[1:]:
+    importlib.import_module("stages." + module)
+print(json.dumps({k: sorted(v) for k, v in edges.items()}))
+"""
+
+
+def test_import_closure_covers_what_python_actually_imports() -> None:
+    """Cross-check with the interpreter: every project module a stage's import runs is in its
+    closure (the ast closure also sees imports inside functions, which importing does not run)."""
+    modules = sorted({re.match(r"python -m stages\.(\w+)", body(s)["cmd"]).group(1)
+                      for _, s in _committed_stages()})
+    proc = subprocess.run([sys.executable, "-c", _TRACE, *modules], cwd=REPO, text=True,
+                          capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    edges = json.loads(proc.stdout.splitlines()[-1])
+
+    def project_file(name: str) -> str | None:
+        path = module_path(REPO, name)
+        return str(path.relative_to(REPO)) if path else None
+
+    for module in modules:
+        entry = Path("stages") / f"{module}.py"
+        closure = {str(entry), *map(str, import_closure(REPO, entry))}
+        seen, todo = set(), [f"stages.{module}"]
+        while todo:
+            for target in edges.get(todo.pop(), ()):
+                if project_file(target) and target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        loaded = {project_file(name) for name in seen} - {"pipeline/__init__.py", "stages/__init__.py"}
+        assert loaded, module
+        assert loaded - closure == set(), module
+
+
+# --- exactly the features each variant reads --------------------------------------------------------
+
+def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
+    params = deep_merge(PARAMS, {
+        "split": {"train_first": 2010, "train_last": 2012, "dev_year": 2013, "test_year": 2014},
+        "features": {"window": 3}, "score": {"years": [2016]},
+        "experiment": {"variants": ALL_VARIANTS, "seeds": [0, 1]}})
+    stages = stages_of(params)
+    train_history = years(2007, 2012)   # train 2010-2012 and dev 2013, m = 3
+    score_history = years(2010, 2015)   # dev 2013, test 2014 and 2016
+    none: dict[str, list[int]] = {"frequencies": [], "embeddings": []}
+    for seed in (0, 1):
+        for variant in ("baseline", "baseline-2"):
+            assert feature_deps(stages[f"train-{variant}-s{seed}"]) == none
+            assert feature_deps(stages[f"score-{variant}-s{seed}"]) == none
+            assert "--frequencies" not in stages[f"train-{variant}-s{seed}"]["cmd"]
+        for variant in ("frequency-nolstm", "frequency"):
+            assert feature_deps(stages[f"train-{variant}-s{seed}"]) == {
+                "frequencies": train_history, "embeddings": []}
+            assert feature_deps(stages[f"score-{variant}-s{seed}"]) == {
+                "frequencies": score_history, "embeddings": []}
+        for variant in ("context", "context2"):
+            # load_history reads the frequency files too (its `observed` mask)
+            assert feature_deps(stages[f"train-{variant}-s{seed}"]) == {
+                "frequencies": train_history, "embeddings": train_history}
+            assert feature_deps(stages[f"score-{variant}-s{seed}"]) == {
+                "frequencies": score_history, "embeddings": score_history}
+    assert stages["frequencies"]["foreach"] == years(2007, 2015)
+    assert stages["embeddings"]["foreach"] == years(2007, 2015)
+    plot = stages["frequency_plot"]
+    assert feature_deps(plot)["frequencies"] == years(2007, 2015)
+    # the later year is read from the corpus table
+    score = stages["score-frequency-s0"]
+    assert "--years 2016 --abstracts data/corpus/abstracts.parquet" in score["cmd"]
+    assert "data/corpus/abstracts.parquet" in score["deps"]
+    assert "--abstracts" not in stages_of(PARAMS)["score-frequency-s0"]["cmd"]
+
+
+def test_no_contextual_variant_means_no_embeddings_stage() -> None:
+    params = copy.deepcopy(PARAMS)
+    params["experiment"]["variants"] = ["baseline", "frequency"]
+    stages = stages_of(params)
+    assert "embeddings" not in stages
+    assert sorted(stages) == sorted(["graph", "download", "parse", "filter", "split", "tokenizer",
+                                     "frequencies", "frequency_plot", "train-baseline-s0",
+                                     "train-frequency-s0", "score-baseline-s0",
+                                     "score-frequency-s0", "report"])
+
+
+def test_params_of_a_bias_do_not_retrain_baselines() -> None:
+    stages = stages_of(PARAMS)
+    bias_only = {"train.lr_new", "train.lstm_hidden", "train.alpha", "features.window",
+                 "features.context_input"}
+    for variant in ("baseline", "baseline-2"):
+        assert not bias_only & set(stages[f"train-{variant}-s0"]["params"])
+        assert "${train.alpha}" not in stages[f"train-{variant}-s0"]["cmd"]
+    assert "features.context_input" not in stages["train-frequency-s0"]["params"]
+    assert {"features.context_input", "train.alpha"} <= set(stages["train-context2-s0"]["params"])
+    assert "--context-input ${features.context_input}" in stages["train-context-s0"]["cmd"]
+
+
+def test_shared_base_trains_temporal_variants_on_the_baseline_model() -> None:
+    params = deep_merge(PARAMS, {"train": {"base": "shared"}, "experiment": {"seeds": [0, 1]}})
+    stages = stages_of(params)
+    for seed in (0, 1):
+        for variant in ("frequency-nolstm", "frequency", "context", "context2"):
+            stage = stages[f"train-{variant}-s{seed}"]
+            assert f"--init-from data/models/baseline-s{seed} --freeze-lm" in stage["cmd"]
+            assert f"data/models/baseline-s{seed}" in stage["deps"]
+        for variant in ("baseline", "baseline-2"):
+            assert "--init-from" not in stages[f"train-{variant}-s{seed}"]["cmd"]
+    assert not any("--init-from" in s.get("cmd", "") for s in stages_of(PARAMS).values())
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"train": {"base": "shared"}, "experiment": {"variants": ["frequency"]}}, "baseline"),
+    ({"train": {"base": "sometimes"}}, "joint or shared"),
+    ({"experiment": {"variants": ["baseline-4"]}}, "baseline-4 needs 1 .. 3"),
+    ({"experiment": {"variants": ["frequencies"]}}, "unknown variant"),
+    ({"features": {"window": 0}}, "window"),
+    ({"split": {"dev_year": 2019}}, "train_first <= train_last < dev_year"),
+    ({"score": {"years": [2021, 2021]}}, "distinct"),
+])
+def test_bad_structural_params_are_refused_naming_the_param(change, message) -> None:
+    with pytest.raises(UserError, match=message) as err:
+        graph.build(deep_merge(PARAMS, change), REPO)
+    assert "params.yaml" in str(err.value)
+
+
+def test_settings_that_cannot_change_results_are_not_params() -> None:
+    for section in ("filter", "train", "score"):
+        assert not {"device", "threads", "workers"} & set(PARAMS[section]), section
+    for name, stage in stages_of(PARAMS).items():
+        spec = body(stage)
+        assert "--threads" not in spec["cmd"] and "--workers" not in spec["cmd"], name
+        if name != "embeddings":   # its device picks the encoder's dtype, which changes results
+            assert "--device" not in spec["cmd"], name
+
+
+def test_paper_profile_graph() -> None:
+    paper = yaml.safe_load((REPO / "profiles" / "paper.yaml").read_text())
+    stages = stages_of(paper)
+    assert stages["frequencies"]["foreach"] == years(2001, 2020)
+    assert stages["embeddings"]["foreach"] == years(2001, 2020)
+    assert feature_deps(stages["train-context2-s2"])["embeddings"] == years(2001, 2019)
+    assert feature_deps(stages["score-context2-s2"])["embeddings"] == years(2018, 2020)
+
+
+# --- stale graphs are caught --------------------------------------------------------------------------
+
+def test_stale_message_names_the_stages() -> None:
+    current = graph.render(PARAMS, REPO)
+    fewer = deep_merge(PARAMS, {"experiment": {"variants": ALL_VARIANTS[:-1], "seeds": [0, 1]}})
+    message = graph.stale_message(current, graph.render(fewer, REPO))
+    assert "missing stages: train-baseline-s1" in message
+    assert "stages no longer in params.yaml: train-context2-s0" in message
+    assert "changed stages:" in message and "report" in message
+
+
+@pytest.mark.slow
+def test_stale_graph_stops_dvc_repro_before_any_stage(tmp_path: Path) -> None:
+    proj = make_project(tmp_path)
+    # a structural param changed, dvc.yaml not regenerated
+    write_params(proj, {"experiment": {"seeds": [0, 1]}})
+    proc = run_dvc(proj, "repro", check=False)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "dvc.yaml is stale for params.yaml" in out and "make graph" in out
+    assert "missing stages: train-baseline-s1" in out
+    assert "Running stage 'download'" not in out and not (proj / "data" / "raw").exists()
+
+    # a new import in a stage's code: its code deps are stale too
+    split = proj / "stages" / "split.py"
+    split.write_text(split.read_text() + "\nimport pipeline.meteor  # noqa: E402,F401\n")
+    write_graph(proj)
+    assert "pipeline/meteor.py" in yaml.safe_load((proj / "dvc.yaml").read_text())[
+        "stages"]["split"]["deps"]
+    split.write_text(split.read_text() + "\nimport pipeline.content  # noqa: E402,F401\n")
+    proc = run_dvc(proj, "repro", "split", check=False)
+    assert proc.returncode != 0 and "changed stages: split" in proc.stdout + proc.stderr
