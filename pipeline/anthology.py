@@ -7,13 +7,19 @@ concatenation, month macros such as ``oct # "-" # nov``) and decodes LaTeX with
 :func:`pipeline.latex.latex_to_unicode`.
 
 Nothing is dropped silently: an entry that cannot be parsed (truncated, unbalanced, a malformed
-field), lacks a year, title or abstract, or repeats an earlier key becomes a *reject* with a
-reason, its 1-based line and its raw text. Large inputs are split at entry boundaries and parsed
-in several processes; the result is identical for any number of workers.
+field), lacks a year, title or abstract, repeats an earlier key, or holds bytes that are not UTF-8
+becomes a *reject* with a reason, its 1-based line and its raw text. Text outside any entry is not
+thrown away as a BibTeX comment either (only ``%`` comment lines are): right after an entry it
+means an unbalanced ``}`` ended that entry early, so the entry becomes a reject with the text
+appended to its raw; elsewhere it is a reject of its own. Quoted values must have balanced braces
+(``"a {b c"`` is a reject, not ``a b c``). A file without a single entry is a
+:class:`BibFileError`. Large inputs are split at entry boundaries and parsed in several processes;
+the result is identical for any number of workers.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import logging
 import re
@@ -26,6 +32,7 @@ import bibtexparser
 import pandas as pd
 from bibtexparser import model
 
+from pipeline.bibfile import EXPORT_FIX, BibFileError, has_entries, no_entries_error
 from pipeline.latex import latex_to_unicode
 
 PAPER_COLUMNS = ["key", "entry_type", "year", "month", "title", "abstract", "venue", "url", "doi",
@@ -48,10 +55,8 @@ _ENTRY_START = re.compile(r"^@", re.MULTILINE)
 _STRING_DEF = re.compile(r"^@\s*string\b", re.MULTILINE | re.IGNORECASE)
 _DELIMS = re.compile(r'[{}"]')
 _MACRO = re.compile(r"[^\s#{}\"]+")
-
-
-class BibFileError(ValueError):
-    """The input file is not a readable (gzipped) BibTeX export."""
+# read_bib_text decodes with surrogateescape: each byte that is not UTF-8 becomes one of these.
+_BAD_BYTE = re.compile("[\udc80-\udcff]")
 
 
 class MalformedValue(ValueError):
@@ -65,10 +70,16 @@ class ParseResult:
 
 
 def read_bib_text(path: str | Path) -> str:
-    """Read a ``.bib`` or ``.bib.gz`` file as UTF-8 text, with a clear error when it is corrupt."""
+    """Read a ``.bib`` or ``.bib.gz`` file as text, with a clear error when it is corrupt or empty.
+
+    Bytes that are not UTF-8 do not fail the file: they are decoded with ``surrogateescape``
+    (one lone surrogate per bad byte, line numbers unchanged) and :func:`parse_bibtex` turns the
+    entries holding them into rejects.
+    """
     path = Path(path)
     if not path.exists():
-        raise BibFileError(f"{path} does not exist: run the `download` stage (dvc repro download)")
+        raise BibFileError(f"{path} does not exist: run the `download` stage (dvc repro download)",
+                           path=path, fix="dvc repro download")
     data = path.read_bytes()
     if data[:2] == b"\x1f\x8b":
         try:
@@ -76,12 +87,10 @@ def read_bib_text(path: str | Path) -> str:
         except (OSError, EOFError, zlib.error) as err:
             raise BibFileError(f"{path} is not a valid gzip file ({err}); it is probably "
                                "truncated or corrupt: download it again "
-                               "(dvc repro -f download)") from err
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise BibFileError(f"{path} is not UTF-8 text ({err}); expected an "
-                           "anthology+abstracts.bib(.gz) export") from err
+                               "(dvc repro -f download)", path=path, fix=EXPORT_FIX) from err
+    if not has_entries(data):
+        raise no_entries_error(path)
+    return data.decode("utf-8", errors="surrogateescape")
 
 
 def resolve_value(raw: str, macros: dict[str, str] | None = None) -> str:
@@ -90,8 +99,9 @@ def resolve_value(raw: str, macros: dict[str, str] | None = None) -> str:
     The outermost delimiters are removed; inner braces are kept (LaTeX decoding removes them).
     Unknown macros resolve to their own name. Raises :class:`MalformedValue` on bad syntax.
     """
-    if raw[:1] == '"' and raw[-1:] == '"' and raw.count('"') == 2:
-        return raw[1:-1]  # fast path: the usual single quoted value
+    if (raw[:1] == '"' and raw[-1:] == '"' and raw.count('"') == 2 and "{" not in raw
+            and "}" not in raw):
+        return raw[1:-1]  # fast path: the usual single quoted value, nothing to balance
     macros = MONTHS if macros is None else macros
     parts: list[str] = []
     pos, end = 0, len(raw)
@@ -134,16 +144,19 @@ def _closing(raw: str, start: int) -> int:
         elif char == "}":
             depth -= 1
             if depth < 0:
-                raise MalformedValue("unbalanced '}'")
+                raise MalformedValue("unbalanced '}'" + (" inside a quoted value" if quoted else ""))
             if depth == 0 and not quoted:
                 return match.start()
         elif quoted and depth == 0:
             return match.start()
+    if quoted and depth > 0:
+        raise MalformedValue("unbalanced '{' inside a quoted value")
     raise MalformedValue("unterminated quote" if quoted else "unbalanced '{'")
 
 
 def _reject(key: str | None, line: int | None, reason: str, raw: str) -> dict[str, object]:
-    return {"key": key, "line": line, "reason": reason, "raw": raw}
+    return {"key": None if key is None else _printable(key), "line": line, "reason": reason,
+            "raw": _printable(raw)}
 
 
 def _failed_reason(block: model.ParsingFailedBlock) -> str:
@@ -218,6 +231,29 @@ class _Block:
     raw: str
 
 
+def _printable(text: str) -> str:
+    """``text`` with each undecodable byte written as ``\\xNN`` (Parquet needs valid UTF-8)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _bad_byte_reason(raw: str, line: int) -> str | None:
+    match = _BAD_BYTE.search(raw)
+    if match is None:
+        return None
+    at = line + raw.count("\n", 0, match.start())
+    return f"not valid UTF-8: byte 0x{ord(match.group()) - 0xDC00:02x} at line {at}"
+
+
+def _stray_line(text: str) -> int | None:
+    """Index of the first line of ``text`` (outside entries) that is neither blank nor a ``%``
+    comment, or None when there is none."""
+    for index, line in enumerate(text.split("\n")):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("%"):
+            return index
+    return None
+
+
 def _parse_chunk(args: tuple[str, int]) -> list[_Block]:
     """Parse one chunk of a BibTeX file; ``line_offset`` = lines before the chunk."""
     text, line_offset = args
@@ -225,9 +261,28 @@ def _parse_chunk(args: tuple[str, int]) -> list[_Block]:
     library = bibtexparser.parse_string(text, parse_stack=[])
     macros = dict(MONTHS)
     macros.update({s.key.lower(): _safe_resolve(s.value) for s in library.strings})
+    check_bytes = _BAD_BYTE.search(text) is not None
     out: list[_Block] = []
+    line_starts: list[int] | None = None  # offsets of the chunk's lines, once a stray needs them
+    after_entry = False  # the previous block was an entry (nothing but whitespace in between)
     for block in library.blocks:
         line = (block.start_line or 0) + 1 + line_offset
+        if isinstance(block, model.ImplicitComment):
+            stray = _stray_line(block.raw)
+            if stray is not None and after_entry:
+                if line_starts is None:
+                    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+                # bibtexparser drops the whitespace between the two blocks: take the exact text
+                previous = out[-1]
+                begin = text.find(previous.raw, line_starts[previous.line - 1 - line_offset])
+                end = text.find(block.raw, begin + len(previous.raw)) + len(block.raw)
+                out[-1] = _stray_block(previous, text[begin:end], line + stray)
+            elif stray is not None:
+                out.append(_stray_block(None, block.raw, line + stray))
+            after_entry = False
+            continue
+        after_entry = isinstance(block, (model.Entry, model.ParsingFailedBlock,
+                                         model.DuplicateBlockKeyBlock))
         if isinstance(block, model.DuplicateBlockKeyBlock):
             # Duplicates are decided in parse_bibtex over all chunks, so unwrap the entry here.
             block = block.ignore_error_block
@@ -241,7 +296,22 @@ def _parse_chunk(args: tuple[str, int]) -> list[_Block]:
                                   block.raw))
             except ValueError as err:
                 out.append(_Block(line, block.key, True, None, str(err), block.raw))
+    if check_bytes:  # an entry holding bytes that are not UTF-8 is a reject, whatever else
+        out = [b if (bad := _bad_byte_reason(b.raw, b.line)) is None
+               else dataclasses.replace(b, record=None, reason=bad) for b in out]
     return out
+
+
+def _stray_block(previous: _Block | None, text: str, line: int) -> _Block:
+    """A reject for text outside entries. Right after an entry it takes that entry's place:
+    ``text`` then runs from the entry's ``@`` to the end of the stray text."""
+    if previous is None:
+        return _Block(line, None, False, None, f"text outside any entry (line {line}; not a "
+                      "'%' comment): an entry without its '@', or an unbalanced '}'", text)
+    reason = previous.reason or (
+        f"text after the entry's closing '}}' (line {line}): an unbalanced '}}' inside a field "
+        "ended the entry early")
+    return dataclasses.replace(previous, record=None, reason=reason, raw=text)
 
 
 def _safe_resolve(raw: str) -> str:
@@ -274,10 +344,12 @@ def split_entries(text: str, n_chunks: int,
     return chunks
 
 
-def parse_bibtex(text: str, workers: int = 1, min_chunk_chars: int = 500_000) -> ParseResult:
+def parse_bibtex(text: str, workers: int = 1, min_chunk_chars: int = 500_000,
+                 source: str | Path = "<text>") -> ParseResult:
     """Parse BibTeX text into papers and rejects (see module docstring).
 
     The result is the same for every ``workers`` and ``min_chunk_chars`` (see split_entries).
+    Raises :class:`BibFileError` naming ``source`` when the text holds no entry at all.
     """
     chunks = split_entries(text, workers, min_chunk_chars)
     if len(chunks) == 1:
@@ -285,6 +357,8 @@ def parse_bibtex(text: str, workers: int = 1, min_chunk_chars: int = 500_000) ->
     else:
         with ProcessPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
             results = list(pool.map(_parse_chunk, chunks))
+    if not any(b.raw.startswith("@") for chunk in results for b in chunk):
+        raise no_entries_error(source)  # only comments or stray text: not an export
     papers: list[dict[str, object]] = []
     rejects: list[dict[str, object]] = []
     first_line: dict[str, int] = {}
@@ -316,4 +390,4 @@ def _rejects_frame(records: list[dict[str, object]]) -> pd.DataFrame:
 
 def parse_file(path: str | Path, workers: int = 1) -> ParseResult:
     """Read and parse an Anthology export (``.bib`` or ``.bib.gz``)."""
-    return parse_bibtex(read_bib_text(path), workers=workers)
+    return parse_bibtex(read_bib_text(path), workers=workers, source=path)

@@ -1,7 +1,8 @@
 """Fetch the Anthology export from an http(s) URL or a local path, atomically and verified.
 
-The file is streamed to a temporary sibling of the output, checked to be a complete gzip stream,
-and only then moved into place (pipeline.io.atomic_path): a dropped connection or a corrupt copy
+The file is streamed to a temporary sibling of the output, checked to be a complete gzip stream
+that holds at least one BibTeX entry (an empty file, a gzip of nothing or of other text stops
+here: "no BibTeX entries found in <source>"), and only then moved into place (pipeline.io.atomic_path): a dropped connection or a corrupt copy
 never leaves a file that later stages would take for the corpus. Its sha256 and size are returned
 so the stage can record them.
 """
@@ -20,13 +21,15 @@ from typing import BinaryIO
 
 from tqdm import tqdm
 
+from pipeline.bibfile import ENTRY_START_OVERLAP, has_entries, no_entries_error
+from pipeline.errors import UserError
 from pipeline.io import atomic_path
 
 OFFICIAL_URL = "https://aclanthology.org/anthology+abstracts.bib.gz"
 _CHUNK = 1 << 20
 
 
-class DownloadError(RuntimeError):
+class DownloadError(UserError):
     """The source could not be fetched or is not a valid gzip export."""
 
 
@@ -59,16 +62,22 @@ def _copy(reader: BinaryIO, writer: BinaryIO, total: int | None, label: str) -> 
 
 
 def _validate_gzip(path: Path, source: str) -> int:
-    """Decompress ``path`` fully; return the uncompressed size or raise DownloadError."""
-    size = 0
+    """Decompress ``path`` fully; return the uncompressed size, or raise a UserError when it is
+    not complete gzip or holds no BibTeX entry."""
+    size, found, tail = 0, False, b""
     try:
         with gzip.open(path, "rb") as stream:
             while chunk := stream.read(_CHUNK):
                 size += len(chunk)
+                found = found or has_entries(tail + chunk)
+                tail = chunk[-ENTRY_START_OVERLAP:]
     except (OSError, EOFError, zlib.error) as err:
         raise DownloadError(f"{source} is not a valid, complete gzip file ({err}). Expected "
-                            f"an anthology+abstracts.bib.gz export; fetch it again or point "
-                            "`data.source` in params.yaml at a good copy") from err
+                            f"an anthology+abstracts.bib.gz export", path=source,
+                            fix="fetch it again or point `data.source` in params.yaml at a "
+                                "good copy") from err
+    if not found:
+        raise no_entries_error(source)
     return size
 
 
@@ -93,17 +102,19 @@ def fetch(source: str, out: str | Path, timeout: float = 60.0) -> DownloadInfo:
             except (urllib.error.URLError, OSError) as err:
                 reason = (f"HTTP {err.code} {err.reason}" if isinstance(err, urllib.error.HTTPError)
                           else getattr(err, "reason", err))
-                raise DownloadError(f"could not download {source}: {reason}. "
-                                    + _offline_hint(source)) from err
+                raise DownloadError(f"could not download {source}: {reason}", path=source,
+                                    fix=_offline_hint(source)) from err
         else:
             path = Path(source)
             if "://" in source:
-                raise DownloadError(f"unsupported source {source!r}: use an http(s) URL or a "
-                                    "local path in `data.source` (params.yaml)")
+                raise DownloadError(f"unsupported source {source!r}", path=source,
+                                    fix="use an http(s) URL or a local path in `data.source` "
+                                        "(params.yaml)")
             if not path.is_file():
                 raise DownloadError(f"local source {source} does not exist (relative paths "
-                                    "are relative to the project root). Set `data.source` in "
-                                    f"params.yaml to an existing file or to {OFFICIAL_URL}")
+                                    "are relative to the project root)", path=source,
+                                    fix=f"set `data.source` in params.yaml to an existing file "
+                                        f"or to {OFFICIAL_URL}")
             with path.open("rb") as reader, tmp.open("wb") as writer:
                 _copy(reader, writer, path.stat().st_size, "copy")
         uncompressed = _validate_gzip(tmp, source)

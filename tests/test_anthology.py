@@ -5,11 +5,13 @@ import pandas as pd
 import pytest
 
 from conftest import SHARED_DATA
+from pipeline.errors import UserError
 from pipeline.anthology import (PAPER_COLUMNS, REJECT_COLUMNS, BibFileError, MalformedValue,
                                 parse_bibtex, parse_file, read_bib_text, resolve_value,
                                 split_entries)
 
 FIXTURES = Path(__file__).parent / "fixtures"
+DATA = Path(__file__).parent / "data"
 REAL = FIXTURES / "real_entries.bib"
 MALFORMED = FIXTURES / "malformed.bib"
 FULL_EXPORT = SHARED_DATA / "anthology+abstracts.bib.gz"
@@ -140,7 +142,8 @@ def test_entry_after_a_truncated_one_is_parsed(malformed):
 
 def test_result_does_not_depend_on_chunking():
     # Force tiny chunks so that duplicates and truncated entries straddle chunk boundaries.
-    text = MALFORMED.read_text() + "\n" + REAL.read_text()
+    text = "\n".join(path.read_text() for path in (
+        MALFORMED, REAL, DATA / "extra_close_brace.bib", DATA / "unbalanced_quoted_title.bib"))
     serial = parse_bibtex(text, workers=1)
     chunked = parse_bibtex(text, workers=4, min_chunk_chars=1)
     assert len(split_entries(text, 4, min_chunk_chars=1)) == 4
@@ -155,6 +158,72 @@ def test_string_macros_apply_to_every_entry():
     result = parse_bibtex(text, workers=4, min_chunk_chars=1)
     assert result.papers["venue"].tolist() == ["Association for Computational Linguistics",
                                                "Transactions of Somewhere"]
+
+
+# --- text that used to be lost silently (issue 9 §2; hand-made inputs in tests/data/) ----------
+
+def test_extra_closing_brace_in_an_abstract_is_a_reject_with_all_its_text():
+    # Before: a paper with abstract "Our parser reaches 90.1 F1"; the rest, url and doi vanished.
+    result = parse_file(DATA / "extra_close_brace.bib")
+    assert result.papers["key"].tolist() == ["after-extra-brace-2020"]
+    [reject] = result.rejects.to_dict("records")
+    assert (reject["key"], reject["line"]) == ("extra-brace-2020", 4)
+    assert reject["reason"] == ("text after the entry's closing '}' (line 8): an unbalanced '}' "
+                                "inside a field ended the entry early")
+    assert "the rest of this abstract must not be lost" in reject["raw"]
+    assert reject["raw"].rstrip().endswith('doi = "10.0000/fake.3",\n}')
+
+
+def test_unbalanced_braces_in_a_quoted_title_are_rejects():
+    # Before: both titles were accepted with the stray brace dropped.
+    result = parse_file(DATA / "unbalanced_quoted_title.bib")
+    assert result.papers["key"].tolist() == ["balanced-2020"]
+    assert result.papers["title"].tolist() == ["Cross-lingual BERT for Low-resource Parsing"]
+    assert list(zip(result.rejects["key"], result.rejects["reason"])) == [
+        ("open-brace-2020", "malformed field 'title': unbalanced '{' inside a quoted value"),
+        ("close-brace-2020", "malformed field 'title': unbalanced '}' inside a quoted value"),
+    ]
+
+
+def test_text_outside_any_entry_is_a_reject_but_percent_comments_are_not():
+    text = ("% a comment line is fine\n"
+            "inproceedings{lost-at-sign-2020, title = \"T\", year = \"2020\", abstract = \"A\"}\n"
+            + "@" + MALFORMED.read_text().split("\n@", 1)[1])
+    result = parse_bibtex(text)
+    first = result.rejects.iloc[0]
+    assert pd.isna(first["key"]) and first["line"] == 2
+    assert first["reason"].startswith("text outside any entry (line 2")
+    assert "lost-at-sign-2020" in first["raw"]
+    assert "good-2020-first" in result.papers["key"].tolist()
+
+
+def test_an_entry_that_is_not_utf8_is_a_reject_and_the_rest_parses():
+    # Before: the whole file failed with "is not UTF-8 text ... position 384".
+    result = parse_file(DATA / "latin1_entry.bib")
+    assert result.papers["key"].tolist() == ["utf8-before-2020", "utf8-after-2020"]
+    assert result.papers["title"].tolist() == ["Café Before", "After"]
+    [reject] = result.rejects.to_dict("records")
+    assert (reject["key"], reject["line"]) == ("latin1-2020", 8)
+    assert reject["reason"] == "not valid UTF-8: byte 0xe9 at line 10"
+    assert 'author = "M\\xe9ndez, Jos\\xe9"' in reject["raw"]  # bad bytes shown, not dropped
+    # chunked parsing in worker processes gives the same result
+    text = read_bib_text(DATA / "latin1_entry.bib")
+    chunked = parse_bibtex(text * 3, workers=2, min_chunk_chars=1)
+    assert chunked.rejects["reason"].tolist()[:2] == ["not valid UTF-8: byte 0xe9 at line 10",
+                                                     "duplicate key (first at line 2)"]
+
+
+@pytest.mark.parametrize("name", ["empty.bib", "empty.bib.gz", "not_bibtex.txt.gz"])
+def test_a_file_without_entries_stops_parsing(name):
+    # Before: 0 papers, exit 0, and a misleading failure stages later at `split`.
+    with pytest.raises(BibFileError, match=f"no BibTeX entries found in .*{name}") as err:
+        parse_file(DATA / name)
+    assert isinstance(err.value, UserError) and "data.source" in err.value.fix
+
+
+def test_only_comments_is_no_entries():
+    with pytest.raises(BibFileError, match="no BibTeX entries found in <text>"):
+        parse_bibtex("% just a comment\n% and another\n")
 
 
 # --- files --------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.download import DownloadError, fetch, is_url
+from pipeline.errors import UserError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -125,3 +126,31 @@ def test_missing_local_source_is_a_clear_error(tmp_path):
 def test_unsupported_scheme(tmp_path):
     with pytest.raises(DownloadError, match="unsupported source 'ftp://"):
         fetch("ftp://example.org/x.bib.gz", tmp_path / "out.bib.gz")
+
+
+# --- a file without a single BibTeX entry stops `download` (issue 9 §2) ---------------------
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize("name", ["empty.bib.gz", "not_bibtex.txt.gz"])
+def test_gzip_without_entries_is_refused(name, tmp_path):
+    # Before: accepted with exit 0; parse and filter then produced empty tables.
+    out = tmp_path / "raw" / "anthology+abstracts.bib.gz"
+    with pytest.raises(UserError, match=f"no BibTeX entries found in .*{name}") as err:
+        fetch(str(DATA / name), out)
+    assert "data.source" in err.value.fix
+    assert not out.exists() and only_file(out.parent) == []
+
+
+def test_empty_file_is_refused(tmp_path):
+    with pytest.raises(UserError, match="no BibTeX entries found in .*empty.bib"):
+        fetch(str(DATA / "empty.bib"), tmp_path / "out.bib.gz")
+
+
+def test_an_entry_across_two_read_chunks_is_found(tmp_path):
+    # The check reads the stream in 1 MiB pieces; "@inproceedings{" straddles the first boundary.
+    text = b"%" * ((1 << 20) - 5) + b"\n@inproceedings{x-2020, year = \"2020\"}\n"
+    source = tmp_path / "straddle.bib.gz"
+    source.write_bytes(gzip.compress(text, mtime=0))
+    assert fetch(str(source), tmp_path / "out.bib.gz").uncompressed_size == len(text)
