@@ -13,13 +13,18 @@ for any architecture whose logits come from ``get_output_embeddings()`` (GPT-2, 
 
 The history-only part of the bias is computed once on entering :meth:`FutureLM.biased` (once per
 training step, once per ``generate`` call), never per position or per decoding step.
+
+A future LM also carries its *context length*: the tokens per abstract it was trained on
+(``train.max_length``). Scoring cuts abstracts at that same length, so the reported perplexity
+is measured on the positions the model was trained on (:mod:`pipeline.scoring`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +36,13 @@ from transformers import AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel, PreT
 from transformers.modeling_outputs import CausalLMOutputWithPast
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
-from pipeline.history import YearHistory
+from pipeline.errors import UserError
+from pipeline.history import YearHistory, load_history
 from pipeline.io import atomic_path
+from pipeline.nll import mean_nll, next_token_targets
 from pipeline.temporal import BiasConfig, bias_kind, build_bias
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2   # 2: config.json records context_length and seed
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
 
@@ -44,17 +51,27 @@ class FutureLM(nn.Module):
     """A causal LM whose logits for year ``i`` carry the temporal bias predicted from its history.
 
     ``bias_config.kind == "none"`` gives the Baseline: the plain LM (``history`` may be ``None``).
+    ``context_length``: tokens per abstract the model is trained and scored on (default: the LM's
+    position limit); ``seed``: the training seed, recorded with the model (may be ``None``).
     """
 
-    def __init__(self, lm: PreTrainedModel, bias_config: BiasConfig, variant: str) -> None:
+    def __init__(self, lm: PreTrainedModel, bias_config: BiasConfig, variant: str, *,
+                 context_length: int | None = None, seed: int | None = None) -> None:
         super().__init__()
         if bias_kind(variant) != bias_config.kind:
             raise ValueError(f"variant {variant!r} needs bias kind {bias_kind(variant)!r}, "
                              f"got {bias_config.kind!r}")
+        limit = lm_positions(lm)
+        context_length = limit if context_length is None else int(context_length)
+        if not 2 <= context_length <= limit:
+            raise ValueError(f"context length {context_length} must be between 2 and the LM's "
+                             f"{limit} positions")
         self.lm = lm
         self.bias_config = bias_config
         self.bias = build_bias(bias_config)
         self.variant = variant
+        self.context_length = context_length
+        self.seed = seed
 
     @property
     def window(self) -> int:
@@ -104,17 +121,14 @@ class FutureLM(nn.Module):
         """Biased logits ``[B, T, |V|]``; with ``labels`` also the mean next-token NLL.
 
         ``labels`` follow the HF convention (unshifted, ``-100`` = ignored); positions where
-        ``attention_mask`` is 0 are ignored too.
+        ``attention_mask`` is 0 are ignored too. The loss is :func:`pipeline.nll.mean_nll`, the
+        same computation as the dev and reported perplexities (fp32, memory-capped).
         """
         with self.biased(history):
             out = self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
         loss = None
         if labels is not None:
-            if attention_mask is not None:
-                labels = labels.masked_fill(attention_mask == 0, -100)
-            logits = out.logits[:, :-1].float()
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                   labels[:, 1:].reshape(-1), ignore_index=-100)
+            loss = mean_nll(out.logits, next_token_targets(labels, attention_mask))
         return CausalLMOutputWithPast(loss=loss, logits=out.logits)
 
     @torch.no_grad()
@@ -132,16 +146,49 @@ def _loaded_kinds(history: YearHistory) -> set[str]:
     return kinds
 
 
+def lm_positions(lm: PreTrainedModel) -> int:
+    """The most positions ``lm`` can attend over (GPT-2 ``n_positions``, Llama
+    ``max_position_embeddings``)."""
+    config = lm.config
+    n = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
+    if not n:
+        raise ValueError(f"cannot tell the context length of {type(lm).__name__} from its config")
+    return int(n)
+
+
 def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, lstm_hidden: int = 64,
                    feature_dim: int | None = None, alpha: float | None = None,
-                   dropout: float = 0.0) -> FutureLM:
+                   dropout: float = 0.0, context_input: str = "flagged",
+                   context_length: int | None = None, seed: int | None = None) -> FutureLM:
     """Wrap ``lm`` as the future LM ``variant``; ``feature_dim`` = contextual embedding size."""
     kind = bias_kind(variant)
+    contextual = kind in ("context", "context2")
     config = BiasConfig(kind=kind, window=window, lstm_hidden=lstm_hidden,
-                        feature_dim=feature_dim if kind in ("context", "context2") else None,
+                        feature_dim=feature_dim if contextual else None,
                         lm_dim=lm.get_output_embeddings().weight.shape[1] if kind == "context2" else None,
-                        alpha=alpha if kind == "context2" else None, dropout=dropout)
-    return FutureLM(lm, config, variant)
+                        alpha=alpha if kind == "context2" else None, dropout=dropout,
+                        context_input=context_input if contextual else "flagged")
+    return FutureLM(lm, config, variant, context_length=context_length, seed=seed)
+
+
+def load_histories(years: Iterable[int], window: int, kinds: Collection[str],
+                   frequencies_dir: str | Path | None, embeddings_dir: str | Path | None, *,
+                   tokenizer: str | Path | None = None) -> dict[int, YearHistory]:
+    """The history of each of ``years`` for a model reading ``kinds`` (``{}`` when it reads none).
+
+    ``tokenizer``: the LM tokenizer folder in use; feature files computed with another one are
+    refused (:func:`pipeline.history.load_history`). A missing feature folder or year is a
+    :class:`UserError` naming it and the stage to run.
+    """
+    if not kinds:
+        return {}
+    if frequencies_dir is None or ("embeddings" in kinds and embeddings_dir is None):
+        needed = "--frequencies and --embeddings" if "embeddings" in kinds else "--frequencies"
+        raise UserError(f"a model reading {sorted(kinds)} needs the per-year feature folders",
+                        fix=f"pass {needed}")
+    return {year: load_history(year, window, frequencies_dir, embeddings_dir, kinds=kinds,
+                               tokenizer=tokenizer)
+            for year in sorted(set(years))}
 
 
 def scratch_gpt2(vocab_size: int, eos_token_id: int, *, n_layer: int, n_head: int, n_embd: int,
@@ -165,8 +212,9 @@ def write_future_lm(model: FutureLM, directory: str | Path) -> None:
     config is embedded, so :func:`load_future_lm` needs neither the hub nor the original files.
     """
     directory = Path(directory)
-    config = {"format_version": FORMAT_VERSION, "variant": model.variant,
-              "bias": model.bias_config.to_dict(), "lm_config": model.lm.config.to_dict()}
+    config = {"format_version": FORMAT_VERSION, "variant": model.variant, "seed": model.seed,
+              "context_length": model.context_length, "bias": model.bias_config.to_dict(),
+              "lm_config": model.lm.config.to_dict()}
     (directory / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
     # Byte-identical files for identical weights: safetensors writes its metadata map in a
     # per-process random order, so it gets a single key; tied names need no record because
@@ -197,19 +245,48 @@ def save_future_lm(model: FutureLM, directory: str | Path) -> None:
 
 
 def load_future_lm(directory: str | Path, device: str | torch.device = "cpu") -> FutureLM:
-    """Rebuild a :class:`FutureLM` saved by :func:`save_future_lm` (offline, no hub access)."""
+    """Rebuild a :class:`FutureLM` saved by :func:`save_future_lm` (offline, no hub access).
+
+    A missing, corrupt or truncated ``config.json`` / ``model.safetensors`` is a
+    :class:`UserError` naming the file and the stage that rewrites it.
+    """
     directory = Path(directory)
-    config_path = directory / CONFIG_NAME
+    config_path, weights_path = directory / CONFIG_NAME, directory / WEIGHTS_NAME
+    fix = _retrain_fix(directory)
     if not config_path.exists():
-        raise FileNotFoundError(f"{config_path} not found: {directory} is not a saved future LM "
-                                "(run the train stage: `dvc repro train`)")
-    config = json.loads(config_path.read_text())
-    if config.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{config_path}: unsupported format_version "
-                         f"{config.get('format_version')!r} (expected {FORMAT_VERSION})")
-    lm_config = dict(config["lm_config"])
-    lm_config_obj = CONFIG_MAPPING[lm_config["model_type"]].from_dict(lm_config)
-    lm = AutoModelForCausalLM.from_config(lm_config_obj)
-    model = FutureLM(lm, BiasConfig.from_dict(config["bias"]), config["variant"])
-    load_model(model, str(directory / WEIGHTS_NAME), strict=True, device=str(device))
+        raise UserError(f"{directory} is not a saved future LM (no {CONFIG_NAME})",
+                        path=config_path, fix=fix)
+    try:
+        config = json.loads(config_path.read_text())
+        version = config.get("format_version")
+    except (ValueError, AttributeError, UnicodeDecodeError) as err:
+        raise UserError(f"the model's {CONFIG_NAME} is corrupt ({err})", path=config_path,
+                        fix=fix) from None
+    if version != FORMAT_VERSION:
+        raise UserError(f"the model was saved in format {version!r}; this futurelm reads "
+                        f"format {FORMAT_VERSION} (which records the context length)",
+                        path=config_path, fix=fix)
+    try:
+        lm_config = dict(config["lm_config"])
+        lm = AutoModelForCausalLM.from_config(
+            CONFIG_MAPPING[lm_config["model_type"]].from_dict(lm_config))
+        model = FutureLM(lm, BiasConfig.from_dict(config["bias"]), config["variant"],
+                         context_length=config["context_length"], seed=config.get("seed"))
+    except (KeyError, TypeError, ValueError) as err:
+        raise UserError(f"the model's {CONFIG_NAME} is corrupt or incomplete "
+                        f"({type(err).__name__}: {err})", path=config_path, fix=fix) from None
+    if not weights_path.exists():
+        raise UserError("the model's weights are missing", path=weights_path, fix=fix)
+    try:
+        load_model(model, str(weights_path), strict=True, device=str(device))
+    except Exception as err:   # safetensors raises its own error types for truncated files
+        raise UserError(f"the model's weights cannot be read: {type(err).__name__}: {err}",
+                        path=weights_path, fix=fix) from None
     return model.to(device).eval()
+
+
+def _retrain_fix(directory: Path) -> str:
+    """The command that rewrites a model folder ``<variant>-s<seed>``."""
+    stage = (f"train-{directory.name}" if re.fullmatch(r".+-s\d+", directory.name)
+             else "train-<variant>-s<seed>")
+    return f"retrain the model: `dvc repro -f {stage}` (the train stage that writes {directory})"

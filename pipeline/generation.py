@@ -10,7 +10,7 @@ Abstract ``i`` uses seed ``i``, so abstract ``i`` of two models is a paired samp
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 import torch
@@ -27,13 +27,19 @@ class EmptyGenerationError(ValueError):
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    n: int = 100                  # abstracts per model and year (paper: 100)
-    max_new_tokens: int = 256
-    min_new_tokens: int = 1       # >= 1 forbids an abstract that is only EOS
-    num_beams: int = 5
-    top_k: int = 50
-    top_p: float = 0.92
-    no_repeat_ngram_size: int = 2
+    """Decoding settings (params ``score.*``); the defaults are the paper's (§4.6)."""
+
+    n: int = field(default=100, metadata={"flag": "--n-generate", "help": (
+        "abstracts generated per model and year (paper: 100); abstract i uses seed i")})
+    max_new_tokens: int = field(default=256, metadata={"help": (
+        "generation length limit in LM tokens (at most the model's context length - 1)")})
+    min_new_tokens: int = field(default=1, metadata={"help": (
+        "EOS is forbidden before this many tokens (1: no empty abstract)")})
+    num_beams: int = field(default=5, metadata={"help": "beams of beam search with sampling"})
+    top_k: int = field(default=50, metadata={"help": "top-k sampling filter"})
+    top_p: float = field(default=0.92, metadata={"help": "nucleus (top-p) sampling filter"})
+    no_repeat_ngram_size: int = field(default=2, metadata={"help": (
+        "forbid repeating n-grams of this size")})
 
     def __post_init__(self) -> None:
         if self.n < 1:

@@ -15,6 +15,10 @@ variant                bias
 ``context2``           ``B_ikw = α σ(H_kᵀ C B̃_iw)(E_wᵀ D B̃_iw)``          eq. 9-10 (:class:`Context2Bias`)
 =====================  =====================================================================
 
+The contextual LSTMs read, per year, either eq. 8's ``V`` alone (``context_input: paper``,
+zeros for a year in which the word does not occur) or ``V`` plus a seen flag with the latest
+earlier vector carried forward (``flagged``, the default): :func:`context_inputs`.
+
 Every module works in two phases so that the expensive, history-only part runs once per batch
 (training batches hold a single year) or once per ``generate`` call, never once per position:
 
@@ -40,19 +44,41 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor, nn
 
+from pipeline.errors import UserError
 from pipeline.history import YearHistory
 
 BIAS_KINDS = ("none", "frequency-nolstm", "frequency", "context", "context2")
+CONTEXT_INPUTS = ("flagged", "paper")
+
+
+def baseline_years(variant: str) -> int | None:
+    """N of ``baseline-N`` (trained on the N latest training years); ``None`` for any other name.
+
+    Raises :class:`UserError` for ``baseline-0`` and other names that are not a positive N.
+    """
+    if not variant.startswith("baseline-"):
+        return None
+    n = variant[len("baseline-"):]
+    if not n.isdigit() or int(n) < 1:
+        raise UserError(f"unknown variant {variant!r}: baseline-N needs N >= 1 (the number of "
+                        "latest training years)", path="experiment.variants",
+                        fix="use baseline, baseline-N with N >= 1, or one of "
+                            f"{', '.join(BIAS_KINDS[1:])}")
+    return int(n)
 
 
 def bias_kind(variant: str) -> str:
-    """The bias kind of an experiment variant name: ``baseline`` and ``baseline-N`` -> ``none``."""
-    if variant == "baseline" or (variant.startswith("baseline-") and variant[9:].isdigit()):
+    """The bias kind of an experiment variant name: ``baseline`` and ``baseline-N`` -> ``none``.
+
+    An unknown name (or ``baseline-0``) is a :class:`UserError` naming the valid ones.
+    """
+    if variant == "baseline" or baseline_years(variant) is not None:
         return "none"
-    if variant in BIAS_KINDS:
+    if variant in BIAS_KINDS[1:]:
         return variant
-    raise ValueError(f"unknown variant {variant!r}: expected baseline, baseline-N (N a number of "
-                     f"latest training years) or one of {', '.join(BIAS_KINDS[1:])}")
+    raise UserError(f"unknown variant {variant!r}", path="experiment.variants",
+                    fix="use baseline, baseline-N (N >= 1 latest training years) or one of "
+                        f"{', '.join(BIAS_KINDS[1:])}")
 
 
 @dataclass(frozen=True)
@@ -61,7 +87,8 @@ class BiasConfig:
 
     ``alpha`` is Context²'s α: ``None`` = a learned scalar initialised at 1, a number = fixed.
     ``feature_dim`` is the contextual embedding size d_enc (Context, Context²); ``lm_dim`` the LM's
-    hidden size d (Context²).
+    hidden size d (Context²). ``context_input`` is what the contextual LSTMs read per year
+    (:func:`context_inputs`): ``paper`` = eq. 8's V alone, ``flagged`` = V plus a seen flag.
     """
 
     kind: str
@@ -71,6 +98,19 @@ class BiasConfig:
     lm_dim: int | None = None
     alpha: float | None = None
     dropout: float = 0.0
+    context_input: str = "flagged"
+
+    def __post_init__(self) -> None:
+        if self.context_input not in CONTEXT_INPUTS:
+            raise ValueError(f"context_input must be one of {CONTEXT_INPUTS}, "
+                             f"got {self.context_input!r}")
+
+    @property
+    def context_features(self) -> int:
+        """Features per year the contextual LSTMs read: d_enc, plus the flag if ``flagged``."""
+        if not self.feature_dim:
+            raise ValueError(f"{self.kind} bias needs feature_dim (the contextual embedding size)")
+        return self.feature_dim + (1 if self.context_input == "flagged" else 0)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -175,17 +215,25 @@ class YearLSTM(nn.Module):
         return h
 
 
-def _context_inputs(history: YearHistory) -> Tensor:
-    """``[|V|, m, d_enc + 1]``: the pooled vectors V_{y,w} plus a 'seen in year y' flag.
+def context_inputs(history: YearHistory, mode: str) -> Tensor:
+    """The contextual LSTMs' input per word and year, ``[|V|, m, features]``.
 
-    The flag lets the LSTM tell a real vector from the zeros of a never-seen token
-    (``dense_history``'s fallback) instead of reading zeros as a meaningful embedding.
+    * ``paper`` — eq. 8 exactly: ``V_{y,w}`` (eq. 7), ``[|V|, m, d_enc]``. The paper does not
+      define ``V_{y,w}`` for a year in which ``w`` does not occur; that year's input is zeros.
+    * ``flagged`` — ``[V_{y,w}, seen_{y,w}]``, ``[|V|, m, d_enc + 1]``, where an unseen year's
+      ``V`` is carried forward from the latest earlier year of the window in which ``w`` occurred
+      (:func:`pipeline.history.dense_history`). The flag lets the LSTM tell a real vector from a
+      carried one or from the zeros of a never-seen token.
     """
     if history.emb is None or history.emb_seen is None:
         raise ValueError("this bias needs contextual embeddings: load the history with "
                          "kinds={'embeddings', ...} (pipeline.history.load_history)")
     seen = history.emb_seen.to(history.emb.dtype).unsqueeze(-1)
-    return torch.cat([history.emb, seen], dim=-1)
+    if mode == "paper":
+        return history.emb * seen
+    if mode == "flagged":
+        return torch.cat([history.emb, seen], dim=-1)
+    raise ValueError(f"unknown context input {mode!r}; expected one of {CONTEXT_INPUTS}")
 
 
 class FrequencyBias(TemporalBias):
@@ -209,13 +257,12 @@ class ContextBias(TemporalBias):
 
     def __init__(self, config: BiasConfig) -> None:
         super().__init__(config)
-        if not config.feature_dim:
-            raise ValueError("context bias needs feature_dim (the contextual embedding size)")
-        self.lstm = YearLSTM(config.feature_dim + 1, config.lstm_hidden, config.dropout)
+        self.lstm = YearLSTM(config.context_features, config.lstm_hidden, config.dropout)
         self.A = nn.Linear(config.lstm_hidden, 1, bias=False)
 
     def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
-        return self.A(self.lstm(_context_inputs(history), history.observed)).squeeze(-1)
+        inputs = context_inputs(history, self.config.context_input)
+        return self.A(self.lstm(inputs, history.observed)).squeeze(-1)
 
 
 class Context2Bias(TemporalBias):
@@ -248,7 +295,7 @@ class Context2Bias(TemporalBias):
         if not config.feature_dim or not config.lm_dim:
             raise ValueError("context2 bias needs feature_dim (embeddings) and lm_dim (LM hidden size)")
         d = config.lm_dim
-        self.lstm = YearLSTM(config.feature_dim + 1, config.lstm_hidden, config.dropout)
+        self.lstm = YearLSTM(config.context_features, config.lstm_hidden, config.dropout)
         self.to_lm = (nn.Identity() if config.lstm_hidden == d
                       else nn.Linear(config.lstm_hidden, d, bias=False))
         self.A = nn.Parameter(torch.randn(d) / math.sqrt(d))
@@ -261,7 +308,8 @@ class Context2Bias(TemporalBias):
 
     def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
         E = output_embeddings[: history.vocab_size]                     # [|V|, d]
-        U = self.to_lm(self.lstm(_context_inputs(history), history.observed))  # [|V|, d] (eq. 9)
+        inputs = context_inputs(history, self.config.context_input)
+        U = self.to_lm(self.lstm(inputs, history.observed))            # [|V|, d] (eq. 9)
         s = (E * U).sum(-1)                                             # s_w = E_wᵀ U_iw
         v = E @ (self.D @ self.A)                                       # v_w = E_wᵀ D A
         return torch.stack([s, s * v])

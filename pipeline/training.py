@@ -7,11 +7,18 @@
 * **Optimisation.** AdamW with one learning rate for the base LM and one for the new temporal
   modules (reference: 5e-5 / 1e-3), linear warm-up then linear decay to 0, gradient clipping,
   gradient accumulation; dev perplexity after each epoch, early stopping with ``patience``; the
-  weights of the best epoch are the result.
+  weights of the best epoch are the result. The dev perplexity is the score stage's computation
+  (:func:`pipeline.scoring.score_abstracts`) on the same tokens, so the number early stopping
+  sees is the number reported for the dev year.
+* **Frozen LM (shared-base training).** With ``freeze_lm`` only the bias module is optimised; the
+  LM's parameters get no gradients, so autograd records nothing inside the LM (no LM backward),
+  and the LM runs in eval mode (no dropout) — the distribution the bias corrects is the one that
+  will be scored.
 * **Interruption-safe.** Every ``checkpoint_every`` optimizer steps and after each epoch, model,
   optimizer, schedule, RNG states and progress are written atomically to the checkpoint folder,
   tagged with a key of the run's configuration and inputs. A rerun with the same key resumes from
-  there and continues exactly as an uninterrupted run would; a different key starts afresh.
+  there (and says so) and continues exactly as an uninterrupted run would; a different key starts
+  afresh.
 * **Curves.** DVCLive (``Live(dir, dvcyaml=False)``) logs ``train/loss``, ``train/lr`` per
   optimizer step and ``dev/ppl`` per epoch; on resume the curve is replayed from the checkpoint so
   it holds each step exactly once.
@@ -23,6 +30,7 @@ import hashlib
 import json
 import math
 import shutil
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,40 +41,23 @@ import numpy as np
 import torch
 from dvclive import Live
 from safetensors.torch import load_model, save_model
-from torch import Tensor, nn
+from torch import nn
 from tqdm.auto import tqdm
 
+from pipeline.config import TrainConfig
 from pipeline.future_lm import FutureLM
 from pipeline.history import YearHistory
 from pipeline.io import atomic_path
+from pipeline.nll import Perplexity, collate
+from pipeline.scoring import score_abstracts
+
+__all__ = ["BEST", "CHECKPOINT", "Checkpoints", "Perplexity", "TrainConfig", "TrainState",
+           "build_optimizer", "collate", "evaluate", "group_by_year", "latest_years",
+           "linear_schedule", "run_key", "set_dropout", "train", "year_batches"]
 
 Sequences = Mapping[int, Sequence[Sequence[int]]]   # year -> token-id lists (eos + text + eos)
 CHECKPOINT = "checkpoint.pt"
 BEST = "best.safetensors"
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Optimisation settings. ``patience <= 0`` disables early stopping."""
-
-    epochs: int = 4
-    batch_size: int = 8
-    grad_accum: int = 1
-    lr_lm: float = 1e-3
-    lr_new: float = 1e-3
-    weight_decay: float = 0.0
-    warmup_steps: int = 20
-    grad_clip: float = 1.0
-    patience: int = 2
-    seed: int = 0
-    freeze_lm: bool = False
-    eval_batch_size: int = 16
-    checkpoint_every: int = 25   # optimizer steps; does not change results
-
-    def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "grad_accum", "eval_batch_size", "checkpoint_every"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
 
 @dataclass
@@ -100,18 +91,6 @@ def year_batches(sizes: Mapping[int, int], batch_size: int, seed: int,
         order = rng.permutation(sizes[year]).tolist()
         batches += [(year, order[i:i + batch_size]) for i in range(0, len(order), batch_size)]
     return [batches[i] for i in rng.permutation(len(batches))]
-
-
-def collate(seqs: Sequence[Sequence[int]], pad_id: int) -> dict[str, Tensor]:
-    """Right-padded ``input_ids``, ``attention_mask`` and ``labels`` (-100 on padding)."""
-    width = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(seqs), width), dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        ids[row, :len(seq)] = torch.as_tensor(seq, dtype=torch.long)
-        mask[row, :len(seq)] = 1
-    return {"input_ids": ids, "attention_mask": mask,
-            "labels": ids.masked_fill(mask == 0, -100)}
 
 
 def latest_years(sequences: Sequences, n: int | None) -> dict[int, Sequence[Sequence[int]]]:
@@ -181,37 +160,23 @@ def linear_schedule(optimizer: torch.optim.Optimizer, warmup: int,
 
 # ------------------------------------------------------------------------ evaluation
 
-@dataclass(frozen=True)
-class Perplexity:
-    nll_sum: float
-    n_tokens: int
-
-    @property
-    def ppl(self) -> float:
-        return math.exp(self.nll_sum / max(1, self.n_tokens))
-
-
-@torch.no_grad()
 def evaluate(model: FutureLM, sequences: Sequences, histories: Mapping[int, YearHistory | None],
-             batch_size: int, pad_id: int, device: torch.device | str) -> Perplexity:
-    """Token-level perplexity of ``sequences``, each year scored with its own history."""
-    was_training = model.training
-    model.eval()
-    nll, n = 0.0, 0
-    try:
-        for year in sorted(sequences):
-            seqs = sequences[year]
-            for start in range(0, len(seqs), batch_size):
-                batch = {k: v.to(device) for k, v in collate(seqs[start:start + batch_size], pad_id).items()}
-                logits = model(batch["input_ids"], batch["attention_mask"], histories.get(year)).logits
-                targets = batch["labels"][:, 1:]
-                losses = nn.functional.cross_entropy(logits[:, :-1].float().transpose(1, 2), targets,
-                                                     ignore_index=-100, reduction="sum")
-                nll += float(losses)
-                n += int((targets != -100).sum())
-    finally:
-        model.train(was_training)
-    return Perplexity(nll, n)
+             batch_size: int, pad_id: int) -> Perplexity:
+    """Token-level perplexity of ``sequences``, each year scored with its own history: the
+    score stage's :func:`pipeline.scoring.score_abstracts`, summed over the years."""
+    total = Perplexity(0.0, 0)
+    for year in sorted(sequences):
+        tokens = score_abstracts(model, sequences[year], None, histories.get(year), batch_size,
+                                 pad_id=pad_id, desc=f"dev {year}").tokens
+        total = total + Perplexity(float(tokens["nll_sum"].sum()), int(tokens["n_tokens"].sum()))
+    return total
+
+
+def set_train_mode(model: FutureLM, config: TrainConfig) -> None:
+    """Training mode, except a frozen LM, which runs as when scored (no dropout)."""
+    model.train()
+    if config.freeze_lm:
+        model.lm.eval()
 
 
 # ----------------------------------------------------------------------- checkpoints
@@ -323,20 +288,25 @@ def train(model: FutureLM, train_data: Sequences, dev_data: Sequences,
     sizes = {y: len(s) for y, s in train_data.items()}
     n_batches = sum(math.ceil(n / config.batch_size) for n in sizes.values())
     steps_per_epoch = math.ceil(n_batches / config.grad_accum)
-    model.to(device).train()
+    model.to(device)
     optimizer = build_optimizer(model, config)
-    scheduler = linear_schedule(optimizer, config.warmup_steps, config.epochs * steps_per_epoch)
+    total_steps = config.epochs * steps_per_epoch
+    scheduler = linear_schedule(optimizer, config.warmup_steps, total_steps)
 
     state = checkpoints.load(model, optimizer, scheduler)
     if state is None:
         torch.manual_seed(config.seed)
         state = TrainState()
+    else:
+        tqdm.write(f"resuming from step {state.step} of {total_steps}, checkpoint "
+                   f"{checkpoints.dir / CHECKPOINT}", file=sys.stderr)
     live = _open_live(Path(live_dir), state.curve)
 
     bar = tqdm(total=config.epochs * n_batches, initial=state.epoch * n_batches + state.batch,
                desc=f"train {model.variant}", unit="batch", dynamic_ncols=True)
     started, tokens_at_start = time.perf_counter(), state.tokens
     while state.epoch < config.epochs and not state.stopped_early:
+        set_train_mode(model, config)
         batches = year_batches(sizes, config.batch_size, config.seed, state.epoch)
         while state.batch < n_batches:
             group = batches[state.batch:state.batch + config.grad_accum]
@@ -346,7 +316,7 @@ def train(model: FutureLM, train_data: Sequences, dev_data: Sequences,
                 batch = {k: v.to(device) for k, v in
                          collate([train_data[year][i] for i in index], pad_id).items()}
                 loss = model(batch["input_ids"], batch["attention_mask"], histories.get(year),
-                             labels=batch["labels"]).loss
+                             labels=batch["input_ids"]).loss
                 if not torch.isfinite(loss):
                     raise FloatingPointError(f"non-finite training loss at step {state.step} "
                                              f"(year {year}): lower train.lr_lm / train.lr_new")
@@ -383,7 +353,7 @@ def _end_epoch(model: FutureLM, dev_data: Sequences, histories: Mapping[int, Yea
                config: TrainConfig, pad_id: int, device: torch.device, state: TrainState,
                checkpoints: Checkpoints, live: Live) -> None:
     """Dev perplexity, best-weights bookkeeping and early stopping at the end of an epoch."""
-    ppl = evaluate(model, dev_data, histories, config.eval_batch_size, pad_id, device).ppl
+    ppl = evaluate(model, dev_data, histories, config.eval_batch_size, pad_id).ppl
     tqdm.write(f"{model.variant} epoch {state.epoch + 1}: dev ppl {ppl:.2f}")
     state.dev_ppl.append(ppl)
     row = {"step": state.step, "dev/ppl": ppl, "epoch": state.epoch + 1}

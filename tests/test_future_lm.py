@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from transformers import AutoModelForCausalLM, GPT2Config, LlamaConfig
 
-from pipeline.future_lm import FutureLM, load_future_lm, make_future_lm, save_future_lm
+from pipeline.errors import UserError
+from pipeline.future_lm import (
+    FutureLM,
+    load_future_lm,
+    load_histories,
+    make_future_lm,
+    save_future_lm,
+)
 from pipeline.history import YearHistory
 
 V, D_ENC = 64, 6
@@ -173,9 +182,81 @@ def test_save_and_load_round_trip(tmp_path, variant: str, arch: str) -> None:
     assert torch.equal(loaded(x, history=history()).logits, model(x, history=history()).logits)
 
 
-def test_load_from_a_folder_without_a_model_is_a_clear_error(tmp_path) -> None:
-    with pytest.raises(FileNotFoundError, match="not a saved future LM"):
-        load_future_lm(tmp_path)
+def test_context_length_and_seed_are_saved_with_the_model(tmp_path) -> None:
+    model = make_future_lm(tiny_lm(), "frequency", window=2, lstm_hidden=4, context_length=40,
+                           seed=3)
+    save_future_lm(model, tmp_path / "m")
+    loaded = load_future_lm(tmp_path / "m")
+    assert (loaded.context_length, loaded.seed) == (40, 3)
+    # Without one, the context length is the LM's position limit; beyond it is an error.
+    assert make_future_lm(tiny_lm(), "baseline", window=2).context_length == 64
+    with pytest.raises(ValueError, match="context length 65"):
+        make_future_lm(tiny_lm(), "baseline", window=2, context_length=65)
+
+
+def test_loss_is_the_plain_mean_cross_entropy() -> None:
+    model = future("context2").train()
+    x = ids(3, 10)
+    mask = torch.ones_like(x)
+    mask[1, 6:] = 0
+    out = model(x, mask, history(), labels=x)
+    labels = x.masked_fill(mask == 0, -100)
+    plain = torch.nn.functional.cross_entropy(out.logits[:, :-1].reshape(-1, V).float(),
+                                              labels[:, 1:].reshape(-1), ignore_index=-100)
+    torch.testing.assert_close(out.loss, plain, rtol=1e-6, atol=1e-6)
+
+
+def corrupt(saved, name: str, how: str):
+    path = saved / name
+    data = path.read_bytes()
+    if how == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "garbage":
+        path.write_bytes(b"{not json" if name.endswith(".json") else b"\x00" * 64)
+    elif how == "delete":
+        path.unlink()
+    return path
+
+
+@pytest.mark.parametrize(("name", "how", "message"), [
+    ("model.safetensors", "truncate", "weights cannot be read"),
+    ("model.safetensors", "garbage", "weights cannot be read"),
+    ("model.safetensors", "delete", "weights are missing"),
+    ("config.json", "garbage", "config.json is corrupt"),
+    ("config.json", "truncate", "config.json is corrupt"),
+    ("config.json", "delete", "not a saved future LM"),
+])
+def test_damaged_model_files_are_user_errors_naming_the_file_and_fix(tmp_path, name, how,
+                                                                     message) -> None:
+    saved = tmp_path / "models" / "frequency-s1"
+    save_future_lm(future("frequency"), saved)
+    path = corrupt(saved, name, how)
+    with pytest.raises(UserError, match=message) as err:
+        load_future_lm(saved)
+    assert err.value.path == str(path)
+    assert "dvc repro -f train-frequency-s1" in err.value.fix
+
+
+def test_config_of_an_older_format_or_missing_keys_is_a_user_error(tmp_path) -> None:
+    saved = tmp_path / "baseline-s0"
+    save_future_lm(future("baseline"), saved)
+    config = json.loads((saved / "config.json").read_text())
+    (saved / "config.json").write_text(json.dumps({**config, "format_version": 1}))
+    with pytest.raises(UserError, match="format 1"):
+        load_future_lm(saved)
+    del config["lm_config"]
+    (saved / "config.json").write_text(json.dumps(config))
+    with pytest.raises(UserError, match="corrupt or incomplete"):
+        load_future_lm(saved)
+
+
+def test_missing_history_year_is_a_user_error(tmp_path) -> None:
+    with pytest.raises(UserError, match="history of 2021") as err:
+        load_histories([2021], 2, {"frequencies"}, tmp_path, None)
+    assert "2019" in str(err.value)
+    assert load_histories([2021], 2, set(), None, None) == {}   # the baseline reads none
+    with pytest.raises(UserError, match="--frequencies and --embeddings"):
+        load_histories([2021], 2, {"embeddings"}, tmp_path, None)
 
 
 SAVE_SCRIPT = """

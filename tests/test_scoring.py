@@ -12,7 +12,8 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from pipeline.future_lm import make_future_lm
 from pipeline.history import YearHistory
-from pipeline.scoring import perplexities, score_abstracts
+from pipeline.nll import Perplexity
+from pipeline.scoring import encode_for_model, perplexities, score_abstracts
 from pipeline.tokenizer import encode_abstracts, train_scratch_tokenizer
 
 TEXTS = ["Neural machine translation with attention improves translation quality.",
@@ -41,13 +42,13 @@ def test_uniform_lm_has_perplexity_vocab_size(tok):
     encoded = encode_abstracts(tok, TEXTS, 64)
     mask = np.zeros(len(tok), dtype=bool)
     mask[5:60] = True
-    tokens = score_abstracts(model, encoded, mask, None, batch_size=3)
+    tokens = score_abstracts(model, encoded, mask, None, batch_size=3).tokens
     assert tokens["n_tokens"].tolist() == [len(e) - 1 for e in encoded]
     assert tokens["n_content"].tolist() == [int(mask[e[1:]].sum()) for e in encoded]
     np.testing.assert_allclose(tokens["nll_sum"], tokens["n_tokens"] * math.log(len(tok)))
-    result = perplexities(tokens)
-    assert result.ppl == pytest.approx(len(tok), rel=1e-6)   # float32 log-softmax
-    assert result.cpl == pytest.approx(len(tok), rel=1e-6)
+    ppl, cpl = perplexities(tokens)
+    assert ppl.ppl == pytest.approx(len(tok), rel=1e-6)   # float32 log-softmax
+    assert cpl.ppl == pytest.approx(len(tok), rel=1e-6)
 
 
 def test_ppl_is_exp_mean_token_nll_of_the_biased_distribution(tok):
@@ -63,11 +64,11 @@ def test_ppl_is_exp_mean_token_nll_of_the_biased_distribution(tok):
                           log_freq=torch.stack([torch.zeros(V), log_f.float()], dim=1))
     encoded = encode_abstracts(tok, TEXTS[:2], 64)
     mask = np.ones(V, dtype=bool)
-    tokens = score_abstracts(model, encoded, mask, history, batch_size=2)
+    tokens = score_abstracts(model, encoded, mask, history, batch_size=2).tokens
     p = torch.softmax(log_f.float(), 0).double()
     targets = [t for e in encoded for t in e[1:]]
     expected = math.exp(sum(-math.log(p[t]) for t in targets) / len(targets))
-    assert perplexities(tokens).ppl == pytest.approx(expected, rel=1e-5)
+    assert perplexities(tokens)[0].ppl == pytest.approx(expected, rel=1e-5)
     # Without the history the biased model refuses to score (it would silently be the baseline).
     with pytest.raises(ValueError, match="needs the history"):
         score_abstracts(model, encoded, mask, None)
@@ -77,10 +78,11 @@ def test_batching_and_padding_do_not_change_scores(tok):
     model = make_future_lm(tiny_lm(len(tok), seed=3), "baseline", window=2).eval()
     encoded = encode_abstracts(tok, TEXTS, 64)
     mask = np.ones(len(tok), dtype=bool)
-    one = score_abstracts(model, encoded, mask, None, batch_size=1)
-    four = score_abstracts(model, encoded, mask, None, batch_size=4)
-    pd.testing.assert_frame_equal(one, four, rtol=1e-5)
-    assert (one["nll_sum"] > 0).all()
+    one = score_abstracts(model, encoded, mask, None, batch_size=1, positions=True)
+    four = score_abstracts(model, encoded, mask, None, batch_size=4, positions=True)
+    pd.testing.assert_frame_equal(one.tokens, four.tokens, rtol=1e-5)
+    pd.testing.assert_frame_equal(one.positions, four.positions, rtol=1e-5)
+    assert (one.tokens["nll_sum"] > 0).all()
 
 
 def test_bad_inputs(tok):
@@ -96,3 +98,46 @@ def test_bad_inputs(tok):
     no_content = empty.assign(n_tokens=3, nll_sum=2.0)
     with pytest.raises(ValueError, match="no content tokens"):
         perplexities(no_content)
+
+
+def test_position_table_matches_the_sums_and_a_naive_top10(tok):
+    model = make_future_lm(tiny_lm(len(tok), seed=5), "frequency-nolstm", window=2).eval()
+    with torch.no_grad():
+        model.bias.a.fill_(0.8)
+    V = len(tok)
+    history = YearHistory(2020, (2018, 2019), -5 - torch.rand(V, 2, generator=torch.Generator().manual_seed(0)))
+    encoded = encode_abstracts(tok, TEXTS, 64)
+    mask = np.ones(V, dtype=bool)
+    scores = score_abstracts(model, encoded, mask, history, batch_size=3, positions=True)
+    pos = scores.positions
+    assert list(pos.columns) == ["abstract", "position", "target_id", "nll", "top10"]
+    assert [str(t) for t in pos.dtypes] == ["int32", "int32", "int32", "float64", "bool"]
+    assert len(pos) == scores.tokens["n_tokens"].sum()
+    np.testing.assert_allclose(pos.groupby("abstract")["nll"].sum(), scores.tokens["nll_sum"])
+    for i, ids in enumerate(encoded):   # the naive way: one abstract at a time, torch.topk
+        rows = pos[pos["abstract"] == i]
+        assert rows["position"].tolist() == list(range(1, len(ids)))
+        assert rows["target_id"].tolist() == ids[1:]
+        logits = model(torch.tensor([ids]), history=history).logits[0, :-1]
+        top = torch.topk(logits, 10).indices
+        expected = [int(t in top[k]) for k, t in enumerate(ids[1:])]
+        assert rows["top10"].astype(int).tolist() == expected
+        nll = -torch.log_softmax(logits.double(), -1)[torch.arange(len(ids) - 1), ids[1:]]
+        np.testing.assert_allclose(rows["nll"], nll.detach().numpy(), rtol=1e-5)
+    assert 0 < pos["top10"].mean() < 1
+
+
+def test_truncation_rule_keeps_the_start_and_counts_the_cut(tok):
+    full = encode_abstracts(tok, TEXTS, 1000)
+    length = 8
+    cut, n = encode_for_model(tok, TEXTS, length)
+    assert cut == [ids[:length] for ids in full]
+    assert n == sum(len(ids) > length for ids in full) > 0
+    assert cut == encode_abstracts(tok, TEXTS, length)   # the same rule as training's
+
+
+def test_perplexity_value_type():
+    assert Perplexity(2 * math.log(3.0), 2).ppl == pytest.approx(3.0)
+    assert Perplexity(1.0, 1) + Perplexity(2.0, 3) == Perplexity(3.0, 4)
+    with pytest.raises(ValueError, match="no tokens"):
+        _ = Perplexity(0.0, 0).ppl

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from pipeline.frequencies import count_tokens, write_year
 from pipeline.future_lm import make_future_lm, save_future_lm
+from pipeline.identity import tokenizer_identity
 from pipeline.io import parquet_metadata, read_json, read_parquet, write_parquet
 from pipeline.tokenizer import train_scratch_tokenizer
 from stages import score
@@ -40,18 +42,26 @@ def sample_by_year() -> dict[int, list[tuple[str, str]]]:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    """Tokenizer, per-year frequencies (2018-2020), a tiny Frequency model, dev 2020 / test 2021."""
+    """Tokenizer, per-year frequencies (2017-2020), a tiny Frequency model, dev 2020 / test 2021,
+    and a corpus table with 2019's abstracts (an extra evaluated year)."""
     root = tmp_path_factory.mktemp("score")
     years = sample_by_year()
     tok = train_scratch_tokenizer([a for y in (2017, 2018, 2019) for _, a in years[y]], 512)
     tok.save_pretrained(root / "tokenizer")
-    for y in (2018, 2019, 2020):
+    for y in (2017, 2018, 2019, 2020):
         write_year(root / "frequencies" / f"{y}.parquet", y,
-                   count_tokens(tok, [a for _, a in years[y]]))
+                   count_tokens(tok, [a for _, a in years[y]]),
+                   tokenizer_id=tokenizer_identity(root / "tokenizer"))
+
+    def table(y: int, n: int) -> pd.DataFrame:
+        rows = years[y][:n]
+        return pd.DataFrame({"key": [k for k, _ in rows], "year": y, "title": "t",
+                             "abstract": [a for _, a in rows]})
+
     for split, y in (("dev", 2020), ("test", 2021)):
-        rows = years[y][:25]
-        write_parquet(pd.DataFrame({"key": [k for k, _ in rows], "year": y, "title": "t",
-                                    "abstract": [a for _, a in rows]}), root / f"{split}.parquet")
+        write_parquet(table(y, 25), root / f"{split}.parquet")
+    write_parquet(pd.concat([table(2018, 3), table(2019, 7), table(2020, 4)]),
+                  root / "abstracts.parquet")
     torch.manual_seed(0)
     lm = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_layer=1, n_head=2, n_embd=32,
                                     n_positions=128, bos_token_id=0, eos_token_id=0))
@@ -75,14 +85,23 @@ def test_score_writes_the_documented_folder(project, tmp_path):
     out = tmp_path / "scores" / "frequency-nolstm-s0"
     score.main(args(project, out))
     assert sorted(p.name for p in out.iterdir()) == [
-        "generations_dev.parquet", "generations_test.parquet", "metrics.json",
-        "tokens_dev.parquet", "tokens_test.parquet"]
+        "generations_2020.parquet", "generations_2021.parquet", "metrics.json",
+        "positions_2020.parquet", "positions_2021.parquet",
+        "tokens_2020.parquet", "tokens_2021.parquet"]
     metrics = read_json(out / "metrics.json")
-    assert metrics["variant"] == "frequency-nolstm"
+    assert metrics["variant"] == "frequency-nolstm" and metrics["seed"] is None
+    assert (metrics["dev_year"], metrics["test_year"]) == (2020, 2021)
+    assert sorted(metrics["years"]) == ["2020", "2021"]
     for split, year in (("dev", 2020), ("test", 2021)):
         m = metrics[split]
+        assert m == metrics["years"][str(year)]
         assert m["year"] == year and m["n_abstracts"] == 25 and m["n_generated"] == 2
-        tokens = read_parquet(out / f"tokens_{split}.parquet")
+        assert m["context_length"] == 128
+        tokens = read_parquet(out / f"tokens_{year}.parquet")
+        positions = read_parquet(out / f"positions_{year}.parquet")
+        assert len(positions) == m["n_tokens"]
+        assert positions["nll"].sum() == pytest.approx(tokens["nll_sum"].sum())
+        assert m["top10"] == pytest.approx(positions["top10"].mean())
         assert len(tokens) == 25 and (tokens["year"] == year).all()
         assert m["n_tokens"] == tokens["n_tokens"].sum()
         assert m["ppl"] == pytest.approx(np.exp(tokens["nll_sum"].sum() / m["n_tokens"]))
@@ -92,41 +111,100 @@ def test_score_writes_the_documented_folder(project, tmp_path):
         # long abstracts are cut to the model's 128 positions (127 predicted tokens) and counted
         assert tokens["n_tokens"].max() == 127
         assert m["n_truncated"] == (tokens["n_tokens"] == 127).sum() > 0
-        gens = read_parquet(out / f"generations_{split}.parquet")
+        gens = read_parquet(out / f"generations_{year}.parquet")
         assert gens["seed"].tolist() == [0, 1]
         assert m["cm"] == pytest.approx(gens["cm"].mean())
         assert gens["cm"].between(0, 1).all()
-        settings = json.loads(parquet_metadata(out / f"generations_{split}.parquet")
+        settings = json.loads(parquet_metadata(out / f"generations_{year}.parquet")
                               ["generation_settings"])
         assert settings["num_beams"] == 5 and settings["max_new_tokens"] == 12
     # the test year is scored with its own history, so its model differs from the dev year's
     assert metrics["dev"]["ppl"] != metrics["test"]["ppl"]
 
 
-def test_test_year_needs_its_own_history(project, tmp_path):
+def test_later_years_each_with_their_own_history_and_generation_only_where_asked(project, tmp_path):
+    out = tmp_path / "out"
+    score.main(args(project, out, abstracts=project / "abstracts.parquet") + ["--years", "2019",
+                                                                               "2020", "2021"])
+    metrics = read_json(out / "metrics.json")
+    assert sorted(metrics["years"]) == ["2019", "2020", "2021"]
+    m = metrics["years"]["2019"]
+    assert m["n_abstracts"] == 7 and m["n_generated"] == 0 and m["cm"] is None
+    assert read_parquet(out / "tokens_2019.parquet")["key"].tolist() == sample_by_year_keys(2019, 7)
+    assert (out / "positions_2019.parquet").exists()
+    assert not (out / "generations_2019.parquet").exists()   # default: dev and test years only
+    # Generation only for 2019; the dev and test years are scored without.
+    only = tmp_path / "only"
+    score.main(args(project, only, abstracts=project / "abstracts.parquet")
+               + ["--years", "2019", "--generate-years", "2019"])
+    assert sorted(p.name for p in only.glob("generations_*")) == ["generations_2019.parquet"]
+    again = read_json(only / "metrics.json")
+    assert again["dev"]["cm"] is None and again["years"]["2019"]["n_generated"] == 2
+    assert again["years"]["2019"]["ppl"] == m["ppl"]
+
+
+def test_each_later_year_reads_its_own_history(project, tmp_path, capsys):
+    """2019's history is 2017-2018: without 2017's frequencies only a run scoring 2019 fails."""
+    freq = tmp_path / "frequencies"
+    shutil.copytree(project / "frequencies", freq)
+    (freq / "2017.parquet").unlink()
+    score.main(args(project, tmp_path / "ok", frequencies=freq, **{"n-generate": 1}))
+    err = run_failing(args(project, tmp_path / "out", frequencies=freq,
+                           abstracts=project / "abstracts.parquet") + ["--years", "2019"], capsys)
+    assert "frequencies of year 2017 are missing: the history of 2019 needs them" in err
+
+
+def sample_by_year_keys(year: int, n: int) -> list[str]:
+    return [k for k, _ in sample_by_year()[year][:n]]
+
+
+def run_failing(argv: list[str], capsys) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        score.main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def test_test_year_needs_its_own_history(project, tmp_path, capsys):
     # Test year 2021 reads years 2019-2020; without 2020's frequencies it must fail, naming it.
     freq = project / "frequencies" / "2020.parquet"
     moved = project / "2020.parquet.bak"
     freq.rename(moved)
     try:
-        with pytest.raises(FileNotFoundError, match="frequencies of year 2020"):
-            score.main(args(project, tmp_path / "out", **{"n-generate": 1}))
+        err = run_failing(args(project, tmp_path / "out", **{"n-generate": 1}), capsys)
     finally:
         moved.rename(freq)
+    assert "frequencies of year 2020 are missing" in err and "dvc repro frequencies@2020" in err
     assert not (tmp_path / "out").exists()                 # nothing half-written
 
 
-def test_empty_split_is_a_clear_error(project, tmp_path):
+def test_bad_inputs_are_messages(project, tmp_path, capsys):
     empty = tmp_path / "empty.parquet"
     write_parquet(pd.DataFrame({"key": pd.Series([], dtype=str), "year": pd.Series([], dtype="int64"),
                                 "title": pd.Series([], dtype=str),
                                 "abstract": pd.Series([], dtype=str)}), empty)
-    with pytest.raises(SystemExit, match="exactly one year, found no rows"):
-        score.main(args(project, tmp_path / "out", test=empty))
+    err = run_failing(args(project, tmp_path / "out", test=empty), capsys)
+    assert "exactly one year, found no rows" in err and str(empty) in err
+    err = run_failing(args(project, tmp_path / "out") + ["--years", "2019"], capsys)
+    assert "pass --abstracts" in err
+    err = run_failing(args(project, tmp_path / "out", abstracts=project / "abstracts.parquet")
+                      + ["--years", "2016"], capsys)
+    assert "no abstracts of year 2016" in err
+    err = run_failing(args(project, tmp_path / "out", **{"max-new-tokens": 128}), capsys)
+    assert "exceeds the model's context length 128" in err
+    damaged = tmp_path / "model"
+    shutil.copytree(project / "model", damaged)
+    (damaged / "model.safetensors").write_bytes((damaged / "model.safetensors").read_bytes()[:100])
+    err = run_failing(args(project, tmp_path / "out", model=damaged), capsys)
+    assert "weights cannot be read" in err and str(damaged / "model.safetensors") in err
+    assert not (tmp_path / "out").exists()
 
 
 def test_help_explains_every_option():
     proc = subprocess.run([sys.executable, "-m", "stages.score", "--help"], cwd=REPO,
                           capture_output=True, text=True, check=True)
-    for option in ("--n-generate", "--min-new-tokens", "--top-p", "--stopwords", "--threads"):
+    for option in ("--n-generate", "--min-new-tokens", "--top-p", "--stopwords", "--threads",
+                   "--years", "--generate-years", "--abstracts", "--device"):
         assert option in proc.stdout

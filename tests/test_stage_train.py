@@ -17,17 +17,25 @@ from safetensors.torch import load_file
 
 from pipeline import embeddings, frequencies
 from pipeline.anthology import parse_file
+from pipeline.config import LMConfig, ModelConfig, TrainConfig
 from pipeline.future_lm import load_future_lm
-from pipeline.io import write_parquet
-from pipeline.tokenizer import train_scratch_tokenizer
+from pipeline.identity import tokenizer_identity
+from pipeline.io import read_json, read_parquet, write_parquet
+from pipeline.tokenizer import encode_abstracts, load_tokenizer, train_scratch_tokenizer
+from pipeline.train_run import TrainInputs, prepare_run
+from stages import score as score_stage
 from stages import train as stage
+from stages._args import build
+
+STOPWORDS = Path(__file__).resolve().parents[1] / "data" / "reference" / "stopwords.txt"
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, sample_bib) -> Path:
-    """Splits (train 2017-2019, dev 2020), tokenizer, and features for 2015-2020 (random vectors)."""
+    """Splits (train 2017-2019, dev 2020, test 2021), tokenizer, and features for 2015-2020
+    (random vectors)."""
     root = tmp_path_factory.mktemp("train_project")
     papers = parse_file(sample_bib).papers
     papers = papers[papers["abstract"].str.split().str.len() > 10]
@@ -35,16 +43,18 @@ def project(tmp_path_factory, sample_bib) -> Path:
     train = papers[papers["year"].between(2017, 2019)]
     write_parquet(train, root / "train.parquet")
     write_parquet(papers[papers["year"] == 2020].head(8), root / "dev.parquet")
+    write_parquet(papers[papers["year"] == 2021].head(6), root / "test.parquet")
     tok = train_scratch_tokenizer(train["abstract"].tolist(), 400)
     tok.save_pretrained(root / "tokenizer")
     rng = np.random.default_rng(0)
     for year in range(2015, 2021):
         counts = frequencies.count_tokens(tok, papers[papers["year"] == year]["abstract"].tolist())
-        frequencies.write_year(root / "freq" / f"{year}.parquet", year, counts)
+        frequencies.write_year(root / "freq" / f"{year}.parquet", year, counts,
+                               tokenizer_id=tokenizer_identity(root / "tokenizer"))
         ids = np.flatnonzero(counts)
         embeddings.write_year(root / "emb" / f"{year}.safetensors", year, ids, counts[ids],
                               rng.normal(size=(len(ids), 8)), encoder="test", layer=-1,
-                              vocab_size=len(tok))
+                              vocab_size=len(tok), tokenizer_id=tokenizer_identity(root / "tokenizer"))
     return root
 
 
@@ -57,6 +67,7 @@ def argv(project: Path, variant: str, out: Path, **overrides) -> list[str]:
             "warmup-steps": 2, "lstm-hidden": 8, "device": "cpu", "out": out,
             "curves": out.parent / "curves" / out.name, "checkpoint-dir": out.parent / "ckpt"}
     opts.update({k.replace("_", "-"): v for k, v in overrides.items()})
+    opts = {k: v for k, v in opts.items() if v is not None}
     return [tok for k, v in opts.items() for tok in (f"--{k}", str(v))]
 
 
@@ -97,14 +108,84 @@ def test_baseline_n_uses_the_latest_years_and_no_features(project, tmp_path) -> 
     assert metrics["train_years"] == [2019] and metrics["parameters_new"] == 0
 
 
-def test_bad_inputs_are_clear_errors(project, tmp_path) -> None:
-    with pytest.raises(SystemExit, match="unknown variant 'frequencies'"):
-        stage.main(argv(project, "frequencies", tmp_path / "x"))
-    with pytest.raises(SystemExit, match="--alpha must be"):
-        stage.main(argv(project, "context2", tmp_path / "x", alpha="big"))
-    with pytest.raises(FileNotFoundError, match="dvc repro frequencies@2014"):
-        stage.main(argv(project, "frequency", tmp_path / "x", window=3))
+@pytest.mark.parametrize(("variant", "overrides", "message"), [
+    ("frequencies", {}, "unknown variant 'frequencies'"),
+    ("baseline-0", {}, "unknown variant 'baseline-0'"),
+    ("context2", {"alpha": "big"}, "expected float or 'learned', got 'big'"),
+    ("frequency", {"window": 3}, "dvc repro frequencies@2014"),
+    ("frequency", {"frequencies": None}, "pass --frequencies"),
+    ("frequency", {"max_length": 64}, "exceeds the scratch GPT-2's lm.n_positions 48"),
+])
+def test_bad_inputs_are_messages_not_tracebacks(project, tmp_path, capsys, variant, overrides,
+                                                message) -> None:
+    args = argv(project, variant, tmp_path / "x", **overrides)   # None drops the option
+    with pytest.raises(SystemExit) as exit_:
+        stage.main(args)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
     assert not (tmp_path / "x").exists()
+
+
+def test_trained_dev_ppl_is_the_scored_dev_ppl_at_the_trained_context_length(project,
+                                                                             tmp_path) -> None:
+    """One context length and one perplexity: a model trained with --max-length 32 (its LM has 48
+    positions) is scored on the first 32 tokens of each abstract, and the dev perplexity training
+    recorded for its best epoch is the score stage's dev perplexity."""
+    out = tmp_path / "frequency-s0"
+    stage.main(argv(project, "frequency", out, epochs=2, max_length=32))
+    assert load_future_lm(out).context_length == 32
+    scores = tmp_path / "scores"
+    score_stage.main(["--model", str(out), "--dev", str(project / "dev.parquet"),
+                      "--test", str(project / "test.parquet"), "--tokenizer", str(project / "tokenizer"),
+                      "--frequencies", str(project / "freq"), "--stopwords", str(STOPWORDS),
+                      "--batch-size", "3", "--n-generate", "1", "--max-new-tokens", "8",
+                      "--device", "cpu", "--out", str(scores)])
+    trained, scored = read_json(out / "train_metrics.json"), read_json(scores / "metrics.json")
+    assert trained["context_length"] == 32
+    assert scored["dev"]["ppl"] == pytest.approx(trained["best_dev_ppl"], rel=1e-6)
+    dev = read_parquet(project / "dev.parquet")
+    full = encode_abstracts(load_tokenizer(project / "tokenizer"), dev["abstract"].tolist(), 10**6)
+    tokens = read_parquet(scores / "tokens_2020.parquet")
+    assert tokens["n_tokens"].tolist() == [min(len(ids), 32) - 1 for ids in full]
+    assert scored["dev"]["n_truncated"] == sum(len(ids) > 32 for ids in full) > 0
+
+
+def test_shared_base_run_trains_only_the_bias_on_the_baselines_lm(project, tmp_path) -> None:
+    base = tmp_path / "baseline-s0"
+    stage.main(argv(project, "baseline", base))
+    out = tmp_path / "frequency-s0"
+    args = argv(project, "frequency", out, init_from=base, epochs=2, lr_new=5e-2) + ["--freeze-lm"]
+    stage.main(args)
+    got, baseline = load_file(out / "model.safetensors"), load_file(base / "model.safetensors")
+    lm_keys = [k for k in baseline if k.startswith("lm.")]
+    assert lm_keys and all(torch.equal(got[k], baseline[k]) for k in lm_keys)
+    # The bias module moved away from its initialisation (the same seed rebuilds it).
+    ns = stage.build_parser().parse_args(args)
+    initial = prepare_run(TrainInputs(project / "train.parquet", project / "dev.parquet",
+                                      project / "tokenizer", project / "freq"),
+                          build(LMConfig, ns), build(ModelConfig, ns), build(TrainConfig, ns)).model
+    bias_keys = [k for k in got if k.startswith("bias.")]
+    assert bias_keys
+    assert any(not torch.equal(got[k], initial.state_dict()[k]) for k in bias_keys)
+    metrics = read_json(out / "train_metrics.json")
+    assert metrics["init_from"] == str(base) and metrics["freeze_lm"] is True
+    model = load_future_lm(out)   # complete and loadable on its own
+    assert model.variant == "frequency" and model.context_length == 48
+
+
+def test_runtime_settings_are_not_part_of_the_run_identity(project, tmp_path, monkeypatch) -> None:
+    def key(extra: list[str]) -> str:
+        ns = stage.build_parser().parse_args(argv(project, "frequency", tmp_path / "m") + extra)
+        return prepare_run(TrainInputs(project / "train.parquet", project / "dev.parquet",
+                                       project / "tokenizer", project / "freq"),
+                           build(LMConfig, ns), build(ModelConfig, ns), build(TrainConfig, ns)).key
+
+    reference = key([])
+    assert key(["--threads", "2", "--checkpoint-every", "3"]) == reference
+    monkeypatch.setenv("FUTURELM_THREADS", "2")
+    assert key([]) == reference
+    assert key(["--lr-new", "1e-2"]) != reference   # a setting that changes results does change it
 
 
 @pytest.mark.slow

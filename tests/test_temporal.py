@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from pipeline.errors import UserError
 from pipeline.history import YearHistory
 from pipeline.temporal import (
     BiasConfig,
@@ -12,6 +13,7 @@ from pipeline.temporal import (
     ContextBias,
     FrequencyBias,
     FrequencyNoLSTMBias,
+    baseline_years,
     bias_kind,
     build_bias,
     history_kinds,
@@ -39,9 +41,13 @@ def config(kind: str, **kw) -> BiasConfig:
 def test_variant_names_map_to_bias_kinds() -> None:
     assert bias_kind("baseline") == "none"
     assert bias_kind("baseline-3") == "none"
+    assert (baseline_years("baseline-3"), baseline_years("baseline"), baseline_years("context")) == (
+        3, None, None)
     assert bias_kind("context2") == "context2"
-    with pytest.raises(ValueError, match="baseline-N"):
-        bias_kind("baseline-x")
+    for bad in ("baseline-x", "baseline-0", "frequencies", "none"):
+        with pytest.raises(UserError, match=f"unknown variant '{bad}'") as err:
+            bias_kind(bad)
+        assert "baseline-N" in err.value.fix and err.value.path == "experiment.variants"
     assert build_bias(config("none")) is None
     assert history_kinds("frequency") == {"frequencies"}
     assert history_kinds("context2") == {"embeddings"}
@@ -233,3 +239,31 @@ def test_year_lstm_equals_torch_lstm_over_the_years() -> None:
     x = torch.randn(V, M, D_ENC)
     _, (h_n, _) = year_lstm.lstm(x)   # batch_first: rows = words, time = years
     torch.testing.assert_close(year_lstm(x), h_n[-1])
+
+
+@pytest.mark.parametrize("cls", [ContextBias, Context2Bias])
+def test_paper_context_input_is_eq8_v_only_with_zeros_for_unseen_years(cls) -> None:
+    """``context_input: paper`` feeds V_{y,w} alone (d_enc features), zeros where w did not occur
+    in year y — not the vector carried forward from an earlier year, and no seen flag."""
+    torch.manual_seed(0)
+    h = make_history()
+    inputs: dict[str, torch.Tensor] = {}
+    for mode in ("paper", "flagged"):
+        bias = cls(config("x", context_input=mode))
+        bias.lstm.register_forward_pre_hook(lambda mod, args, mode=mode: inputs.update({mode: args[0]}))
+        bias.word_terms(h, torch.randn(V, D_LM))
+    paper, flagged = inputs["paper"], inputs["flagged"]
+    assert paper.shape == (V, M, D_ENC) and flagged.shape == (V, M, D_ENC + 1)
+    seen = h.emb_seen
+    assert torch.equal(paper[seen], h.emb[seen])                        # real vectors as they are
+    assert torch.equal(paper[~seen], torch.zeros_like(paper[~seen]))    # unseen years: zeros
+    assert torch.equal(flagged[..., :D_ENC], h.emb)                     # carried vectors kept
+    assert torch.equal(flagged[..., D_ENC], seen.float())
+
+
+def test_context_input_is_validated_and_saved() -> None:
+    with pytest.raises(ValueError, match="context_input"):
+        config("context", context_input="both")
+    cfg = config("context", context_input="paper")
+    assert BiasConfig.from_dict(cfg.to_dict()) == cfg
+    assert cfg.context_features == D_ENC and config("context").context_features == D_ENC + 1

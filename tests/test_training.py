@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import pytest
 import torch
 
@@ -14,7 +15,6 @@ from pipeline.training import (
     Checkpoints,
     TrainConfig,
     build_optimizer,
-    collate,
     latest_years,
     linear_schedule,
     train,
@@ -54,13 +54,6 @@ def test_year_batches_are_single_year_shuffled_and_complete() -> None:
     assert batches == year_batches(sizes, 4, seed=0, epoch=0)
     assert batches != year_batches(sizes, 4, seed=0, epoch=1)
     assert batches != year_batches(sizes, 4, seed=1, epoch=0)
-
-
-def test_collate_pads_right_and_masks_labels() -> None:
-    b = collate([[5, 6, 7], [8]], pad_id=PAD)
-    assert b["input_ids"].tolist() == [[5, 6, 7], [8, PAD, PAD]]
-    assert b["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
-    assert b["labels"].tolist() == [[5, 6, 7], [8, -100, -100]]
 
 
 def test_latest_years_for_baseline_n() -> None:
@@ -109,7 +102,7 @@ def test_twenty_steps_overfit_a_small_set(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("grad_accum", [1, 2])
-def test_resume_after_interruption_continues_exactly(tmp_path, grad_accum: int) -> None:
+def test_resume_after_interruption_continues_exactly(tmp_path, capsys, grad_accum: int) -> None:
     config = TrainConfig(epochs=2, batch_size=2, grad_accum=grad_accum, lr_lm=1e-3, lr_new=1e-3,
                          warmup_steps=2, checkpoint_every=1, patience=0)
     full: list[float] = []
@@ -125,7 +118,11 @@ def test_resume_after_interruption_continues_exactly(tmp_path, grad_accum: int) 
     with pytest.raises(Interrupted):
         run(model(), tmp_path, config, stop_at_3, name="cut")
     resumed: list[float] = []
+    capsys.readouterr()
     state = run(model(), tmp_path, config, lambda s, loss: resumed.append(loss), name="cut")
+    total = len(full)
+    assert (f"resuming from step 3 of {total}, checkpoint {tmp_path / 'cut' / 'checkpoint.pt'}"
+            in capsys.readouterr().err)
     # The next step after the checkpoint has the same loss as in the uninterrupted run, and so on.
     assert resumed[0] == full[3]
     assert resumed == full[3:]
@@ -163,3 +160,33 @@ def test_early_stopping_keeps_the_best_epoch(tmp_path, monkeypatch) -> None:
     assert state.best_epoch == 1 and state.best_ppl == pytest.approx(20.0)
     for name, value in m.state_dict().items():   # the model ends with epoch 2's weights
         assert torch.equal(value, snapshots[1][name]), name
+
+
+def test_frozen_lm_gets_no_gradient_runs_without_dropout_and_keeps_its_weights(tmp_path) -> None:
+    m = model("context2", dropout=0.5)
+    lm_before = {k: v.clone() for k, v in m.lm.state_dict().items()}
+    bias_before = {k: v.clone() for k, v in m.bias.state_dict().items()}
+    modes: list[tuple[bool, bool]] = []
+
+    def check(state, loss):
+        modes.append((m.lm.training, m.bias.training))
+        assert all(p.grad is None for p in m.lm.parameters())   # no LM backward at all
+
+    config = TrainConfig(epochs=2, batch_size=4, lr_new=1e-2, freeze_lm=True, patience=0)
+    run(m, tmp_path, config, check)
+    assert modes and set(modes) == {(False, True)}   # LM as when scored; bias module trains
+    for name, value in m.lm.state_dict().items():
+        assert torch.equal(value, lm_before[name]), name
+    assert any(not torch.equal(v, bias_before[k]) for k, v in m.bias.state_dict().items())
+
+
+def test_dev_perplexity_is_the_scoring_computation(tmp_path) -> None:
+    from pipeline.scoring import perplexities, score_abstracts
+
+    m = model("frequency", dropout=0.0)
+    data = corpus()
+    dev = {2020: data[2019][:3]}
+    ppl = training.evaluate(m, dev, histories(), batch_size=2, pad_id=PAD)
+    scored = score_abstracts(m, dev[2020], np.ones(V, dtype=bool), histories()[2020], batch_size=3,
+                             pad_id=PAD).tokens
+    assert ppl.ppl == pytest.approx(perplexities(scored)[0].ppl, rel=1e-6)

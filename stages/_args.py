@@ -1,0 +1,121 @@
+"""Command-line options derived from the typed settings: one schema, one set of defaults.
+
+``add_options(parser, SomeConfig, title)`` adds one option per dataclass field — its name
+(``--field-name``, or ``metadata["flag"]``), type, default and help all come from the field
+(``pipeline/config.py`` documents the metadata). A field without a default is a required option.
+``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a value the
+dataclass rejects becomes a :class:`pipeline.errors.UserError` (a message, not a traceback).
+``add_runtime_options``/``runtime_from`` give ``--device``/``--threads``, whose defaults come
+from ``runtime.yaml`` (:func:`stages._runtime.load_runtime`): they never change results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import types
+import typing
+from typing import Any, Literal, Union
+
+from pipeline.errors import UserError
+from stages._cli import DEBUG_FLAG
+from stages._runtime import Runtime, load_runtime
+
+
+def new_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=description,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(DEBUG_FLAG, action="store_true",
+                        help="show the traceback of an error (also FUTURELM_DEBUG=1)")
+    return parser
+
+
+def _flag(field: dataclasses.Field) -> str:
+    return field.metadata.get("flag", "--" + field.name.replace("_", "-"))
+
+
+def _unwrap_optional(hint: Any) -> tuple[Any, bool]:
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return hint, False
+
+
+def _converter(base: type, none_word: str | None) -> Any:
+    def convert(text: str) -> Any:
+        if none_word is not None and text == none_word:
+            return None
+        try:
+            return base(text)
+        except ValueError:
+            expected = f"{base.__name__}" + (f" or '{none_word}'" if none_word else "")
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    convert.__name__ = base.__name__
+    return convert
+
+
+def _show(value: Any, none_word: str | None) -> str:
+    if value is None:
+        return none_word or "none"
+    if isinstance(value, tuple):
+        return " ".join(map(str, value)) or "none"
+    return str(value)
+
+
+def add_options(parser: argparse.ArgumentParser, cls: type, title: str) -> None:
+    """One option per field of the dataclass ``cls``, in a group called ``title``."""
+    group = parser.add_argument_group(title)
+    hints = typing.get_type_hints(cls)
+    for field in dataclasses.fields(cls):
+        hint, optional = _unwrap_optional(hints[field.name])
+        none_word = field.metadata.get("none") if optional else None
+        kwargs: dict[str, Any] = {"dest": field.name, "help": field.metadata.get("help", "")}
+        origin = typing.get_origin(hint)
+        if hint is bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        elif origin is tuple:
+            kwargs.update(nargs="*", type=typing.get_args(hint)[0])
+        elif origin is Literal:
+            kwargs["choices"] = typing.get_args(hint)
+        else:
+            kwargs["type"] = _converter(hint, none_word)
+        if hint is not bool and origin is not Literal:
+            kwargs["metavar"] = _flag(field)[2:].upper().replace("-", "_")
+        if field.default is dataclasses.MISSING:
+            kwargs["required"] = True
+        else:
+            kwargs["default"] = field.default
+            shown = field.metadata.get("shown_default", _show(field.default, none_word))
+            kwargs["help"] += f" (default: {shown})"
+        group.add_argument(_flag(field), **kwargs)
+
+
+def build(cls: type, args: argparse.Namespace) -> Any:
+    """The dataclass ``cls`` from parsed options (lists become tuples)."""
+    values = {}
+    for field in dataclasses.fields(cls):
+        value = getattr(args, field.name)
+        values[field.name] = tuple(value) if isinstance(value, list) else value
+    try:
+        return cls(**values)
+    except ValueError as err:
+        raise UserError(f"invalid option: {err}",
+                        fix="check the value in params.yaml (or on the command line; --help "
+                            "explains each option)") from None
+
+
+def add_runtime_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "runtime (runtime.yaml or FUTURELM_DEVICE / FUTURELM_THREADS; never changes results)")
+    group.add_argument("--device", default=None,
+                       help="auto (CUDA when present), cpu, cuda, cuda:N (default: runtime.yaml)")
+    group.add_argument("--threads", type=int, default=None,
+                       help="torch CPU threads, 0 = torch's default (default: runtime.yaml)")
+
+
+def runtime_from(args: argparse.Namespace) -> Runtime:
+    """``runtime.yaml`` + environment, overridden by ``--device``/``--threads`` when given."""
+    runtime = load_runtime()
+    overrides = {k: getattr(args, k) for k in ("device", "threads") if getattr(args, k) is not None}
+    return dataclasses.replace(runtime, **overrides)

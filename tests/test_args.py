@@ -1,0 +1,86 @@
+"""Options derived from the typed settings: one schema, the dataclass defaults, runtime defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from pipeline.config import LMConfig, ModelConfig, ScoreConfig, TrainConfig
+from pipeline.errors import UserError
+from pipeline.generation import GenerationSettings
+from stages import score, train
+from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
+
+TRAIN = (LMConfig, ModelConfig, TrainConfig)
+SCORE = (ScoreConfig, GenerationSettings)
+
+
+def parser(schemas=TRAIN + SCORE[1:]):
+    """Train schemas plus GenerationSettings (ScoreConfig's --batch-size would clash)."""
+    p = new_parser("test", None)
+    for cls in schemas:
+        add_options(p, cls, cls.__name__)
+    add_runtime_options(p)
+    return p
+
+
+def test_defaults_come_from_the_dataclasses_only() -> None:
+    train_ns = train.build_parser().parse_args(["--variant", "frequency", "--train", "t",
+                                                "--dev", "d", "--tokenizer", "k", "--out", "o",
+                                                "--curves", "c"])
+    score_ns = score.build_parser().parse_args(["--model", "m", "--dev", "d", "--test", "t",
+                                                "--tokenizer", "k", "--stopwords", "s",
+                                                "--out", "o"])
+    for cls, ns in [*((c, train_ns) for c in TRAIN), *((c, score_ns) for c in SCORE)]:
+        defaults = cls(variant="frequency") if cls is ModelConfig else cls()
+        assert build(cls, ns) == defaults, cls.__name__
+
+
+def test_every_field_has_help_and_appears_in_the_stage_help() -> None:
+    train_help, score_help = train.build_parser().format_help(), score.build_parser().format_help()
+    for cls, text in ((LMConfig, train_help), (ModelConfig, train_help), (TrainConfig, train_help),
+                      (ScoreConfig, score_help), (GenerationSettings, score_help)):
+        for field in dataclasses.fields(cls):
+            assert field.metadata.get("help"), f"{cls.__name__}.{field.name} has no help"
+            flag = field.metadata.get("flag", "--" + field.name.replace("_", "-"))
+            assert flag in text, flag
+
+
+def test_values_types_and_special_words() -> None:
+    config = build(ScoreConfig, parser(SCORE).parse_args(["--years", "2022", "2023",
+                                                          "--generate-years"]))
+    assert config.years == (2022, 2023) and config.generate_years == ()
+    assert build(ScoreConfig, parser(SCORE).parse_args([])).generate_years is None
+    ns = parser().parse_args(["--variant", "context2", "--alpha", "learned", "--freeze-lm",
+                              "--n-generate", "7",
+                              "--context-input", "paper", "--init-from", "data/models/baseline-s0"])
+    model = build(ModelConfig, ns)
+    assert model.alpha is None and model.context_input == "paper"
+    assert build(TrainConfig, ns).freeze_lm is True
+    assert build(GenerationSettings, ns).n == 7
+    assert build(LMConfig, ns).init_from == "data/models/baseline-s0"
+    assert build(ModelConfig, parser().parse_args(["--variant", "c", "--alpha", "1e-3"])).alpha == 1e-3
+
+
+def test_bad_values_are_messages() -> None:
+    with pytest.raises(SystemExit):   # argparse: missing required --variant
+        parser().parse_args([])
+    with pytest.raises(SystemExit):
+        parser().parse_args(["--variant", "x", "--alpha", "big"])
+    with pytest.raises(SystemExit):
+        parser().parse_args(["--variant", "x", "--context-input", "both"])
+    with pytest.raises(UserError, match="epochs must be >= 1"):
+        build(TrainConfig, parser().parse_args(["--variant", "x", "--epochs", "0"]))
+
+
+def test_runtime_defaults_come_from_runtime_settings(monkeypatch, tmp_path) -> None:
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text("device: cpu\nthreads: 3\n")
+    monkeypatch.setenv("FUTURELM_RUNTIME", str(runtime))
+    assert (runtime_from(parser().parse_args(["--variant", "x"])).device,
+            runtime_from(parser().parse_args(["--variant", "x"])).threads) == ("cpu", 3)
+    monkeypatch.setenv("FUTURELM_THREADS", "5")
+    assert runtime_from(parser().parse_args(["--variant", "x"])).threads == 5
+    flags = runtime_from(parser().parse_args(["--variant", "x", "--threads", "1", "--device", "meta"]))
+    assert (flags.device, flags.threads) == ("meta", 1)   # the command line wins
