@@ -116,7 +116,7 @@ def read_year(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> 
     stage = repro_stage("embeddings", path)
     if not os.path.exists(path):
         raise UserError("the embeddings file does not exist", path=path,
-                        fix=f"list its year under `years:` in params.yaml and run `dvc repro {stage}`")
+                        fix=f"run `dvc repro {stage}` (no such stage: `make graph` first)")
     try:
         with safe_open(os.fspath(path), framework="pt") as f:
             meta = f.metadata() or {}

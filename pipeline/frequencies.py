@@ -112,7 +112,7 @@ def read_year(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> 
     stage = repro_stage("frequencies", path)
     if not os.path.exists(path):
         raise UserError("the frequency file does not exist", path=path,
-                        fix=f"list its year under `years:` in params.yaml and run `dvc repro {stage}`")
+                        fix=f"run `dvc repro {stage}` (no such stage: `make graph` first)")
     try:
         meta = parquet_metadata(path)
         table = pq.read_table(path, columns=["count", "log_freq"])

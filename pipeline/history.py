@@ -162,8 +162,8 @@ def _require(path: Path, target: int, stage: str) -> Path:
     if not path.exists():
         y = path.stem
         raise UserError(f"the {stage} of year {y} are missing: the history of {target} needs them",
-                        path=path, fix=f"list {y} under `years:` in params.yaml and run "
-                                       f"`dvc repro {stage}@{y}`")
+                        path=path, fix=f"run `dvc repro {stage}@{y}` (no such stage: the stage "
+                                       f"graph is older than params.yaml, run `make graph` first)")
     return path
 
 

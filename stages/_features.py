@@ -10,7 +10,8 @@ def read_year_abstracts(abstracts: str, year: int) -> list[str]:
     """The year's abstracts; a year the corpus lacks is the user's to fix (params ``years``)."""
     try:
         return year_abstracts(abstracts, year)
-    except ValueError as err:
-        raise UserError(str(err), path=abstracts,
-                        fix=f"remove {year} from `years:` in params.yaml, or use a corpus "
-                            "(data.source) that covers it") from None
+    except ValueError:
+        raise UserError(f"the corpus has no abstracts for {year}", path=abstracts,
+                        fix=f"use a corpus (data.source) that covers {year}, or change the split, "
+                            "features.window or score.years so that no stage reads it (then "
+                            "`make graph`)") from None

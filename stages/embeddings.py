@@ -26,7 +26,7 @@ from pipeline.device import pick_device
 from pipeline.embeddings import adapt_encoder, extract_year, pick_dtype, write_year
 from pipeline.errors import UserError
 from pipeline.identity import corpus_identity, tokenizer_identity
-from pipeline.models_hub import load_encoder, load_masked_lm, load_tokenizer_for
+from pipeline.models_hub import check_encoder, load_encoder, load_masked_lm, load_tokenizer_for
 from pipeline.tokenizer import load_tokenizer
 from stages._cli import stage_main
 from stages._features import read_year_abstracts
@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> None:
 def embed_year(args: argparse.Namespace, dist: distributed.Dist, device: torch.device) -> None:
     started = time.perf_counter()
     dtype = pick_dtype(args.dtype, device)
+    check_encoder(args.encoder)  # config + readable weights, before any expensive work
     texts = read_year_abstracts(args.abstracts, args.year)
     tokenizer_id = tokenizer_identity(args.tokenizer)
     lm_tok = load_tokenizer(args.tokenizer)
@@ -107,14 +108,9 @@ def embed_year(args: argparse.Namespace, dist: distributed.Dist, device: torch.d
                         fix=f"set embeddings.max_length <= {enc_tok.model_max_length}")
     quiet = not dist.is_main
     if args.adapt_epochs > 0:
-        try:
-            mlm = load_masked_lm(args.encoder)
-        except ValueError as err:  # no MLM head: adaptation is impossible with this encoder
-            raise UserError(str(err), path="params.yaml embeddings.adapt_epochs",
-                            fix="set embeddings.adapt_epochs: 0, or use an encoder with an MLM "
-                                "head (e.g. roberta-large)") from None
-        encoder = adapt_encoder(mlm, enc_tok, texts, args.adapt_epochs, args.max_length,
-                                args.stride, args.batch_size, device, progress=not quiet, dist=dist)
+        encoder = adapt_encoder(load_masked_lm(args.encoder), enc_tok, texts, args.adapt_epochs,
+                                args.max_length, args.stride, args.batch_size, device,
+                                progress=not quiet, dist=dist)
     else:
         encoder = load_encoder(args.encoder)
     encoder = encoder.to(device=device, dtype=dtype)

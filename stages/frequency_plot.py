@@ -1,8 +1,8 @@
 """Stage `frequency_plot`: log frequency by year of chosen words (the paper's Figure 1b).
 
-Reads data/features/frequencies/<year>.parquet for the years given by --years (else every year
-file in the folder), refusing any computed with another tokenizer, and writes a long CSV
-(year, word, log_freq, match) declared as a DVC plot, plus an optional PNG. A word is read from
+Reads exactly the per-year files data/features/frequencies/<year>.parquet it is given (or every
+year file of a folder, by hand), refusing any computed with another tokenizer, and writes a long
+CSV (year, word, log_freq, match) declared as a DVC plot, plus an optional PNG. A word is read from
 the LM tokens it is a single token as (any casing, with or without the leading space); a word
 split into several tokens is read from its first token, and the `match` column says so.
 """
@@ -25,10 +25,8 @@ from stages._cli import stage_main
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.frequency_plot", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--frequencies", required=True, help="folder of <year>.parquet frequency files")
-    parser.add_argument("--years", type=int, nargs="+", default=None,
-                        help="the years to plot (params years); default: every <year>.parquet in "
-                             "--frequencies")
+    parser.add_argument("--frequencies", required=True, nargs="+",
+                        help="the <year>.parquet frequency files to plot, or a folder of them")
     parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
     parser.add_argument("--plot_words", "--plot-words", dest="plot_words", nargs="+", required=True,
                         help="words to plot (params frequencies.plot_words)")
@@ -41,14 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    folder = Path(args.frequencies)
-    if args.years:
-        files = [folder / f"{year}.parquet" for year in sorted(set(args.years))]
-    else:
-        files = sorted(p for p in folder.glob("*.parquet") if p.stem.isdigit())
-    if not files:
-        raise UserError("no <year>.parquet frequency files", path=folder,
-                        fix="run `dvc repro frequencies` first")
+    files = frequency_files([Path(p) for p in args.frequencies])
     tokenizer_id = tokenizer_identity(args.tokenizer)
     tok = load_tokenizer(args.tokenizer)
     matches = [match_word(tok, w) for w in args.plot_words]
@@ -78,6 +69,20 @@ def main(argv: list[str] | None = None) -> None:
         plt.close(fig)
     for m in matches:
         print(f"{m.word}: {m.match}")
+
+
+def frequency_files(paths: list[Path]) -> list[Path]:
+    """The year files to read: files as given (DVC lists exactly its deps); a folder's year files."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.glob("*.parquet") if p.stem.isdigit())
+        else:
+            files.append(path)  # a missing one is reported by read_year, with its stage
+    if not files:
+        raise UserError("no <year>.parquet frequency files", path=" ".join(map(str, paths)),
+                        fix="run `dvc repro frequencies` first")
+    return files
 
 
 if __name__ == "__main__":

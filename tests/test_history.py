@@ -90,7 +90,7 @@ def test_missing_year_names_the_year_and_stage(feature_dirs) -> None:
     with pytest.raises(UserError, match=r"frequencies of year 2015.*history of 2017") as err:
         load_history(2017, 2, freq_dir, emb_dir)
     assert err.value.path == str(freq_dir / "2015.parquet")
-    assert "`dvc repro frequencies@2015`" in err.value.fix and "years:" in err.value.fix
+    assert "`dvc repro frequencies@2015`" in err.value.fix and "make graph" in err.value.fix
     (emb_dir / "2018.safetensors").unlink()
     with pytest.raises(UserError, match=r"embeddings of year 2018") as err:
         load_history(2019, 2, freq_dir, emb_dir, kinds={"embeddings"})

@@ -112,7 +112,7 @@ def test_frequencies_stage_missing_year_is_a_clear_error(tmp_path, corpus, token
                                 "--tokenizer", str(tokenizer_dir), "--out", str(tmp_path / "x.parquet")])
     assert done.value.code == 2
     err = capsys.readouterr().err
-    assert "no abstracts for 2005" in err and "remove 2005 from `years:`" in err
+    assert "no abstracts for 2005" in err and "covers 2005" in err
     assert "Traceback" not in err
     assert not (tmp_path / "x.parquet").exists()
 
@@ -183,8 +183,9 @@ def test_features_from_a_retrained_tokenizer_are_refused(tmp_path, corpus, capsy
                                 "--tokenizer", str(tok), "--out", str(freq / f"{year}.parquet")])
 
     def plot() -> None:
-        plot_stage.main(["--frequencies", str(freq), "--years", "2017", "2018", "--tokenizer",
-                         str(tok), "--plot_words", "neural", "--out", str(tmp_path / "wf.csv")])
+        plot_stage.main(["--frequencies", str(freq / "2017.parquet"), str(freq / "2018.parquet"),
+                         "--tokenizer", str(tok), "--plot_words", "neural",
+                         "--out", str(tmp_path / "wf.csv")])
 
     tokenizer(500)
     for year in (2017, 2018):
@@ -213,7 +214,8 @@ def test_features_from_a_retrained_tokenizer_are_refused(tmp_path, corpus, capsy
     with pytest.raises(UserError, match="frequencies@2018"):
         load_history(2019, 2, freq, None, tokenizer=tok)
     frequencies(2018)
-    plot()
+    (freq / "2016.parquet").write_text("left over from a removed year")
+    plot()  # reads exactly the files it is given, never the leftover
     assert load_history(2019, 2, freq, None, tokenizer=tok).years == (2017, 2018)
 
 
@@ -222,7 +224,8 @@ def test_frequency_plot_names_a_missing_year(tmp_path, corpus, tokenizer_dir, ca
     frequencies_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
                             "--tokenizer", str(tokenizer_dir), "--out", str(tmp_path / "2017.parquet")])
     with pytest.raises(SystemExit) as done:
-        plot_stage.main(["--frequencies", str(tmp_path), "--years", "2017", "2016",
+        plot_stage.main(["--frequencies", str(tmp_path / "2017.parquet"),
+                         str(tmp_path / "2016.parquet"),
                          "--tokenizer", str(tokenizer_dir), "--plot_words", "neural",
                          "--out", str(tmp_path / "wf.csv")])
     assert done.value.code == 2
@@ -261,3 +264,23 @@ def test_embeddings_stage_bad_params_are_messages(tmp_path, corpus, tokenizer_di
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "x.safetensors").exists()
+
+
+def test_embeddings_stage_checks_the_whole_encoder_first(tmp_path, corpus, tokenizer_dir,
+                                                        capsys) -> None:
+    """A truncated encoder weight file stops the stage with the file named, before any work."""
+    from transformers import BertConfig, BertModel
+
+    root, _ = corpus
+    folder = tmp_path / "enc"
+    BertModel(BertConfig(vocab_size=64, hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
+                         intermediate_size=16)).save_pretrained(folder)
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(SystemExit) as done:
+        embeddings_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
+                               "--tokenizer", str(tokenizer_dir), "--encoder", str(folder),
+                               "--device", "cpu", "--out", str(tmp_path / "x.safetensors")])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert str(weights) in err and "Traceback" not in err
