@@ -27,7 +27,7 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TypeVar
@@ -61,7 +61,7 @@ class Dist:
 SINGLE = Dist()
 
 
-def from_env(environ: os._Environ[str] | dict[str, str] | None = None) -> Dist:
+def from_env(environ: Mapping[str, str] | None = None) -> Dist:
     """The place torchrun gave this process (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``)."""
     env = os.environ if environ is None else environ
     try:
