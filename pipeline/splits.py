@@ -16,10 +16,12 @@ import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pipeline.errors import UserError
+
 SPLIT_COLUMNS = ["key", "year", "title", "abstract"]
 
 
-class SplitError(ValueError):
+class SplitError(UserError, ValueError):
     """The split years are inconsistent or the corpus lacks a needed year."""
 
 
@@ -33,13 +35,14 @@ class SplitYears:
 
     def __post_init__(self) -> None:
         if self.window < 1:
-            raise SplitError(f"the history window must be >= 1 year, got {self.window} "
-                             "(features.window)")
+            raise SplitError(f"the history window must be >= 1 year, got {self.window}",
+                             path="params.yaml: features.window", fix="set it to 1 or more")
         if not self.train_first <= self.train_last < self.dev_year < self.test_year:
             raise SplitError(
                 "split years must satisfy train_first <= train_last < dev_year < test_year, got "
                 f"train {self.train_first}-{self.train_last}, dev {self.dev_year}, "
-                f"test {self.test_year} (params.yaml: split)")
+                f"test {self.test_year}", path="params.yaml: split",
+                fix="order the years as train_first <= train_last < dev_year < test_year")
 
     @property
     def history_years(self) -> list[int]:
@@ -60,19 +63,22 @@ class SplitYears:
 
 
 def check_years(abstracts: pd.DataFrame, years: SplitYears) -> None:
-    """Raise :class:`SplitError` naming the first needed year that has no abstracts."""
+    """Raise :class:`SplitError` naming the first needed year that has no abstracts (and all
+    the missing ones)."""
     present = set(abstracts["year"].astype(int).tolist())
     needed = sorted(set(years.history_years) | {years.dev_year, years.test_year})
     for year in needed:
         if year not in present:
             role = years.split_of(year)
             first, last = (min(present), max(present)) if present else (None, None)
+            missing = [y for y in needed if y not in present]
             raise SplitError(
                 f"year {year} ({role} year) has no abstracts in the corpus (it has years "
                 f"{first}-{last}); with a history window of {years.window}, years "
-                f"{years.history_years[0]}-{years.test_year} are needed. Choose split years "
-                "inside the corpus (params.yaml: split, features.window) or use a larger "
-                "export (data.source)")
+                f"{years.history_years[0]}-{years.test_year} are needed; missing: "
+                f"{', '.join(map(str, missing))}", path="params.yaml: split, features.window",
+                fix="choose split years inside the corpus (params.yaml: split, "
+                    "features.window) or use a larger export (data.source)")
 
 
 def make_splits(abstracts: pd.DataFrame, years: SplitYears) -> dict[str, pd.DataFrame]:

@@ -2,15 +2,16 @@
 
 --source is an http(s) URL (official: https://aclanthology.org/anthology+abstracts.bib.gz) or a
 local path (default: the embedded sample data/sample/anthology-sample.bib.gz). The copy is checked
-to be complete gzip and published atomically; its sha256 and size go to --info (a DVC metric).
+to be complete gzip holding BibTeX entries and published atomically; its sha256 and size go to --info (a DVC metric).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from pipeline.download import DownloadError, fetch
+from pipeline.download import fetch
 from pipeline.io import write_json
+from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,13 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@stage_main
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    try:
-        info = fetch(args.source, args.out, timeout=args.timeout)
-    except DownloadError as err:
-        raise SystemExit(f"download failed: {err}") from None
+    info = fetch(args.source, args.out, timeout=args.timeout)  # a UserError names the source
     write_json(info.to_dict(), args.info)
     print(f"{args.source} -> {args.out}: {info.size:,} bytes, sha256 {info.sha256}")
 

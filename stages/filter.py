@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import argparse
 
+from pipeline.errors import UserError
 from pipeline.io import read_parquet, write_json, write_parquet
 from pipeline.language import corpus_counts, filter_papers
+from stages._cli import stage_main
+from stages._runtime import load_runtime
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,18 +32,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--min-words", type=int, default=10,
                         help="keep abstracts with MORE than this many words "
                              "(params filter.min_words)")
-    parser.add_argument("--workers", type=int, default=1,
+    parser.add_argument("--workers", type=int, default=None,
                         help="processes for language detection; the result does not depend on "
-                             "it (params filter.workers)")
+                             "it (default: the runtime setting `workers`, runtime.yaml or "
+                             "FUTURELM_WORKERS)")
     return parser
 
 
+@stage_main
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    workers = args.workers if args.workers is not None else load_runtime().workers
+    if workers < 1:
+        raise UserError(f"workers must be at least 1, got {workers}", path="--workers / "
+                        "runtime.yaml workers / FUTURELM_WORKERS", fix="use 1 or more")
+    if args.min_words < 0:
+        raise UserError(f"min_words must be >= 0, got {args.min_words}",
+                        path="params.yaml: filter.min_words", fix="use 0 or more")
 
     papers = read_parquet(args.papers)
     result = filter_papers(papers, language=args.language, seed=args.seed,
-                           min_words=args.min_words, workers=args.workers)
+                           min_words=args.min_words, workers=workers)
     write_parquet(result.kept, args.kept)
     write_parquet(result.dropped, args.dropped)
     counts = corpus_counts(result)

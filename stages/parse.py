@@ -1,8 +1,9 @@
 """Stage `parse`: Anthology BibTeX export -> data/corpus/papers.parquet (+ parse_rejects.parquet).
 
 One row per entry in file order, LaTeX decoded to Unicode (pipeline.anthology, pipeline.latex).
-Entries that are malformed, truncated, duplicated or lack a year, title or abstract are written
-to --rejects with their line, reason and raw text instead of being dropped silently.
+Entries that are malformed, truncated, duplicated, not UTF-8, followed by stray text (an
+unbalanced '}') or lack a year, title or abstract are written to --rejects with their line,
+reason and raw text instead of being dropped silently. A file without any entry is an error.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from pipeline.anthology import BibFileError, parse_file
+from pipeline.anthology import parse_file
 from pipeline.io import write_parquet
+from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,13 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@stage_main
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    try:
-        result = parse_file(args.raw, workers=args.workers)
-    except BibFileError as err:
-        raise SystemExit(f"parse failed: {err}") from None
+    result = parse_file(args.raw, workers=args.workers)  # a UserError names the file
     write_parquet(result.papers, args.papers)
     write_parquet(result.rejects, args.rejects)
     print(f"{len(result.papers):,} papers -> {args.papers}; "

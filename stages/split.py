@@ -12,7 +12,8 @@ import argparse
 from pathlib import Path
 
 from pipeline.io import atomic_path, read_parquet, write_parquet
-from pipeline.splits import SplitError, SplitYears, make_splits, year_counts
+from pipeline.splits import SplitYears, make_splits, year_counts
+from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,16 +35,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@stage_main
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    try:
-        years = SplitYears(args.train_first, args.train_last, args.dev_year, args.test_year,
-                           args.window)
-        abstracts = read_parquet(args.abstracts)
-        splits = make_splits(abstracts, years)
-    except SplitError as err:
-        raise SystemExit(f"split failed: {err}") from None
+    # A SplitError (a UserError) names the param or the missing years and the fix.
+    years = SplitYears(args.train_first, args.train_last, args.dev_year, args.test_year,
+                       args.window)
+    abstracts = read_parquet(args.abstracts)
+    splits = make_splits(abstracts, years)
     out_dir = Path(args.out_dir)
     for name, frame in splits.items():
         write_parquet(frame, out_dir / f"{name}.parquet")
