@@ -45,3 +45,31 @@ def line_panels(frame: pd.DataFrame, x: str, ys: Sequence[str], group: str,
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
     plt.close(fig)
+
+
+def history_forecast_panels(panels: dict[str, pd.DataFrame], path: str | os.PathLike[str],
+                            ylabel: str = "log frequency") -> None:
+    """One panel per forecaster: each word's observed values (solid) and its forecast (dashed,
+    from the last observed year). Frames: ``word``, ``year``, ``value``, ``forecast`` (bool)."""
+    cols = min(3, max(1, len(panels)))
+    rows = -(-max(1, len(panels)) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.8 * rows), squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (title, frame) in zip(axes.flat, panels.items()):
+        for word, part in frame.groupby("word", sort=False):
+            seen = part[~part["forecast"]].sort_values("year")
+            line, = ax.plot(seen["year"], seen["value"], marker="o", label=str(word))
+            ahead = pd.concat([seen.tail(1), part[part["forecast"]]])
+            ax.plot(ahead["year"], ahead["value"], linestyle="--", marker="x", color=line.get_color())
+        ax.set_title(title)
+        ax.set_xlabel("year")
+        ax.set_ylabel(ylabel)
+        if len(frame):
+            ax.set_xticks(sorted(set(frame["year"])))
+            ax.legend(fontsize="x-small")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)

@@ -1,0 +1,95 @@
+"""Stage `forecast@<variant>-<seed>`: one trained future LM's forecast of the next period.
+
+For every year Y of --year and --backtest-years: the predicted vocabulary of Y (the mean
+next-token distribution with Y's bias over the abstracts of Y-1, teacher-forced) and, on the same
+contexts, with Y-1's bias (the reference for the predicted change); see pipeline/forecast.py.
+For --year also --n-generate abstracts with the paper's decoding settings. Year Y's own text is
+never read, so Y may lie beyond the corpus; its history (Y-m .. Y-1) and the abstracts of Y-1
+must exist.
+
+Writes one atomic folder: vocab_<year>.parquet (token_id, log_prob, log_prob_prev),
+generations_<year>.parquet (index, seed, text, n_new_tokens, year) and forecast.json.
+Backtest scores need every model and the observed counts: stage `forecast_report`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from pipeline.device import pick_device
+from pipeline.forecast import reference_texts, vocabulary_forecast, year_history
+from pipeline.future_lm import load_future_lm
+from pipeline.generation import GenerationSettings, generate_abstracts
+from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
+from pipeline.scoring import encode_for_model
+from pipeline.tokenizer import load_tokenizer
+from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
+from stages._cli import stage_main
+
+
+@stage_main
+def main(argv: list[str] | None = None) -> None:
+    p = new_parser("python -m stages.forecast", __doc__)
+    p.add_argument("--model", required=True, help="trained model folder (data/models/<variant>-s<seed>)")
+    p.add_argument("--abstracts", required=True,
+                   help="corpus (data/corpus/abstracts.parquet): the reference contexts of Y-1")
+    p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
+    p.add_argument("--frequencies", required=True, help="per-year frequency folder (history)")
+    p.add_argument("--embeddings", default=None,
+                   help="per-year embedding folder (history of the contextual variants)")
+    p.add_argument("--year", type=int, required=True,
+                   help="the forecast year (forecast.year), e.g. the last corpus year + 1")
+    p.add_argument("--backtest-years", type=int, nargs="*", default=[],
+                   help="years with known text to forecast as well, for backtests")
+    p.add_argument("--batch-size", type=int, default=8, help="reference contexts per batch")
+    p.add_argument("--out", required=True, help="output folder (data/forecast/<variant>-s<seed>)")
+    add_options(p, GenerationSettings, "future abstracts of --year (the paper's decoding settings)")
+    add_runtime_options(p)
+    args = p.parse_args(argv)
+
+    settings = build(GenerationSettings, args)
+    runtime = runtime_from(args)
+    if runtime.threads > 0:
+        torch.set_num_threads(runtime.threads)
+    tok = load_tokenizer(args.tokenizer)
+    model = load_future_lm(args.model, pick_device(runtime.device))
+    abstracts = read_parquet(args.abstracts, columns=["year", "abstract"])
+    years = sorted({*args.backtest_years, args.year})
+    history = year_history(model, args.year, args.frequencies, args.embeddings,
+                           f"forecast {args.year}")     # fail early, before any long pass
+    vocab, info = {}, {}
+    for year in years:
+        start = time.perf_counter()
+        encoded, _ = encode_for_model(tok, reference_texts(abstracts, year), model.context_length)
+        vocab[year] = vocabulary_forecast(model, encoded, year, args.frequencies, args.embeddings,
+                                          args.batch_size, pad_id=tok.eos_token_id)
+        n_positions = sum(len(ids) - 1 for ids in encoded)
+        info[str(year)] = {"reference_year": year - 1, "n_contexts": len(encoded),
+                           "n_positions": n_positions}
+        print(f"{model.variant}: vocabulary of {year} from {len(encoded)} abstracts of {year - 1} "
+              f"({n_positions} positions) in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    start = time.perf_counter()
+    gens = generate_abstracts(model, tok, history, settings, desc=f"{args.year} generation")
+    gens["year"] = args.year
+    print(f"{model.variant}: {len(gens)} abstracts for {args.year} in "
+          f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
+
+    with atomic_path(args.out) as tmp:
+        tmp.mkdir()
+        for year, frame in vocab.items():
+            write_parquet(frame, Path(tmp) / f"vocab_{year}.parquet",
+                          metadata={"year": str(year), "variant": model.variant})
+        write_parquet(gens, Path(tmp) / f"generations_{args.year}.parquet",
+                      metadata={"generation_settings": settings.to_json(), "variant": model.variant})
+        write_json({"variant": model.variant, "seed": model.seed, "forecast_year": args.year,
+                    "backtest_years": sorted(args.backtest_years), "years": info,
+                    "context_length": model.context_length}, Path(tmp) / "forecast.json")
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

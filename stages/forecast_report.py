@@ -1,0 +1,84 @@
+"""Stage `forecast_report`: reports/forecast.md from every model's forecast.
+
+Reads data/forecast/<variant>-s<seed>/ for every variant x seed (stage `forecast`), the observed
+per-year counts (data/features/frequencies), the tokenizer and stopwords (content tokens, words)
+and the abstracts of the year before the forecast year (which tokens are whole words). Writes
+reports/forecast.md (backtests with naive forecasters and bootstrap intervals, rising/falling
+terms, generated abstracts), metrics/forecast.json (the backtest numbers) and a PNG of the top
+risers' history and forecast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from pipeline.content import content_token_mask, load_stopwords
+from pipeline.errors import UserError
+from pipeline.figures import history_forecast_panels
+from pipeline.forecast import reference_texts, whole_word_mask
+from pipeline.forecast_report import load_forecasts, read_frequencies, render
+from pipeline.io import atomic_path, read_parquet, write_json
+from pipeline.tokenizer import encode_abstracts, load_tokenizer
+from stages._args import new_parser
+from stages._cli import stage_main
+
+PLOT_YEARS = 5     # observed years shown before the forecast in the risers plot
+
+
+@stage_main
+def main(argv: list[str] | None = None) -> None:
+    p = new_parser("python -m stages.forecast_report", __doc__)
+    p.add_argument("--forecasts", required=True, help="folder of forecast folders (data/forecast)")
+    p.add_argument("--variants", nargs="+", required=True, help="variants, in table order")
+    p.add_argument("--seeds", nargs="+", type=int, required=True, help="training seeds")
+    p.add_argument("--year", type=int, required=True, help="the forecast year (forecast.year)")
+    p.add_argument("--backtest-years", type=int, nargs="*", default=[],
+                   help="years with known text to score the forecasts on (forecast.backtest_years)")
+    p.add_argument("--window", type=int, required=True, help="history years m (features.window)")
+    p.add_argument("--frequencies", required=True, help="per-year frequency folder (observed counts)")
+    p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
+    p.add_argument("--stopwords", required=True, help="the paper's stopword list (content tokens)")
+    p.add_argument("--abstracts", required=True, help="corpus (data/corpus/abstracts.parquet)")
+    p.add_argument("--out", required=True, help="Markdown report (reports/forecast.md)")
+    p.add_argument("--metrics", required=True, help="DVC metrics JSON (metrics/forecast.json)")
+    p.add_argument("--plot", required=True, help="PNG of the risers (plots/forecast_risers.png)")
+    args = p.parse_args(argv)
+
+    if args.window < 1:
+        raise UserError(f"--window must be >= 1, got {args.window}", path="features.window")
+    forecasts = load_forecasts(args.forecasts, args.variants, args.seeds)
+    for (v, s), f in forecasts.items():
+        have = {int(y) for y in f.info["years"]}
+        if f.info["forecast_year"] != args.year or not {*args.backtest_years, args.year} <= have:
+            raise UserError(f"the forecast of {v} seed {s} covers {sorted(have)} for forecast year "
+                            f"{f.info['forecast_year']}, not {args.year} with backtests "
+                            f"{args.backtest_years}", path=Path(args.forecasts) / f"{v}-s{s}",
+                            fix=f"re-run `dvc repro forecast@{v}-{s}`")
+    needed = {y for by in args.backtest_years for y in (by, *range(by - args.window, by))}
+    needed |= set(range(args.year - args.window, args.year))
+    freqs = read_frequencies(args.frequencies, sorted(needed), "the forecast report")
+    extra = [y for y in range(args.year - PLOT_YEARS, args.year)
+             if y not in freqs and (Path(args.frequencies) / f"{y}.parquet").exists()]
+    freqs.update(read_frequencies(args.frequencies, extra, "the risers plot"))
+
+    tok = load_tokenizer(args.tokenizer)
+    content = content_token_mask(tok, load_stopwords(args.stopwords))
+    abstracts = read_parquet(args.abstracts, columns=["year", "abstract"])
+    reference = encode_abstracts(tok, reference_texts(abstracts, args.year), max_length=sys.maxsize)
+    whole = whole_word_mask(tok, content, reference)
+    words = [w.strip() for w in tok.batch_decode([[i] for i in range(len(content))])]
+    figure = os.path.relpath(Path(args.plot).resolve(), Path(args.out).resolve().parent)
+    text, metrics, panels = render(forecasts, args.variants, args.seeds, args.year,
+                                   sorted(args.backtest_years), freqs, content, whole, words,
+                                   args.window, figure=figure)
+    with atomic_path(args.out) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    write_json(metrics, args.metrics)
+    history_forecast_panels(panels, args.plot)
+    print(f"wrote {args.out}, {args.metrics}, {args.plot}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""Predicted vocabulary (batched = naive loop, sums to 1), naive forecasters, whole words, ranking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+from transformers import PreTrainedTokenizerFast
+
+from pipeline.errors import UserError
+from pipeline.forecast import (linear_extrapolation, persistence, predicted_change,
+                               predicted_distribution, rank_terms, reference_texts,
+                               vocabulary_forecast, whole_word_mask)
+from pipeline.frequencies import write_year
+from pipeline.future_lm import make_future_lm, scratch_gpt2
+from pipeline.history import load_history
+
+VOCAB = 30
+
+
+@pytest.fixture()
+def frequencies(tmp_path):
+    rng = np.random.default_rng(0)
+    for year in range(2016, 2021):
+        write_year(tmp_path / f"{year}.parquet", year, rng.integers(0, 50, VOCAB))
+    return tmp_path
+
+
+@pytest.fixture()
+def model():
+    torch.manual_seed(0)
+    lm = scratch_gpt2(VOCAB, 0, n_layer=1, n_head=2, n_embd=16, n_positions=32, dropout=0.0)
+    m = make_future_lm(lm, "frequency", window=2, lstm_hidden=4)
+    with torch.no_grad():                    # a visible bias, whatever the module's init
+        for p in m.bias.parameters():
+            p.normal_(0, 1.0)
+    return m.eval()
+
+
+def contexts() -> list[list[int]]:
+    rng = np.random.default_rng(1)
+    return [[0, *rng.integers(1, VOCAB, n).tolist(), 0] for n in (3, 9, 5, 1)]
+
+
+def test_predicted_distribution_is_the_naive_per_position_mean(model, frequencies):
+    history = load_history(2020, 2, frequencies, None)
+    batched = predicted_distribution(model, contexts(), history, batch_size=3)
+    assert batched.shape == (VOCAB,) and batched.dtype == np.float64
+    assert batched.sum() == pytest.approx(1.0, abs=1e-12)
+    total, n = np.zeros(VOCAB), 0
+    with torch.no_grad():
+        for ids in contexts():
+            for t in range(len(ids) - 1):                 # position t predicts token t+1
+                prefix = torch.tensor([ids[:t + 1]])
+                logits = model(prefix, torch.ones_like(prefix), history).logits[0, -1]
+                total += torch.softmax(logits.double(), -1).numpy()
+                n += 1
+    np.testing.assert_allclose(batched, total / n, rtol=1e-5, atol=1e-7)
+    # batch size changes nothing beyond rounding
+    np.testing.assert_allclose(predicted_distribution(model, contexts(), history, batch_size=1),
+                               batched, rtol=1e-5, atol=1e-8)
+
+
+def test_the_bias_year_changes_the_forecast_and_baseline_does_not_move(model, frequencies):
+    frame = vocabulary_forecast(model, contexts(), 2020, frequencies, None, batch_size=2)
+    assert list(frame.columns) == ["token_id", "log_prob", "log_prob_prev"]
+    assert np.exp(frame["log_prob"]).sum() == pytest.approx(1.0)
+    assert np.abs(frame["log_prob"] - frame["log_prob_prev"]).max() > 1e-3
+    torch.manual_seed(0)
+    base = make_future_lm(scratch_gpt2(VOCAB, 0, n_layer=1, n_head=2, n_embd=16, n_positions=32,
+                                       dropout=0.0), "baseline", window=2).eval()
+    still = vocabulary_forecast(base, contexts(), 2020, frequencies, None)
+    assert (still["log_prob"] == still["log_prob_prev"]).all()
+
+
+def test_missing_history_names_the_forecast_year(model, frequencies):
+    with pytest.raises(UserError, match="cannot forecast 2031"):
+        vocabulary_forecast(model, contexts(), 2031, frequencies, None)
+    # the reference level needs the history of Y-1 = 2017 (years 2015-2016): 2015 is missing
+    with pytest.raises(UserError, match="predicted change of 2018 against 2017"):
+        vocabulary_forecast(model, contexts(), 2018, frequencies, None)
+
+
+def test_reference_texts_are_the_previous_year():
+    abstracts = pd.DataFrame({"year": [2020, 2021, 2021], "abstract": ["a", "b", "c"]})
+    assert reference_texts(abstracts, 2022) == ["b", "c"]
+    with pytest.raises(UserError, match="abstracts of 2023"):
+        reference_texts(abstracts, 2024)
+
+
+def test_persistence_is_add_one_smoothed_last_year():
+    p = persistence(np.array([3, 0, 1]))
+    np.testing.assert_allclose(p, [4 / 7, 1 / 7, 2 / 7])
+
+
+def test_linear_extrapolation_on_hand_made_log_frequencies():
+    log_freq = np.log(np.array([[0.1, 0.2],      # doubles -> 0.4
+                                [0.4, 0.2],      # halves  -> 0.1
+                                [0.5, 0.6]]))
+    p = linear_extrapolation(log_freq, [2019, 2020], 2021)
+    raw = np.array([0.4, 0.1, 0.6 * 0.6 / 0.5])
+    np.testing.assert_allclose(p, raw / raw.sum())
+    # three years: least squares, not the last step
+    lf = np.array([[0.0, 1.0, 1.0]])
+    three = linear_extrapolation(np.vstack([lf, [[0.0, 0.0, 0.0]]]), [2018, 2019, 2020], 2021)
+    # fit 2/3 + 0.5 (x - 2019) -> at 2021: 5/3; the other token stays 0
+    np.testing.assert_allclose(three, np.exp([5 / 3, 0]) / np.exp([5 / 3, 0]).sum())
+    # one history year is persistence
+    np.testing.assert_allclose(linear_extrapolation(log_freq[:, :1], [2020], 2021),
+                               np.exp(log_freq[:, 0]) / np.exp(log_freq[:, 0]).sum())
+
+
+def test_rank_terms_orders_and_filters():
+    delta = np.array([0.5, -0.2, 2.0, 0.0, -3.0, 0.5, 1.0])
+    eligible = np.array([True, True, True, True, True, True, False])
+    rising, falling = rank_terms(delta, eligible, k=3)
+    assert rising.tolist() == [2, 0, 5]          # ties by id; id 6 not eligible
+    assert falling.tolist() == [4, 1]            # zero change is no trend
+    assert predicted_change(np.log([0.5, 0.5, 0.0 + 1e-9]), np.log([0.25, 0.75])).shape == (2,)
+
+
+def word_tokenizer() -> PreTrainedTokenizerFast:
+    vocab = {"<|endoftext|>": 0, "Ġneural": 1, "Ġtransl": 2, "ation": 3, ",": 4, "ĠBERT": 5,
+             "Ġmodels": 6, "Ġthe": 7, ".": 8, "Ġpre-trained": 9, "Ġunused": 10, "Ġ2021": 11}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<|endoftext|>"))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    return PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|endoftext|>",
+                                   pad_token="<|endoftext|>")
+
+
+def test_whole_words():
+    tok = word_tokenizer()
+    content = np.ones(12, dtype=bool)
+    content[0] = False
+    # " transl" is always continued by "ation"; " BERT" ends at "," or EOS; " neural" is followed
+    # by " models" (a new word); " pre-trained" once before "."; " unused" never occurs.
+    reference = [[0, 1, 6, 2, 3, 5, 4, 9, 8, 0], [0, 5, 2, 3, 11, 0]]
+    mask = whole_word_mask(tok, content, reference)
+    assert {i for i in range(12) if mask[i]} == {1, 5, 6, 9, 11}
+    # a token continued in most occurrences is not a whole word
+    mostly = whole_word_mask(tok, content, [[0, 1, 3, 1, 3, 1, 6, 0]])
+    assert not mostly[1] and mostly[6]
