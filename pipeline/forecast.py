@@ -170,13 +170,16 @@ def reference_texts(abstracts: pd.DataFrame, year: int) -> list[str]:
 
 
 def year_history(model: FutureLM, year: int, frequencies_dir: str | os.PathLike[str],
-                 embeddings_dir: str | os.PathLike[str] | None, purpose: str) -> YearHistory | None:
-    """``load_history`` for the bias of ``year`` (None for Baseline), errors naming ``purpose``."""
+                 embeddings_dir: str | os.PathLike[str] | None, purpose: str,
+                 tokenizer: str | os.PathLike[str] | None = None) -> YearHistory | None:
+    """``load_history`` for the bias of ``year`` (None for Baseline), errors naming ``purpose``;
+    ``tokenizer`` (its folder) makes feature files of another tokenizer an error."""
     kinds = model.history_kinds
     if not kinds:
         return None
     try:
-        return load_history(year, model.window, frequencies_dir, embeddings_dir, kinds=kinds)
+        return load_history(year, model.window, frequencies_dir, embeddings_dir, kinds=kinds,
+                            tokenizer=tokenizer)
     except UserError as err:
         raise UserError(f"cannot {purpose}: {err.what}", path=err.path, fix=err.fix) from None
     except FileNotFoundError as err:
@@ -189,16 +192,18 @@ def year_history(model: FutureLM, year: int, frequencies_dir: str | os.PathLike[
 def vocabulary_forecast(model: FutureLM, encoded: Sequence[Sequence[int]], year: int,
                         frequencies_dir: str | os.PathLike[str],
                         embeddings_dir: str | os.PathLike[str] | None, batch_size: int = 8,
-                        pad_id: int = 0) -> pd.DataFrame:
+                        pad_id: int = 0, tokenizer: str | os.PathLike[str] | None = None
+                        ) -> pd.DataFrame:
     """One row per output token id: ``log_prob`` = log p̂_Y and ``log_prob_prev`` = log p̂'_{Y−1}
     on the same contexts ``encoded`` (module doc). Baseline needs one pass (they are equal)."""
-    history = year_history(model, year, frequencies_dir, embeddings_dir, f"forecast {year}")
+    history = year_history(model, year, frequencies_dir, embeddings_dir, f"forecast {year}",
+                           tokenizer)
     p_year = predicted_distribution(model, encoded, history, batch_size, pad_id)
     if history is None:
         p_prev = p_year
     else:
         prev = year_history(model, year - 1, frequencies_dir, embeddings_dir,
-                            f"measure the predicted change of {year} against {year - 1}")
+                            f"measure the predicted change of {year} against {year - 1}", tokenizer)
         p_prev = predicted_distribution(model, encoded, prev, batch_size, pad_id)
     # A probability can underflow to 0 in fp32 softmax; the floor keeps logs finite.
     tiny = np.finfo(np.float64).tiny

@@ -60,13 +60,13 @@ def main(argv: list[str] | None = None) -> None:
     abstracts = read_parquet(args.abstracts, columns=["year", "abstract"])
     years = sorted({*args.backtest_years, args.year})
     history = year_history(model, args.year, args.frequencies, args.embeddings,
-                           f"forecast {args.year}")     # fail early, before any long pass
+                           f"forecast {args.year}", args.tokenizer)   # fail early: before any pass
     vocab, info = {}, {}
     for year in years:
         start = time.perf_counter()
         encoded, _ = encode_for_model(tok, reference_texts(abstracts, year), model.context_length)
         vocab[year] = vocabulary_forecast(model, encoded, year, args.frequencies, args.embeddings,
-                                          args.batch_size, pad_id=tok.eos_token_id)
+                                          args.batch_size, tok.eos_token_id, args.tokenizer)
         n_positions = sum(len(ids) - 1 for ids in encoded)
         info[str(year)] = {"reference_year": year - 1, "n_contexts": len(encoded),
                            "n_positions": n_positions}

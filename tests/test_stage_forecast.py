@@ -1,0 +1,144 @@
+"""`python -m stages.forecast` and `stages.forecast_report` end to end on real sample abstracts
+with tiny saved future LMs: a forecast beyond the corpus, backtests, and the errors users see."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from pipeline.frequencies import count_tokens, write_year
+from pipeline.future_lm import make_future_lm, save_future_lm, scratch_gpt2
+from pipeline.identity import tokenizer_identity
+from pipeline.io import read_json, read_parquet, write_parquet
+from pipeline.tokenizer import train_scratch_tokenizer
+from stages import forecast, forecast_report
+
+REPO = Path(__file__).resolve().parents[1]
+STOPWORDS = REPO / "data" / "reference" / "stopwords.txt"
+YEARS = range(2017, 2022)            # the corpus ends in 2021; 2022 is the future
+
+
+def sample_abstracts() -> pd.DataFrame:
+    """Year and abstract of the embedded sample's entries, read with a plain regex."""
+    text = gzip.open(REPO / "data" / "sample" / "anthology-sample.bib.gz", "rt").read()
+    rows = []
+    for entry in text.split("\n@")[1:]:
+        year = re.search(r'^\s*year = "(\d{4})"', entry, flags=re.M)
+        abstract = re.search(r'^\s*abstract = [{"](.*?)["}],?$', entry, flags=re.M)
+        if year and abstract and int(year.group(1)) in YEARS:
+            rows.append({"year": int(year.group(1)), "abstract": abstract.group(1)})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """Corpus 2017-2021 (40 abstracts a year), tokenizer, frequencies, Baseline + Frequency."""
+    root = tmp_path_factory.mktemp("forecast")
+    corpus = sample_abstracts().groupby("year").head(40).reset_index(drop=True)
+    write_parquet(corpus, root / "abstracts.parquet")
+    tok = train_scratch_tokenizer(corpus["abstract"].tolist(), 400)
+    tok.save_pretrained(root / "tokenizer")
+    for y in YEARS:
+        write_year(root / "frequencies" / f"{y}.parquet", y,
+                   count_tokens(tok, corpus.loc[corpus["year"] == y, "abstract"].tolist()),
+                   tokenizer_id=tokenizer_identity(root / "tokenizer"))
+    for variant in ("baseline", "frequency"):
+        torch.manual_seed(0)
+        lm = scratch_gpt2(len(tok), tok.eos_token_id, n_layer=1, n_head=2, n_embd=16,
+                          n_positions=64, dropout=0.0)
+        model = make_future_lm(lm, variant, window=2, lstm_hidden=4, context_length=48, seed=0)
+        with torch.no_grad():
+            for p in (model.bias.parameters() if model.bias is not None else []):
+                p.normal_(0, 1.0)
+        save_future_lm(model, root / "models" / f"{variant}-s0")
+    return root
+
+
+def forecast_args(root: Path, variant: str, year: int, out: Path, *extra: str) -> list[str]:
+    return ["--model", str(root / "models" / f"{variant}-s0"),
+            "--abstracts", str(root / "abstracts.parquet"), "--tokenizer", str(root / "tokenizer"),
+            "--frequencies", str(root / "frequencies"), "--year", str(year),
+            "--n-generate", "2", "--max-new-tokens", "12", "--num-beams", "2", "--threads", "1",
+            "--out", str(out), *extra]
+
+
+@pytest.fixture(scope="module")
+def forecasts(project) -> Path:
+    out = project / "forecast"
+    for variant in ("baseline", "frequency"):
+        forecast.main(forecast_args(project, variant, 2022, out / f"{variant}-s0",
+                                    "--backtest-years", "2020", "2021"))
+    return out
+
+
+def test_forecast_beyond_the_corpus_needs_no_data_of_that_year(project, forecasts):
+    assert not (project / "frequencies" / "2022.parquet").exists()
+    assert read_parquet(project / "abstracts.parquet")["year"].max() == 2021
+    folder = forecasts / "frequency-s0"
+    info = read_json(folder / "forecast.json")
+    assert info["forecast_year"] == 2022 and info["backtest_years"] == [2020, 2021]
+    assert info["years"]["2022"]["reference_year"] == 2021
+    assert info["years"]["2022"]["n_contexts"] == 40
+    for year in (2020, 2021, 2022):
+        vocab = read_parquet(folder / f"vocab_{year}.parquet")
+        assert np.exp(vocab["log_prob"]).sum() == pytest.approx(1.0)
+        assert np.exp(vocab["log_prob_prev"]).sum() == pytest.approx(1.0)
+    gens = read_parquet(folder / "generations_2022.parquet")
+    assert gens["index"].tolist() == [0, 1] and (gens["year"] == 2022).all()
+    base = read_parquet(forecasts / "baseline-s0" / "vocab_2022.parquet")
+    assert (base["log_prob"] == base["log_prob_prev"]).all()       # no history, no change
+
+
+def test_missing_history_is_a_clear_error_naming_the_year(project, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        forecast.main(forecast_args(project, "frequency", 2030, tmp_path / "out"))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "cannot forecast 2030" in err and "2028" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
+    out, metrics, plot = tmp_path / "reports" / "forecast.md", tmp_path / "m.json", tmp_path / "p" / "r.png"
+    args = ["--forecasts", str(forecasts), "--variants", "baseline", "frequency", "--seeds", "0",
+            "--year", "2022", "--backtest-years", "2020", "2021", "--window", "2",
+            "--frequencies", str(project / "frequencies"), "--tokenizer", str(project / "tokenizer"),
+            "--stopwords", str(STOPWORDS), "--abstracts", str(project / "abstracts.parquet"),
+            "--out", str(out), "--metrics", str(metrics), "--plot", str(plot)]
+    forecast_report.main(args)
+    text = out.read_text()
+    assert "## Backtests" in text and "### 2020" in text and "### 2021" in text
+    for name in ("Persistence", "Linear extrapolation", "Baseline-all", "Frequency"):
+        assert f"| {name} |" in text
+    assert re.search(r"- 2021: Frequency (beats|does \*\*not\*\* beat) persistence", text)
+    assert "## The forecast for 2022" in text and "### Frequency" in text
+    assert "![Top risers" in text and "(../p/r.png)" in text
+    assert "## Generated abstracts for 2022" in text
+    values = json.loads(metrics.read_text())
+    assert values["forecast_year"] == 2022
+    row = values["backtests"]["2021"]["Persistence"]
+    assert row["unigram_ppl_lo"] <= row["unigram_ppl"] <= row["unigram_ppl_hi"]
+    assert row["rho"] is None                                    # persistence has no ranking
+    assert plot.stat().st_size > 0
+    first = out.read_bytes()
+    forecast_report.main(args)
+    assert out.read_bytes() == first                             # deterministic, bootstrap seeded
+
+
+def test_report_refuses_a_forecast_for_another_year(project, forecasts, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        forecast_report.main([
+            "--forecasts", str(forecasts), "--variants", "frequency", "--seeds", "0",
+            "--year", "2023", "--window", "2", "--frequencies", str(project / "frequencies"),
+            "--tokenizer", str(project / "tokenizer"), "--stopwords", str(STOPWORDS),
+            "--abstracts", str(project / "abstracts.parquet"), "--out", str(tmp_path / "f.md"),
+            "--metrics", str(tmp_path / "m.json"), "--plot", str(tmp_path / "p.png")])
+    assert exit_info.value.code == 2
+    assert "for forecast year 2022, not 2023" in capsys.readouterr().err
