@@ -8,12 +8,18 @@ texts were processed before it, in what order, or in which worker process. That 
 the parallel filter give exactly the serial decisions (tests/test_language.py checks it).
 
 Each dropped row gets exactly one reason, from the first check it fails, in this order:
-``language:<code>`` (the detected language of the abstract is not the wanted one; ``unknown``
-when langdetect finds no letters it knows), ``shared_task`` (title, abstract or URL mention a
-shared task or SemEval), ``too_short`` (at most ``min_words`` whitespace-separated words), then
-``duplicate_of:<key>`` (the same abstract text as an earlier kept row; the first occurrence in
-corpus order is kept). Language comes first so that a Chinese abstract, which has no spaces to
-count words by, is reported as Chinese rather than as too short.
+``too_short`` (at most ``min_words`` words of prose, see :func:`word_count`), ``language:<code>``
+(the detected language of the abstract is not the wanted one; ``unknown`` when langdetect finds
+no letters it knows), ``shared_task`` (title, abstract or URL mention a shared task or SemEval),
+then ``duplicate_of:<key>`` (the same abstract text as an earlier kept row; the first occurrence
+in corpus order is kept).
+
+Length comes first because langdetect guesses wildly on a few symbols: an abstract that is only
+LaTeX maths (``$\\alpha + \\beta = \\gamma$``, decoded to "α + β = γ") used to be dropped as Greek.
+Words are counted after leaving out maths: a word is a whitespace token holding a run of two or
+more letters, so single-letter variables, Greek letters, numbers and operators do not count; and
+each character of a script written without spaces (Chinese, Japanese, Thai, ...) counts as one
+word, so a Chinese abstract is long enough and is reported as Chinese, not as too short.
 """
 
 from __future__ import annotations
@@ -83,8 +89,20 @@ def is_shared_task(title: str, abstract: str, url: str | None) -> bool:
     return any(SHARED_TASK.search(text) for text in (title, abstract, url or "") if text)
 
 
+# A run of two or more letters (any script): what makes a token a word rather than maths.
+_LETTER_RUN = re.compile(r"[^\W\d_]{2,}")
+# Scripts written without spaces between words: Hiragana, Katakana, CJK ideographs, Thai, Lao,
+# Myanmar, Khmer. Each character counts as one word.
+_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                       "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")
+
+
 def word_count(text: str) -> int:
-    return len(text.split())
+    """Words of prose in ``text``, maths left out (see the module docstring)."""
+    unspaced = len(_UNSPACED.findall(text))
+    if unspaced:
+        text = _UNSPACED.sub(" ", text)
+    return unspaced + sum(1 for token in text.split() if _LETTER_RUN.search(token))
 
 
 @dataclass(frozen=True)
@@ -100,12 +118,12 @@ def filter_papers(papers: pd.DataFrame, language: str = "en", seed: int = 0,
     detected = detect_languages(abstracts, seed=seed, workers=workers, progress=progress)
     reasons: list[str | None] = [None] * len(papers)
     for i, (title, abstract, url, code) in enumerate(zip(titles, abstracts, urls, detected)):
-        if code != language:
+        if word_count(abstract) <= min_words:
+            reasons[i] = "too_short"
+        elif code != language:
             reasons[i] = f"language:{code}"
         elif is_shared_task(title, abstract, url if isinstance(url, str) else None):
             reasons[i] = "shared_task"
-        elif word_count(abstract) <= min_words:
-            reasons[i] = "too_short"
 
     first_key: dict[str, str] = {}
     keys = papers["key"].tolist()

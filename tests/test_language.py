@@ -5,9 +5,10 @@ import pytest
 
 from pipeline.anthology import parse_file
 from pipeline.language import (UNKNOWN, corpus_counts, detect_language, detect_languages,
-                               filter_papers, is_shared_task, reason_category)
+                               filter_papers, is_shared_task, reason_category, word_count)
 
 FIXTURES = Path(__file__).parent / "fixtures"
+DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,7 @@ def test_filter_reasons_on_real_entries(real):
         "lent-sogaard-2021-common"]
     assert dict(zip(result.dropped["key"], result.dropped["reason"])) == {
         "buet-yvon-2021-vers": "language:fr",
-        "yu-etal-2021-ji": "language:zh-cn",  # not "too_short": language is checked first
+        "yu-etal-2021-ji": "language:zh-cn",  # not "too_short": each Chinese character is a word
         "oh-etal-2021-netmarble": "shared_task",
         "copy-of-lent": "duplicate_of:lent-sogaard-2021-common",
         "short-one": "too_short",
@@ -131,3 +132,26 @@ def test_sample_kept_counts_are_stable_from_run_to_run(sample):
     # The sample's French TALN papers and SemEval/WMT papers are dropped.
     assert per_year["2021"]["dropped"]["language"] > 0
     assert per_year["2021"]["dropped"]["shared_task"] > 0
+
+
+# --- maths-only abstracts (issue 9 §5) -------------------------------------------------------
+
+@pytest.mark.parametrize("text, words", [
+    ("We propose a neural model.", 4),            # "a" is one letter: counted like maths
+    ("α + β = γ, δ ∈ Δ", 0),                       # decoded $\\alpha + \\beta = \\gamma$
+    ("L(θ) = -∑_i log p_θ(x_i)", 1),               # only "log" has two letters
+    ("F1 of 90.1 on x_i", 2),
+    ("本文提出了一种方法", 9),                        # one word per character
+    ("我们 use BERT 模型", 6),
+])
+def test_word_count_leaves_maths_out(text, words):
+    assert word_count(text) == words
+
+
+def test_maths_only_abstracts_are_too_short_not_greek():
+    # Before: "α + β = γ, δ ∈ Δ" was dropped as language:el, the loss formula as language:ca.
+    papers = parse_file(DATA / "maths_only_abstract.bib").papers
+    result = filter_papers(papers, language="en", seed=0, min_words=10, progress=False)
+    assert dict(zip(result.dropped["key"], result.dropped["reason"])) == {
+        "maths-greek-2020": "too_short", "maths-loss-2020": "too_short"}
+    assert result.kept["key"].tolist() == ["maths-and-prose-2020"]
