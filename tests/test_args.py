@@ -84,3 +84,11 @@ def test_runtime_defaults_come_from_runtime_settings(monkeypatch, tmp_path) -> N
     assert runtime_from(parser().parse_args(["--variant", "x"])).threads == 5
     flags = runtime_from(parser().parse_args(["--variant", "x", "--threads", "1", "--device", "meta"]))
     assert (flags.device, flags.threads) == ("meta", 1)   # the command line wins
+
+
+def test_an_unreadable_device_is_a_message() -> None:
+    from pipeline.device import pick_device
+
+    with pytest.raises(UserError, match="'gpu' is not a device") as err:
+        pick_device("gpu")
+    assert "cuda:N" in err.value.fix
