@@ -10,6 +10,7 @@ import networkx as nx
 import pytest
 import yaml
 
+from stages import graph
 from tests.dvc_project import dvc_env, dvc_repo, make_project, run_dvc
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,32 +52,32 @@ def test_paper_profile_holds_the_papers_settings() -> None:
             "context2"} == set(p["experiment"]["variants"])
 
 
-@pytest.mark.parametrize("path", [REPO / "params.yaml", PAPER], ids=["default", "paper"])
-def test_years_cover_every_history(path: Path) -> None:
-    p = load(path)
-    needed = range(p["split"]["train_first"] - p["features"]["window"], p["split"]["test_year"])
-    assert set(needed) <= set(p["years"]), f"{path.name}: years must cover {needed.start}..{needed.stop - 1}"
-
-
 @pytest.mark.slow
 def test_make_paper_profile_builds_the_stage_graph(tmp_path) -> None:
-    """`make paper-profile` in a real project copy, then DVC parses and plans every stage."""
+    """`make paper-profile` in a real project copy: params.yaml becomes the profile, dvc.yaml is
+    regenerated for it, and DVC parses and plans every stage with exactly the inputs it reads."""
     proj = make_project(tmp_path, extra=("Makefile", "profiles"))
     subprocess.run(["make", "-s", "paper-profile"], cwd=proj, env=dvc_env(), check=True,
                    capture_output=True)
     assert (proj / "params.yaml").read_text() == PAPER.read_text()
+    assert (proj / "dvc.yaml").read_text() == graph.render(load(PAPER), proj)
     listed = run_dvc(proj, "stage", "list").stdout
     p = load(PAPER)
     for variant in p["experiment"]["variants"]:
         for seed in p["experiment"]["seeds"]:
-            assert f"train@{variant}-{seed}" in listed
+            assert f"train-{variant}-s{seed}" in listed and f"score-{variant}-s{seed}" in listed
     assert "embeddings@2001" in listed and "frequencies@2020" in listed
+    assert "embeddings@2000" not in listed and "frequencies@2021" not in listed
     with dvc_repo(proj) as repo:
-        train = {s.addressing: s for s in repo.index.stages}["train@context2-1"]
+        train = {s.addressing: s for s in repo.index.stages}["train-context2-s1"]
         # The DAG DVC builds (graph edges point from a stage to the stages it depends on).
         upstream = {s.addressing for s in nx.descendants(repo.index.graph, train)}
     assert "--base gpt2" in train.cmd and "--lr-lm 5e-05" in train.cmd
     assert "--batch-size 2 --grad-accum 2" in train.cmd and "--lstm-hidden 768" in train.cmd
     assert "--seed 1" in train.cmd and "--out data/models/context2-s1" in train.cmd
-    assert {"split", "tokenizer", "frequencies@2001", "embeddings@2020"} <= upstream
-    assert not any(name.startswith(("train@", "score@")) for name in upstream)
+    # training reads the history of 2003-2019 and of the dev year 2020: 2001-2019, not 2020
+    features = {s for s in upstream if s.startswith(("frequencies@", "embeddings@"))}
+    assert features == {f"{kind}@{y}" for kind in ("frequencies", "embeddings")
+                        for y in range(2001, 2020)}
+    assert {"graph", "split", "tokenizer"} <= upstream
+    assert not any(name.startswith(("train-", "score-")) for name in upstream)
