@@ -1,0 +1,120 @@
+"""Cost of the forecast stage's predicted-distribution pass against the score stage's PPL pass.
+
+Both run on the same model, the same year's bias and the same contexts (the abstracts of Y-1,
+cut at the model's context length, the forecast stage's reference contexts):
+
+* ``predicted_distribution``: one batched forward pass + the mean of the softmax over every
+  position (pipeline/forecast.py);
+* ``score_abstracts``: the score stage's PPL/CPL pass, without and with the per-position table
+  (``positions=True``, which the score stage writes for the frequency-bucket metrics);
+* ``vocabulary_forecast``: what the forecast stage runs per year (two distribution passes for a
+  model with a bias: Y and the Y-1 reference; one for Baseline).
+
+Each is timed ``--repeat`` times; the table shows the fastest run (least disturbed by other jobs).
+
+Run: .venv/bin/python -m benchmarks.forecast --root <project with data/> [--model data/models/frequency-s0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from pipeline.content import content_token_mask, load_stopwords
+from pipeline.forecast import predicted_distribution, reference_texts, vocabulary_forecast, year_history
+from pipeline.future_lm import load_future_lm
+from pipeline.io import read_parquet
+from pipeline.scoring import encode_for_model, score_abstracts
+from pipeline.tokenizer import load_tokenizer
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def fastest(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.forecast", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--root", default=str(REPO), help="project with data/ built by `dvc repro`")
+    p.add_argument("--model", default="data/models/frequency-s0", help="trained model folder")
+    p.add_argument("--year", type=int, default=2021, help="forecast year Y (contexts: Y-1)")
+    p.add_argument("--batch-size", type=int, default=8, help="contexts per batch (both passes)")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--repeat", type=int, default=3, help="timed runs of each pass")
+    p.add_argument("--out", default=None, help="also write the Markdown result here")
+    args = p.parse_args(argv)
+
+    torch.set_num_threads(args.threads)
+    root = Path(args.root)
+    data = root / "data"
+    tok = load_tokenizer(data / "tokenizer")
+    mask = content_token_mask(tok, load_stopwords(data / "reference" / "stopwords.txt"))
+    model = load_future_lm(root / args.model, args.device)
+    abstracts = read_parquet(data / "corpus" / "abstracts.parquet", columns=["year", "abstract"])
+    encoded, _ = encode_for_model(tok, reference_texts(abstracts, args.year), model.context_length)
+    freqs, embs = data / "features" / "frequencies", data / "features" / "embeddings"
+    history = year_history(model, args.year, freqs, embs, "benchmark")
+    n = sum(len(e) - 1 for e in encoded)
+    eos = tok.eos_token_id
+
+    def sync() -> None:
+        if args.device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    passes = {
+        "PPL/CPL pass (score stage, no positions)":
+            lambda: (score_abstracts(model, encoded, mask, history, args.batch_size, eos), sync()),
+        "PPL/CPL pass + per-position table (score stage)":
+            lambda: (score_abstracts(model, encoded, mask, history, args.batch_size, eos,
+                                     positions=True), sync()),
+        "predicted distribution, one pass (forecast)":
+            lambda: (predicted_distribution(model, encoded, history, args.batch_size, eos), sync()),
+        "forecast of one year (Y and Y-1 reference)":
+            lambda: (vocabulary_forecast(model, encoded, args.year, freqs, embs, args.batch_size,
+                                         eos), sync()),
+    }
+    fastest(next(iter(passes.values())), 1)                   # warm-up
+    times = {name: fastest(fn, args.repeat) for name, fn in passes.items()}
+    base = next(iter(times.values()))
+    rows = [f"| {name} | {t:.2f} | {n / t:,.0f} | {t / base:.2f}x |" for name, t in times.items()]
+    n_params = sum(q.numel() for q in model.parameters())
+    device = (torch.cuda.get_device_name() if args.device.startswith("cuda")
+              else f"{platform.machine()} CPU, {os.cpu_count()} cores")
+    text = "\n".join([
+        "# Benchmark: forecast pass against the score stage's PPL pass",
+        "",
+        f"Command: `.venv/bin/python -m benchmarks.forecast {' '.join(argv or sys.argv[1:])}`: "
+        f"{model.variant} model ({n_params / 1e6:.2f}M parameters incl. bias, |V| = {len(tok)}, "
+        f"context {model.context_length}), bias of {args.year}, the {len(encoded)} abstracts of "
+        f"{args.year - 1} = {n:,} predicted positions, batch size {args.batch_size}, "
+        f"{args.threads} torch thread(s), fastest of {args.repeat} runs.",
+        f"Machine: {device}; 1-minute load average {os.getloadavg()[0]:.1f} at the end of the run "
+        f"(above ~1.5 on 2 cores means other jobs shared the CPU); torch {torch.__version__}.",
+        "",
+        "| pass | time (s) | positions/s | vs PPL pass |",
+        "|---|---:|---:|---:|",
+        *rows,
+    ]) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
