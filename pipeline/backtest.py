@@ -65,7 +65,9 @@ def precision_at_k(predicted: np.ndarray, observed: np.ndarray, k: int = TOP_K,
 
 
 def _spearman_rows(pred: np.ndarray, obs: np.ndarray) -> np.ndarray:
-    """Row-wise ρ of ``[R, n]`` arrays."""
+    """Row-wise ρ of ``[R, n]`` arrays (NaN for fewer than 2 items or a constant row)."""
+    if pred.shape[1] < 2:
+        return np.full(pred.shape[0], np.nan)
     a = rankdata(pred, axis=1)
     b = rankdata(obs, axis=1)
     a -= a.mean(axis=1, keepdims=True)
@@ -116,6 +118,9 @@ def bootstrap_trends(predicted: np.ndarray, observed: np.ndarray, k: int = TOP_K
     ``predicted``, ``[F, n]``) on trend tokens resampled with replacement."""
     predicted = np.asarray(predicted, dtype=np.float64)
     observed = np.asarray(observed, dtype=np.float64)
+    if observed.shape[0] == 0:                      # no trend token: nothing to rank
+        nan = np.full((n_boot, predicted.shape[0]), np.nan)
+        return nan, nan.copy()
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, observed.shape[0], size=(n_boot, observed.shape[0]))
     obs = observed[idx]

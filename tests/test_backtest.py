@@ -72,3 +72,10 @@ def test_bootstrap_is_seeded_and_brackets_the_point():
     assert rho.shape == prec.shape == (100, 3)
     assert np.allclose(rho[:, 0], 1.0) and np.allclose(rho[:, 1], -1.0)
     assert np.isnan(rho[:, 2]).all() and all(math.isnan(v) for v in bt.interval(rho[:, 2]))
+
+
+def test_no_trend_tokens_gives_undefined_metrics():
+    rho, prec = bt.bootstrap_trends(np.zeros((2, 0)), np.zeros(0), n_boot=5)
+    assert rho.shape == (5, 2) and np.isnan(rho).all() and np.isnan(prec).all()
+    assert math.isnan(bt.spearman(np.zeros(0), np.zeros(0)))
+    assert math.isnan(bt.precision_at_k(np.zeros(0), np.zeros(0)))
