@@ -29,6 +29,7 @@ from pipeline import backtest as bt
 from pipeline.errors import UserError
 from pipeline.forecast import linear_extrapolation, persistence, rank_terms
 from pipeline.frequencies import YearFrequencies, read_year
+from pipeline.history import history_years
 from pipeline.io import read_json, read_parquet
 from pipeline.report import display_name
 from pipeline.temporal import bias_kind
@@ -86,7 +87,7 @@ def _forecasters(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequ
                  window: int) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
     """Forecaster name -> one (log p̂, Δ̂) per seed (one for the naive forecasters)."""
     last = freqs[year - 1]
-    history = list(range(year - window, year))
+    history = list(history_years(year, window))
     log_pers = np.log(persistence(last.counts))
     log_lin = np.log(linear_extrapolation(np.stack([freqs[y].log_freq for y in history], 1),
                                           history, year))
@@ -283,7 +284,7 @@ def render(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[s
                   f"risers are {n_top} tokens, so precision@{k} is at most "
                   f"{min(1.0, n_top / max(k, 1)):.2f} and {n_top / max(n, 1):.2f} by chance.", "",
                   backtest_markdown(table), "", *verdicts(table, variants, by)]
-    history = {y: freqs[y] for y in range(year - window, year)}
+    history = {y: freqs[y] for y in history_years(year, window)}
     last = freqs[year - 1]
     hist_years = sorted(history)
     lin = np.log(linear_extrapolation(np.stack([freqs[y].log_freq for y in hist_years], 1),

@@ -19,13 +19,11 @@ from pipeline.errors import UserError
 from pipeline.figures import history_forecast_panels
 from pipeline.forecast import reference_texts, whole_word_mask
 from pipeline.forecast_report import load_forecasts, read_frequencies, render
+from pipeline.history import history_years
 from pipeline.io import atomic_path, read_parquet, write_json
 from pipeline.tokenizer import encode_abstracts, load_tokenizer
 from stages._args import new_parser
 from stages._cli import stage_main
-
-PLOT_YEARS = 5     # observed years shown before the forecast in the risers plot
-
 
 @stage_main
 def main(argv: list[str] | None = None) -> None:
@@ -56,12 +54,10 @@ def main(argv: list[str] | None = None) -> None:
                             f"{f.info['forecast_year']}, not {args.year} with backtests "
                             f"{args.backtest_years}", path=Path(args.forecasts) / f"{v}-s{s}",
                             fix=f"re-run `dvc repro forecast@{v}-{s}`")
-    needed = {y for by in args.backtest_years for y in (by, *range(by - args.window, by))}
-    needed |= set(range(args.year - args.window, args.year))
+    needed = {y for by in args.backtest_years for y in (by, *history_years(by, args.window))}
+    needed |= set(history_years(args.year, args.window))
+    # Exactly these years are read (the stage's declared deps); the risers plot shows them all.
     freqs = read_frequencies(args.frequencies, sorted(needed), "the forecast report")
-    extra = [y for y in range(args.year - PLOT_YEARS, args.year)
-             if y not in freqs and (Path(args.frequencies) / f"{y}.parquet").exists()]
-    freqs.update(read_frequencies(args.frequencies, extra, "the risers plot"))
 
     tok = load_tokenizer(args.tokenizer)
     content = content_token_mask(tok, load_stopwords(args.stopwords))
