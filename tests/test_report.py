@@ -210,3 +210,24 @@ def test_cli_missing_history_year_is_a_user_error(scores, frequencies, tmp_path,
                   "--buckets", str(tmp_path / "b.csv")])
     assert exit_info.value.code == 2
     assert "frequencies of 2017" in capsys.readouterr().err
+
+
+def test_staleness_table_slope_and_partial_year():
+    from pipeline.staleness import slope, staleness_frame, staleness_markdown
+    summary = {"baseline": {"years": {"2020": {"ppl": 10.0, "cpl": 20.0},
+                                      "2021": {"ppl": 12.0, "cpl": 21.0},
+                                      "2022": {"ppl": 14.0, "cpl": 25.0}}},
+               "frequency": {"years": {"2020": {"ppl": 9.0, "cpl": 19.0},
+                                       "2021": {"ppl": 10.0, "cpl": 20.0},
+                                       "2022": {"ppl": 11.0, "cpl": 21.0}}}}
+    frame = staleness_frame(summary, {"baseline": "Baseline-all", "frequency": "Frequency"})
+    assert frame.to_dict("records")[0] == {"model": "Baseline-all", "year": 2020, "ppl": 10.0,
+                                           "cpl": 20.0}
+    assert slope(np.array([2020, 2021, 2022]), np.array([10.0, 12.0, 14.0])) == pytest.approx(2.0)
+    assert slope(np.array([2020]), np.array([10.0])) is None
+    text = staleness_markdown(frame, last_corpus_year=2022)
+    assert "| PPL | 2020 | 2021 | 2022 * | per year |" in text
+    assert "| Baseline-all | 10.00 | 12.00 | 14.00 | +2.00 |" in text
+    assert "| Frequency | 19.00 | 20.00 | 21.00 | +1.00 |" in text
+    assert "2022 is the last year of the corpus" in text
+    assert "last year of the corpus" not in staleness_markdown(frame, last_corpus_year=2023)
