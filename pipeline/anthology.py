@@ -262,21 +262,15 @@ def _parse_chunk(args: tuple[str, int]) -> list[_Block]:
     macros = dict(MONTHS)
     macros.update({s.key.lower(): _safe_resolve(s.value) for s in library.strings})
     check_bytes = _BAD_BYTE.search(text) is not None
+    lines = _LineIndex(text, line_offset)
     out: list[_Block] = []
-    line_starts: list[int] | None = None  # offsets of the chunk's lines, once a stray needs them
     after_entry = False  # the previous block was an entry (nothing but whitespace in between)
     for block in library.blocks:
         line = (block.start_line or 0) + 1 + line_offset
         if isinstance(block, model.ImplicitComment):
             stray = _stray_line(block.raw)
             if stray is not None and after_entry:
-                if line_starts is None:
-                    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-                # bibtexparser drops the whitespace between the two blocks: take the exact text
-                previous = out[-1]
-                begin = text.find(previous.raw, line_starts[previous.line - 1 - line_offset])
-                end = text.find(block.raw, begin + len(previous.raw)) + len(block.raw)
-                out[-1] = _stray_block(previous, text[begin:end], line + stray)
+                out[-1] = _stray_block(out[-1], lines.span(out[-1], block.raw), line + stray)
             elif stray is not None:
                 out.append(_stray_block(None, block.raw, line + stray))
             after_entry = False
@@ -300,6 +294,25 @@ def _parse_chunk(args: tuple[str, int]) -> list[_Block]:
         out = [b if (bad := _bad_byte_reason(b.raw, b.line)) is None
                else dataclasses.replace(b, record=None, reason=bad) for b in out]
     return out
+
+
+class _LineIndex:
+    """Exact text of a chunk from an entry's ``@`` to the end of the stray text after it.
+
+    bibtexparser drops the whitespace between blocks, so concatenating their raw texts would not
+    give back the input; the line offsets (computed once, only when a stray occurs) locate it.
+    """
+
+    def __init__(self, text: str, line_offset: int) -> None:
+        self.text, self.line_offset = text, line_offset
+        self.starts: list[int] | None = None
+
+    def span(self, entry: _Block, stray_raw: str) -> str:
+        if self.starts is None:
+            self.starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        begin = self.text.find(entry.raw, self.starts[entry.line - 1 - self.line_offset])
+        end = self.text.find(stray_raw, begin + len(entry.raw)) + len(stray_raw)
+        return self.text[begin:end]
 
 
 def _stray_block(previous: _Block | None, text: str, line: int) -> _Block:
