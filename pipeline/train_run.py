@@ -31,9 +31,9 @@ from pipeline.future_lm import (
     CONFIG_NAME,
     WEIGHTS_NAME,
     FutureLM,
+    lm_positions,
     load_future_lm,
     load_histories,
-    lm_positions,
     make_future_lm,
     scratch_gpt2,
 )
