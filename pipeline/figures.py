@@ -23,14 +23,16 @@ def line_panels(frame: pd.DataFrame, x: str, ys: Sequence[str], group: str,
                 categorical_x: bool = False, log_y: bool = False) -> None:
     """One panel per column of ``ys``, one line per value of ``group`` (x on the horizontal axis).
 
-    ``categorical_x`` keeps the order in which x values first appear (e.g. frequency buckets).
+    ``categorical_x`` keeps the order in which x values first appear (e.g. frequency buckets)
+    and draws markers only: categories are not a continuum to draw lines across.
     """
     fig, axes = plt.subplots(1, len(ys), figsize=(5 * len(ys), 3.6), squeeze=False)
     order = list(dict.fromkeys(frame[x]))
     for ax, y, title in zip(axes[0], ys, titles):
         for name, part in frame.groupby(group, sort=False):
             xs = [order.index(v) for v in part[x]] if categorical_x else part[x]
-            ax.plot(xs, part[y], marker="o", label=str(name))
+            ax.plot(xs, part[y], marker="o", linestyle="" if categorical_x else "-",
+                    label=str(name))
         if categorical_x:
             ax.set_xticks(range(len(order)), [str(v) for v in order])
         elif pd.api.types.is_integer_dtype(frame[x]):

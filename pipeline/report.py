@@ -179,9 +179,11 @@ def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: 
 
 
 def bucket_frame(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
-                 frequencies_dir: str | os.PathLike[str], window: int) -> pd.DataFrame:
+                 frequencies_dir: str | os.PathLike[str], window: int,
+                 baseline: str) -> pd.DataFrame:
     """Bucket metrics per (model, year), averaged over seeds: columns ``model``, ``year``,
-    ``bucket``, ``n``, ``mean_nll``, ``recall10``."""
+    ``bucket``, ``n``, ``mean_nll``, ``nll_vs_baseline`` (minus the baseline's mean NLL in the
+    same year and bucket: where the history helps), ``recall10``."""
     frames = []
     years = runs[(variants[0], seeds[0])].years
     for year in years:
@@ -196,7 +198,10 @@ def bucket_frame(runs: dict[tuple[str, int], Run], variants: Sequence[str], seed
             frames.append(mean.reset_index().assign(model=display_name(v), year=year))
     frame = pd.concat(frames, ignore_index=True)
     frame["n"] = frame["n"].round().astype("int64")
-    return frame[["model", "year", "bucket", "n", "mean_nll", "recall10"]]
+    base = frame[frame["model"] == display_name(baseline)].set_index(["year", "bucket"])["mean_nll"]
+    frame["nll_vs_baseline"] = frame["mean_nll"].to_numpy() - base.reindex(
+        pd.MultiIndex.from_frame(frame[["year", "bucket"]])).to_numpy()
+    return frame[["model", "year", "bucket", "n", "mean_nll", "nll_vs_baseline", "recall10"]]
 
 
 def _cell(stats: dict, metric: str) -> str:

@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> None:
     summary = summarize(runs, args.variants, args.seeds, args.baseline)
     names = {v: display_name(v) for v in args.variants}
     stale = staleness_frame(summary, names)
-    buckets = bucket_frame(runs, args.variants, args.seeds, args.frequencies, args.window)
+    buckets = bucket_frame(runs, args.variants, args.seeds, args.frequencies, args.window,
+                           args.baseline)
     pngs = {k: str(Path(path).with_suffix(".png")) for k, path in
             (("staleness", args.staleness), ("buckets", args.buckets))}
     report_dir = Path(args.out).resolve().parent
@@ -88,9 +89,10 @@ def main(argv: list[str] | None = None) -> None:
     line_panels(stale, "year", ["ppl", "cpl"], "model", pngs["staleness"],
                 ["PPL by scored year", "CPL by scored year"])
     last = buckets[buckets["year"] == buckets["year"].max()]
-    line_panels(last, "bucket", ["mean_nll", "recall10"], "model", pngs["buckets"],
-                [f"mean NLL by history count ({last['year'].iat[0]})",
-                 f"recall@10 by history count ({last['year'].iat[0]})"], categorical_x=True)
+    year = last["year"].iat[0]
+    line_panels(last, "bucket", ["mean_nll", "nll_vs_baseline"], "model", pngs["buckets"],
+                [f"mean NLL by history count ({year})",
+                 f"NLL minus {display_name(args.baseline)}'s ({year})"], categorical_x=True)
     print(f"wrote {args.out}, {args.metrics_dir}/, {args.plots}, {args.staleness}, "
           f"{args.buckets} (+ PNGs)", file=sys.stderr)
 

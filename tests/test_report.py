@@ -193,6 +193,12 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     assert got == pytest.approx(want, rel=1e-5)
     buckets = pd.read_csv(tmp_path / "p" / "buckets.csv")
     assert set(buckets["bucket"]) == {"unseen", "1", "2-10", "11-100", ">100", "emerging"}
+    seen = buckets[buckets["n"] > 0]
+    assert (seen[seen["model"] == "Baseline-all"]["nll_vs_baseline"] == 0).all()
+    pair = seen[seen["bucket"] == "11-100"].set_index(["model", "year"])
+    assert pair.loc[("Frequency", 2021), "nll_vs_baseline"] == pytest.approx(
+        pair.loc[("Frequency", 2021), "mean_nll"] - pair.loc[("Baseline-all", 2021), "mean_nll"],
+        abs=1e-4)
     assert (tmp_path / "p" / "staleness.png").stat().st_size > 0
     assert (tmp_path / "p" / "buckets.png").stat().st_size > 0
     first = out.read_bytes()
