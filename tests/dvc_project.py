@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -76,8 +77,9 @@ def deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, A
     return merged
 
 
-def _run(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(args, cwd=cwd, env=dvc_env(), capture_output=True, text=True)
+def _run(args: list[str], cwd: Path, check: bool = True,
+         env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(args, cwd=cwd, env=dvc_env(env), capture_output=True, text=True)
     if check and proc.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed in {cwd} (exit {proc.returncode}):\n"
                            f"{proc.stdout}\n{proc.stderr}")
@@ -171,11 +173,18 @@ def make_project(tmp_path: Path, params: Mapping[str, Any] | None = None,
     return proj
 
 
-def run_dvc(proj: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run ``dvc <args>`` in ``proj`` with the test environment; raise with its output on failure."""
+def run_dvc(proj: Path, *args: str, check: bool = True,
+            env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``dvc <args>`` in ``proj`` with the test environment (plus ``env``); raise with its
+    output on failure."""
     dvc = Path(sys.executable).parent / "dvc"
     cmd = [str(dvc)] if dvc.exists() else [sys.executable, "-m", "dvc"]
-    return _run([*cmd, *args], proj, check=check)
+    return _run([*cmd, *args], proj, check=check, env=env)
+
+
+def stages_run(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    """Sorted names of the stages a ``dvc repro`` run actually ran (from its log)."""
+    return sorted(re.findall(r"Running stage '([^']+)'", proc.stdout + proc.stderr))
 
 
 @contextlib.contextmanager
@@ -196,7 +205,11 @@ def dvc_repo(proj: Path) -> Iterator[Any]:
 
 
 def stages_that_would_run(proj: Path, *targets: str) -> list[str]:
-    """Names of the stages ``dvc repro <targets>`` would run now (a dry run, nothing executed)."""
+    """Sorted names of the stages ``dvc repro <targets>`` finds changed now (nothing is run).
+
+    What ``dvc repro --dry`` lists, read from ``Repo.status`` (targets with their upstream
+    stages): dvc 3.67's dry run raises on a stage whose dep an earlier stage has yet to create.
+    """
     with dvc_repo(proj) as repo:
-        stages = repo.reproduce(*targets, dry=True) if targets else repo.reproduce(dry=True)
-    return [stage.addressing for stage in stages]
+        status = repo.status(targets=list(targets), with_deps=True) if targets else repo.status()
+    return sorted(name.rpartition(":")[2] for name in status)

@@ -3,25 +3,36 @@
 A throw-away copy of the project (tests/dvc_project.py) runs the real feature stages with
 `dvc repro` on real Anthology abstracts (a few per year from the embedded sample, committed as
 plain files in place of the data stages' outputs, so this test exercises only the feature graph).
-Then: adding a year computes only that year's features (and the plot that lists every year);
-changing `embeddings.layer` reruns the embeddings of every year and no frequencies.
+Feature years are derived from the split, the window and score.years (stages/graph.py). Then:
+scoring one more year computes only the features of its new history year (and the plot that lists
+every year); changing `embeddings.layer` reruns the embeddings of every year and no frequencies.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
-import yaml
 
 from pipeline import embeddings as em
 from pipeline import frequencies as fq
 from pipeline.anthology import parse_file
 from pipeline.io import write_parquet
-from tests.dvc_project import git, make_project, run_dvc, stages_that_would_run, write_params
+from tests.dvc_project import (
+    git,
+    keep_stages,
+    make_project,
+    run_dvc,
+    stages_that_would_run,
+    write_params,
+)
 
 FEATURE_STAGES = ("tokenizer", "frequencies", "frequency_plot", "embeddings")
+# window 1, train 2017, dev 2018, test 2019: features of 2016, 2017 and 2018
 PARAMS = {
-    "years": [2017],
+    "split": {"train_first": 2017, "train_last": 2017, "dev_year": 2018, "test_year": 2019},
+    "features": {"window": 1},
+    "score": {"years": [2018, 2019]},
+    "experiment": {"variants": ["baseline", "context"]},
     "tokenizer": {"vocab_size": 400},
     "embeddings": {"batch_size": 8, "max_length": 128, "stride": 16, "device": "cpu"},
 }
@@ -42,9 +53,7 @@ def _build(tmp_path_factory, sample_bib):
     write_parquet(small, proj / "data" / "corpus" / "abstracts.parquet")
     write_parquet(small[small.year == 2016][["key", "year", "title", "abstract"]],
                   proj / "data" / "splits" / "train.parquet")
-    graph = yaml.safe_load((proj / "dvc.yaml").read_text())
-    graph["stages"] = {k: v for k, v in graph["stages"].items() if k in FEATURE_STAGES}
-    (proj / "dvc.yaml").write_text(yaml.safe_dump(graph, sort_keys=False))
+    keep_stages(proj, FEATURE_STAGES)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "feature graph on committed inputs")
     run_dvc(proj, "repro")
@@ -54,23 +63,26 @@ def _build(tmp_path_factory, sample_bib):
 @pytest.mark.slow
 def test_feature_stages_are_incremental(project) -> None:
     # 1. a real `dvc repro` built every year's features; nothing is left to run
-    assert fq.read_year(project / "data/features/frequencies/2017.parquet").year == 2017
+    built = sorted(p.name for p in (project / "data" / "features").rglob("20*.*"))
+    assert built == ["2016.parquet", "2016.safetensors", "2017.parquet", "2017.safetensors",
+                     "2018.parquet", "2018.safetensors"]
     assert em.read_year(project / "data/features/embeddings/2017.safetensors").year == 2017
     assert stages_that_would_run(project) == []
 
-    # 2. adding a year computes only that year's features
-    before = {p: p.stat().st_mtime_ns for p in (project / "data" / "features").rglob("2017.*")}
-    write_params(project, {"years": [2017, 2018]})
-    assert sorted(stages_that_would_run(project)) == ["embeddings@2018", "frequencies@2018"]
+    # 2. scoring 2020 too needs the features of 2019, and only those (plus the plot of every year)
+    before = {p: p.stat().st_mtime_ns for p in (project / "data" / "features").rglob("20*.*")}
+    write_params(project, {"score": {"years": [2018, 2019, 2020]}}, graph=True)
+    keep_stages(project, FEATURE_STAGES)
+    assert sorted(stages_that_would_run(project)) == [
+        "embeddings@2019", "frequencies@2019", "frequency_plot"]
     run_dvc(project, "repro")
     assert {p: p.stat().st_mtime_ns for p in before} == before  # earlier years untouched
-    assert em.read_year(project / "data/features/embeddings/2018.safetensors").year == 2018
-    # the plot lists every year, so it was redrawn once the new year's file appeared
+    assert em.read_year(project / "data/features/embeddings/2019.safetensors").year == 2019
     plot = pd.read_csv(project / "plots" / "word_frequencies.csv")
-    assert sorted(plot.year.unique()) == [2017, 2018]
+    assert sorted(plot.year.unique()) == [2016, 2017, 2018, 2019]
     assert stages_that_would_run(project) == []
 
     # 3. changing embeddings.layer reruns the embeddings of every year, and no frequencies
     write_params(project, {"embeddings": {"layer": -2}})
     assert sorted(stages_that_would_run(project)) == [
-        "embeddings@2017", "embeddings@2018"]
+        "embeddings@2016", "embeddings@2017", "embeddings@2018", "embeddings@2019"]

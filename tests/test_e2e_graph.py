@@ -1,0 +1,97 @@
+"""End to end on the WHOLE generated graph, at tiny settings: `dvc repro` reruns exactly what a
+change affects (issue 8 §2).
+
+A throw-away copy of the project (tests/dvc_project.py) runs every stage — download to report,
+all six variants — on a small real export cut from the embedded sample, with a 1-layer model,
+1 epoch and one short generated abstract. Then:
+* a second `dvc repro` runs nothing;
+* runtime settings (FUTURELM_THREADS, runtime.yaml) rerun nothing;
+* changing `embeddings.layer` reruns only the embeddings, the contextual variants' train and
+  score stages, and the report (which stages ran is read from DVC's own log).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+
+from pipeline.anthology import parse_file
+from tests.dvc_project import (
+    git,
+    make_project,
+    run_dvc,
+    stages_run,
+    stages_that_would_run,
+    write_params,
+)
+
+pytestmark = pytest.mark.slow
+
+PER_YEAR = 14
+TINY = {
+    "data": {"source": "data/tiny.bib.gz"},
+    "tokenizer": {"vocab_size": 400},
+    "lm": {"n_layer": 1, "n_head": 2, "n_embd": 16, "n_positions": 64},
+    "embeddings": {"batch_size": 8, "max_length": 64, "stride": 16, "device": "cpu"},
+    "train": {"epochs": 1, "batch_size": 8, "max_length": 64, "lstm_hidden": 8, "warmup_steps": 1},
+    "score": {"n_generate": 1, "max_new_tokens": 6, "num_beams": 2, "batch_size": 16},
+    "report": {"examples": 1},
+}
+RUNTIME = {"FUTURELM_THREADS": "1", "FUTURELM_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}
+
+
+def tiny_export(sample: Path, out: Path) -> None:
+    """The first PER_YEAR long abstracts of each year of the sample, as an export file."""
+    papers = parse_file(sample).papers
+    long = papers[papers["abstract"].str.split().str.len() > 40]
+    keys = set(long.groupby("year").head(PER_YEAR)["key"])
+    text = gzip.decompress(sample.read_bytes()).decode()
+    entries = re.split(r"\n(?=@)", text)
+    kept = [e for e in entries
+            if (m := re.match(r"@\w+\{([^,]+),", e)) and m.group(1) in keys]
+    assert len(kept) == len(keys)
+    out.write_bytes(gzip.compress(("\n".join(kept) + "\n").encode(), mtime=0))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, sample_bib) -> Path:
+    proj = make_project(tmp_path_factory.mktemp("e2e-graph"), TINY)
+    tiny_export(sample_bib, proj / "data" / "tiny.bib.gz")
+    git(proj, "add", "-A")
+    git(proj, "commit", "-q", "-m", "tiny export")
+    first = run_dvc(proj, "repro", env=RUNTIME)
+    assert "report" in stages_run(first)
+    git(proj, "add", "-A")
+    git(proj, "commit", "-q", "-m", "repro")
+    return proj
+
+
+def test_a_second_repro_runs_nothing(project: Path) -> None:
+    assert (project / "reports" / "results.md").is_file()
+    assert stages_that_would_run(project) == []
+    assert stages_run(run_dvc(project, "repro", env=RUNTIME)) == []
+
+
+def test_runtime_settings_rerun_nothing(project: Path) -> None:
+    runtime = project / "runtime.yaml"
+    saved = runtime.read_text()
+    try:
+        runtime.write_text("device: cpu\nthreads: 2\nworkers: 1\n")
+        assert stages_that_would_run(project) == []
+        other = {**RUNTIME, "FUTURELM_THREADS": "2", "FUTURELM_WORKERS": "1"}
+        assert stages_run(run_dvc(project, "repro", env=other)) == []
+    finally:
+        runtime.write_text(saved)
+
+
+def test_embeddings_layer_reruns_only_what_reads_embeddings(project: Path) -> None:
+    years = [f"embeddings@{y}" for y in range(2015, 2021)]
+    write_params(project, {"embeddings": {"layer": -2}})
+    assert stages_that_would_run(project) == sorted(years)   # changed now: only these
+    ran = stages_run(run_dvc(project, "repro", env=RUNTIME))
+    assert ran == sorted([*years, "train-context-s0", "train-context2-s0", "score-context-s0",
+                          "score-context2-s0", "report"])
+    assert stages_that_would_run(project) == []
