@@ -77,13 +77,20 @@ def bucket_metrics(target_ids: np.ndarray, nll: np.ndarray, top10: np.ndarray,
     return pd.DataFrame(rows)
 
 
+def bucket_years(year: int, window: int) -> range:
+    """The frequency years the bucket metrics of ``year`` read: its history ``year-window ..
+    year-1`` and the year before it (a token is emerging if it rose in each of the m years).
+    The stage graph (``stages/graph.py``) makes the report depend on exactly these files."""
+    return range(year - window - 1, year)
+
+
 def load_bucket_features(frequencies_dir: str | os.PathLike[str], year: int,
                          window: int) -> tuple[np.ndarray, np.ndarray]:
     """History counts (sum over ``year-window .. year-1``) and the emerging mask of ``year``,
     from ``<frequencies_dir>/<y>.parquet`` for ``y`` in ``year-window-1 .. year-1``."""
     if window < 1:
         raise ValueError(f"window must be >= 1, got {window}")
-    years = range(year - window - 1, year)
+    years = bucket_years(year, window)
     freqs = []
     for y in years:
         path = Path(frequencies_dir) / f"{y}.parquet"
