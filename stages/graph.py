@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.buckets import bucket_years
 from pipeline.errors import UserError
 from pipeline.history import history_years
 from pipeline.io import atomic_path
@@ -43,10 +44,12 @@ HEADER = """\
 # To change a stage, edit stages/graph.py and regenerate; tests/test_graph.py checks this file.
 # download -> parse -> filter -> split -> tokenizer -> frequencies@year, embeddings@year
 #   -> train-<variant>-s<seed> -> score-<variant>-s<seed> -> report
+#                              -> forecast-<variant>-s<seed> -> forecast_report
 # Each train/score stage depends on exactly the feature files of the years its variant reads.
 """
 # The params that decide the graph's shape; the `graph` stage declares them.
-STRUCTURE = ["split", "features.window", "experiment", "train.base", "score.years"]
+STRUCTURE = ["split", "features.window", "experiment", "train.base", "score.years", "forecast.year",
+             "forecast.backtest_years"]
 STAMP = "data/graph-checked"
 
 FREQ = "data/features/frequencies/{}.parquet"
@@ -88,6 +91,8 @@ class Plan:
         self.variants = [str(v) for v in _get(params, "experiment.variants")]
         self.seeds = [int(s) for s in _get(params, "experiment.seeds")]
         self.base = str(_get(params, "train.base"))
+        self.forecast_year = int(_get(params, "forecast.year"))
+        self.backtest_years = [int(y) for y in _get(params, "forecast.backtest_years")]
         self._validate()
 
     def _validate(self) -> None:
@@ -121,6 +126,11 @@ class Plan:
             raise bad(f"train.base must be joint or shared, got {self.base!r}", "train.base",
                       "joint: every variant fine-tunes the LM; shared: temporal variants start "
                       "from the trained Baseline with the LM frozen")
+        if len(set(self.backtest_years)) != len(self.backtest_years) or any(
+                not self.train_years[-1] < y < self.forecast_year for y in self.backtest_years):
+            raise bad(f"forecast.backtest_years must be distinct years after the training years "
+                      f"and before forecast.year {self.forecast_year}, got {self.backtest_years}",
+                      "forecast.backtest_years", f"e.g. [{self.dev}, {self.test}]")
         if self.base == "shared" and "baseline" not in self.variants:
             raise bad("train.base: shared starts every temporal variant from the Baseline model, "
                       "but `baseline` is not among experiment.variants", "train.base",
@@ -148,12 +158,36 @@ class Plan:
     def score_history(self) -> list[int]:
         return self.history(self.scored_years)
 
+    @property
+    def forecast_years(self) -> list[int]:
+        return sorted({self.forecast_year, *self.backtest_years})
+
+    @property
+    def forecast_history(self) -> list[int]:
+        """A forecast of Y reads the history of Y, and of Y-1 for the predicted change."""
+        return self.history(y for f in self.forecast_years for y in (f, f - 1))
+
+    @property
+    def report_years(self) -> list[int]:
+        """Frequency years the report's bucket metrics read for the scored years."""
+        return sorted({y for s in self.scored_years for y in bucket_years(s, self.window)})
+
+    @property
+    def forecast_report_years(self) -> list[int]:
+        """Observed frequencies the forecast report reads (as stages/forecast_report.py does):
+        each backtest year and its history, and the history of the forecast year."""
+        backtests = {y for b in self.backtest_years for y in (b, *history_years(b, self.window))}
+        return sorted(backtests | set(history_years(self.forecast_year, self.window)))
+
     def years(self, kind: str) -> list[int]:
-        """Years whose ``kind`` features some stage reads (frequencies: also the plot's years)."""
-        readers = [v for v in self.variants if kind in feature_kinds(v)]
-        if not readers and kind != "frequencies":
+        """Years whose ``kind`` features some stage reads: frequencies for the reports and the
+        plot too; embeddings only when a contextual variant is trained."""
+        if not any(kind in feature_kinds(v) for v in self.variants) and kind != "frequencies":
             return []
-        return sorted({*self.train_history, *self.score_history})
+        years = {*self.train_history, *self.score_history, *self.forecast_history}
+        if kind == "frequencies":
+            years |= {*self.report_years, *self.forecast_report_years}
+        return sorted(years)
 
 
 # --- stages ---------------------------------------------------------------------------------------
@@ -336,14 +370,66 @@ def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
     runs = [run(v, s) for v in plan.variants for s in plan.seeds]
     return {
         "cmd": "python -m stages.report --scores data/scores ${experiment} --baseline baseline "
-               "--examples ${report.examples} --out reports/results.md "
-               "--metrics-dir metrics/variants --plots plots/results.csv",
-        "deps": [*code("report"), *(f"data/scores/{r}" for r in runs)],
-        "params": ["experiment", "report"],
+               "--examples ${report.examples} --frequencies data/features/frequencies "
+               "--window ${features.window} --corpus-metrics metrics/corpus.json "
+               "--out reports/results.md --metrics-dir metrics/variants --plots plots/results.csv "
+               "--staleness plots/staleness.csv --buckets plots/buckets.csv",
+        "deps": [*code("report"), *(f"data/scores/{r}" for r in runs),
+                 *_feature_files(["frequencies"], plan.report_years), "metrics/corpus.json"],
+        "params": ["experiment", "report", "features.window"],
         "outs": [{"reports/results.md": {"cache": False}}],
         "metrics": [{"metrics/variants": {"cache": False}}],
         "plots": [{"plots/results.csv": {
-            "cache": False, "x": "variant", "y": "test_ppl", "template": "bar_horizontal"}}],
+                      "cache": False, "x": "variant", "y": "test_ppl", "template": "bar_horizontal"}},
+                  {"plots/staleness.csv": {
+                      "cache": False, "x": "year", "y": "ppl", "template": "by_model"}},
+                  {"plots/staleness.png": {"cache": False}},
+                  {"plots/buckets.csv": {
+                      "cache": False, "x": "bucket", "y": "mean_nll", "template": "by_model"}},
+                  {"plots/buckets.png": {"cache": False}}],
+    }
+
+
+DECODING = ["max_new_tokens", "min_new_tokens", "num_beams", "top_k", "top_p",
+            "no_repeat_ngram_size"]
+
+
+def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
+    kinds = feature_kinds(variant)
+    model = f"data/models/{run(variant, seed)}"
+    cmd = [f"python -m stages.forecast --model {model} --abstracts {ABSTRACTS} "
+           f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies",
+           *(["--embeddings data/features/embeddings"] if "embeddings" in kinds else []),
+           "--year ${forecast.year} --backtest-years " + " ".join(map(str, plan.backtest_years)),
+           "--batch-size ${forecast.batch_size} --n-generate ${forecast.n_generate}",
+           _flags("score", DECODING), f"--out data/forecast/{run(variant, seed)}"]
+    return {
+        "cmd": " ".join(cmd),
+        "deps": [*code("forecast"), model, ABSTRACTS, TOKENIZER,
+                 *_feature_files(kinds, plan.forecast_history)],
+        "params": ["forecast.year", "forecast.batch_size", "forecast.n_generate",
+                   *(f"score.{k}" for k in DECODING)],
+        "outs": [f"data/forecast/{run(variant, seed)}"],
+    }
+
+
+def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    runs = [run(v, s) for v in plan.variants for s in plan.seeds]
+    return {
+        "cmd": "python -m stages.forecast_report --forecasts data/forecast ${experiment} "
+               "--year ${forecast.year} --backtest-years "
+               + " ".join(map(str, plan.backtest_years))
+               + f" --window ${{features.window}} --frequencies data/features/frequencies "
+               f"--tokenizer {TOKENIZER} --stopwords {STOPWORDS} --abstracts {ABSTRACTS} "
+               "--out reports/forecast.md --metrics metrics/forecast.json "
+               "--plot plots/forecast_risers.png",
+        "deps": [*code("forecast_report"), *(f"data/forecast/{r}" for r in runs),
+                 *_feature_files(["frequencies"], plan.forecast_report_years), TOKENIZER,
+                 STOPWORDS, ABSTRACTS],
+        "params": ["experiment", "forecast.year", "features.window"],
+        "outs": [{"reports/forecast.md": {"cache": False}}],
+        "metrics": [{"metrics/forecast.json": {"cache": False}}],
+        "plots": [{"plots/forecast_risers.png": {"cache": False}}],
     }
 
 
@@ -358,6 +444,10 @@ def build(params: Mapping[str, Any], root: Path = ROOT) -> dict[str, Any]:
         for seed in plan.seeds:
             stages[f"score-{run(variant, seed)}"] = score_stage(plan, variant, seed, code)
     stages["report"] = report_stage(plan, code)
+    for variant in plan.variants:
+        for seed in plan.seeds:
+            stages[f"forecast-{run(variant, seed)}"] = forecast_stage(plan, variant, seed, code)
+    stages["forecast_report"] = forecast_report_stage(plan, code)
     return {"stages": stages}
 
 

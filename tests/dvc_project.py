@@ -37,6 +37,7 @@ PROJECT_PATHS: tuple[str, ...] = (
     "data/sample",
     "data/reference",
     ".dvc/config",
+    ".dvc/plots",
     ".dvcignore",
     ".gitignore",
 )
@@ -161,13 +162,14 @@ def make_project(tmp_path: Path, params: Mapping[str, Any] | None = None,
         keep_stages(proj, stages)
 
     git(proj, "init", "-q", "-b", "main")
-    # `dvc init` refuses an existing .dvc/: move our config aside and put it back afterwards.
-    config = proj / ".dvc" / "config"
-    saved = config.read_text() if config.exists() else ""
-    shutil.rmtree(proj / ".dvc", ignore_errors=True)
+    # `dvc init` refuses an existing .dvc/: move ours aside (config, plot templates) and back.
+    saved = tmp_path / f".{name}.dvc-saved"
+    if (proj / ".dvc").exists():
+        shutil.move(proj / ".dvc", saved)
     run_dvc(proj, "init", "-q")
-    if saved:
-        config.write_text(saved)
+    if saved.exists():
+        shutil.copytree(saved, proj / ".dvc", dirs_exist_ok=True)
+        shutil.rmtree(saved)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "test project")
     return proj

@@ -142,27 +142,39 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
     params = deep_merge(PARAMS, {
         "split": {"train_first": 2010, "train_last": 2012, "dev_year": 2013, "test_year": 2014},
         "features": {"window": 3}, "score": {"years": [2016]},
+        "forecast": {"year": 2015, "backtest_years": [2014]},
         "experiment": {"variants": ALL_VARIANTS, "seeds": [0, 1]}})
     stages = stages_of(params)
     train_history = years(2007, 2012)   # train 2010-2012 and dev 2013, m = 3
     score_history = years(2010, 2015)   # dev 2013, test 2014 and 2016
+    forecast_history = years(2010, 2014)   # 2015 and 2014, each also against the year before
     none: dict[str, list[int]] = {"frequencies": [], "embeddings": []}
     for seed in (0, 1):
         for variant in ("baseline", "baseline-2"):
             assert feature_deps(stages[f"train-{variant}-s{seed}"]) == none
             assert feature_deps(stages[f"score-{variant}-s{seed}"]) == none
+            assert feature_deps(stages[f"forecast-{variant}-s{seed}"]) == none
             assert "--frequencies" not in stages[f"train-{variant}-s{seed}"]["cmd"]
         for variant in ("frequency-nolstm", "frequency"):
             assert feature_deps(stages[f"train-{variant}-s{seed}"]) == {
                 "frequencies": train_history, "embeddings": []}
             assert feature_deps(stages[f"score-{variant}-s{seed}"]) == {
                 "frequencies": score_history, "embeddings": []}
+            assert feature_deps(stages[f"forecast-{variant}-s{seed}"]) == {
+                "frequencies": forecast_history, "embeddings": []}
         for variant in ("context", "context2"):
             # load_history reads the frequency files too (its `observed` mask)
             assert feature_deps(stages[f"train-{variant}-s{seed}"]) == {
                 "frequencies": train_history, "embeddings": train_history}
             assert feature_deps(stages[f"score-{variant}-s{seed}"]) == {
                 "frequencies": score_history, "embeddings": score_history}
+            assert feature_deps(stages[f"forecast-{variant}-s{seed}"]) == {
+                "frequencies": forecast_history, "embeddings": forecast_history}
+    # the report's bucket metrics: each scored year's history and the year before it
+    assert feature_deps(stages["report"]) == {"frequencies": years(2009, 2015), "embeddings": []}
+    # the forecast report: the backtest year 2014 and its history, the history of 2015
+    assert feature_deps(stages["forecast_report"]) == {"frequencies": years(2011, 2014),
+                                                       "embeddings": []}
     assert stages["frequencies"]["foreach"] == years(2007, 2015)
     assert stages["embeddings"]["foreach"] == years(2007, 2015)
     plot = stages["frequency_plot"]
@@ -182,7 +194,8 @@ def test_no_contextual_variant_means_no_embeddings_stage() -> None:
     assert sorted(stages) == sorted(["graph", "download", "parse", "filter", "split", "tokenizer",
                                      "frequencies", "frequency_plot", "train-baseline-s0",
                                      "train-frequency-s0", "score-baseline-s0",
-                                     "score-frequency-s0", "report"])
+                                     "score-frequency-s0", "report", "forecast-baseline-s0",
+                                     "forecast-frequency-s0", "forecast_report"])
 
 
 def test_params_of_a_bias_do_not_retrain_baselines() -> None:
@@ -218,6 +231,8 @@ def test_shared_base_trains_temporal_variants_on_the_baseline_model() -> None:
     ({"features": {"window": 0}}, "window"),
     ({"split": {"dev_year": 2019}}, "train_first <= train_last < dev_year"),
     ({"score": {"years": [2021, 2021]}}, "distinct"),
+    ({"forecast": {"year": 2021, "backtest_years": [2020, 2021]}}, "before forecast.year 2021"),
+    ({"forecast": {"backtest_years": [2019]}}, "after the training years"),
 ])
 def test_bad_structural_params_are_refused_naming_the_param(change, message) -> None:
     with pytest.raises(UserError, match=message) as err:
@@ -238,8 +253,9 @@ def test_settings_that_cannot_change_results_are_not_params() -> None:
 def test_paper_profile_graph() -> None:
     paper = yaml.safe_load((REPO / "profiles" / "paper.yaml").read_text())
     stages = stages_of(paper)
-    assert stages["frequencies"]["foreach"] == years(2001, 2020)
-    assert stages["embeddings"]["foreach"] == years(2001, 2020)
+    # up to 2021: the forecast of 2022 reads the history 2020-2021 (and 2019-2020 before it)
+    assert stages["frequencies"]["foreach"] == years(2001, 2021)
+    assert stages["embeddings"]["foreach"] == years(2001, 2021)
     assert feature_deps(stages["train-context2-s2"])["embeddings"] == years(2001, 2019)
     assert feature_deps(stages["score-context2-s2"])["embeddings"] == years(2018, 2020)
 

@@ -66,8 +66,9 @@ def test_make_paper_profile_builds_the_stage_graph(tmp_path) -> None:
     for variant in p["experiment"]["variants"]:
         for seed in p["experiment"]["seeds"]:
             assert f"train-{variant}-s{seed}" in listed and f"score-{variant}-s{seed}" in listed
-    assert "embeddings@2001" in listed and "frequencies@2020" in listed
-    assert "embeddings@2000" not in listed and "frequencies@2021" not in listed
+    assert "embeddings@2001" in listed and "frequencies@2021" in listed
+    assert "embeddings@2000" not in listed and "frequencies@2022" not in listed
+    assert "forecast-context2-s2" in listed and "forecast_report" in listed
     with dvc_repo(proj) as repo:
         train = {s.addressing: s for s in repo.index.stages}["train-context2-s1"]
         # The DAG DVC builds (graph edges point from a stage to the stages it depends on).
