@@ -27,13 +27,21 @@ def strip_debug(argv: list[str] | None) -> list[str]:
     return [a for a in (sys.argv[1:] if argv is None else argv) if a != DEBUG_FLAG]
 
 
+def _stage_name(main: Callable[..., None]) -> str:
+    """``stages.parse`` also under ``python -m stages.parse`` (where ``__module__`` is ``__main__``)."""
+    if main.__module__ != "__main__":
+        return main.__module__
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    return spec.name if spec is not None else "stage"
+
+
 def stage_main(main: Callable[[list[str] | None], None]) -> Callable[[list[str] | None], None]:
     """Decorate a stage's ``main(argv)`` so user errors print a message instead of a traceback."""
 
     @functools.wraps(main)
     def wrapper(argv: list[str] | None = None) -> None:
         debug = debug_requested(argv)
-        prog = (main.__module__ or "stage").replace("__main__", "stage")
+        prog = _stage_name(main)
         try:
             main(strip_debug(argv))
         except UserError as err:
