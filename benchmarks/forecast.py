@@ -10,7 +10,8 @@ cut at the model's context length, the forecast stage's reference contexts):
 * ``vocabulary_forecast``: what the forecast stage runs per year (two distribution passes for a
   model with a bias: Y and the Y-1 reference; one for Baseline).
 
-Each is timed ``--repeat`` times; the table shows the fastest run (least disturbed by other jobs).
+Each is timed ``--repeat`` times, in turn; the table shows the fastest run of each (the least
+disturbed by other jobs).
 
 Run: .venv/bin/python -m benchmarks.forecast --root <project with data/> [--model data/models/frequency-s0]
 """
@@ -37,13 +38,16 @@ from pipeline.tokenizer import load_tokenizer
 REPO = Path(__file__).resolve().parents[1]
 
 
-def fastest(fn: Callable[[], object], repeat: int) -> float:
-    times = []
+def fastest(passes: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """The fastest of ``repeat`` runs of each pass, run in turn (round robin), so a change in
+    the machine's load during the benchmark affects every pass alike."""
+    best = {name: float("inf") for name in passes}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        for name, fn in passes.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -88,8 +92,8 @@ def main(argv: list[str] | None = None) -> None:
             lambda: (vocabulary_forecast(model, encoded, args.year, freqs, embs, args.batch_size,
                                          eos), sync()),
     }
-    fastest(next(iter(passes.values())), 1)                   # warm-up
-    times = {name: fastest(fn, args.repeat) for name, fn in passes.items()}
+    fastest({"warm-up": next(iter(passes.values()))}, 1)
+    times = fastest(passes, args.repeat)
     base = next(iter(times.values()))
     rows = [f"| {name} | {t:.2f} | {n / t:,.0f} | {t / base:.2f}x |" for name, t in times.items()]
     n_params = sum(q.numel() for q in model.parameters())
