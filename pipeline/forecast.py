@@ -171,7 +171,7 @@ def reference_texts(abstracts: pd.DataFrame, year: int) -> list[str]:
     return texts
 
 
-def year_history(model: FutureLM, year: int, frequencies_dir: str | os.PathLike[str],
+def year_history(model: FutureLM, year: int, frequencies_dir: str | os.PathLike[str] | None,
                  embeddings_dir: str | os.PathLike[str] | None, purpose: str,
                  tokenizer: str | os.PathLike[str] | None = None) -> YearHistory | None:
     """``load_history`` for the bias of ``year`` (None for Baseline), errors naming ``purpose``;
@@ -179,6 +179,10 @@ def year_history(model: FutureLM, year: int, frequencies_dir: str | os.PathLike[
     kinds = model.history_kinds
     if not kinds:
         return None
+    if frequencies_dir is None or ("embeddings" in kinds and embeddings_dir is None):
+        flags = "--frequencies and --embeddings" if "embeddings" in kinds else "--frequencies"
+        raise UserError(f"cannot {purpose}: the {model.variant} model reads the per-year features "
+                        f"{sorted(kinds)}", fix=f"pass {flags}")
     try:
         return load_history(year, model.window, frequencies_dir, embeddings_dir, kinds=kinds,
                             tokenizer=tokenizer)
@@ -192,7 +196,7 @@ def year_history(model: FutureLM, year: int, frequencies_dir: str | os.PathLike[
 
 
 def vocabulary_forecast(model: FutureLM, encoded: Sequence[Sequence[int]], year: int,
-                        frequencies_dir: str | os.PathLike[str],
+                        frequencies_dir: str | os.PathLike[str] | None,
                         embeddings_dir: str | os.PathLike[str] | None, batch_size: int = 8,
                         pad_id: int = 0, tokenizer: str | os.PathLike[str] | None = None
                         ) -> pd.DataFrame:

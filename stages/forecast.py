@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--abstracts", required=True,
                    help="corpus (data/corpus/abstracts.parquet): the reference contexts of Y-1")
     p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    p.add_argument("--frequencies", required=True, help="per-year frequency folder (history)")
+    p.add_argument("--frequencies", default=None,
+                   help="per-year frequency folder (history; models with a bias)")
     p.add_argument("--embeddings", default=None,
                    help="per-year embedding folder (history of the contextual variants)")
     p.add_argument("--year", type=int, required=True,

@@ -76,6 +76,8 @@ def test_the_bias_year_changes_the_forecast_and_baseline_does_not_move(model, fr
 
 
 def test_missing_history_names_the_forecast_year(model, frequencies):
+    with pytest.raises(UserError, match="reads the per-year features"):
+        vocabulary_forecast(model, contexts(), 2020, None, None)
     with pytest.raises(UserError, match="cannot forecast 2031"):
         vocabulary_forecast(model, contexts(), 2031, frequencies, None)
     # the reference level needs the history of Y-1 = 2017 (years 2015-2016): 2015 is missing
