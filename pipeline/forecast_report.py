@@ -60,7 +60,7 @@ def load_forecasts(folder: str | os.PathLike[str], variants: Sequence[str],
             path = Path(folder) / f"{v}-s{s}"
             if not (path / "forecast.json").exists():
                 raise UserError(f"the forecast of {v} seed {s} is missing", path=path,
-                                fix=f"run `dvc repro forecast@{v}-{s}`")
+                                fix=f"run `dvc repro forecast-{v}-s{s}`")
             info = read_json(path / "forecast.json")
             years = [int(y) for y in info["years"]]
             out[(v, s)] = ModelForecast(

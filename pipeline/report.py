@@ -29,6 +29,7 @@ import pandas as pd
 
 from pipeline.buckets import BUCKETS, EMERGING, RARE_BUCKETS, bucket_metrics, load_bucket_features
 from pipeline.errors import UserError
+from pipeline.evaluation import METRICS_FILE, generations_file, positions_file, tokens_file
 from pipeline.io import read_json, read_parquet
 from pipeline.significance import RankSumTest, SignTest, paired_sign_test, rank_sum_test
 
@@ -82,25 +83,25 @@ class Run:
 
     def positions(self, year: int) -> pd.DataFrame:
         """Per-position targets, NLLs and top-10 hits of ``year`` (read on demand: it is large)."""
-        return read_parquet(self.folder / f"positions_{year}.parquet",
+        return read_parquet(self.folder / positions_file(year),
                             columns=["target_id", "nll", "top10"])
 
 
 def load_run(scores_dir: str | os.PathLike[str], variant: str, seed: int) -> Run:
     folder = Path(scores_dir) / f"{variant}-s{seed}"
-    if not (folder / "metrics.json").exists():
-        raise UserError(f"the scores of {variant} seed {seed} are missing", path=folder / "metrics.json",
-                        fix=f"score this model first (`dvc repro score@{variant}-{seed}`), or drop "
+    if not (folder / METRICS_FILE).exists():
+        raise UserError(f"the scores of {variant} seed {seed} are missing", path=folder / METRICS_FILE,
+                        fix=f"score this model first (`dvc repro score-{variant}-s{seed}`), or drop "
                             f"{variant!r}/seed {seed} from `experiment` in params.yaml")
-    metrics = read_json(folder / "metrics.json")
+    metrics = read_json(folder / METRICS_FILE)
     if "years" not in metrics or "dev_year" not in metrics:
         raise UserError("metrics.json predates per-year scoring (no `years`/`dev_year`)",
-                        path=folder / "metrics.json", fix=f"re-run `dvc repro score@{variant}-{seed}`")
+                        path=folder / METRICS_FILE, fix=f"re-run `dvc repro score-{variant}-s{seed}`")
     years = sorted(int(y) for y in metrics["years"])
-    generations = {y: read_parquet(folder / f"generations_{y}.parquet") for y in years
-                   if (folder / f"generations_{y}.parquet").exists()}
+    generations = {y: read_parquet(folder / generations_file(y)) for y in years
+                   if (folder / generations_file(y)).exists()}
     return Run(variant=variant, seed=seed, folder=folder, metrics=metrics,
-               tokens={y: read_parquet(folder / f"tokens_{y}.parquet") for y in years},
+               tokens={y: read_parquet(folder / tokens_file(y)) for y in years},
                generations=generations)
 
 

@@ -1,4 +1,4 @@
-"""Stage `forecast@<variant>-<seed>`: one trained future LM's forecast of the next period.
+"""Stage `forecast-<variant>-s<seed>`: one trained future LM's forecast of the next period.
 
 For every year Y of --year and --backtest-years: the predicted vocabulary of Y (the mean
 next-token distribution with Y's bias over the abstracts of Y-1, teacher-forced) and, on the same

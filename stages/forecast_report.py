@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
             raise UserError(f"the forecast of {v} seed {s} covers {sorted(have)} for forecast year "
                             f"{f.info['forecast_year']}, not {args.year} with backtests "
                             f"{args.backtest_years}", path=Path(args.forecasts) / f"{v}-s{s}",
-                            fix=f"re-run `dvc repro forecast@{v}-{s}`")
+                            fix=f"re-run `dvc repro forecast-{v}-s{s}`")
     needed = {y for by in args.backtest_years for y in (by, *history_years(by, args.window))}
     needed |= set(history_years(args.year, args.window))
     # Exactly these years are read (the stage's declared deps); the risers plot shows them all.
