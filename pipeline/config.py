@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
+from pipeline.precision import Precision
+
 ContextInput = Literal["flagged", "paper"]
 
 
@@ -105,6 +107,9 @@ class TrainConfig:
     freeze_lm: bool = field(default=False, metadata=_help(
         "train only the temporal modules; the frozen LM runs without dropout, as when scored"))
     eval_batch_size: int = field(default=16, metadata=_help("abstracts per dev-perplexity batch"))
+    precision: Precision = field(default="fp32", metadata=_help(
+        "fp32; tf32 (CUDA matrix products in TF32, = fp32 on a CPU); bf16 (autocast, fp32 "
+        "master weights, softmax/NLL in fp32): pipeline/precision.py"))
     checkpoint_every: int = field(default=25, metadata=_help(
         "optimizer steps between resume checkpoints (does not change results)", identity=False))
 
@@ -128,6 +133,9 @@ class ScoreConfig:
     generate_years: tuple[int, ...] | None = field(default=None, metadata=_help(
         "years for which abstracts are generated and CM computed; the option with no year "
         "generates none", shown_default="the dev and test years"))
+    precision: Precision = field(default="fp32", metadata=_help(
+        "scoring and generation: fp32, tf32 (CUDA only; = fp32 on a CPU) or bf16 autocast "
+        "(pipeline/precision.py)"))
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:

@@ -11,8 +11,15 @@ whatever shape the model computed it. So the same code path serves training, sco
 already-biased logits, and beam search's log-softmax normalises the biased distribution. It works
 for any architecture whose logits come from ``get_output_embeddings()`` (GPT-2, Llama/SmolLM2, …).
 
-The history-only part of the bias is computed once on entering :meth:`FutureLM.biased` (once per
-training step, once per ``generate`` call), never per position or per decoding step.
+The history-only part of the bias (:meth:`FutureLM.word_terms`) is computed once on entering
+:meth:`FutureLM.biased` (once per ``generate`` call), never per position or per decoding step;
+training computes it once per optimizer step and passes it in (``terms=``) for every micro-batch.
+Without gradients and in eval mode (scoring, dev perplexity) it is computed once per history and
+set of weights: a cache keyed by the history object and the version counters of the weights it
+reads returns the very tensor computed before, so results are bit-identical.
+
+Attention runs through PyTorch's scaled-dot-product kernel (SDPA, :func:`use_sdpa`) for every
+LM built or loaded here.
 
 A future LM also carries its *context length*: the tokens per abstract it was trained on
 (``train.max_length``). Scoring cuts abstracts at that same length, so the reported perplexity
@@ -72,6 +79,7 @@ class FutureLM(nn.Module):
         self.variant = variant
         self.context_length = context_length
         self.seed = seed
+        self._terms_cache: tuple[Any, ...] | None = None
 
     @property
     def window(self) -> int:
@@ -82,12 +90,11 @@ class FutureLM(nn.Module):
         """The features :func:`pipeline.history.load_history` must load for this model."""
         return set(self.bias.kinds) if self.bias is not None else set()
 
-    @contextlib.contextmanager
-    def biased(self, history: YearHistory | None) -> Iterator[None]:
-        """Within this block every logits computation of ``self.lm`` includes year ``i``'s bias."""
+    def word_terms(self, history: YearHistory) -> Tensor:
+        """The history-only part of year ``i``'s bias (:meth:`TemporalBias.word_terms`), padded to
+        the LM's output vocabulary. Cached without gradients in eval mode (module doc)."""
         if self.bias is None:
-            yield
-            return
+            raise ValueError(f"the {self.variant} model has no temporal bias")
         if history is None:
             raise ValueError(f"the {self.variant} model needs the history of the scored year: "
                              "pass history=pipeline.history.load_history(...)")
@@ -95,36 +102,59 @@ class FutureLM(nn.Module):
         if missing:
             raise ValueError(f"the {self.variant} model needs history kinds {sorted(missing)}: "
                              f"load_history(..., kinds={sorted(self.history_kinds)})")
-        head = self.lm.get_output_embeddings()
-        weight = head.weight
+        weight = self.lm.get_output_embeddings().weight
         if history.vocab_size > weight.shape[0]:
             raise ValueError(f"history has |V|={history.vocab_size} but the LM only "
                              f"{weight.shape[0]} output tokens: features and model must share "
                              "data/tokenizer")
-        terms = self.bias.word_terms(history.to(weight.device), weight)
+        cacheable = not torch.is_grad_enabled() and not self.bias.training
+        key = (_tensor_versions([weight, *self.bias.parameters(), *self.bias.buffers()]),
+               torch.is_autocast_enabled(weight.device.type),
+               torch.get_autocast_dtype(weight.device.type))
+        cached = self._terms_cache
+        if cacheable and cached is not None and cached[0] is history and cached[1] == key:
+            return cached[2]
+        on_device = history if history.log_freq.device == weight.device else history.to(weight.device)
+        terms = self.bias.word_terms(on_device, weight)
         # Models may pad their output vocabulary beyond the tokenizer's; those ids get no bias.
         terms = F.pad(terms, (0, weight.shape[0] - history.vocab_size))
+        self._terms_cache = (history, key, terms) if cacheable else None
+        return terms
+
+    @contextlib.contextmanager
+    def biased(self, history: YearHistory | None, terms: Tensor | None = None) -> Iterator[None]:
+        """Within this block every logits computation of ``self.lm`` includes year ``i``'s bias.
+
+        ``terms``: :meth:`word_terms` of ``history``, when the caller computed them already (a
+        training step shares them across its micro-batches).
+        """
+        if self.bias is None:
+            yield
+            return
+        if terms is None:
+            terms = self.word_terms(history)   # type: ignore[arg-type]
         bias = self.bias
 
         def add_bias(_module: nn.Module, args: tuple[Any, ...], logits: Tensor) -> Tensor:
             return bias.add_bias(terms, args[0], logits)
 
-        handle = head.register_forward_hook(add_bias)
+        handle = self.lm.get_output_embeddings().register_forward_hook(add_bias)
         try:
             yield
         finally:
             handle.remove()
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None,
-                history: YearHistory | None = None,
-                labels: Tensor | None = None) -> CausalLMOutputWithPast:
+                history: YearHistory | None = None, labels: Tensor | None = None,
+                terms: Tensor | None = None) -> CausalLMOutputWithPast:
         """Biased logits ``[B, T, |V|]``; with ``labels`` also the mean next-token NLL.
 
         ``labels`` follow the HF convention (unshifted, ``-100`` = ignored); positions where
         ``attention_mask`` is 0 are ignored too. The loss is :func:`pipeline.nll.mean_nll`, the
         same computation as the dev and reported perplexities (fp32, memory-capped).
+        ``terms``: precomputed :meth:`word_terms` of ``history`` (see :meth:`biased`).
         """
-        with self.biased(history):
+        with self.biased(history, terms):
             out = self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
         loss = None
         if labels is not None:
@@ -137,6 +167,12 @@ class FutureLM(nn.Module):
         """``self.lm.generate`` with the bias of ``history``'s year applied at every step."""
         with self.biased(history):
             return self.lm.generate(input_ids=input_ids, **generate_kwargs)
+
+
+def _tensor_versions(tensors: Iterable[Tensor]) -> tuple[tuple[int, int], ...]:
+    """Storage address and in-place version counter of each tensor: changes whenever an
+    optimizer step, ``load_state_dict`` or a device move changes the weights."""
+    return tuple((t.data_ptr(), t._version) for t in tensors)
 
 
 def _loaded_kinds(history: YearHistory) -> set[str]:
@@ -200,8 +236,20 @@ def scratch_gpt2(vocab_size: int, eos_token_id: int, *, n_layer: int, n_head: in
     config = GPT2Config(vocab_size=vocab_size, n_positions=n_positions, n_embd=n_embd,
                         n_layer=n_layer, n_head=n_head, resid_pdrop=dropout, embd_pdrop=dropout,
                         attn_pdrop=dropout, bos_token_id=eos_token_id, eos_token_id=eos_token_id,
-                        pad_token_id=eos_token_id)
+                        pad_token_id=eos_token_id, attn_implementation="sdpa")
     return GPT2LMHeadModel(config)
+
+
+def use_sdpa(lm: PreTrainedModel) -> PreTrainedModel:
+    """Switch ``lm``'s attention to PyTorch's fused scaled-dot-product kernel where the
+    architecture has that path (GPT-2, Llama, ...; transformers' default too): the same
+    computation as eager attention, in one kernel (flash / memory-efficient on CUDA)."""
+    if lm.config._attn_implementation != "sdpa":
+        try:
+            lm.set_attn_implementation("sdpa")
+        except (ValueError, ImportError):
+            pass   # an architecture without SDPA support keeps its own attention
+    return lm
 
 
 def write_future_lm(model: FutureLM, directory: str | Path) -> None:
@@ -268,8 +316,8 @@ def load_future_lm(directory: str | Path, device: str | torch.device = "cpu") ->
                         path=config_path, fix=fix)
     try:
         lm_config = dict(config["lm_config"])
-        lm = AutoModelForCausalLM.from_config(
-            CONFIG_MAPPING[lm_config["model_type"]].from_dict(lm_config))
+        lm = use_sdpa(AutoModelForCausalLM.from_config(
+            CONFIG_MAPPING[lm_config["model_type"]].from_dict(lm_config)))
         model = FutureLM(lm, BiasConfig.from_dict(config["bias"]), config["variant"],
                          context_length=config["context_length"], seed=config.get("seed"))
     except (KeyError, TypeError, ValueError) as err:

@@ -37,9 +37,11 @@ its LSTM across adjacent vocabulary ids; ``tests/test_temporal.py`` pins the cor
 from __future__ import annotations
 
 import math
+import weakref
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import torch
 from torch import Tensor, nn
@@ -49,6 +51,7 @@ from pipeline.history import YearHistory
 
 BIAS_KINDS = ("none", "frequency-nolstm", "frequency", "context", "context2")
 CONTEXT_INPUTS = ("flagged", "paper")
+T = TypeVar("T")
 
 
 def baseline_years(variant: str) -> int | None:
@@ -128,6 +131,7 @@ class TemporalBias(nn.Module, ABC):
     def __init__(self, config: BiasConfig) -> None:
         super().__init__()
         self.config = config
+        self._cache = HistoryCache()   # history-only inputs, built once per history
 
     @abstractmethod
     def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
@@ -183,16 +187,12 @@ class YearLSTM(nn.Module):
     def forward(self, sequences: Tensor, observed: Tensor | None = None) -> Tensor:
         """``observed`` (bool ``[|V|]``, optional): rows outside it are all identical, so the
         LSTM runs on the observed rows plus one representative and the result is gathered back."""
-        if sequences.dim() != 3:
-            raise ValueError(f"YearLSTM expects [|V|, years, features], got {tuple(sequences.shape)}")
-        if observed is None or bool(observed.all()):
-            return self.dropout(self._last_hidden(sequences))
-        rows = observed.nonzero().squeeze(1)
-        representative = (~observed).nonzero()[0]
-        out = self._last_hidden(sequences[torch.cat([rows, representative])])
-        position = torch.full_like(observed, rows.numel(), dtype=torch.long)
-        position[rows] = torch.arange(rows.numel(), device=rows.device)
-        return self.dropout(out[position])
+        return self.run(compact_rows(sequences, observed))
+
+    def run(self, rows: CompactRows) -> Tensor:
+        """:meth:`forward` on inputs already reduced by :func:`compact_rows`."""
+        out = self._last_hidden(rows.inputs)
+        return self.dropout(out if rows.position is None else out[rows.position])
 
     def _last_hidden(self, sequences: Tensor) -> Tensor:
         """``nn.LSTM``'s recurrence (gate order i, f, g, o) with its own weights, written out.
@@ -213,6 +213,60 @@ class YearLSTM(nn.Module):
             h = o * c.tanh()
         assert h is not None
         return h
+
+
+@dataclass(frozen=True)
+class CompactRows:
+    """An LSTM input with the unobserved words folded into one row: ``inputs`` ``[R, m, f]``
+    (the observed rows, then one representative) and ``position[w]`` = row of word ``w``
+    (``None``: every word has its own row, ``inputs`` is the full input)."""
+
+    inputs: Tensor
+    position: Tensor | None = None
+
+
+def compact_rows(sequences: Tensor, observed: Tensor | None) -> CompactRows:
+    """The rows of ``sequences`` ``[|V|, m, f]`` the LSTM must run on (:class:`CompactRows`)."""
+    if sequences.dim() != 3:
+        raise ValueError(f"YearLSTM expects [|V|, years, features], got {tuple(sequences.shape)}")
+    if observed is None or bool(observed.all()):
+        return CompactRows(sequences)
+    rows = observed.nonzero().squeeze(1)
+    representative = (~observed).nonzero()[0]
+    position = torch.full_like(observed, rows.numel(), dtype=torch.long)
+    position[rows] = torch.arange(rows.numel(), device=rows.device)
+    return CompactRows(sequences[torch.cat([rows, representative])].contiguous(), position)
+
+
+class HistoryCache:
+    """Tensors computed from a history alone, kept as long as that history object lives.
+
+    A history does not change, so what the bias modules derive from it (the contextual LSTM
+    input, its compact rows) is built once per history instead of once per training step; a
+    training run holds one history per year, so this is one entry per year. Keyed by object
+    identity (a history's tensors are never compared).
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref, Any]] = {}
+
+    def get(self, history: YearHistory, build: Callable[[], T]) -> T:
+        key = id(history)
+        hit = self._items.get(key)
+        if hit is not None and hit[0]() is history:
+            return hit[1]
+        value = build()
+        self._items[key] = (weakref.ref(history, lambda _, k=key: self._items.pop(k, None)), value)
+        return value
+
+    def __deepcopy__(self, memo: dict) -> HistoryCache:
+        return HistoryCache()   # a copied module starts with an empty cache
+
+
+def context_rows(bias: TemporalBias, history: YearHistory) -> CompactRows:
+    """The contextual LSTM's compact input for ``history`` (built once per history)."""
+    return bias._cache.get(history, lambda: compact_rows(
+        context_inputs(history, bias.config.context_input), history.observed))
 
 
 def context_inputs(history: YearHistory, mode: str) -> Tensor:
@@ -247,7 +301,9 @@ class FrequencyBias(TemporalBias):
         self.A = nn.Linear(config.lstm_hidden, 1, bias=False)
 
     def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
-        return self.A(self.lstm(history.log_freq.unsqueeze(-1), history.observed)).squeeze(-1)
+        rows = self._cache.get(history, lambda: compact_rows(history.log_freq.unsqueeze(-1),
+                                                             history.observed))
+        return self.A(self.lstm.run(rows)).squeeze(-1)
 
 
 class ContextBias(TemporalBias):
@@ -261,8 +317,7 @@ class ContextBias(TemporalBias):
         self.A = nn.Linear(config.lstm_hidden, 1, bias=False)
 
     def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
-        inputs = context_inputs(history, self.config.context_input)
-        return self.A(self.lstm(inputs, history.observed)).squeeze(-1)
+        return self.A(self.lstm.run(context_rows(self, history))).squeeze(-1)
 
 
 class Context2Bias(TemporalBias):
@@ -308,11 +363,11 @@ class Context2Bias(TemporalBias):
 
     def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
         E = output_embeddings[: history.vocab_size]                     # [|V|, d]
-        inputs = context_inputs(history, self.config.context_input)
-        U = self.to_lm(self.lstm(inputs, history.observed))            # [|V|, d] (eq. 9)
-        s = (E * U).sum(-1)                                             # s_w = E_wᵀ U_iw
-        v = E @ (self.D @ self.A)                                       # v_w = E_wᵀ D A
-        return torch.stack([s, s * v])
+        U = self.to_lm(self.lstm.run(context_rows(self, history)))        # [|V|, d] (eq. 9)
+        with fp32(E.device):   # the per-word scalars of the gate, in fp32 (under bf16 autocast too)
+            s = (E * U.float()).sum(-1)                                 # s_w = E_wᵀ U_iw
+            v = E.float() @ (self.D @ self.A)                           # v_w = E_wᵀ D A
+            return torch.stack([s, s * v])
 
     def position_bias(self, terms: Tensor, hidden: Tensor) -> Tensor:
         """Eq. 10 as written (the readable reference; training uses the fused :meth:`add_bias`)."""
@@ -321,16 +376,26 @@ class Context2Bias(TemporalBias):
         return self.alpha * torch.sigmoid(g.unsqueeze(-1) * s) * sv
 
     def add_bias(self, terms: Tensor, hidden: Tensor, logits: Tensor) -> Tensor:
-        s, sv = terms[0], terms[1]
-        g = hidden @ (self.C @ self.A)
-        dtype = logits.dtype
-        out = _GatedWordBias.apply(logits.reshape(-1, logits.shape[-1]), g.reshape(-1).to(dtype),
-                                   s.to(dtype), (self.alpha * sv).to(dtype))
+        """Eq. 10 added to the logits, fused (:class:`_GatedWordBias`), computed in fp32 whatever
+        the logits' dtype: bf16 would round the gate's argument ``g_k s_w`` to 3 digits."""
+        with fp32(hidden.device):
+            s, sv = terms[0].float(), terms[1].float()
+            g = hidden.float() @ (self.C @ self.A)
+            out = _GatedWordBias.apply(logits.reshape(-1, logits.shape[-1]), g.reshape(-1), s,
+                                       self.alpha * sv)
         return out.view(logits.shape)
+
+
+def fp32(device: torch.device) -> torch.autocast:
+    """A block computed in fp32 even inside a bf16 autocast region."""
+    return torch.autocast(device.type, enabled=False)
 
 
 class _GatedWordBias(torch.autograd.Function):
     """``out[n, w] = z[n, w] + σ(g_n s_w) · c_w`` (eq. 10 added to the logits), fused.
+
+    ``g``, ``s``, ``c`` and every intermediate are fp32; the output has the logits' dtype (bf16
+    logits get the fp32 sum rounded once).
 
     Plain autograd of the broadcast products keeps several ``[positions, |V|]`` temporaries and
     reduces gradients over broadcast dimensions slowly. Here the forward makes one such tensor
@@ -343,13 +408,16 @@ class _GatedWordBias(torch.autograd.Function):
     def forward(ctx, z: Tensor, g: Tensor, s: Tensor, c: Tensor) -> Tensor:  # type: ignore[override]
         sig = torch.outer(g, s).sigmoid_()
         ctx.save_for_backward(g, s, c, sig)
-        return torch.addcmul(z, sig, c)
+        if z.dtype == sig.dtype:
+            return torch.addcmul(z, sig, c)
+        return torch.addcmul(z.to(sig.dtype), sig, c).to(z.dtype)
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:  # type: ignore[override]
         g, s, c, sig = ctx.saved_tensors
-        grad_c = (grad * sig).sum(0)
-        delta = torch.ops.aten.sigmoid_backward(grad * c, sig)
+        wide = grad.to(sig.dtype)
+        grad_c = (wide * sig).sum(0)
+        delta = torch.ops.aten.sigmoid_backward(wide * c, sig)
         return grad, delta @ s, g @ delta, grad_c
 
 

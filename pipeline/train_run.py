@@ -26,6 +26,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline import models_hub
 from pipeline.config import LMConfig, ModelConfig, TrainConfig, identity
+from pipeline.distributed import SINGLE, Dist
 from pipeline.errors import UserError
 from pipeline.future_lm import (
     CONFIG_NAME,
@@ -36,6 +37,7 @@ from pipeline.future_lm import (
     load_histories,
     make_future_lm,
     scratch_gpt2,
+    use_sdpa,
 )
 from pipeline.history import YearHistory
 from pipeline.io import read_parquet
@@ -90,7 +92,8 @@ def read_sequences(path: Path, tok: PreTrainedTokenizerBase, max_length: int) ->
 
 def build_base_lm(lm: LMConfig, tok: PreTrainedTokenizerBase, context_length: int,
                   dropout: float) -> PreTrainedModel:
-    """The base LM of a run (module doc), checked against the tokenizer and context length."""
+    """The base LM of a run (module doc), checked against the tokenizer and context length;
+    attention through SDPA (:func:`pipeline.future_lm.use_sdpa`)."""
     if lm.init_from is not None:
         base = load_future_lm(lm.init_from).lm
         source = f"the LM of {lm.init_from}"
@@ -114,7 +117,7 @@ def build_base_lm(lm: LMConfig, tok: PreTrainedTokenizerBase, context_length: in
         raise UserError(f"train.max_length {context_length} exceeds the {lm_positions(base)} "
                         f"positions of {source}", path="train.max_length",
                         fix=f"set train.max_length <= {lm_positions(base)}")
-    return base
+    return use_sdpa(base)
 
 
 def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig,
@@ -165,14 +168,16 @@ class TrainResult:
     checkpoints: Checkpoints  # clear it once the outputs are written
 
 
-def execute(run: TrainRun, *, device: torch.device | str,
-            checkpoint_root: str | Path) -> TrainResult:
+def execute(run: TrainRun, *, device: torch.device | str, checkpoint_root: str | Path,
+            dist: Dist = SINGLE) -> TrainResult:
     """Train ``run.model`` in place (resuming from ``checkpoint_root/<name>`` when its key
-    matches); it ends with the weights of its best dev epoch."""
+    matches); it ends with the weights of its best dev epoch (on rank 0 when ``dist`` has
+    several processes: rank 0 alone writes checkpoints, curves and the model)."""
     checkpoints = Checkpoints(Path(checkpoint_root) / run.name, run.key)
     live_dir = checkpoints.dir / "live"
     state = train(run.model, run.train_data, run.dev_data, run.histories, run.config,
-                  pad_id=run.pad_id, device=device, checkpoints=checkpoints, live_dir=live_dir)
+                  pad_id=run.pad_id, device=device, checkpoints=checkpoints, live_dir=live_dir,
+                  dist=dist)
     return TrainResult(state, train_metrics(run, state), live_dir / "plots" / "metrics",
                        checkpoints)
 

@@ -105,17 +105,26 @@ def build(cls: type, args: argparse.Namespace) -> Any:
                             "explains each option)") from None
 
 
-def add_runtime_options(parser: argparse.ArgumentParser) -> None:
+def add_runtime_options(parser: argparse.ArgumentParser, processes: bool = False) -> None:
+    """``--device``/``--threads``, and ``--processes`` for stages that run under torchrun."""
     group = parser.add_argument_group(
-        "runtime (runtime.yaml or FUTURELM_DEVICE / FUTURELM_THREADS; never changes results)")
+        "runtime (runtime.yaml or FUTURELM_DEVICE / FUTURELM_THREADS / FUTURELM_NPROC; where and "
+        "how fast a stage runs, not what it computes)")
     group.add_argument("--device", default=None,
                        help="auto (CUDA when present), cpu, cuda, cuda:N (default: runtime.yaml)")
     group.add_argument("--threads", type=int, default=None,
                        help="torch CPU threads, 0 = torch's default (default: runtime.yaml)")
+    if processes:
+        # Not `--nproc`: torchrun's own parser would take it for an abbreviation of its options.
+        group.add_argument("--processes", dest="nproc", type=int, default=None,
+                           help="processes to run, one per GPU, started with torchrun "
+                                "(default: runtime.yaml `nproc`); ignored under torchrun")
 
 
 def runtime_from(args: argparse.Namespace) -> Runtime:
-    """``runtime.yaml`` + environment, overridden by ``--device``/``--threads`` when given."""
+    """``runtime.yaml`` + environment, overridden by ``--device``/``--threads``/``--processes``
+    when given."""
     runtime = load_runtime()
-    overrides = {k: getattr(args, k) for k in ("device", "threads") if getattr(args, k) is not None}
+    overrides = {k: getattr(args, k) for k in ("device", "threads", "nproc")
+                 if getattr(args, k, None) is not None}
     return dataclasses.replace(runtime, **overrides)

@@ -13,16 +13,25 @@ The output folder (written atomically when training ends) holds config.json + mo
 their own folder (--curves), declared as DVC plots. Interrupted runs resume from
 <checkpoint-dir>/<variant>-s<seed>/ when rerun with the same settings and inputs; the
 checkpoint folder is removed after success.
+
+Several processes (one per GPU; DistributedDataParallel): `torchrun --nproc_per_node N -m
+stages.train ...` (multi-node: add --nnodes/--node_rank/--master_addr), or `--processes N` /
+FUTURELM_NPROC=N (runtime.yaml `nproc`), which starts torchrun itself. --batch-size is then the
+global batch: each batch of one year is split across the processes, so every step has one year on
+every process. Rank 0 writes checkpoints, curves and the model; a resume with the same number of
+processes is bit-identical to an uninterrupted run.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 from pathlib import Path
 
 import torch
 
+from pipeline import distributed
 from pipeline.config import LMConfig, ModelConfig, TrainConfig
 from pipeline.device import pick_device
 from pipeline.future_lm import write_future_lm
@@ -52,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_options(p, ModelConfig, "model (params features.window, features.context_input, train.*)")
     add_options(p, LMConfig, "base LM (params lm.*)")
     add_options(p, TrainConfig, "training (params train.*)")
-    add_runtime_options(p)
+    add_runtime_options(p, processes=True)
     return p
 
 
@@ -60,15 +69,24 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     runtime = runtime_from(args)
+    if runtime.nproc > 1 and not distributed.launched():   # its children see torchrun's env
+        raise SystemExit(distributed.relaunch("stages.train",
+                                              sys.argv[1:] if argv is None else argv, runtime.nproc))
     if runtime.threads > 0:
         torch.set_num_threads(runtime.threads)
+    with distributed.session(pick_device(runtime.device)) as (dist, device):
+        train_one(args, dist, device)
+
+
+def train_one(args: argparse.Namespace, dist: distributed.Dist, device: torch.device) -> None:
     inputs = TrainInputs(train=Path(args.train), dev=Path(args.dev), tokenizer=Path(args.tokenizer),
                          frequencies=Path(args.frequencies) if args.frequencies else None,
                          embeddings=Path(args.embeddings) if args.embeddings else None)
     run = prepare_run(inputs, build(LMConfig, args), build(ModelConfig, args),
                       build(TrainConfig, args))
-    result = execute(run, device=pick_device(runtime.device), checkpoint_root=args.checkpoint_dir)
-
+    result = execute(run, device=device, checkpoint_root=args.checkpoint_dir, dist=dist)
+    if not dist.is_main:
+        return
     with atomic_path(args.curves) as tmp:
         shutil.copytree(result.curves, tmp)
     with atomic_path(args.out) as tmp:
@@ -76,8 +94,10 @@ def main(argv: list[str] | None = None) -> None:
         write_future_lm(run.model.cpu(), tmp)
         write_json(result.metrics, tmp / "train_metrics.json")
     result.checkpoints.clear()
+    procs = f" x {dist.world_size} processes" if dist.enabled else ""
     print(f"{run.name}: best dev ppl {result.state.best_ppl:.2f} (epoch "
-          f"{result.state.best_epoch + 1} of {len(result.state.dev_ppl)}) -> {args.out}")
+          f"{result.state.best_epoch + 1} of {len(result.state.dev_ppl)}) on {device}{procs} "
+          f"-> {args.out}")
 
 
 if __name__ == "__main__":

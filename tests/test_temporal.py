@@ -96,14 +96,27 @@ def test_frequency_nolstm_starts_as_the_base_lm() -> None:
     assert torch.equal(terms, torch.zeros(V))
 
 
+def capture_lstm_inputs(bias) -> list[torch.Tensor]:
+    """The inputs the bias's LSTM recurrence runs on (every word's row when the history has no
+    ``observed`` mask)."""
+    seen: list[torch.Tensor] = []
+    run = bias.lstm._last_hidden
+
+    def capture(sequences: torch.Tensor) -> torch.Tensor:
+        seen.append(sequences)
+        return run(sequences)
+
+    bias.lstm._last_hidden = capture
+    return seen
+
+
 @pytest.mark.parametrize("cls", [FrequencyBias, ContextBias, Context2Bias])
 def test_lstm_input_for_word_w_is_its_years_oldest_first(cls) -> None:
     """The LSTM's sequence for word w is [x_{i-m,w}, …, x_{i-1,w}] (the reference's bug: across ids)."""
     torch.manual_seed(0)
     bias = cls(config("x"))
     h = make_history()
-    seen_inputs: list[torch.Tensor] = []
-    bias.lstm.register_forward_pre_hook(lambda mod, args: seen_inputs.append(args[0]))
+    seen_inputs = capture_lstm_inputs(bias)
     bias.word_terms(h, torch.randn(V, D_LM))
     x = seen_inputs[0]
     assert x.shape[:2] == (V, M)  # rows = vocabulary, time axis (dim 1) = years
@@ -250,8 +263,9 @@ def test_paper_context_input_is_eq8_v_only_with_zeros_for_unseen_years(cls) -> N
     inputs: dict[str, torch.Tensor] = {}
     for mode in ("paper", "flagged"):
         bias = cls(config("x", context_input=mode))
-        bias.lstm.register_forward_pre_hook(lambda mod, args, mode=mode: inputs.update({mode: args[0]}))
+        captured = capture_lstm_inputs(bias)
         bias.word_terms(h, torch.randn(V, D_LM))
+        inputs[mode] = captured[0]
     paper, flagged = inputs["paper"], inputs["flagged"]
     assert paper.shape == (V, M, D_ENC) and flagged.shape == (V, M, D_ENC + 1)
     seen = h.emb_seen
