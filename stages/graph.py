@@ -305,11 +305,11 @@ def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
 # train.* read by every variant, and those only a temporal bias reads (Baseline has no bias module,
 # so they stay out of its cmd and params: changing them does not retrain it).
 TRAIN_FLAGS = ["epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "weight_decay",
-               "warmup_steps", "grad_clip", "dropout", "patience"]
+               "warmup_steps", "grad_clip", "dropout", "patience", "precision"]
 BIAS_FLAGS = ["lr_new", "lstm_hidden", "alpha"]
 LM_FLAGS = ["base", "n_layer", "n_head", "n_embd", "n_positions"]
 SCORE_FLAGS = ["batch_size", "n_generate", "max_new_tokens", "min_new_tokens", "num_beams",
-               "top_k", "top_p", "no_repeat_ngram_size"]
+               "top_k", "top_p", "no_repeat_ngram_size", "precision"]
 
 
 def _flags(section: str, keys: Iterable[str]) -> str:
