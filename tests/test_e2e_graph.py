@@ -1,13 +1,15 @@
 """End to end on the WHOLE generated graph, at tiny settings: `dvc repro` reruns exactly what a
 change affects (issue 8 §2).
 
-A throw-away copy of the project (tests/dvc_project.py) runs every stage — download to report,
-all six variants — on a small real export cut from the embedded sample, with a 1-layer model,
-1 epoch and one short generated abstract. Then:
+A throw-away copy of the project (tests/dvc_project.py) runs every stage of the graph generated
+for tiny params — download to the reports, one variant of each feature family (Baseline reads no
+features, Frequency the frequencies, Context² also the embeddings) — on a small real export cut
+from the embedded sample, with a 1-layer model, 1 epoch, a 1-year window and one short generated
+abstract. Then:
 * a second `dvc repro` runs nothing;
 * runtime settings (FUTURELM_THREADS, runtime.yaml) rerun nothing;
-* changing `embeddings.layer` reruns only the embeddings, the contextual variants' train and
-  score stages, and the report (which stages ran is read from DVC's own log).
+* changing `embeddings.layer` reruns only the embeddings, the contextual variant's train, score
+  and forecast stages, and the two reports (which stages ran is read from DVC's own log).
 """
 
 from __future__ import annotations
@@ -31,8 +33,13 @@ from tests.dvc_project import (
 pytestmark = pytest.mark.slow
 
 PER_YEAR = 14
+# train 2018-2019, dev 2020, test 2021, m = 1, forecast 2022: features of 2017-2021
 TINY = {
     "data": {"source": "data/tiny.bib.gz"},
+    "split": {"train_first": 2018, "train_last": 2019, "dev_year": 2020, "test_year": 2021},
+    "features": {"window": 1},
+    "experiment": {"variants": ["baseline", "frequency", "context2"], "seeds": [0]},
+    "forecast": {"n_generate": 1, "batch_size": 16},
     "tokenizer": {"vocab_size": 400},
     "lm": {"n_layer": 1, "n_head": 2, "n_embd": 16, "n_positions": 64},
     "embeddings": {"batch_size": 8, "max_length": 64, "stride": 16, "device": "cpu"},
@@ -62,8 +69,8 @@ def project(tmp_path_factory, sample_bib) -> Path:
     tiny_export(sample_bib, proj / "data" / "tiny.bib.gz")
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "tiny export")
-    first = run_dvc(proj, "repro", env=RUNTIME)
-    assert "report" in stages_run(first)
+    first = stages_run(run_dvc(proj, "repro", env=RUNTIME))
+    assert {"graph", "report", "forecast_report", "embeddings@2017", "train-context2-s0"} <= set(first)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "repro")
     return proj
@@ -88,10 +95,10 @@ def test_runtime_settings_rerun_nothing(project: Path) -> None:
 
 
 def test_embeddings_layer_reruns_only_what_reads_embeddings(project: Path) -> None:
-    years = [f"embeddings@{y}" for y in range(2015, 2021)]
+    years = [f"embeddings@{y}" for y in range(2017, 2022)]
     write_params(project, {"embeddings": {"layer": -2}})
     assert stages_that_would_run(project) == sorted(years)   # changed now: only these
     ran = stages_run(run_dvc(project, "repro", env=RUNTIME))
-    assert ran == sorted([*years, "train-context-s0", "train-context2-s0", "score-context-s0",
-                          "score-context2-s0", "report"])
+    assert ran == sorted([*years, "train-context2-s0", "score-context2-s0",
+                          "forecast-context2-s0", "report", "forecast_report"])
     assert stages_that_would_run(project) == []
