@@ -32,10 +32,20 @@ def key_paths(tree: Any, prefix: str = "") -> set[str]:
     return paths
 
 
-def test_paper_profile_has_exactly_the_default_keys() -> None:
-    default, paper = key_paths(load(REPO / "params.yaml")), key_paths(load(PAPER))
-    assert sorted(default - paper) == [], "keys missing from profiles/paper.yaml"
-    assert sorted(paper - default) == [], "keys in profiles/paper.yaml unknown to params.yaml"
+PROFILES = sorted((REPO / "profiles").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.name)
+def test_every_profile_has_exactly_the_default_keys(path: Path) -> None:
+    default, profile = key_paths(load(REPO / "params.yaml")), key_paths(load(path))
+    assert sorted(default - profile) == [], f"keys missing from profiles/{path.name}"
+    assert sorted(profile - default) == [], f"keys in profiles/{path.name} unknown to params.yaml"
+
+
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.name)
+def test_every_profile_builds_a_valid_stage_graph(path: Path) -> None:
+    stages = graph.build(load(path), REPO)["stages"]
+    assert {"graph", "download", "report", "forecast_report"} <= set(stages)
 
 
 def test_paper_profile_holds_the_papers_settings() -> None:
