@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -76,29 +77,32 @@ def project(tmp_path_factory, sample_bib) -> Path:
     return proj
 
 
+@pytest.fixture
+def own(project: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the built project (repo, DVC cache, outputs) to change freely."""
+    copy = tmp_path / "proj"
+    shutil.copytree(project, copy, symlinks=True)
+    return copy
+
+
 def test_a_second_repro_runs_nothing(project: Path) -> None:
     assert (project / "reports" / "results.md").is_file()
     assert stages_that_would_run(project) == []
     assert stages_run(run_dvc(project, "repro", env=RUNTIME)) == []
 
 
-def test_runtime_settings_rerun_nothing(project: Path) -> None:
-    runtime = project / "runtime.yaml"
-    saved = runtime.read_text()
-    try:
-        runtime.write_text("device: cpu\nthreads: 2\nworkers: 1\n")
-        assert stages_that_would_run(project) == []
-        other = {**RUNTIME, "FUTURELM_THREADS": "2", "FUTURELM_WORKERS": "1"}
-        assert stages_run(run_dvc(project, "repro", env=other)) == []
-    finally:
-        runtime.write_text(saved)
+def test_runtime_settings_rerun_nothing(own: Path) -> None:
+    (own / "runtime.yaml").write_text("device: cpu\nthreads: 2\nworkers: 1\n")
+    assert stages_that_would_run(own) == []
+    other = {**RUNTIME, "FUTURELM_THREADS": "2", "FUTURELM_WORKERS": "1"}
+    assert stages_run(run_dvc(own, "repro", env=other)) == []
 
 
-def test_embeddings_layer_reruns_only_what_reads_embeddings(project: Path) -> None:
+def test_embeddings_layer_reruns_only_what_reads_embeddings(own: Path) -> None:
     years = [f"embeddings@{y}" for y in range(2017, 2022)]
-    write_params(project, {"embeddings": {"layer": -2}})
-    assert stages_that_would_run(project) == sorted(years)   # changed now: only these
-    ran = stages_run(run_dvc(project, "repro", env=RUNTIME))
+    write_params(own, {"embeddings": {"layer": -2}})
+    assert stages_that_would_run(own) == sorted(years)   # changed now: only these
+    ran = stages_run(run_dvc(own, "repro", env=RUNTIME))
     assert ran == sorted([*years, "train-context2-s0", "score-context2-s0",
                           "forecast-context2-s0", "report", "forecast_report"])
-    assert stages_that_would_run(project) == []
+    assert stages_that_would_run(own) == []
