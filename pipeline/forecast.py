@@ -68,9 +68,22 @@ def predicted_distribution(model: FutureLM, encoded: Sequence[Sequence[int]],
         raise ValueError("every reference context needs >= 2 tokens (EOS + text + EOS) and there "
                          "must be at least one")
     device = next(model.parameters()).device
+    order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
+    was_training = model.training
+    model.eval()                   # no dropout: the forecast is the model's mean prediction
+    try:
+        total, positions = _softmax_sums(model, encoded, order, history, batch_size, pad_id, device)
+    finally:
+        model.train(was_training)
+    mean = (total / positions).cpu().numpy()
+    return mean / mean.sum()      # fp32 softmax rows sum to 1 only within ~1e-7
+
+
+def _softmax_sums(model: FutureLM, encoded: Sequence[Sequence[int]], order: list[int],
+                  history: YearHistory | None, batch_size: int, pad_id: int,
+                  device: torch.device) -> tuple[torch.Tensor, int]:
     total: torch.Tensor | None = None
     positions = 0
-    order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
     for start in range(0, len(order), batch_size):
         batch = collate([encoded[i] for i in order[start:start + batch_size]], pad_id)
         ids, mask = batch["input_ids"].to(device), batch["attention_mask"].to(device)
@@ -84,8 +97,7 @@ def predicted_distribution(model: FutureLM, encoded: Sequence[Sequence[int]],
             total += torch.softmax(rows[lo:lo + step].float(), dim=-1).sum(0).double()
         positions += rows.shape[0]
     assert total is not None
-    mean = (total / positions).cpu().numpy()
-    return mean / mean.sum()      # fp32 softmax rows sum to 1 only within ~1e-7
+    return total, positions
 
 
 def persistence(last_counts: np.ndarray) -> np.ndarray:
@@ -113,13 +125,6 @@ def linear_extrapolation(log_freq: np.ndarray, years: Sequence[int], year: int) 
     predicted = predicted - predicted.max()
     p = np.exp(predicted)
     return p / p.sum()
-
-
-def predicted_change(log_p: np.ndarray, log_reference: np.ndarray) -> np.ndarray:
-    """``Δ̂ = log p̂_Y − log p̂_ref``, over the first ``len(log_reference)`` ids (the LM may
-    have padded output ids beyond the tokenizer's)."""
-    log_reference = np.asarray(log_reference, dtype=np.float64)
-    return np.asarray(log_p, dtype=np.float64)[:len(log_reference)] - log_reference
 
 
 def _word_start(text: str) -> bool:

@@ -10,9 +10,8 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
 from pipeline.errors import UserError
-from pipeline.forecast import (linear_extrapolation, persistence, predicted_change,
-                               predicted_distribution, rank_terms, reference_texts,
-                               vocabulary_forecast, whole_word_mask)
+from pipeline.forecast import (linear_extrapolation, persistence, predicted_distribution,
+                               rank_terms, reference_texts, vocabulary_forecast, whole_word_mask)
 from pipeline.frequencies import write_year
 from pipeline.future_lm import make_future_lm, scratch_gpt2
 from pipeline.history import load_history
@@ -58,6 +57,15 @@ def test_predicted_distribution_is_the_naive_per_position_mean(model, frequencie
                 total += torch.softmax(logits.double(), -1).numpy()
                 n += 1
     np.testing.assert_allclose(batched, total / n, rtol=1e-5, atol=1e-7)
+    # dropout off even for a model in training mode, whose mode is left as it was
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.5
+    model.train()
+    np.testing.assert_allclose(predicted_distribution(model, contexts(), history, batch_size=3),
+                               batched, rtol=1e-12)
+    assert model.training
+    model.eval()
     # batch size changes nothing beyond rounding
     np.testing.assert_allclose(predicted_distribution(model, contexts(), history, batch_size=1),
                                batched, rtol=1e-5, atol=1e-8)
@@ -120,7 +128,6 @@ def test_rank_terms_orders_and_filters():
     rising, falling = rank_terms(delta, eligible, k=3)
     assert rising.tolist() == [2, 0, 5]          # ties by id; id 6 not eligible
     assert falling.tolist() == [4, 1]            # zero change is no trend
-    assert predicted_change(np.log([0.5, 0.5, 0.0 + 1e-9]), np.log([0.25, 0.75])).shape == (2,)
 
 
 def word_tokenizer() -> PreTrainedTokenizerFast:
