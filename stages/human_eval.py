@@ -21,15 +21,18 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.human_eval import QUESTIONS, export_sheet, tabulate
-from pipeline.io import atomic_path, read_parquet
+from pipeline.evaluation import METRICS_FILE, generations_file
+from pipeline.io import atomic_path, read_json, read_parquet
 from pipeline.report import display_name
 
 
 def _export(args: argparse.Namespace) -> None:
     frames = []
     for variant in args.variants:
-        path = Path(args.scores) / f"{variant}-s{args.seed}" / f"generations_{args.split}.parquet"
-        gen = read_parquet(path).sort_values("index")
+        folder = Path(args.scores) / f"{variant}-s{args.seed}"
+        # Score folders are per year; metrics.json says which year is the dev / test year.
+        year = read_json(folder / METRICS_FILE)[f"{args.split}_year"]
+        gen = read_parquet(folder / generations_file(year)).sort_values("index")
         if args.per_variant:
             gen = gen.head(args.per_variant)
         frames.append(gen.assign(variant=variant, seed=args.seed, split=args.split))
