@@ -4,7 +4,8 @@ For every evaluated year ``i`` (the dev and test years, plus any later years for
 curves), with year ``i``'s own history (years ``i-m .. i-1``): PPL and CPL over all of that year's
 abstracts (:mod:`pipeline.scoring`), a per-position table of NLLs, and — for the years asked
 for — N generated abstracts with the year's bias (§4.6) and their content METEOR against the
-year's gold abstracts.
+year's gold abstracts. Scoring and generation run in ``score.precision``
+(:mod:`pipeline.precision`).
 
 Output folder (``write_evaluation``; the format is fixed in docs/design.md, "Scores"):
 ``metrics.json`` = {"variant", "seed", "dev_year", "test_year", "years": {"<year>": metrics},
@@ -32,6 +33,7 @@ from pipeline.generation import GenerationSettings, generate_abstracts
 from pipeline.history import YearHistory
 from pipeline.io import read_parquet, write_json, write_parquet
 from pipeline.meteor import content_meteor
+from pipeline.precision import compute_precision
 from pipeline.scoring import encode_for_model, perplexities, score_abstracts
 
 METRICS_FILE = "metrics.json"
@@ -102,13 +104,15 @@ class YearScores:
 def evaluate_year(model: FutureLM, tok: PreTrainedTokenizerBase, abstracts: pd.DataFrame,
                   year: int, history: YearHistory | None, *, batch_size: int,
                   settings: GenerationSettings | None, stopwords: frozenset[str],
-                  content_mask: np.ndarray) -> YearScores:
+                  content_mask: np.ndarray, precision: str = "fp32") -> YearScores:
     """Scores, per-position NLLs and (if ``settings``) generations of one year's abstracts."""
     texts = abstracts["abstract"].tolist()
     encoded, n_truncated = encode_for_model(tok, texts, model.context_length)
+    device = next(model.parameters()).device
     start = time.perf_counter()
-    scores = score_abstracts(model, encoded, content_mask, history, batch_size,
-                             pad_id=tok.eos_token_id, desc=f"{year} PPL", positions=True)
+    with compute_precision(device, precision):
+        scores = score_abstracts(model, encoded, content_mask, history, batch_size,
+                                 pad_id=tok.eos_token_id, desc=f"{year} PPL", positions=True)
     rate = scores.tokens["n_tokens"].sum() / (time.perf_counter() - start)
     tokens = scores.tokens
     tokens.insert(0, "key", abstracts["key"].to_numpy())
@@ -125,7 +129,8 @@ def evaluate_year(model: FutureLM, tok: PreTrainedTokenizerBase, abstracts: pd.D
     gens = None
     if settings is not None:
         start = time.perf_counter()
-        gens = generate_abstracts(model, tok, history, settings, desc=f"{year} generation")
+        with compute_precision(device, precision):
+            gens = generate_abstracts(model, tok, history, settings, desc=f"{year} generation")
         best = content_meteor(gens["text"].tolist(), texts, stopwords)
         keys = abstracts["key"].tolist()
         gens["year"] = year
@@ -170,7 +175,7 @@ def evaluate_model(model: FutureLM, tok: PreTrainedTokenizerBase, data: EvalYear
         results[year] = evaluate_year(
             model, tok, abstracts, year, history, batch_size=config.batch_size,
             settings=settings if year in generate else None, stopwords=stopwords,
-            content_mask=content_mask)
+            content_mask=content_mask, precision=config.precision)
     per_year = {str(y): r.metrics for y, r in results.items()}
     metrics = {"variant": model.variant, "seed": model.seed, "dev_year": data.dev_year,
                "test_year": data.test_year, "years": per_year,

@@ -10,6 +10,8 @@ Output pieces, all deterministic:
   two-sided test of each variant against the baseline (§4.7, :mod:`pipeline.significance`):
   the exact sign test over abstracts for PPL/CPL, the exact rank-sum test over generated
   abstracts for CM; each item's score is averaged over seeds first (:func:`seed_mean_items`);
+- the unigram reference: PPL of the training years' add-one unigram model on the same tokens
+  (:mod:`pipeline.unigram`), so readers see how far above a context-free model each one is;
 - staleness: PPL and CPL of every scored year (:mod:`pipeline.staleness`);
 - frequency buckets: NLL by history frequency, emerging tokens, recall@10 (:mod:`pipeline.buckets`);
 - Table 2: the first generated abstracts of each variant for the test year;
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +33,9 @@ from pipeline.buckets import BUCKETS, EMERGING, RARE_BUCKETS, bucket_metrics, lo
 from pipeline.errors import UserError
 from pipeline.evaluation import METRICS_FILE, generations_file, positions_file, tokens_file
 from pipeline.io import read_json, read_parquet
+from pipeline.nll import Perplexity
 from pipeline.significance import RankSumTest, SignTest, paired_sign_test, rank_sum_test
+from pipeline.unigram import summed_counts, unigram_perplexity
 
 SPLITS = ("dev", "test")
 METRICS = ("ppl", "cm", "cpl")                      # Table 3 column order
@@ -205,6 +209,29 @@ def bucket_frame(runs: dict[tuple[str, int], Run], variants: Sequence[str], seed
     return frame[["model", "year", "bucket", "n", "mean_nll", "nll_vs_baseline", "recall10"]]
 
 
+def unigram_reference(runs: dict[tuple[str, int], Run], frequencies_dir: str | os.PathLike[str],
+                      train_years: Iterable[int]) -> dict[int, Perplexity]:
+    """The unigram model of the training years (:mod:`pipeline.unigram`) scored on each scored
+    year's target tokens: every run scores the same tokens (one tokenizer, one context length), so
+    the first run's ``positions_<year>`` stand for all."""
+    counts = summed_counts(Path(frequencies_dir) / f"{y}.parquet" for y in train_years)
+    first = next(iter(runs.values()))
+    return {year: unigram_perplexity(counts, first.positions(year)["target_id"].to_numpy())
+            for year in first.years}
+
+
+def unigram_markdown(unigram: dict[int, Perplexity], summary: dict[str, dict]) -> str:
+    """One line per scored year: the unigram PPL, and how far below it the best model is."""
+    lines = []
+    for year, ref in sorted(unigram.items()):
+        ppls = {v: e["years"][str(year)]["ppl"] for v, e in summary.items()}
+        best = min(ppls, key=ppls.get)
+        lines.append(f"- {year}: unigram PPL {ref.ppl:.2f} over {ref.n_tokens:,} tokens; best "
+                     f"model {display_name(best)} {ppls[best]:.2f} "
+                     f"({ppls[best] / ref.ppl:.0%} of the unigram's)")
+    return "\n".join(lines)
+
+
 def _cell(stats: dict, metric: str) -> str:
     digits = 4 if metric == "cm" else 2
     text = f"{stats[metric]:.{digits}f}"
@@ -280,11 +307,13 @@ def bucket_markdown(frame: pd.DataFrame) -> str:
 def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants: Sequence[str],
            seeds: Sequence[int], baseline: str, n_examples: int,
            buckets: pd.DataFrame | None = None, staleness: str | None = None,
-           window: int | None = None, figures: dict[str, str] | None = None) -> str:
+           window: int | None = None, figures: dict[str, str] | None = None,
+           unigram: dict[int, Perplexity] | None = None) -> str:
     """The whole ``reports/results.md`` text for ``summary`` (:func:`summarize`).
 
-    ``buckets`` (:func:`bucket_frame`) and ``staleness`` (Markdown from
-    :func:`pipeline.staleness.staleness_markdown`) add their sections when given; ``figures``
+    ``buckets`` (:func:`bucket_frame`), ``staleness`` (Markdown from
+    :func:`pipeline.staleness.staleness_markdown`) and ``unigram`` (:func:`unigram_reference`)
+    add their sections when given; ``figures``
     maps a section (``"staleness"``, ``"buckets"``) to an image path relative to the report.
     """
     metrics_table, p_table = table3(summary, baseline)
@@ -311,6 +340,11 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
         "",
         p_table,
     ]
+    if unigram:
+        parts += ["", "Reference: a unigram model of the training years (token frequencies, add-one "
+                  "smoothed; `pipeline/unigram.py`) scored on exactly the same target tokens. A "
+                  "model near it has learned little beyond word frequency.", "",
+                  unigram_markdown(unigram, summary)]
     if staleness is not None:
         parts += ["", "## Staleness: PPL and CPL by scored year", "",
                   "Each year is scored with its own history (the years before it); the last column "

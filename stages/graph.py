@@ -169,8 +169,10 @@ class Plan:
 
     @property
     def report_years(self) -> list[int]:
-        """Frequency years the report's bucket metrics read for the scored years."""
-        return sorted({y for s in self.scored_years for y in bucket_years(s, self.window)})
+        """Frequency years the report reads: the buckets' years for each scored year, and the
+        training years for the unigram reference perplexity."""
+        buckets = {y for s in self.scored_years for y in bucket_years(s, self.window)}
+        return sorted(buckets | set(self.train_years))
 
     @property
     def forecast_report_years(self) -> list[int]:
@@ -371,12 +373,14 @@ def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
     return {
         "cmd": "python -m stages.report --scores data/scores ${experiment} --baseline baseline "
                "--examples ${report.examples} --frequencies data/features/frequencies "
-               "--window ${features.window} --corpus-metrics metrics/corpus.json "
+               "--window ${features.window} --train-years ${split.train_first} ${split.train_last} "
+               "--corpus-metrics metrics/corpus.json "
                "--out reports/results.md --metrics-dir metrics/variants --plots plots/results.csv "
                "--staleness plots/staleness.csv --buckets plots/buckets.csv",
         "deps": [*code("report"), *(f"data/scores/{r}" for r in runs),
                  *_feature_files(["frequencies"], plan.report_years), "metrics/corpus.json"],
-        "params": ["experiment", "report", "features.window"],
+        "params": ["experiment", "report", "features.window", "split.train_first",
+                   "split.train_last"],
         "outs": [{"reports/results.md": {"cache": False}}],
         "metrics": [{"metrics/variants": {"cache": False}}],
         "plots": [{"plots/results.csv": {

@@ -2,8 +2,8 @@
 
 Reads data/scores/<variant>-s<seed>/ for every variant x seed (metrics.json, tokens_<year>,
 generations_<year>, positions_<year>.parquet) and the per-year frequency files, and writes
-reports/results.md (Table 3 with significance tests against the baseline, staleness tables, NLL by
-history-frequency bucket, Table 2 examples), one DVC metrics file per variant
+reports/results.md (Table 3 with significance tests against the baseline, the unigram reference
+perplexity, staleness tables, NLL by history-frequency bucket, Table 2 examples), one DVC metrics file per variant
 (metrics/variants/<variant>.json), and CSVs for DVC plots: plots/results.csv (one row per
 variant), plots/staleness.csv (model, year, ppl, cpl) and plots/buckets.csv (model, year, bucket,
 n, mean_nll, recall10), plus PNG versions of the last two linked from the report.
@@ -20,7 +20,7 @@ from pipeline.errors import UserError
 from pipeline.figures import line_panels
 from pipeline.io import atomic_path, read_json, write_json
 from pipeline.report import (bucket_frame, display_name, finite_or_none, load_runs, plot_rows,
-                             render, summarize)
+                             render, summarize, unigram_reference)
 from pipeline.staleness import staleness_frame, staleness_markdown
 from stages._cli import stage_main
 
@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--frequencies", required=True,
                    help="per-year frequency folder (data/features/frequencies), for the buckets")
     p.add_argument("--window", type=int, required=True, help="history years m (features.window)")
+    p.add_argument("--train-years", nargs=2, type=int, required=True, metavar=("FIRST", "LAST"),
+                   help="training years (split.train_first, split.train_last): their frequency "
+                        "files give the unigram reference perplexity")
     p.add_argument("--corpus-metrics", default=None,
                    help="metrics/corpus.json: marks the last corpus year as possibly partial")
     p.add_argument("--out", required=True, help="Markdown report (reports/results.md)")
@@ -69,13 +72,16 @@ def main(argv: list[str] | None = None) -> None:
     stale = staleness_frame(summary, names)
     buckets = bucket_frame(runs, args.variants, args.seeds, args.frequencies, args.window,
                            args.baseline)
+    first, last = args.train_years
+    unigram = unigram_reference(runs, args.frequencies, range(first, last + 1))
     pngs = {k: str(Path(path).with_suffix(".png")) for k, path in
             (("staleness", args.staleness), ("buckets", args.buckets))}
     report_dir = Path(args.out).resolve().parent
     figures = {k: os.path.relpath(Path(v).resolve(), report_dir) for k, v in pngs.items()}
     text = render(runs, summary, args.variants, args.seeds, args.baseline, args.examples,
                   buckets=buckets, window=args.window, figures=figures,
-                  staleness=staleness_markdown(stale, last_corpus_year(args.corpus_metrics)))
+                  staleness=staleness_markdown(stale, last_corpus_year(args.corpus_metrics)),
+                  unigram=unigram)
 
     with atomic_path(args.out) as tmp:
         tmp.write_text(text, encoding="utf-8")

@@ -52,6 +52,12 @@ class CiSkips:
         self.allowed = tuple(allowed)
         self.enabled = in_ci() if enabled is None else enabled
         self.unexpected: list[str] = []
+        self.is_xdist_worker = False
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # xdist gives its workers a `workerinput`; the environment is no guide (a pytest run
+        # started from inside an xdist worker inherits PYTEST_XDIST_WORKER without being one)
+        self.is_xdist_worker = hasattr(session.config, "workerinput")
 
     def allows(self, nodeid: str, reason: str) -> bool:
         return any(re.fullmatch(a.nodeid, nodeid) and re.search(a.reason, reason)
@@ -77,7 +83,7 @@ class CiSkips:
     # error that interrupts the whole run, so it is counted here and fails the session at the end.
     # Under xdist the controller sees every worker's skipped collect reports: count only there.
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if (self.enabled and report.skipped and "PYTEST_XDIST_WORKER" not in os.environ
+        if (self.enabled and report.skipped and not self.is_xdist_worker
                 and not self.allows(report.nodeid, _reason(report.longrepr))):
             self.unexpected.append(f"{report.nodeid}: {_reason(report.longrepr)}")
 

@@ -64,7 +64,8 @@ def run_suite(tmp_path: Path, ci: str | None, *args: str,
     for name in files:
         text = SUITE[name]
         (tmp_path / name).write_text(textwrap.dedent(text))
-    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    # not CI, and none of the outer run's xdist variables: this suite is a run of its own
+    env = {k: v for k, v in os.environ.items() if k != "CI" and not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
     if ci is not None:
         env["CI"] = ci

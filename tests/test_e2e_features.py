@@ -27,11 +27,13 @@ from tests.dvc_project import (
 )
 
 FEATURE_STAGES = ("tokenizer", "frequencies", "frequency_plot", "embeddings")
-# window 1, train 2017, dev 2018, test 2019: features of 2016, 2017 and 2018
+# window 1, train 2017, dev 2018, test 2019, a forecast of 2019 backtested on 2018 (the corpus
+# ends in 2019): features of 2016, 2017 and 2018
 PARAMS = {
     "split": {"train_first": 2017, "train_last": 2017, "dev_year": 2018, "test_year": 2019},
     "features": {"window": 1},
     "score": {"years": [2018, 2019]},
+    "forecast": {"year": 2019, "backtest_years": [2018]},
     "experiment": {"variants": ["baseline", "context"]},
     "tokenizer": {"vocab_size": 400},
     "embeddings": {"batch_size": 8, "max_length": 128, "stride": 16, "device": "cpu"},

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from pipeline.errors import UserError
-from pipeline.frequencies import write_year
+from pipeline.frequencies import read_year, write_year
 from pipeline.io import write_json, write_parquet
 from pipeline.report import display_name, load_runs, render, seed_mean_items, summarize
 from pipeline.significance import paired_sign_test, rank_sum_test
@@ -168,7 +168,8 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     write_json({"per_year": {str(y): {"kept": 3} for y in range(2015, 2023)}}, corpus)
     args = ["--scores", str(scores), "--variants", "baseline", "frequency", "context2",
             "--seeds", "0", "1", "--baseline", "baseline", "--examples", "3",
-            "--frequencies", str(frequencies), "--window", "2", "--corpus-metrics", str(corpus),
+            "--frequencies", str(frequencies), "--window", "2", "--train-years", "2018", "2019",
+            "--corpus-metrics", str(corpus),
             "--out", str(out), "--metrics-dir", str(metrics), "--plots", str(plots),
             "--staleness", str(tmp_path / "p" / "staleness.csv"),
             "--buckets", str(tmp_path / "p" / "buckets.csv")]
@@ -199,6 +200,12 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     assert pair.loc[("Frequency", 2021), "nll_vs_baseline"] == pytest.approx(
         pair.loc[("Frequency", 2021), "mean_nll"] - pair.loc[("Baseline-all", 2021), "mean_nll"],
         abs=1e-4)
+    # the unigram reference: the training years' summed counts, add-one, on run 1's targets
+    counts = sum(read_year(frequencies / f"{y}.parquet").counts for y in (2018, 2019))
+    log_p = np.log((counts + 1) / (counts.sum() + VOCAB))
+    targets = load_runs(scores, ["baseline"], [0])[("baseline", 0)].positions(2021)["target_id"]
+    want_unigram = np.exp(-log_p[targets.to_numpy()].mean())
+    assert f"- 2021: unigram PPL {want_unigram:.2f} over 40 tokens; best model Frequency" in text
     assert (tmp_path / "p" / "staleness.png").stat().st_size > 0
     assert (tmp_path / "p" / "buckets.png").stat().st_size > 0
     first = out.read_bytes()
@@ -210,7 +217,7 @@ def test_cli_missing_history_year_is_a_user_error(scores, frequencies, tmp_path,
     (frequencies / "2017.parquet").unlink()
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["--scores", str(scores), "--variants", "baseline", "--seeds", "0",
-                  "--frequencies", str(frequencies), "--window", "2",
+                  "--frequencies", str(frequencies), "--window", "2", "--train-years", "2018", "2019",
                   "--out", str(tmp_path / "r.md"), "--metrics-dir", str(tmp_path / "m"),
                   "--plots", str(tmp_path / "p.csv"), "--staleness", str(tmp_path / "s.csv"),
                   "--buckets", str(tmp_path / "b.csv")])
