@@ -24,8 +24,8 @@ from pipeline.future_lm import load_future_lm
 from pipeline.generation import GenerationSettings, generate_abstracts
 from pipeline.history import load_history
 from pipeline.io import read_parquet
-from pipeline.scoring import score_abstracts
-from pipeline.tokenizer import encode_abstracts, load_tokenizer
+from pipeline.scoring import encode_for_model, score_abstracts
+from pipeline.tokenizer import load_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> None:
     history = (load_history(year, model.window, root / "data" / "features" / "frequencies",
                             root / "data" / "features" / "embeddings", kinds=model.history_kinds)
                if model.history_kinds else None)
-    length = model.lm.config.n_positions
-    encoded = encode_abstracts(tok, dev["abstract"].tolist(), length)
+    # the score stage's truncation rule: the context length the model was trained with
+    encoded, _ = encode_for_model(tok, dev["abstract"].tolist(), model.context_length)
     n_tokens = sum(len(e) - 1 for e in encoded)
     settings = GenerationSettings(n=args.n_generate, max_new_tokens=params["max_new_tokens"],
                                   num_beams=params["num_beams"], top_k=params["top_k"],
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         "",
         f"Command: `.venv/bin/python -m benchmarks.scoring {' '.join(argv or sys.argv[1:])}`: "
         f"{model.variant} model ({n_params / 1e6:.2f}M parameters incl. bias, |V| = {len(tok)}, "
-        f"context {length}), {len(encoded)} dev abstracts of {year} = {n_tokens:,} predicted "
+        f"context {model.context_length}), {len(encoded)} dev abstracts of {year} = {n_tokens:,} predicted "
         f"tokens, batch size {params['batch_size']}; generation with beam {settings.num_beams} + "
         f"sampling, {settings.max_new_tokens} new tokens max.",
         f"Machine: {platform.machine()}, 2-core CPU, 24 GiB, 1-minute load average {os.getloadavg()[0]:.1f} at the end of "

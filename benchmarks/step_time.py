@@ -20,7 +20,13 @@ trained on the sample uses nearly all its tokens) and 0.41 for ``reference``: GP
 2018+2019 ACL abstracts (the dev year's history) uses 20,820 of its 50,257 tokens (measured on
 ../shared/data/anthology+abstracts.bib.gz; 0.10 for 2001+2002, 0.22 for 2010+2011).
 
+A name ``<variant>:shared`` is that variant under shared-base training (``train.base: shared``):
+the LM is frozen and in eval mode, only the bias module is trained (:mod:`pipeline.training`).
+``--shared`` adds the shared form of every temporal variant; ratios stay relative to the first
+(joint) variant, Baseline, so a shared step's ratio is its cost against a joint step.
+
     .venv/bin/python -m benchmarks.step_time --sizes default
+    .venv/bin/python -m benchmarks.step_time --sizes default --shared
     .venv/bin/python -m benchmarks.step_time --sizes reference --rounds 2
 """
 
@@ -41,7 +47,7 @@ import torch
 
 from pipeline.future_lm import FutureLM, make_future_lm, scratch_gpt2
 from pipeline.history import YearHistory
-from pipeline.training import TrainConfig, build_optimizer
+from pipeline.training import TrainConfig, build_optimizer, set_train_mode
 
 VARIANTS = ("baseline", "frequency-nolstm", "frequency", "context", "context2")
 
@@ -80,23 +86,36 @@ def make_history(s: Sizes, observed_fraction: float, device: torch.device) -> Ye
                        observed=observed).to(device)
 
 
-def make_models(s: Sizes, variants: tuple[str, ...], device: torch.device) -> dict[str, FutureLM]:
+def parse_name(name: str) -> tuple[str, bool]:
+    """``"frequency:shared"`` -> ("frequency", True): the variant and whether its LM is frozen."""
+    variant, _, design = name.partition(":")
+    if design not in ("", "joint", "shared"):
+        raise SystemExit(f"unknown training design {design!r} in {name!r}: use <variant>:shared")
+    return variant, design == "shared"
+
+
+def make_models(s: Sizes, names: tuple[str, ...], device: torch.device) -> dict[str, FutureLM]:
     torch.manual_seed(0)
     base = scratch_gpt2(s.vocab, 0, n_layer=s.n_layer, n_head=s.n_head, n_embd=s.n_embd,
                         n_positions=max(256, s.length), dropout=0.1)
-    return {v: make_future_lm(copy.deepcopy(base), v, s.window, lstm_hidden=s.lstm_hidden,
-                              feature_dim=s.feature_dim, dropout=0.1).to(device).train()
-            for v in variants}
+    return {name: make_future_lm(copy.deepcopy(base), parse_name(name)[0], s.window,
+                                 lstm_hidden=s.lstm_hidden, feature_dim=s.feature_dim,
+                                 dropout=0.1).to(device)
+            for name in names}
 
 
-def make_step(model: FutureLM, history: YearHistory, ids: torch.Tensor):
-    optimizer = build_optimizer(model, TrainConfig(lr_lm=1e-5, lr_new=1e-5))
+def make_step(model: FutureLM, history: YearHistory, ids: torch.Tensor, freeze_lm: bool = False):
+    """One optimizer step as pipeline.training takes it (frozen LM: eval mode, bias-only AdamW)."""
+    config = TrainConfig(lr_lm=1e-5, lr_new=1e-5, freeze_lm=freeze_lm)
+    optimizer = build_optimizer(model, config)
+    set_train_mode(model, config)
+    params = [p for p in model.parameters() if p.requires_grad]
     mask = torch.ones_like(ids)
 
     def step() -> None:
         optimizer.zero_grad(set_to_none=True)
         model(ids, mask, history, labels=ids).loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         optimizer.step()
     return step
 
@@ -110,7 +129,8 @@ def time_steps(s: Sizes, variants: tuple[str, ...], rounds: int, warmup: int,
                observed: float, device: torch.device) -> dict[str, list[float]]:
     history = make_history(s, observed, device)
     ids = torch.randint(1, s.vocab, (s.batch, s.length), generator=torch.Generator().manual_seed(1)).to(device)
-    steps = {v: make_step(m, history, ids) for v, m in make_models(s, variants, device).items()}
+    steps = {v: make_step(m, history, ids, parse_name(v)[1])
+             for v, m in make_models(s, variants, device).items()}
     times: dict[str, list[float]] = {v: [] for v in variants}
     for r in range(warmup + rounds):
         for v in variants:
@@ -131,7 +151,8 @@ def peak_memory(s: Sizes, variant: str, observed: float, device: torch.device) -
     before = _status_bytes("VmRSS")
     history = make_history(s, observed, device)
     ids = torch.randint(1, s.vocab, (s.batch, s.length)).to(device)
-    step = make_step(make_models(s, (variant,), device)[variant], history, ids)
+    step = make_step(make_models(s, (variant,), device)[variant], history, ids,
+                     parse_name(variant)[1])
     for _ in range(2):
         step()
     sync(device)
@@ -151,7 +172,10 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m benchmarks.step_time", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", choices=sorted(PRESETS), default="default", help="size preset")
-    p.add_argument("--variants", nargs="+", default=list(VARIANTS), help="variants (baseline first)")
+    p.add_argument("--variants", nargs="+", default=list(VARIANTS),
+                   help="variants (baseline first); <variant>:shared = with the LM frozen")
+    p.add_argument("--shared", action="store_true",
+                   help="also time each temporal variant's shared-base step (<variant>:shared)")
     p.add_argument("--rounds", type=int, default=10, help="timed steps per variant")
     p.add_argument("--warmup", type=int, default=2, help="untimed steps per variant first")
     p.add_argument("--observed", type=float, default=None,
@@ -174,6 +198,9 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps({"bytes": peak_memory(s, args.memory_of, observed, device)}))
         return
     variants = tuple(args.variants)
+    if args.shared:
+        variants += tuple(f"{v}:shared" for v in variants
+                          if not parse_name(v)[0].startswith("baseline") and not parse_name(v)[1])
     times = time_steps(s, variants, args.rounds, args.warmup, observed, device)
     memory: dict[str, int] = {}
     if not args.no_memory:

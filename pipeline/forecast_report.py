@@ -157,9 +157,10 @@ def verdicts(table: pd.DataFrame, variants: Sequence[str], year: int) -> list[st
         if np.isnan(r["rho"]):
             lines.append(f"- {year}: {display_name(v)} predicts no change in any trend token.")
         else:
-            found = ("detects" if r["rho_lo"] > 0 else "ranks trends in the **wrong direction**"
-                     if r["rho_hi"] < 0 else "does **not** reliably detect")
-            lines.append(f"- {year}: {display_name(v)} {found} trends (Spearman ρ {r['rho']:+.3f}, "
+            found = ("detects trends" if r["rho_lo"] > 0 else
+                     "ranks trends in the **wrong direction**" if r["rho_hi"] < 0 else
+                     "does **not** reliably detect trends")
+            lines.append(f"- {year}: {display_name(v)} {found} (Spearman ρ {r['rho']:+.3f}, "
                          f"95 % CI [{r['rho_lo']:+.3f}, {r['rho_hi']:+.3f}]; persistence predicts "
                          "no change).")
     return lines

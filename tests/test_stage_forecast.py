@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import torch
 
+from pipeline.forecast_report import PERSISTENCE, verdicts
 from pipeline.frequencies import count_tokens, write_year
 from pipeline.future_lm import make_future_lm, save_future_lm, scratch_gpt2
 from pipeline.identity import tokenizer_identity
@@ -142,3 +143,21 @@ def test_report_refuses_a_forecast_for_another_year(project, forecasts, tmp_path
             "--metrics", str(tmp_path / "m.json"), "--plot", str(tmp_path / "p.png")])
     assert exit_info.value.code == 2
     assert "for forecast year 2022, not 2023" in capsys.readouterr().err
+
+
+def test_verdicts_say_each_finding_once() -> None:
+    def row(name: str, ppl: float, rho: float, lo: float, hi: float) -> dict:
+        return {"forecaster": name, "unigram_ppl": ppl, "vs_persistence": ppl - 100.0,
+                "vs_persistence_lo": ppl - 101.0, "vs_persistence_hi": ppl - 99.0,
+                "rho": rho, "rho_lo": lo, "rho_hi": hi}
+    table = pd.DataFrame([row(PERSISTENCE, 100.0, np.nan, np.nan, np.nan),
+                          row("Frequency", 90.0, 0.5, 0.2, 0.7),
+                          row("Context", 110.0, -0.4, -0.6, -0.2),
+                          row("Context²", 100.5, 0.0, -0.2, 0.2)])
+    lines = verdicts(table, ["baseline", "frequency", "context", "context2"], 2021)
+    assert lines[0].startswith("- 2021: Frequency beats persistence")
+    assert lines[1].startswith("- 2021: Frequency detects trends (Spearman ρ +0.500")
+    assert "Context does **not** beat persistence" in lines[2]
+    assert lines[3].startswith("- 2021: Context ranks trends in the **wrong direction** (Spearman")
+    assert lines[5].startswith("- 2021: Context² does **not** reliably detect trends (Spearman")
+    assert not any("trends trends" in line or "** trends" in line for line in lines)

@@ -1,0 +1,70 @@
+"""Wall time per DVC stage, from a `dvc repro` log whose lines carry a Unix-time prefix.
+
+    dvc repro 2>&1 | python scripts/stage_times.py --stamp > repro.log   # timestamp while running
+    python scripts/stage_times.py --table repro.log                      # Markdown table afterwards
+
+A stage's time runs from its "Running stage '<name>'" line to the next stage's (or to the last
+line of the log, for the last stage), so it includes DVC's own hashing and lock-file writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+RUNNING = re.compile(r"Running stage '([^']+)'")
+
+
+def stamp() -> None:
+    """Copy stdin to stdout, each line prefixed with the Unix time it arrived."""
+    for line in sys.stdin:
+        sys.stdout.write(f"{time.time():.1f} {line}")
+        sys.stdout.flush()
+
+
+def stage_times(lines: list[str]) -> list[tuple[str, float]]:
+    """(stage, seconds) in run order, from timestamped log lines."""
+    starts: list[tuple[str, float]] = []
+    last = None
+    for line in lines:
+        head, _, text = line.partition(" ")
+        try:
+            when = float(head)
+        except ValueError:
+            continue
+        last = when
+        match = RUNNING.search(text)
+        if match:
+            starts.append((match.group(1), when))
+    if last is None:
+        return []
+    ends = [t for _, t in starts[1:]] + [last]
+    return [(name, end - start) for (name, start), end in zip(starts, ends)]
+
+
+def table(times: list[tuple[str, float]]) -> str:
+    total = sum(t for _, t in times)
+    rows = ["| stage | wall time |", "|---|---:|"]
+    rows += [f"| {name} | {seconds / 60:.1f} min |" for name, seconds in times]
+    rows.append(f"| **total** ({len(times)} stages) | **{total / 60:.1f} min** |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--stamp", action="store_true", help="prefix stdin lines with the time")
+    mode.add_argument("--table", metavar="LOG", help="Markdown table of a timestamped log")
+    args = p.parse_args()
+    if args.stamp:
+        stamp()
+    else:
+        lines = Path(args.table).read_text(errors="replace").replace("\r", "\n").splitlines()
+        print(table(stage_times(lines)))
+
+
+if __name__ == "__main__":
+    main()
