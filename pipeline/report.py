@@ -313,8 +313,8 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
 
     ``buckets`` (:func:`bucket_frame`), ``staleness`` (Markdown from
     :func:`pipeline.staleness.staleness_markdown`) and ``unigram`` (:func:`unigram_reference`)
-    add their sections when given; ``figures``
-    maps a section (``"staleness"``, ``"buckets"``) to an image path relative to the report.
+    add their sections when given; ``figures`` maps a section (``"staleness"``, ``"buckets"``) to
+    an image path relative to the report.
     """
     metrics_table, p_table = table3(summary, baseline)
     first = runs[(variants[0], seeds[0])]

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from pipeline.errors import UserError
 from pipeline.frequencies import log_frequencies, read_year
 from pipeline.nll import Perplexity
 
@@ -29,8 +30,9 @@ def summed_counts(paths: Iterable[str | os.PathLike[str]]) -> np.ndarray:
     for path in paths:
         counts = read_year(path).counts
         if total is not None and counts.shape != total.shape:
-            raise ValueError(f"{path}: vocabulary of {counts.shape[0]} tokens, "
-                             f"the other files have {total.shape[0]}")
+            raise UserError(f"the frequency file has a vocabulary of {counts.shape[0]} tokens, the "
+                            f"other training years' have {total.shape[0]}", path=path,
+                            fix="recompute the frequencies with one tokenizer (`dvc repro`)")
         total = counts.astype(np.int64) if total is None else total + counts
     if total is None:
         raise ValueError("no frequency files given")

@@ -3,8 +3,8 @@
 Reads data/scores/<variant>-s<seed>/ for every variant x seed (metrics.json, tokens_<year>,
 generations_<year>, positions_<year>.parquet) and the per-year frequency files, and writes
 reports/results.md (Table 3 with significance tests against the baseline, the unigram reference
-perplexity, staleness tables, NLL by history-frequency bucket, Table 2 examples), one DVC metrics file per variant
-(metrics/variants/<variant>.json), and CSVs for DVC plots: plots/results.csv (one row per
+perplexity, staleness tables, NLL by history-frequency bucket, Table 2 examples), one DVC metrics
+file per variant (metrics/variants/<variant>.json), and CSVs for DVC plots: plots/results.csv (one row per
 variant), plots/staleness.csv (model, year, ppl, cpl) and plots/buckets.csv (model, year, bucket,
 n, mean_nll, recall10), plus PNG versions of the last two linked from the report.
 """

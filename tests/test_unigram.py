@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from pipeline.errors import UserError
 from pipeline.frequencies import write_year
 from pipeline.unigram import summed_counts, unigram_perplexity
 
@@ -44,5 +45,6 @@ def test_counts_of_years_are_summed(tmp_path) -> None:
 def test_years_with_different_vocabularies_are_refused(tmp_path) -> None:
     write_year(tmp_path / "a.parquet", 2018, np.array([1, 0, 2]))
     write_year(tmp_path / "b.parquet", 2019, np.array([0, 4]))
-    with pytest.raises(ValueError, match="vocabulary"):
+    with pytest.raises(UserError, match="vocabulary of 2 tokens") as err:
         summed_counts([tmp_path / "a.parquet", tmp_path / "b.parquet"])
+    assert err.value.path is not None and str(err.value.path).endswith("b.parquet")
