@@ -243,6 +243,8 @@ def _cell(stats: dict, metric: str) -> str:
 def _p(value: float | None) -> str:
     if value is None:
         return "—"
+    if value < 1e-300:   # an exact p-value below what a double holds (thousands of items) is 0.0
+        return "< 1e-300"
     return f"{value:.2e}" if value < 1e-3 else f"{value:.3f}"
 
 

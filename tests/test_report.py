@@ -244,3 +244,9 @@ def test_staleness_table_slope_and_partial_year():
     assert "| Frequency | 19.00 | 20.00 | 21.00 | +1.00 |" in text
     assert "2022 is the last year of the corpus" in text
     assert "last year of the corpus" not in staleness_markdown(frame, last_corpus_year=2023)
+
+
+def test_p_values_too_small_for_a_double_are_not_printed_as_zero():
+    from pipeline.report import _p
+    assert _p(0.0) == "< 1e-300" and _p(2.5e-78) == "2.50e-78" and _p(0.0123) == "0.012"
+    assert _p(None) == "—"
