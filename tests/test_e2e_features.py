@@ -5,7 +5,8 @@ A throw-away copy of the project (tests/dvc_project.py) runs the real feature st
 plain files in place of the data stages' outputs, so this test exercises only the feature graph).
 Feature years are derived from the split, the window, score.years and the forecast years
 (stages/graph.py). Then: scoring one more year computes only the features of its new history year
-(and the plot that lists every year); changing `embeddings.layer` reruns the embeddings of every year and no frequencies.
+(and the plot that lists every year); changing `embeddings.layer` reruns the embeddings of every
+year and no frequencies.
 """
 
 from __future__ import annotations
