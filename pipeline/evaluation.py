@@ -104,15 +104,13 @@ class YearScores:
 def evaluate_year(model: FutureLM, tok: PreTrainedTokenizerBase, abstracts: pd.DataFrame,
                   year: int, history: YearHistory | None, *, batch_size: int,
                   settings: GenerationSettings | None, stopwords: frozenset[str],
-                  content_mask: np.ndarray, precision: str = "fp32") -> YearScores:
+                  content_mask: np.ndarray) -> YearScores:
     """Scores, per-position NLLs and (if ``settings``) generations of one year's abstracts."""
     texts = abstracts["abstract"].tolist()
     encoded, n_truncated = encode_for_model(tok, texts, model.context_length)
-    device = next(model.parameters()).device
     start = time.perf_counter()
-    with compute_precision(device, precision):
-        scores = score_abstracts(model, encoded, content_mask, history, batch_size,
-                                 pad_id=tok.eos_token_id, desc=f"{year} PPL", positions=True)
+    scores = score_abstracts(model, encoded, content_mask, history, batch_size,
+                             pad_id=tok.eos_token_id, desc=f"{year} PPL", positions=True)
     rate = scores.tokens["n_tokens"].sum() / (time.perf_counter() - start)
     tokens = scores.tokens
     tokens.insert(0, "key", abstracts["key"].to_numpy())
@@ -129,8 +127,7 @@ def evaluate_year(model: FutureLM, tok: PreTrainedTokenizerBase, abstracts: pd.D
     gens = None
     if settings is not None:
         start = time.perf_counter()
-        with compute_precision(device, precision):
-            gens = generate_abstracts(model, tok, history, settings, desc=f"{year} generation")
+        gens = generate_abstracts(model, tok, history, settings, desc=f"{year} generation")
         best = content_meteor(gens["text"].tolist(), texts, stopwords)
         keys = abstracts["key"].tolist()
         gens["year"] = year
@@ -172,10 +169,11 @@ def evaluate_model(model: FutureLM, tok: PreTrainedTokenizerBase, data: EvalYear
     for year, abstracts in data.abstracts.items():
         history = load_histories([year], model.window, model.history_kinds, frequencies,
                                  embeddings, tokenizer=tokenizer_dir).get(year)
-        results[year] = evaluate_year(
-            model, tok, abstracts, year, history, batch_size=config.batch_size,
-            settings=settings if year in generate else None, stopwords=stopwords,
-            content_mask=content_mask, precision=config.precision)
+        with compute_precision(next(model.parameters()).device, config.precision):
+            results[year] = evaluate_year(
+                model, tok, abstracts, year, history, batch_size=config.batch_size,
+                settings=settings if year in generate else None, stopwords=stopwords,
+                content_mask=content_mask)
     per_year = {str(y): r.metrics for y, r in results.items()}
     metrics = {"variant": model.variant, "seed": model.seed, "dev_year": data.dev_year,
                "test_year": data.test_year, "years": per_year,

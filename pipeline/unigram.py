@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from pipeline.backtest import cross_entropy
 from pipeline.errors import UserError
 from pipeline.frequencies import log_frequencies, read_year
 from pipeline.nll import Perplexity
@@ -45,4 +46,9 @@ def unigram_perplexity(counts: np.ndarray, target_ids: np.ndarray) -> Perplexity
     targets = np.asarray(target_ids, dtype=np.int64)
     if targets.size and (targets.min() < 0 or targets.max() >= log_p.shape[0]):
         raise ValueError(f"target ids outside the vocabulary of {log_p.shape[0]} tokens")
-    return Perplexity(float(-log_p[targets].sum()), int(targets.size))
+    # the backtests' cross-entropy (nats per token) over the targets' counts, times their number
+    n = int(targets.size)
+    if n == 0:
+        return Perplexity(0.0, 0)
+    target_counts = np.bincount(targets, minlength=log_p.shape[0])
+    return Perplexity(cross_entropy(target_counts, log_p) * n, n)

@@ -9,16 +9,16 @@ over seeds, as the report stage wrote them). Baseline is trained the same way in
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from pipeline.io import read_json
 from pipeline.report import display_name
 
 COLUMNS = [("dev", "ppl"), ("test", "ppl"), ("dev", "cpl"), ("test", "cpl"), ("test", "cm")]
 
 
 def load(folder: Path) -> dict[str, dict]:
-    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+    return {p.stem: read_json(p) for p in sorted(folder.glob("*.json"))}
 
 
 def table(joint: dict[str, dict], shared: dict[str, dict], order: list[str]) -> str:

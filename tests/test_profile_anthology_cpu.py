@@ -5,20 +5,16 @@ with every profile's in tests/test_profiles.py."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from stages import graph
+from tests.test_profiles import load
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILE = REPO / "profiles" / "anthology-cpu.yaml"
 VARIANTS = {"baseline", "baseline-2", "baseline-3", "frequency-nolstm", "frequency", "context",
             "context2"}
-
-
-def load(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(path.read_text())
 
 
 def test_profile_runs_the_full_export_with_the_papers_split_and_every_variant() -> None:
