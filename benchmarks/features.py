@@ -1,7 +1,7 @@
 """Temporal features: frequency counting speed, pooling overhead, encoder throughput, memory/disk.
 
 1. Frequencies on the full export: every abstract of ``anthology+abstracts.bib.gz`` (parsed with
-   pipeline.anthology) counted per year with the GPT-2 BPE (the paper's LM vocabulary), timed
+   pipeline.corpus.anthology) counted per year with the GPT-2 BPE (the paper's LM vocabulary), timed
    without parsing. Target: <= 60 s for ~12 M LM tokens on 2 cores.
 2. Pooling overhead, on the SAME batches of one sample year: forward alone vs forward + pooling
    (index_add), interleaved repeats, plus the CPU-side alignment/windowing (plan_year minus the
@@ -32,13 +32,13 @@ import torch
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # as `make repro` runs the stages
 
-from pipeline.anthology import parse_file  # noqa: E402
-from pipeline.alignment import plan_year
-from pipeline.embeddings import encoder_states, pick_dtype, pool_batch
-from pipeline.frequencies import count_tokens
-from pipeline.io import write_parquet
-from pipeline.models_hub import MINILM, load_encoder, load_tokenizer_for
-from pipeline.tokenizer import plain_backend, train_scratch_tokenizer
+from pipeline.corpus.anthology import parse_file  # noqa: E402
+from pipeline.features.alignment import plan_year
+from pipeline.features.embeddings import encoder_states, pick_dtype, pool_batch
+from pipeline.features.frequencies import count_tokens
+from pipeline.infra.io import write_parquet
+from pipeline.models.hub import MINILM, load_encoder, load_tokenizer_for
+from pipeline.features.tokenizer import plain_backend, train_scratch_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 FULL_EXPORT = REPO.parent / "shared" / "data" / "anthology+abstracts.bib.gz"

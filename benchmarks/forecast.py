@@ -4,7 +4,7 @@ Both run on the same model, the same year's bias and the same contexts (the abst
 cut at the model's context length, the forecast stage's reference contexts):
 
 * ``predicted_distribution``: one batched forward pass + the mean of the softmax over every
-  position (pipeline/forecast.py);
+  position (pipeline/forecast/vocabulary.py);
 * ``score_abstracts``: the score stage's PPL/CPL pass, without and with the per-position table
   (``positions=True``, which the score stage writes for the frequency-bucket metrics);
 * ``vocabulary_forecast``: what the forecast stage runs per year (two distribution passes for a
@@ -28,12 +28,12 @@ from pathlib import Path
 
 import torch
 
-from pipeline.content import content_token_mask, load_stopwords
-from pipeline.forecast import predicted_distribution, reference_texts, vocabulary_forecast, year_history
-from pipeline.future_lm import load_future_lm
-from pipeline.io import read_parquet
-from pipeline.scoring import encode_for_model, score_abstracts
-from pipeline.tokenizer import load_tokenizer
+from pipeline.evaluation.content import content_token_mask, load_stopwords
+from pipeline.forecast.vocabulary import predicted_distribution, reference_texts, vocabulary_forecast, year_history
+from pipeline.models.future_lm import load_future_lm
+from pipeline.infra.io import read_parquet
+from pipeline.evaluation.scoring import encode_for_model, score_abstracts
+from pipeline.features.tokenizer import load_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 

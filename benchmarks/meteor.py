@@ -1,9 +1,9 @@
-"""Content METEOR: pipeline.meteor (cached, bounded, pruned) against the nltk brute force.
+"""Content METEOR: pipeline.evaluation.meteor (cached, bounded, pruned) against the nltk brute force.
 
 Both sides get the same content-word lists (tokenizing is shared and timed separately); the brute
 force calls ``nltk.translate.meteor_score.single_meteor_score`` for every (generated, gold) pair
 and takes the max, exactly as the reference scripts did. Ours builds a fresh
-:class:`pipeline.meteor.GoldIndex` (cold caches, inside the timed region) and queries it. WordNet
+:class:`pipeline.evaluation.meteor.GoldIndex` (cold caches, inside the timed region) and queries it. WordNet
 is loaded before either clock starts. Scores must be identical.
 
 Run: .venv/bin/python -m benchmarks.meteor [--generated data/scores/baseline-s0/generations_test.parquet]
@@ -23,10 +23,10 @@ import numpy as np
 from nltk.corpus import wordnet
 from nltk.translate.meteor_score import single_meteor_score
 
-from pipeline.anthology import parse_file
-from pipeline.content import content_words, load_stopwords
-from pipeline.io import read_parquet
-from pipeline.meteor import GoldIndex
+from pipeline.corpus.anthology import parse_file
+from pipeline.evaluation.content import content_words, load_stopwords
+from pipeline.infra.io import read_parquet
+from pipeline.evaluation.meteor import GoldIndex
 
 REPO = Path(__file__).resolve().parents[1]
 FULL_EXPORT = REPO.parent / "shared" / "data" / "anthology+abstracts.bib.gz"
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> None:
         "| method | time (s) | per generated abstract (s) | pairs scored exactly |",
         "|---|---:|---:|---:|",
         f"| nltk `single_meteor_score` brute force | {t_brute:.2f} | {t_brute / len(hyps):.3f} | {pairs} |",
-        f"| pipeline.meteor.GoldIndex (incl. {t_index:.2f} s index build) | {t_ours:.2f} | "
+        f"| pipeline.evaluation.meteor.GoldIndex (incl. {t_index:.2f} s index build) | {t_ours:.2f} | "
         f"{t_ours / len(hyps):.3f} | {evaluated} ({100 * evaluated / pairs:.1f}%) |",
         "",
         f"**Speed-up: {t_brute / t_ours:.0f}x** (queries alone, without the one-off index build: "

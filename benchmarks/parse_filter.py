@@ -2,11 +2,11 @@
 <= 20 s including LaTeX decoding, filter <= 3 min on 2 cores with the serial run's decisions).
 
 Measured side by side in one run:
-- parse: bibtexparser 2 tokenizing alone; ``pipeline.anthology.parse_file`` (read + tokenize +
+- parse: bibtexparser 2 tokenizing alone; ``pipeline.corpus.anthology.parse_file`` (read + tokenize +
   value resolution + LaTeX decoding + table) with 1 and with 2 worker processes;
 - LaTeX decoding alone on the titles and abstracts of the first N entries: ours against
   bibtexparser's LatexDecodingMiddleware (pylatexenc), which the issue calls too slow;
-- filter: ``pipeline.language.filter_papers`` with 1 and with 2 processes, and whether their
+- filter: ``pipeline.corpus.language.filter_papers`` with 1 and with 2 processes, and whether their
   decisions (kept rows, dropped rows and reasons) are identical.
 
 Run: .venv/bin/python -m benchmarks.parse_filter [--bib PATH] [--out benchmarks/results/parse_filter.md]
@@ -26,9 +26,9 @@ from typing import Any
 import bibtexparser
 from bibtexparser import middlewares
 
-from pipeline.anthology import parse_file, read_bib_text, resolve_value
-from pipeline.language import filter_papers
-from pipeline.latex import latex_to_unicode
+from pipeline.corpus.anthology import parse_file, read_bib_text, resolve_value
+from pipeline.corpus.language import filter_papers
+from pipeline.corpus.latex import latex_to_unicode
 
 REPO = Path(__file__).resolve().parents[1]
 FULL_EXPORT = REPO.parent / "shared" / "data" / "anthology+abstracts.bib.gz"

@@ -1,6 +1,6 @@
 """PPL/CPL scoring throughput (tokens/s) and generation speed of the default future LM.
 
-Scores the dev abstracts with :func:`pipeline.scoring.score_abstracts` and generates abstracts
+Scores the dev abstracts with :func:`pipeline.evaluation.scoring.score_abstracts` and generates abstracts
 with the default decoding settings, for 1 and 2 torch CPU threads, side by side in one run.
 
 Run: .venv/bin/python -m benchmarks.scoring [--model data/models/frequency-s0]
@@ -19,13 +19,13 @@ import numpy as np
 import torch
 import yaml
 
-from pipeline.content import content_token_mask, load_stopwords
-from pipeline.future_lm import load_future_lm
-from pipeline.generation import GenerationSettings, generate_abstracts
-from pipeline.history import load_history
-from pipeline.io import read_parquet
-from pipeline.scoring import encode_for_model, score_abstracts
-from pipeline.tokenizer import load_tokenizer
+from pipeline.evaluation.content import content_token_mask, load_stopwords
+from pipeline.models.future_lm import load_future_lm
+from pipeline.models.generation import GenerationSettings, generate_abstracts
+from pipeline.features.history import load_history
+from pipeline.infra.io import read_parquet
+from pipeline.evaluation.scoring import encode_for_model, score_abstracts
+from pipeline.features.tokenizer import load_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,7 +1,7 @@
 """Training-step time of every future-LM variant against Baseline, on identical batches.
 
 One training step = forward (bias computed once for the batch's year) + backward + gradient
-clipping + AdamW update, exactly as :func:`pipeline.training.train` does it. All variants start
+clipping + AdamW update, exactly as :func:`pipeline.training.loop.train` does it. All variants start
 from the same base-LM weights and see the same token batch and the same history tensors. Steps are
 interleaved round-robin across variants so that load from other jobs hits them all alike; the
 median per variant is reported with its ratio to Baseline. Peak memory is measured per variant in
@@ -15,13 +15,13 @@ Size presets:
   |V| 50,257, roberta-large features (d_enc 1,024), LSTM hidden 768, batch 2 x 256 tokens.
 
 ``--observed`` is the fraction of the vocabulary occurring in the history years (the rest share
-one LSTM run, see pipeline.history.YearHistory.observed). Defaults: 1.0 for ``default`` (a BPE
+one LSTM run, see pipeline.features.history.YearHistory.observed). Defaults: 1.0 for ``default`` (a BPE
 trained on the sample uses nearly all its tokens) and 0.41 for ``reference``: GPT-2's BPE on the
 2018+2019 ACL abstracts (the dev year's history) uses 20,820 of its 50,257 tokens (measured on
 ../shared/data/anthology+abstracts.bib.gz; 0.10 for 2001+2002, 0.22 for 2010+2011).
 
 A name ``<variant>:shared`` is that variant under shared-base training (``train.base: shared``):
-the LM is frozen and in eval mode, only the bias module is trained (:mod:`pipeline.training`).
+the LM is frozen and in eval mode, only the bias module is trained (:mod:`pipeline.training.loop`).
 ``--shared`` adds the shared form of every temporal variant; ratios stay relative to the first
 (joint) variant, Baseline, so a shared step's ratio is its cost against a joint step.
 
@@ -45,9 +45,9 @@ from pathlib import Path
 
 import torch
 
-from pipeline.future_lm import FutureLM, make_future_lm, scratch_gpt2
-from pipeline.history import YearHistory
-from pipeline.training import TrainConfig, build_optimizer, set_train_mode
+from pipeline.models.future_lm import FutureLM, make_future_lm, scratch_gpt2
+from pipeline.features.history import YearHistory
+from pipeline.training.loop import TrainConfig, build_optimizer, set_train_mode
 
 VARIANTS = ("baseline", "frequency-nolstm", "frequency", "context", "context2")
 
@@ -105,7 +105,7 @@ def make_models(s: Sizes, names: tuple[str, ...], device: torch.device) -> dict[
 
 
 def make_step(model: FutureLM, history: YearHistory, ids: torch.Tensor, freeze_lm: bool = False):
-    """One optimizer step as pipeline.training takes it (frozen LM: eval mode, bias-only AdamW)."""
+    """One optimizer step as pipeline.training.loop takes it (frozen LM: eval mode, bias-only AdamW)."""
     config = TrainConfig(lr_lm=1e-5, lr_new=1e-5, freeze_lm=freeze_lm)
     optimizer = build_optimizer(model, config)
     set_train_mode(model, config)

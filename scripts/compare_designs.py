@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipeline.io import read_json
-from pipeline.report import display_name
+from pipeline.infra.io import read_json
+from pipeline.models.registry import display_name
 
 COLUMNS = [("dev", "ppl"), ("test", "ppl"), ("dev", "cpl"), ("test", "cpl"), ("test", "cm")]
 

@@ -2,9 +2,9 @@
 
 ``add_options(parser, SomeConfig, title)`` adds one option per dataclass field — its name
 (``--field-name``, or ``metadata["flag"]``), type, default and help all come from the field
-(``pipeline/config.py`` documents the metadata). A field without a default is a required option.
+(``pipeline/infra/config.py`` documents the metadata). A field without a default is a required option.
 ``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a value the
-dataclass rejects becomes a :class:`pipeline.errors.UserError` (a message, not a traceback).
+dataclass rejects becomes a :class:`pipeline.infra.errors.UserError` (a message, not a traceback).
 ``add_runtime_options``/``runtime_from`` give ``--device``/``--threads``, whose defaults come
 from ``runtime.yaml`` (:func:`stages._runtime.load_runtime`): they never change results.
 """
@@ -17,7 +17,7 @@ import types
 import typing
 from typing import Any, Literal, Union
 
-from pipeline.errors import UserError
+from pipeline.infra.errors import UserError
 from stages._cli import DEBUG_FLAG
 from stages._runtime import Runtime, load_runtime
 

@@ -1,6 +1,6 @@
 """What every stage's entry point shares: one place that turns user errors into messages.
 
-``stage_main(main)`` wraps a stage's ``main(argv)``: a :class:`pipeline.errors.UserError` (or an
+``stage_main(main)`` wraps a stage's ``main(argv)``: a :class:`pipeline.infra.errors.UserError` (or an
 ``OSError`` such as an unwritable output folder, which names its file) ends the stage with
 ``error: <what>`` plus the input and the fix, exit status 2, and no traceback. ``--debug`` on the
 command line (or ``FUTURELM_DEBUG=1``) re-raises instead, traceback included.
@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from pipeline.errors import UserError
+from pipeline.infra.errors import UserError
 
 DEBUG_FLAG = "--debug"
 

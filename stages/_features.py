@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.errors import UserError
-from pipeline.splits import year_abstracts
+from pipeline.infra.errors import UserError
+from pipeline.corpus.splits import year_abstracts
 
 
 def read_year_abstracts(abstracts: str, year: int) -> list[str]:

@@ -19,7 +19,7 @@ PACKAGES = ("pipeline", "stages")
 
 
 def module_path(root: Path, module: str) -> Path | None:
-    """``pipeline.io`` -> ``root/pipeline/io.py`` (or a package's ``__init__.py``); None if not ours."""
+    """``pipeline.infra.io`` -> ``root/pipeline/infra/io.py`` (or a package's ``__init__.py``); None if not ours."""
     parts = module.split(".")
     if parts[0] not in PACKAGES:
         return None
@@ -56,7 +56,7 @@ def imported_modules(root: Path, path: Path) -> set[str]:
     return found
 
 
-def _runs_code(path: Path) -> bool:
+def runs_code(path: Path) -> bool:
     """False for a module that is only a docstring (an empty ``__init__.py``)."""
     body = ast.parse(path.read_text()).body
     return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in body)
@@ -81,4 +81,4 @@ def import_closure(root: Path, entry: Path) -> list[Path]:
                 if target is not None and target not in seen and target != entry:
                     seen.add(target)
                     todo.append(target)
-    return sorted((p.relative_to(root) for p in seen if _runs_code(p)), key=str)
+    return sorted((p.relative_to(root) for p in seen if runs_code(p)), key=str)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.errors import UserError
+from pipeline.infra.errors import UserError
 
 DEFAULT_FILE = Path(__file__).resolve().parents[1] / "runtime.yaml"
 ENV_PREFIX = "FUTURELM_"

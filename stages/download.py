@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline.download import fetch
-from pipeline.io import write_json
+from pipeline.corpus.download import fetch
+from pipeline.infra.io import write_json
 from stages._cli import stage_main
 
 

@@ -20,14 +20,14 @@ import time
 
 import torch
 
-from pipeline import distributed
-from pipeline.alignment import plan_year
-from pipeline.device import pick_device
-from pipeline.embeddings import adapt_encoder, extract_year, pick_dtype, write_year
-from pipeline.errors import UserError
-from pipeline.identity import corpus_identity, tokenizer_identity
-from pipeline.models_hub import check_encoder, load_encoder, load_masked_lm, load_tokenizer_for
-from pipeline.tokenizer import load_tokenizer
+from pipeline.infra import distributed
+from pipeline.features.alignment import plan_year
+from pipeline.infra.device import pick_device
+from pipeline.features.embeddings import adapt_encoder, extract_year, pick_dtype, write_year
+from pipeline.infra.errors import UserError
+from pipeline.infra.identity import corpus_identity, tokenizer_identity
+from pipeline.models.hub import check_encoder, load_encoder, load_masked_lm, load_tokenizer_for
+from pipeline.features.tokenizer import load_tokenizer
 from stages._cli import stage_main
 from stages._features import read_year_abstracts
 from stages._runtime import load_runtime

@@ -3,16 +3,16 @@
 Kept rows go to --kept, every dropped row with its reason (too_short, shared_task,
 language:<code>, duplicate_of:<key>) to --dropped, and per-year kept / dropped-by-reason counts
 to --metrics. Language detection is langdetect with a fixed seed, one fresh detector per
-abstract, so the result is the same for any --workers (pipeline.language).
+abstract, so the result is the same for any --workers (pipeline.corpus.language).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from pipeline.errors import UserError
-from pipeline.io import read_parquet, write_json, write_parquet
-from pipeline.language import corpus_counts, filter_papers
+from pipeline.infra.errors import UserError
+from pipeline.infra.io import read_parquet, write_json, write_parquet
+from pipeline.corpus.language import corpus_counts, filter_papers
 from stages._cli import stage_main
 from stages._runtime import load_runtime
 

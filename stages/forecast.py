@@ -2,7 +2,7 @@
 
 For every year Y of --year and --backtest-years: the predicted vocabulary of Y (the mean
 next-token distribution with Y's bias over the abstracts of Y-1, teacher-forced) and, on the same
-contexts, with Y-1's bias (the reference for the predicted change); see pipeline/forecast.py.
+contexts, with Y-1's bias (the reference for the predicted change); see pipeline/forecast/vocabulary.py.
 For --year also --n-generate abstracts with the paper's decoding settings. Year Y's own text is
 never read, so Y may lie beyond the corpus; its history (Y-m .. Y-1) and the abstracts of Y-1
 must exist.
@@ -20,13 +20,13 @@ from pathlib import Path
 
 import torch
 
-from pipeline.device import pick_device
-from pipeline.forecast import reference_texts, vocabulary_forecast, year_history
-from pipeline.future_lm import load_future_lm
-from pipeline.generation import GenerationSettings, generate_abstracts
-from pipeline.io import atomic_path, read_parquet, write_json, write_parquet
-from pipeline.scoring import encode_for_model
-from pipeline.tokenizer import load_tokenizer
+from pipeline.infra.device import pick_device
+from pipeline.forecast.vocabulary import reference_texts, vocabulary_forecast, year_history
+from pipeline.models.future_lm import load_future_lm
+from pipeline.models.generation import GenerationSettings, generate_abstracts
+from pipeline.infra.io import atomic_path, read_parquet, write_json, write_parquet
+from pipeline.evaluation.scoring import encode_for_model
+from pipeline.features.tokenizer import load_tokenizer
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 

@@ -14,14 +14,14 @@ import os
 import sys
 from pathlib import Path
 
-from pipeline.content import content_token_mask, load_stopwords
-from pipeline.errors import UserError
-from pipeline.figures import history_forecast_panels
-from pipeline.forecast import reference_texts, whole_word_mask
-from pipeline.forecast_report import load_forecasts, read_frequencies, render
-from pipeline.history import history_years
-from pipeline.io import atomic_path, read_parquet, write_json
-from pipeline.tokenizer import encode_abstracts, load_tokenizer
+from pipeline.evaluation.content import content_token_mask, load_stopwords
+from pipeline.infra.errors import UserError
+from pipeline.reports.figures import history_forecast_panels
+from pipeline.forecast.vocabulary import reference_texts, whole_word_mask
+from pipeline.reports.forecast import load_forecasts, read_frequencies, render
+from pipeline.features.windows import history_years
+from pipeline.infra.io import atomic_path, read_parquet, write_json
+from pipeline.features.tokenizer import encode_abstracts, load_tokenizer
 from stages._args import new_parser
 from stages._cli import stage_main
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline.frequencies import count_tokens, write_year
-from pipeline.identity import corpus_identity, tokenizer_identity
-from pipeline.tokenizer import load_tokenizer
+from pipeline.features.frequencies import count_tokens, write_year
+from pipeline.infra.identity import corpus_identity, tokenizer_identity
+from pipeline.features.tokenizer import load_tokenizer
 from stages._cli import stage_main
 from stages._features import read_year_abstracts
 

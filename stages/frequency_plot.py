@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.errors import UserError
-from pipeline.frequencies import match_word, read_year, word_log_freq
-from pipeline.identity import tokenizer_identity
-from pipeline.io import atomic_path
-from pipeline.tokenizer import load_tokenizer
+from pipeline.infra.errors import UserError
+from pipeline.features.frequencies import match_word, read_year, word_log_freq
+from pipeline.infra.identity import tokenizer_identity
+from pipeline.infra.io import atomic_path
+from pipeline.features.tokenizer import load_tokenizer
 from stages._cli import stage_main
 
 

@@ -2,8 +2,8 @@
 
 DVC templating cannot turn a list into several deps, yet each stage must depend on exactly the
 files it reads: a train or score stage on the per-year feature files of the years whose history
-it uses (``pipeline.history.history_years``), and only on the kinds of features its variant reads
-(``pipeline.temporal.bias_kind`` / ``history_kinds``); every stage on its own code, i.e. the
+it uses (``pipeline.features.history.history_years``), and only on the kinds of features its variant reads
+(``pipeline.models.temporal.bias_kind`` / ``history_kinds``); every stage on its own code, i.e. the
 import closure of its module (``stages._imports``). So ``dvc.yaml`` is generated, deterministically,
 from the *structural* params (split years, window, variants, seeds, ``train.base``, ``score.years``)
 and committed. Values that do not change the graph's shape stay ``${...}`` templates in ``cmd``,
@@ -30,11 +30,12 @@ from typing import Any
 
 import yaml
 
-from pipeline.buckets import bucket_years
-from pipeline.errors import UserError
-from pipeline.history import history_years
-from pipeline.io import atomic_path
-from pipeline.temporal import bias_kind, history_kinds
+from pipeline.features.windows import bucket_years
+from pipeline.infra.errors import UserError
+from pipeline.features.windows import history_years
+from pipeline.infra.io import atomic_path
+from pipeline.infra.runs import run_name as run
+from pipeline.models.registry import lookup
 from stages._cli import stage_main
 from stages._imports import import_closure
 
@@ -75,8 +76,7 @@ def feature_kinds(variant: str) -> tuple[str, ...]:
     ``load_history`` always reads the frequency files (they give the ``observed`` mask); the
     embeddings only when the bias reads them.
     """
-    kinds = history_kinds(bias_kind(variant))
-    return () if not kinds else ("frequencies", *sorted(kinds - {"frequencies"}))
+    return lookup(variant).feature_files
 
 
 class Plan:
@@ -110,7 +110,7 @@ class Plan:
                       f"e.g. [{self.dev}, {self.test}] (the dev and test year)")
         for variant in self.variants:
             try:
-                bias_kind(variant)
+                lookup(variant)
             except UserError as err:
                 raise bad(err.what, "experiment.variants", err.fix or "fix the variant name") from None
             except ValueError as err:
@@ -304,11 +304,10 @@ def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
     return stages
 
 
-# train.* read by every variant, and those only a temporal bias reads (Baseline has no bias module,
-# so they stay out of its cmd and params: changing them does not retrain it).
+# train.* read by every variant; a variant's own params (the registry's `params`, e.g. train.alpha
+# for Context² only) are added to its train stage alone, so changing one reruns only its readers.
 TRAIN_FLAGS = ["epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "weight_decay",
                "warmup_steps", "grad_clip", "dropout", "patience", "precision"]
-BIAS_FLAGS = ["lr_new", "lstm_hidden", "alpha"]
 LM_FLAGS = ["base", "n_layer", "n_head", "n_embd", "n_positions"]
 SCORE_FLAGS = ["batch_size", "n_generate", "max_new_tokens", "min_new_tokens", "num_beams",
                "top_k", "top_p", "no_repeat_ngram_size", "precision"]
@@ -318,18 +317,13 @@ def _flags(section: str, keys: Iterable[str]) -> str:
     return " ".join(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for k in keys)
 
 
-def run(variant: str, seed: int) -> str:
-    return f"{variant}-s{seed}"
-
-
 def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     shared = plan.base == "shared" and bool(kinds)
-    features = [("features", "window")] if kinds else []
-    if "embeddings" in kinds:
-        features.append(("features", "context_input"))
-    keys = [*features, *(("lm", k) for k in LM_FLAGS), *(("train", k) for k in TRAIN_FLAGS),
-            *((("train", k) for k in BIAS_FLAGS) if kinds else ())]
+    own = [tuple(p.split(".")) for p in lookup(variant).params]
+    keys = [*([("features", "window")] if kinds else []), *(k for k in own if k[0] == "features"),
+            *(("lm", k) for k in LM_FLAGS), *(("train", k) for k in TRAIN_FLAGS),
+            *(k for k in own if k[0] != "features")]
     cmd = [f"python -m stages.train --variant {variant} --seed {seed}",
            f"--train {TRAIN} --dev {DEV} --tokenizer {TOKENIZER}",
            *(f"--{k} data/features/{k}" for k in kinds),

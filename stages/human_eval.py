@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.human_eval import QUESTIONS, export_sheet, tabulate
-from pipeline.evaluation import METRICS_FILE, generations_file
-from pipeline.io import atomic_path, read_json, read_parquet
-from pipeline.report import display_name
+from pipeline.evaluation.human_eval import QUESTIONS, export_sheet, tabulate
+from pipeline.evaluation.evaluate import METRICS_FILE, generations_file
+from pipeline.infra.io import atomic_path, read_json, read_parquet
+from pipeline.models.registry import display_name
 
 
 def _export(args: argparse.Namespace) -> None:

@@ -1,6 +1,6 @@
 """Stage `parse`: Anthology BibTeX export -> data/corpus/papers.parquet (+ parse_rejects.parquet).
 
-One row per entry in file order, LaTeX decoded to Unicode (pipeline.anthology, pipeline.latex).
+One row per entry in file order, LaTeX decoded to Unicode (pipeline.corpus.anthology, pipeline.corpus.latex).
 Entries that are malformed, truncated, duplicated, not UTF-8, followed by stray text (an
 unbalanced '}') or lack a year, title or abstract are written to --rejects with their line,
 reason and raw text instead of being dropped silently. A file without any entry is an error.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from pipeline.anthology import parse_file
-from pipeline.io import write_parquet
+from pipeline.corpus.anthology import parse_file
+from pipeline.infra.io import write_parquet
 from stages._cli import stage_main
 
 

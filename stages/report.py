@@ -16,12 +16,13 @@ import os
 import sys
 from pathlib import Path
 
-from pipeline.errors import UserError
-from pipeline.figures import line_panels
-from pipeline.io import atomic_path, read_json, write_json
-from pipeline.report import (bucket_frame, display_name, finite_or_none, load_runs, plot_rows,
+from pipeline.infra.errors import UserError
+from pipeline.reports.figures import line_panels
+from pipeline.infra.io import atomic_path, read_json, write_json
+from pipeline.models.registry import display_name
+from pipeline.reports.results import (bucket_frame, finite_or_none, load_runs, plot_rows,
                              render, summarize, unigram_reference)
-from pipeline.staleness import staleness_frame, staleness_markdown
+from pipeline.evaluation.staleness import staleness_frame, staleness_markdown
 from stages._cli import stage_main
 
 

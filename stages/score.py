@@ -17,14 +17,14 @@ import sys
 
 import torch
 
-from pipeline.config import ScoreConfig
-from pipeline.content import load_stopwords
-from pipeline.device import pick_device
-from pipeline.evaluation import evaluate_model, read_eval_years, write_evaluation
-from pipeline.future_lm import load_future_lm
-from pipeline.generation import GenerationSettings
-from pipeline.io import atomic_path
-from pipeline.tokenizer import load_tokenizer
+from pipeline.infra.config import ScoreConfig
+from pipeline.evaluation.content import load_stopwords
+from pipeline.infra.device import pick_device
+from pipeline.evaluation.evaluate import evaluate_model, read_eval_years, write_evaluation
+from pipeline.models.future_lm import load_future_lm
+from pipeline.models.generation import GenerationSettings
+from pipeline.infra.io import atomic_path
+from pipeline.features.tokenizer import load_tokenizer
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipeline.io import atomic_path, read_parquet, write_parquet
-from pipeline.splits import SplitYears, make_splits, year_counts
+from pipeline.infra.io import atomic_path, read_parquet, write_parquet
+from pipeline.corpus.splits import SplitYears, make_splits, year_counts
 from stages._cli import stage_main
 
 

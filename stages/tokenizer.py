@@ -2,7 +2,7 @@
 
 `--base scratch` trains a GPT-2-style byte-level BPE on the training years' abstracts only;
 any other base (a Hugging Face id or a local path) saves that LM's own tokenizer, resolved
-offline by pipeline.models_hub. This is the first stage that names the base LM, so it also checks
+offline by pipeline.models.hub. This is the first stage that names the base LM, so it also checks
 the WHOLE model (config of a causal LM + readable weights): a name that training could not load
 stops here, before any feature stage runs. The folder also gets futurelm.json = {"base",
 "vocab_size"}.
@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from pipeline.errors import UserError
-from pipeline.io import atomic_path, read_parquet
-from pipeline.models_hub import check_causal_lm, load_tokenizer_for
-from pipeline.tokenizer import ensure_special_tokens, train_scratch_tokenizer
+from pipeline.infra.errors import UserError
+from pipeline.infra.io import atomic_path, read_parquet
+from pipeline.models.hub import check_causal_lm, load_tokenizer_for
+from pipeline.features.tokenizer import ensure_special_tokens, train_scratch_tokenizer
 from stages._cli import stage_main
 
 

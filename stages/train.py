@@ -8,7 +8,7 @@ data/models/baseline-s<seed> --freeze-lm` trains only the bias module on top of 
 Baseline's LM.
 
 The output folder (written atomically when training ends) holds config.json + model.safetensors
-(load with pipeline.future_lm.load_future_lm; config.json records the context length
+(load with pipeline.models.future_lm.load_future_lm; config.json records the context length
 --max-length, which scoring uses too) and train_metrics.json; the DVCLive training curves go to
 their own folder (--curves), declared as DVC plots. Interrupted runs resume from
 <checkpoint-dir>/<variant>-s<seed>/ when rerun with the same settings and inputs; the
@@ -31,12 +31,12 @@ from pathlib import Path
 
 import torch
 
-from pipeline import distributed
-from pipeline.config import LMConfig, ModelConfig, TrainConfig
-from pipeline.device import pick_device
-from pipeline.future_lm import write_future_lm
-from pipeline.io import atomic_path, write_json
-from pipeline.train_run import TrainInputs, execute, prepare_run
+from pipeline.infra import distributed
+from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig
+from pipeline.infra.device import pick_device
+from pipeline.models.future_lm import write_future_lm
+from pipeline.infra.io import atomic_path, write_json
+from pipeline.training.run import TrainInputs, execute, prepare_run
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 

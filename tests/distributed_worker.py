@@ -20,7 +20,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make `pipeline` importable
 
-from pipeline import distributed  # noqa: E402
+from pipeline.infra import distributed  # noqa: E402
 
 
 def helpers(dist: distributed.Dist, out: Path) -> dict:
@@ -57,10 +57,10 @@ def pooling(dist: distributed.Dist, out: Path) -> dict:
     """extract_year over the ranks' shards of one plan, all-reduced (tiny random-init BERT)."""
     from transformers import BertConfig, BertModel
 
-    from pipeline.alignment import plan_year
-    from pipeline.embeddings import extract_year
-    from pipeline.models_hub import MINILM, load_tokenizer_for
-    from pipeline.tokenizer import train_scratch_tokenizer
+    from pipeline.features.alignment import plan_year
+    from pipeline.features.embeddings import extract_year
+    from pipeline.models.hub import MINILM, load_tokenizer_for
+    from pipeline.features.tokenizer import train_scratch_tokenizer
 
     texts = [f"abstract {i}: we study model {i % 5} on task {i % 3} with data of {i} words"
              + " and more" * (i % 7) for i in range(23)]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.alignment import Spans, align_spans, plan_windows
-from pipeline.errors import UserError
-from pipeline.models_hub import MINILM, load_tokenizer_for
-from pipeline.tokenizer import plain_backend, train_scratch_tokenizer
+from pipeline.features.alignment import Spans, align_spans, plan_windows
+from pipeline.infra.errors import UserError
+from pipeline.models.hub import MINILM, load_tokenizer_for
+from pipeline.features.tokenizer import plain_backend, train_scratch_tokenizer
 
 TRICKY = [
     "Café résumé: naïve Bayes beats BERT-based state-of-the-art models (93.5% F1)!",

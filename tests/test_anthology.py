@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from conftest import SHARED_DATA
-from pipeline.errors import UserError
-from pipeline.anthology import (PAPER_COLUMNS, REJECT_COLUMNS, BibFileError, MalformedValue,
+from pipeline.infra.errors import UserError
+from pipeline.corpus.anthology import (PAPER_COLUMNS, REJECT_COLUMNS, BibFileError, MalformedValue,
                                 parse_bibtex, parse_file, read_bib_text, resolve_value,
                                 split_entries)
 

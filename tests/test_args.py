@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from pipeline.config import LMConfig, ModelConfig, ScoreConfig, TrainConfig
-from pipeline.errors import UserError
-from pipeline.generation import GenerationSettings
+from pipeline.infra.config import LMConfig, ModelConfig, ScoreConfig, TrainConfig
+from pipeline.infra.errors import UserError
+from pipeline.models.generation import GenerationSettings
 from stages import score, train
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 
@@ -87,7 +87,7 @@ def test_runtime_defaults_come_from_runtime_settings(monkeypatch, tmp_path) -> N
 
 
 def test_an_unreadable_device_is_a_message() -> None:
-    from pipeline.device import pick_device
+    from pipeline.infra.device import pick_device
 
     with pytest.raises(UserError, match="'gpu' is not a device") as err:
         pick_device("gpu")

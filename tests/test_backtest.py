@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from pipeline import backtest as bt
+from pipeline.forecast import backtest as bt
 
 
 def test_cross_entropy_and_unigram_perplexity():

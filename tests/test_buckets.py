@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from pipeline.buckets import (BUCKETS, bucket_index, bucket_metrics, emerging_tokens,
+from pipeline.evaluation.buckets import (BUCKETS, bucket_index, bucket_metrics, emerging_tokens,
                               load_bucket_features)
-from pipeline.errors import UserError
-from pipeline.frequencies import log_frequencies, write_year
+from pipeline.infra.errors import UserError
+from pipeline.features.frequencies import log_frequencies, write_year
 
 
 def test_bucket_edges():

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.content import (content_token_mask, content_words, is_content_token, load_stopwords,
+from pipeline.evaluation.content import (content_token_mask, content_words, is_content_token, load_stopwords,
                               word_tokenize)
-from pipeline.tokenizer import train_scratch_tokenizer
+from pipeline.features.tokenizer import train_scratch_tokenizer
 
 STOPWORDS = Path(__file__).resolve().parents[1] / "data" / "reference" / "stopwords.txt"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pipeline import embeddings as em
-from pipeline.device import pick_device
+from pipeline.features import embeddings as em
+from pipeline.infra.device import pick_device
 from stages._runtime import load_runtime
 
 

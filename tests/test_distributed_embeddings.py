@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from pipeline import embeddings as em
-from pipeline.distributed import SINGLE
-from pipeline.io import write_parquet
-from pipeline.models_hub import MINILM
+from pipeline.features import embeddings as em
+from pipeline.infra.distributed import SINGLE
+from pipeline.infra.io import write_parquet
+from pipeline.models.hub import MINILM
 from stages import tokenizer as tokenizer_stage
 from tests.distributed_worker import loopback_env, pooling, run_ranks
 

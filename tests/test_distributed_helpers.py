@@ -1,4 +1,4 @@
-"""pipeline.distributed: work splitting without processes, and every helper with the real gloo
+"""pipeline.infra.distributed: work splitting without processes, and every helper with the real gloo
 backend in 2 processes on 127.0.0.1 (torchrun; bounded by a timeout)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import sys
 import pytest
 import torch
 
-from pipeline import distributed
-from pipeline.distributed import SINGLE, Dist
-from pipeline.errors import UserError
+from pipeline.infra import distributed
+from pipeline.infra.distributed import SINGLE, Dist
+from pipeline.infra.errors import UserError
 from tests.distributed_worker import run_ranks
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.download import DownloadError, fetch, is_url
-from pipeline.errors import UserError
+from pipeline.corpus.download import DownloadError, fetch, is_url
+from pipeline.infra.errors import UserError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -1,4 +1,4 @@
-"""A write killed mid-way leaves pipeline.io.atomic_path's `.<name>.<random>.tmp` behind; the
+"""A write killed mid-way leaves pipeline.infra.io.atomic_path's `.<name>.<random>.tmp` behind; the
 project's .dvcignore keeps it out of DVC's view, so no stage counts as modified (issue 9 §5).
 Real DVC, in a throw-away repo with a directory output and a stage downstream of it."""
 
@@ -24,7 +24,7 @@ GRAPH = {"stages": {
 WRITER = """
     import sys
     from pathlib import Path
-    from pipeline.io import atomic_path
+    from pipeline.infra.io import atomic_path
     out = Path("data/models/m" if sys.argv[1] == "model" else "data/scores/m")
     with atomic_path(out) as tmp:
         tmp.mkdir()
@@ -33,7 +33,7 @@ WRITER = """
 # Killed while writing a file inside the existing model folder and a sibling of that folder.
 KILLED = """
     import os, signal
-    from pipeline.io import atomic_path
+    from pipeline.infra.io import atomic_path
     for path in ("data/models/m/config.json", "data/models/m"):
         atomic_path(path).__enter__().write_text("partial")
     os.kill(os.getpid(), signal.SIGKILL)

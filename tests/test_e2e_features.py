@@ -14,10 +14,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pipeline import embeddings as em
-from pipeline import frequencies as fq
-from pipeline.anthology import parse_file
-from pipeline.io import write_parquet
+from pipeline.features import embeddings as em
+from pipeline.features import frequencies as fq
+from pipeline.corpus.anthology import parse_file
+from pipeline.infra.io import write_parquet
 from tests.dvc_project import (
     git,
     keep_stages,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.anthology import parse_file
+from pipeline.corpus.anthology import parse_file
 from tests.dvc_project import (
     git,
     make_project,

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline import embeddings as em
-from pipeline.alignment import plan_year
-from pipeline.device import pick_device
-from pipeline.errors import UserError
-from pipeline.history import dense_history
-from pipeline.models_hub import MINILM, load_encoder, load_masked_lm, load_tokenizer_for
-from pipeline.tokenizer import plain_backend, train_scratch_tokenizer
+from pipeline.features import embeddings as em
+from pipeline.features.alignment import plan_year
+from pipeline.infra.device import pick_device
+from pipeline.infra.errors import UserError
+from pipeline.features.history import dense_history
+from pipeline.models.hub import MINILM, load_encoder, load_masked_lm, load_tokenizer_for
+from pipeline.features.tokenizer import plain_backend, train_scratch_tokenizer
 
 TEXTS = [
     "Café résumé: naïve BERT-based models reach 93.5% F1 (state-of-the-art)!",

@@ -9,12 +9,12 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from pipeline.errors import UserError
-from pipeline.forecast import (linear_extrapolation, persistence, predicted_distribution,
+from pipeline.infra.errors import UserError
+from pipeline.forecast.vocabulary import (linear_extrapolation, persistence, predicted_distribution,
                                rank_terms, reference_texts, vocabulary_forecast, whole_word_mask)
-from pipeline.frequencies import write_year
-from pipeline.future_lm import make_future_lm, scratch_gpt2
-from pipeline.history import load_history
+from pipeline.features.frequencies import write_year
+from pipeline.models.future_lm import make_future_lm, scratch_gpt2
+from pipeline.features.history import load_history
 
 VOCAB = 30
 

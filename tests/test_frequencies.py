@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import frequencies as fq
-from pipeline.errors import UserError
-from pipeline.tokenizer import tokenize_texts, train_scratch_tokenizer
+from pipeline.features import frequencies as fq
+from pipeline.infra.errors import UserError
+from pipeline.features.tokenizer import tokenize_texts, train_scratch_tokenizer
 
 
 @pytest.fixture(scope="module")

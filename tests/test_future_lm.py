@@ -8,15 +8,15 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, GPT2Config, LlamaConfig
 
-from pipeline.errors import UserError
-from pipeline.future_lm import (
+from pipeline.infra.errors import UserError
+from pipeline.models.future_lm import (
     FutureLM,
     load_future_lm,
     load_histories,
     make_future_lm,
     save_future_lm,
 )
-from pipeline.history import YearHistory
+from pipeline.features.history import YearHistory
 
 V, D_ENC = 64, 6
 VARIANTS = ["baseline", "frequency-nolstm", "frequency", "context", "context2"]
@@ -263,7 +263,7 @@ SAVE_SCRIPT = """
 import sys, torch
 sys.path.insert(0, {tests!r})
 from test_future_lm import future
-from pipeline.future_lm import save_future_lm
+from pipeline.models.future_lm import save_future_lm
 torch.manual_seed(0)
 save_future_lm(future("context2", "gpt2", alpha=0.5), sys.argv[1])
 """

@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.anthology import parse_bibtex, parse_file
+from pipeline.corpus.anthology import parse_bibtex, parse_file
 
 BASE = Path(__file__).parent / "data" / "fuzz_base.bib"
 SEED = 20240515

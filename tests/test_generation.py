@@ -8,10 +8,10 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from pipeline.future_lm import make_future_lm
-from pipeline.generation import EmptyGenerationError, GenerationSettings, generate_abstracts
-from pipeline.history import YearHistory
-from pipeline.tokenizer import train_scratch_tokenizer
+from pipeline.models.future_lm import make_future_lm
+from pipeline.models.generation import EmptyGenerationError, GenerationSettings, generate_abstracts
+from pipeline.features.history import YearHistory
+from pipeline.features.tokenizer import train_scratch_tokenizer
 
 TEXTS = ["Neural machine translation with attention improves translation quality.",
          "We study multilingual summarization and evaluation of summaries."]

@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline import embeddings, frequencies
-from pipeline.errors import UserError
-from pipeline.history import dense_history, load_history
-from pipeline.identity import tokenizer_identity
-from pipeline.tokenizer import train_scratch_tokenizer
+from pipeline.features import embeddings
+
+from pipeline.features import frequencies
+from pipeline.infra.errors import UserError
+from pipeline.features.history import dense_history, load_history
+from pipeline.infra.identity import tokenizer_identity
+from pipeline.features.tokenizer import train_scratch_tokenizer
 
 V, D = 10, 4
 

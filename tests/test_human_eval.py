@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pipeline.human_eval import QUESTIONS, export_sheet, tabulate
-from pipeline.io import write_json, write_parquet
+from pipeline.evaluation.human_eval import QUESTIONS, export_sheet, tabulate
+from pipeline.infra.io import write_json, write_parquet
 from stages import human_eval as cli
 
 

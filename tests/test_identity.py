@@ -1,12 +1,12 @@
-"""Identities of a tokenizer folder and of a year's corpus (pipeline.identity)."""
+"""Identities of a tokenizer folder and of a year's corpus (pipeline.infra.identity)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pipeline.errors import UserError
-from pipeline.identity import check_tokenizer, corpus_identity, repro_stage, tokenizer_identity
-from pipeline.tokenizer import train_scratch_tokenizer
+from pipeline.infra.errors import UserError
+from pipeline.infra.identity import check_tokenizer, corpus_identity, repro_stage, tokenizer_identity
+from pipeline.features.tokenizer import train_scratch_tokenizer
 
 
 def test_tokenizer_identity_follows_content_not_place_or_litter(tmp_path) -> None:

@@ -3,7 +3,7 @@ import json
 import pandas as pd
 import pytest
 
-from pipeline.io import atomic_path, parquet_metadata, read_parquet, write_json, write_parquet
+from pipeline.infra.io import atomic_path, parquet_metadata, read_parquet, write_json, write_parquet
 
 
 def test_atomic_path_leaves_nothing_on_error(tmp_path):

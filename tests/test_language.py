@@ -3,8 +3,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.anthology import parse_file
-from pipeline.language import (UNKNOWN, corpus_counts, detect_language, detect_languages,
+from pipeline.corpus.anthology import parse_file
+from pipeline.corpus.language import (UNKNOWN, corpus_counts, detect_language, detect_languages,
                                filter_papers, is_shared_task, reason_category, word_count)
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -1,6 +1,6 @@
 import pytest
 
-from pipeline.latex import latex_to_unicode
+from pipeline.corpus.latex import latex_to_unicode
 
 
 @pytest.mark.parametrize("latex, expected", [

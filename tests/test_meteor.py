@@ -1,4 +1,4 @@
-"""pipeline.meteor must equal nltk's METEOR exactly, and its pruned max must equal the brute force."""
+"""pipeline.evaluation.meteor must equal nltk's METEOR exactly, and its pruned max must equal the brute force."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from nltk.translate.meteor_score import single_meteor_score
 
-from pipeline.content import content_words, load_stopwords
-from pipeline.meteor import GoldIndex, Lexicon, content_meteor, single_meteor
+from pipeline.evaluation.content import content_words, load_stopwords
+from pipeline.evaluation.meteor import GoldIndex, Lexicon, content_meteor, single_meteor
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_BIB = REPO / "data" / "sample" / "anthology-sample.bib.gz"

@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from hf_cache import put_in_hf_cache, tiny_gpt2, tiny_gpt2_in_hf_cache
-from pipeline import gpt2_bpe
-from pipeline import models_hub as hub
-from pipeline.errors import UserError
+from pipeline.features import gpt2_bpe
+from pipeline.models import hub as hub
+from pipeline.infra.errors import UserError
 
 
 @pytest.fixture(autouse=True)

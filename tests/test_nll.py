@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from pipeline.nll import (
+from pipeline.models.nll import (
     IGNORE,
     _ChunkedNLL,
     collate,

@@ -9,12 +9,12 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from pipeline.errors import UserError
-from pipeline.future_lm import load_future_lm, make_future_lm, save_future_lm, scratch_gpt2, use_sdpa
-from pipeline.history import YearHistory
-from pipeline.precision import PRECISIONS, autocast, check_precision, compute_precision, matmul_precision
-from pipeline.scoring import score_abstracts
-from pipeline.training import Checkpoints, TrainConfig, train
+from pipeline.infra.errors import UserError
+from pipeline.models.future_lm import load_future_lm, make_future_lm, save_future_lm, scratch_gpt2, use_sdpa
+from pipeline.features.history import YearHistory
+from pipeline.infra.precision import PRECISIONS, autocast, check_precision, compute_precision, matmul_precision
+from pipeline.evaluation.scoring import score_abstracts
+from pipeline.training.loop import Checkpoints, TrainConfig, train
 
 V, D_ENC, PAD = 96, 6, 0
 CPU = torch.device("cpu")

@@ -8,11 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.errors import UserError
-from pipeline.frequencies import read_year, write_year
-from pipeline.io import write_json, write_parquet
-from pipeline.report import display_name, load_runs, render, seed_mean_items, summarize
-from pipeline.significance import paired_sign_test, rank_sum_test
+from pipeline.infra.errors import UserError
+from pipeline.features.frequencies import read_year, write_year
+from pipeline.infra.io import write_json, write_parquet
+from pipeline.models.registry import display_name
+from pipeline.reports.results import load_runs, render, seed_mean_items, summarize
+from pipeline.evaluation.significance import paired_sign_test, rank_sum_test
 from stages import report as cli
 
 KEYS = [f"paper{i}" for i in range(12)]
@@ -226,7 +227,7 @@ def test_cli_missing_history_year_is_a_user_error(scores, frequencies, tmp_path,
 
 
 def test_staleness_table_slope_and_partial_year():
-    from pipeline.staleness import slope, staleness_frame, staleness_markdown
+    from pipeline.evaluation.staleness import slope, staleness_frame, staleness_markdown
     summary = {"baseline": {"years": {"2020": {"ppl": 10.0, "cpl": 20.0},
                                       "2021": {"ppl": 12.0, "cpl": 21.0},
                                       "2022": {"ppl": 14.0, "cpl": 25.0}}},
@@ -247,6 +248,6 @@ def test_staleness_table_slope_and_partial_year():
 
 
 def test_p_values_too_small_for_a_double_are_not_printed_as_zero():
-    from pipeline.report import _p
+    from pipeline.reports.results import _p
     assert _p(0.0) == "< 1e-300" and _p(2.5e-78) == "2.50e-78" and _p(0.0123) == "0.012"
     assert _p(None) == "—"

@@ -22,11 +22,11 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from pipeline import frequencies
-from pipeline.anthology import parse_file
-from pipeline.identity import tokenizer_identity
-from pipeline.io import write_parquet
-from pipeline.tokenizer import train_scratch_tokenizer
+from pipeline.features import frequencies
+from pipeline.corpus.anthology import parse_file
+from pipeline.infra.identity import tokenizer_identity
+from pipeline.infra.io import write_parquet
+from pipeline.features.tokenizer import train_scratch_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -10,11 +10,11 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from pipeline.future_lm import make_future_lm
-from pipeline.history import YearHistory
-from pipeline.nll import Perplexity
-from pipeline.scoring import encode_for_model, perplexities, score_abstracts
-from pipeline.tokenizer import encode_abstracts, train_scratch_tokenizer
+from pipeline.models.future_lm import make_future_lm
+from pipeline.features.history import YearHistory
+from pipeline.models.nll import Perplexity
+from pipeline.evaluation.scoring import encode_for_model, perplexities, score_abstracts
+from pipeline.features.tokenizer import encode_abstracts, train_scratch_tokenizer
 
 TEXTS = ["Neural machine translation with attention improves translation quality.",
          "We study multilingual summarization and evaluation of summaries.",

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from pipeline.significance import paired_sign_test, rank_sum_test, sign_test_counts
+from pipeline.evaluation.significance import paired_sign_test, rank_sum_test, sign_test_counts
 
 
 def test_known_counts():

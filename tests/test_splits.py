@@ -1,8 +1,8 @@
 import pandas as pd
 import pytest
 
-from pipeline.io import write_parquet
-from pipeline.splits import (SPLIT_COLUMNS, SplitError, SplitYears, make_splits, year_abstracts,
+from pipeline.infra.io import write_parquet
+from pipeline.corpus.splits import (SPLIT_COLUMNS, SplitError, SplitYears, make_splits, year_abstracts,
                              year_counts)
 
 

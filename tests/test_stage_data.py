@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.io import read_parquet, write_parquet
+from pipeline.infra.io import read_parquet, write_parquet
 from stages import download, filter as filter_stage, parse, split
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -91,7 +91,7 @@ def test_download_failure_exits_with_the_fix_and_writes_nothing(tmp_path, capsys
 @pytest.fixture()
 def abstracts(tmp_path, sample_bib) -> Path:
     """The real sample's parsed papers (2015-2021) as an abstracts table."""
-    from pipeline.anthology import parse_file
+    from pipeline.corpus.anthology import parse_file
 
     path = tmp_path / "abstracts.parquet"
     write_parquet(parse_file(sample_bib).papers, path)

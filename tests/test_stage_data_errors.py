@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.errors import UserError
-from pipeline.io import read_parquet, write_parquet
+from pipeline.infra.errors import UserError
+from pipeline.infra.io import read_parquet, write_parquet
 from stages import download, filter as filter_stage, parse, split
 
 DATA = Path(__file__).parent / "data"

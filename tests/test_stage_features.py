@@ -11,14 +11,14 @@ import pytest
 import torch
 
 from hf_cache import tiny_gpt2_in_hf_cache
-from pipeline import embeddings as em
-from pipeline import frequencies as fq
-from pipeline.errors import UserError
-from pipeline.history import load_history
-from pipeline.identity import corpus_identity, tokenizer_identity
-from pipeline.io import write_parquet
-from pipeline.models_hub import MINILM
-from pipeline.tokenizer import load_tokenizer
+from pipeline.features import embeddings as em
+from pipeline.features import frequencies as fq
+from pipeline.infra.errors import UserError
+from pipeline.features.history import load_history
+from pipeline.infra.identity import corpus_identity, tokenizer_identity
+from pipeline.infra.io import write_parquet
+from pipeline.models.hub import MINILM
+from pipeline.features.tokenizer import load_tokenizer
 from stages import embeddings as embeddings_stage
 from stages import frequencies as frequencies_stage
 from stages import frequency_plot as plot_stage

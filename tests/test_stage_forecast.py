@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 import torch
 
-from pipeline.forecast_report import PERSISTENCE, verdicts
-from pipeline.frequencies import count_tokens, write_year
-from pipeline.future_lm import make_future_lm, save_future_lm, scratch_gpt2
-from pipeline.identity import tokenizer_identity
-from pipeline.io import read_json, read_parquet, write_parquet
-from pipeline.tokenizer import train_scratch_tokenizer
+from pipeline.reports.forecast import PERSISTENCE, verdicts
+from pipeline.features.frequencies import count_tokens, write_year
+from pipeline.models.future_lm import make_future_lm, save_future_lm, scratch_gpt2
+from pipeline.infra.identity import tokenizer_identity
+from pipeline.infra.io import read_json, read_parquet, write_parquet
+from pipeline.features.tokenizer import train_scratch_tokenizer
 from stages import forecast, forecast_report
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,11 +16,11 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from pipeline.frequencies import count_tokens, write_year
-from pipeline.future_lm import make_future_lm, save_future_lm
-from pipeline.identity import tokenizer_identity
-from pipeline.io import parquet_metadata, read_json, read_parquet, write_parquet
-from pipeline.tokenizer import train_scratch_tokenizer
+from pipeline.features.frequencies import count_tokens, write_year
+from pipeline.models.future_lm import make_future_lm, save_future_lm
+from pipeline.infra.identity import tokenizer_identity
+from pipeline.infra.io import parquet_metadata, read_json, read_parquet, write_parquet
+from pipeline.features.tokenizer import train_scratch_tokenizer
 from stages import score
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,14 +12,16 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from pipeline import embeddings, frequencies
-from pipeline.anthology import parse_file
-from pipeline.config import LMConfig, ModelConfig, TrainConfig
-from pipeline.future_lm import load_future_lm
-from pipeline.identity import tokenizer_identity
-from pipeline.io import read_json, read_parquet, write_parquet
-from pipeline.tokenizer import encode_abstracts, load_tokenizer, train_scratch_tokenizer
-from pipeline.train_run import TrainInputs, prepare_run
+from pipeline.features import embeddings
+
+from pipeline.features import frequencies
+from pipeline.corpus.anthology import parse_file
+from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig
+from pipeline.models.future_lm import load_future_lm
+from pipeline.infra.identity import tokenizer_identity
+from pipeline.infra.io import read_json, read_parquet, write_parquet
+from pipeline.features.tokenizer import encode_abstracts, load_tokenizer, train_scratch_tokenizer
+from pipeline.training.run import TrainInputs, prepare_run
 from stages import score as score_stage
 from stages import train as stage
 from stages._args import build

@@ -5,18 +5,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pipeline.errors import UserError
-from pipeline.history import YearHistory
-from pipeline.temporal import (
+from pipeline.infra.errors import UserError
+from pipeline.features.history import YearHistory
+from pipeline.models.temporal import (
     BiasConfig,
     Context2Bias,
     ContextBias,
     FrequencyBias,
     FrequencyNoLSTMBias,
-    baseline_years,
-    bias_kind,
     build_bias,
-    history_kinds,
 )
 
 V, M, D_ENC, D_LM = 50, 3, 6, 8
@@ -38,19 +35,13 @@ def config(kind: str, **kw) -> BiasConfig:
     return BiasConfig(**base)
 
 
-def test_variant_names_map_to_bias_kinds() -> None:
-    assert bias_kind("baseline") == "none"
-    assert bias_kind("baseline-3") == "none"
-    assert (baseline_years("baseline-3"), baseline_years("baseline"), baseline_years("context")) == (
-        3, None, None)
-    assert bias_kind("context2") == "context2"
-    for bad in ("baseline-x", "baseline-0", "frequencies", "none"):
-        with pytest.raises(UserError, match=f"unknown variant '{bad}'") as err:
-            bias_kind(bad)
-        assert "baseline-N" in err.value.fix and err.value.path == "experiment.variants"
+def test_build_bias_takes_the_class_from_the_registry() -> None:
     assert build_bias(config("none")) is None
-    assert history_kinds("frequency") == {"frequencies"}
-    assert history_kinds("context2") == {"embeddings"}
+    for kind, cls in (("frequency-nolstm", FrequencyNoLSTMBias), ("frequency", FrequencyBias),
+                      ("context", ContextBias), ("context2", Context2Bias)):
+        assert type(build_bias(config(kind))) is cls
+    with pytest.raises(ValueError, match="unknown bias kind"):
+        build_bias(config("frequencies"))
 
 
 @pytest.mark.parametrize("cls", [FrequencyNoLSTMBias, FrequencyBias, ContextBias])
@@ -227,7 +218,7 @@ def test_unobserved_tokens_share_one_lstm_run_exactly(cls) -> None:
 
 
 def test_context2_fused_backward_matches_autograd() -> None:
-    from pipeline.temporal import _GatedWordBias
+    from pipeline.models.temporal import _GatedWordBias
 
     z = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
     g = torch.randn(7, dtype=torch.float64, requires_grad=True)
@@ -245,7 +236,7 @@ def test_context2_fused_backward_matches_autograd() -> None:
 
 
 def test_year_lstm_equals_torch_lstm_over_the_years() -> None:
-    from pipeline.temporal import YearLSTM
+    from pipeline.models.temporal import YearLSTM
 
     torch.manual_seed(0)
     year_lstm = YearLSTM(D_ENC, 5, dropout=0.0)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.models_hub import MINILM, load_tokenizer_for
-from pipeline.tokenizer import (END_OF_TEXT, encode_abstracts, load_tokenizer, plain_backend,
+from pipeline.models.hub import MINILM, load_tokenizer_for
+from pipeline.features.tokenizer import (END_OF_TEXT, encode_abstracts, load_tokenizer, plain_backend,
                                 tokenize_texts, train_scratch_tokenizer)
 
 TEXTS = ["We propose a neural model for machine translation.",
@@ -89,7 +89,7 @@ def test_plain_backend_drops_saved_truncation_and_padding() -> None:
 def train_split(tmp_path, monkeypatch):
     import pandas as pd
 
-    from pipeline.io import write_parquet
+    from pipeline.infra.io import write_parquet
 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hf-cache"))
     monkeypatch.delenv("FUTURELM_HUB", raising=False)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline import training
-from pipeline.future_lm import make_future_lm, scratch_gpt2
-from pipeline.history import YearHistory
-from pipeline.training import (
+from pipeline.training import loop as training
+from pipeline.models.future_lm import make_future_lm, scratch_gpt2
+from pipeline.features.history import YearHistory
+from pipeline.training.loop import (
     Checkpoints,
     TrainConfig,
     build_optimizer,
@@ -181,7 +181,7 @@ def test_frozen_lm_gets_no_gradient_runs_without_dropout_and_keeps_its_weights(t
 
 
 def test_dev_perplexity_is_the_scoring_computation(tmp_path) -> None:
-    from pipeline.scoring import perplexities, score_abstracts
+    from pipeline.evaluation.scoring import perplexities, score_abstracts
 
     m = model("frequency", dropout=0.0)
     data = corpus()

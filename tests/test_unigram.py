@@ -1,4 +1,4 @@
-"""pipeline.unigram: the add-one-smoothed unigram reference perplexity, on hand-made counts."""
+"""pipeline.evaluation.unigram: the add-one-smoothed unigram reference perplexity, on hand-made counts."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from pipeline.errors import UserError
-from pipeline.frequencies import write_year
-from pipeline.unigram import summed_counts, unigram_perplexity
+from pipeline.infra.errors import UserError
+from pipeline.features.frequencies import write_year
+from pipeline.evaluation.unigram import summed_counts, unigram_perplexity
 
 
 def test_perplexity_by_hand() -> None:

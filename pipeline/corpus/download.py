@@ -1,0 +1,124 @@
+"""Fetch the Anthology export from an http(s) URL or a local path, atomically and verified.
+
+The file is streamed to a temporary sibling of the output, checked to be a complete gzip stream
+that holds at least one BibTeX entry (an empty file, a gzip of nothing or of other text stops
+here: "no BibTeX entries found in <source>"), and only then moved into place (pipeline.infra.io.atomic_path): a dropped connection or a corrupt copy
+never leaves a file that later stages would take for the corpus. Its sha256 and size are returned
+so the stage can record them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import urllib.error
+import urllib.parse
+import urllib.request
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from tqdm import tqdm
+
+from pipeline.corpus.bibfile import ENTRY_START_OVERLAP, has_entries, no_entries_error
+from pipeline.infra.errors import UserError
+from pipeline.infra.io import atomic_path
+
+OFFICIAL_URL = "https://aclanthology.org/anthology+abstracts.bib.gz"
+_CHUNK = 1 << 20
+
+
+class DownloadError(UserError):
+    """The source could not be fetched or is not a valid gzip export."""
+
+
+@dataclass(frozen=True)
+class DownloadInfo:
+    source: str
+    sha256: str
+    size: int               # bytes of the .gz file
+    uncompressed_size: int  # bytes of the BibTeX text
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def is_url(source: str) -> bool:
+    return urllib.parse.urlparse(source).scheme in ("http", "https")
+
+
+def _offline_hint(source: str) -> str:
+    return (f"If this machine cannot reach {source}, download the file elsewhere (e.g. "
+            f"{OFFICIAL_URL}), copy it here and set `data.source` in params.yaml to its local "
+            "path (such as ../shared/data/anthology+abstracts.bib.gz), then run `dvc repro`.")
+
+
+def _copy(reader: BinaryIO, writer: BinaryIO, total: int | None, label: str) -> None:
+    with tqdm(total=total, unit="B", unit_scale=True, desc=label, mininterval=1.0) as bar:
+        while chunk := reader.read(_CHUNK):
+            writer.write(chunk)
+            bar.update(len(chunk))
+
+
+def _validate_gzip(path: Path, source: str) -> int:
+    """Decompress ``path`` fully; return the uncompressed size, or raise a UserError when it is
+    not complete gzip or holds no BibTeX entry."""
+    size, found, tail = 0, False, b""
+    try:
+        with gzip.open(path, "rb") as stream:
+            while chunk := stream.read(_CHUNK):
+                size += len(chunk)
+                found = found or has_entries(tail + chunk)
+                tail = chunk[-ENTRY_START_OVERLAP:]
+    except (OSError, EOFError, zlib.error) as err:
+        raise DownloadError(f"{source} is not a valid, complete gzip file ({err}). Expected "
+                            f"an anthology+abstracts.bib.gz export", path=source,
+                            fix="fetch it again or point `data.source` in params.yaml at a "
+                                "good copy") from err
+    if not found:
+        raise no_entries_error(source)
+    return size
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fetch(source: str, out: str | Path, timeout: float = 60.0) -> DownloadInfo:
+    """Copy ``source`` (http(s) URL or local path) to ``out`` after checking it is valid gzip."""
+    out = Path(out)
+    with atomic_path(out) as tmp:
+        if is_url(source):
+            try:
+                with urllib.request.urlopen(source, timeout=timeout) as response, \
+                        tmp.open("wb") as writer:
+                    length = response.headers.get("Content-Length")
+                    _copy(response, writer, int(length) if length else None, "download")
+            except (urllib.error.URLError, OSError) as err:
+                reason = (f"HTTP {err.code} {err.reason}" if isinstance(err, urllib.error.HTTPError)
+                          else getattr(err, "reason", err))
+                raise DownloadError(f"could not download {source}: {reason}", path=source,
+                                    fix=_offline_hint(source)) from err
+        else:
+            path = Path(source)
+            if "://" in source:
+                raise DownloadError(f"unsupported source {source!r}", path=source,
+                                    fix="use an http(s) URL or a local path in `data.source` "
+                                        "(params.yaml)")
+            if not path.is_file():
+                raise DownloadError(f"local source {source} does not exist (relative paths "
+                                    "are relative to the project root)", path=source,
+                                    fix=f"set `data.source` in params.yaml to an existing file "
+                                        f"or to {OFFICIAL_URL}")
+            with path.open("rb") as reader, tmp.open("wb") as writer:
+                _copy(reader, writer, path.stat().st_size, "copy")
+        uncompressed = _validate_gzip(tmp, source)
+        info = DownloadInfo(source=source, sha256=_sha256(tmp), size=tmp.stat().st_size,
+                            uncompressed_size=uncompressed)
+    return info
+

@@ -1,0 +1,223 @@
+"""Forecasting a year's vocabulary: the future LM's predicted distribution and naive forecasters.
+
+**Predicted vocabulary of year Y** (issue 10 §1). A future LM with year Y's bias (its history
+``Y-m .. Y-1``) reads a fixed set of *reference contexts*, the abstracts of the last observed
+year ``Y-1``, teacher-forced; its predicted vocabulary is the mean of its next-token softmax over
+every position that predicts a token (the positions scored by PPL: the abstract's tokens and the
+closing EOS, cut at the model's context length)::
+
+    p̂_Y(w) = (1 / #positions) · Σ_{abstracts a of Y-1} Σ_t softmax(z_{a,t} + B_Y)[w]
+
+It sums to 1, needs no text of year Y, and for Baseline (no history) it does not depend on Y:
+Baseline is the "no change" LM forecaster. :func:`predicted_distribution` computes it in one
+batched pass over the contexts (no Python loop per token).
+
+**Predicted change** of token w in year Y (the ranking of rising and falling terms, and the
+trend backtests): ``Δ̂_Y(w) = log p̂_Y(w) − log p̂'_{Y−1}(w)``, where ``p̂'_{Y−1}`` is the same model
+on the *same* contexts with year ``Y−1``'s bias. Both terms share the LM and the contexts, so
+their difference is exactly what the temporal history predicts will change; comparing p̂_Y with
+the observed frequencies of Y−1 instead would mix in how far the LM's unigram distribution is from
+the data (an LM trained years earlier), which is not a forecast. Baseline's Δ̂ is 0.
+
+**Naive forecasters** (computed from the observed counts of the history years only):
+
+* persistence: year Y−1's add-one smoothed unigram distribution (the frequency features'
+  ``exp(log_freq)``), predicted change 0;
+* linear extrapolation: each token's smoothed log frequency over ``Y−m .. Y−1`` fitted by least
+  squares and evaluated at Y, then renormalised; its predicted change is the extrapolated log
+  frequency minus the observed one of Y−1 (for m = 2, the last year's change, repeated).
+
+**Whole word** (for showing terms as words): a CPL content token (:mod:`pipeline.evaluation.content`) that
+begins a word (its text starts with the leading-space marker and the rest is letters, digits,
+``-`` or ``'``) and usually ends it: in the reference abstracts, at least half of its occurrences
+are followed by a token that does not continue the word (one starting with a space, a
+non-alphanumeric character, or the end of the abstract). ``" transl"`` of ``" translation"`` is not
+a whole word; ``" BERT"`` is. Tokens absent from the reference abstracts are not shown.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from transformers import PreTrainedTokenizerBase
+
+from pipeline.infra.errors import UserError
+from pipeline.models.future_lm import FutureLM
+from pipeline.features.history import YearHistory, load_history
+from pipeline.models.nll import IGNORE, MAX_ELEMENTS, collate, next_token_targets
+
+
+@torch.no_grad()
+def predicted_distribution(model: FutureLM, encoded: Sequence[Sequence[int]],
+                           history: YearHistory | None, batch_size: int = 8,
+                           pad_id: int = 0) -> np.ndarray:
+    """Mean next-token distribution ``float64 [|V_out|]`` of ``model`` with ``history``'s bias
+    over every predicting position of ``encoded`` (token ids per context, already cut).
+
+    One forward pass per batch of contexts (batched by length); the softmax runs in fp32 in
+    chunks of at most :data:`pipeline.models.nll.MAX_ELEMENTS` values, summed in fp32 per chunk and in
+    float64 across chunks; the result is renormalised to remove fp32 rounding (~1e-7).
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if not encoded or any(len(ids) < 2 for ids in encoded):
+        raise ValueError("every reference context needs >= 2 tokens (EOS + text + EOS) and there "
+                         "must be at least one")
+    device = next(model.parameters()).device
+    order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
+    was_training = model.training
+    model.eval()                   # no dropout: the forecast is the model's mean prediction
+    try:
+        total, positions = _softmax_sums(model, encoded, order, history, batch_size, pad_id, device)
+    finally:
+        model.train(was_training)
+    mean = (total / positions).cpu().numpy()
+    return mean / mean.sum()      # fp32 softmax rows sum to 1 only within ~1e-7
+
+
+def _softmax_sums(model: FutureLM, encoded: Sequence[Sequence[int]], order: list[int],
+                  history: YearHistory | None, batch_size: int, pad_id: int,
+                  device: torch.device) -> tuple[torch.Tensor, int]:
+    total: torch.Tensor | None = None
+    positions = 0
+    for start in range(0, len(order), batch_size):
+        batch = collate([encoded[i] for i in order[start:start + batch_size]], pad_id)
+        ids, mask = batch["input_ids"].to(device), batch["attention_mask"].to(device)
+        logits = model(ids, mask, history).logits
+        rows = logits[next_token_targets(ids, mask) != IGNORE]       # [P, |V_out|]
+        if total is None:
+            total = torch.zeros(rows.shape[-1], dtype=torch.float64, device=device)
+        step = max(1, MAX_ELEMENTS // rows.shape[-1])
+        for lo in range(0, rows.shape[0], step):
+            # fp32 sum within a chunk (half the cost of a float64 copy), float64 across chunks
+            total += torch.softmax(rows[lo:lo + step].float(), dim=-1).sum(0).double()
+        positions += rows.shape[0]
+    assert total is not None
+    return total, positions
+
+
+def persistence(last_counts: np.ndarray) -> np.ndarray:
+    """Year Y−1's add-one smoothed unigram distribution, ``(c + 1) / (N + |V|)``."""
+    counts = np.asarray(last_counts, dtype=np.float64)
+    return (counts + 1.0) / (counts.sum() + counts.shape[0])
+
+
+def linear_extrapolation(log_freq: np.ndarray, years: Sequence[int], year: int) -> np.ndarray:
+    """Per token, the least-squares line through ``log_freq`` ``[|V|, m]`` (columns = ``years``)
+    evaluated at ``year``, as a distribution (softmax of the extrapolated log frequencies).
+
+    With one history year it is persistence.
+    """
+    log_freq = np.asarray(log_freq, dtype=np.float64)
+    x = np.asarray(years, dtype=np.float64)
+    if log_freq.ndim != 2 or log_freq.shape[1] != len(x):
+        raise ValueError(f"log_freq {log_freq.shape} does not match {len(x)} years")
+    if len(x) == 1:
+        predicted = log_freq[:, 0]
+    else:
+        xc = x - x.mean()
+        slope = log_freq @ xc / (xc @ xc)
+        predicted = log_freq.mean(axis=1) + slope * (year - x.mean())
+    predicted = predicted - predicted.max()
+    p = np.exp(predicted)
+    return p / p.sum()
+
+
+def _word_start(text: str) -> bool:
+    body = text[1:]
+    return (text.startswith(" ") and bool(body)
+            and all(ch.isalnum() or ch in "-'" for ch in body) and body[0].isalnum())
+
+
+def _continues_word(text: str) -> bool:
+    return bool(text) and (text[0].isalnum() or text[0] in "-'")
+
+
+def whole_word_mask(tokenizer: PreTrainedTokenizerBase, content_mask: np.ndarray,
+                    reference: Sequence[Sequence[int]]) -> np.ndarray:
+    """bool ``[|V|]``: content tokens that are whole words (module doc), judged on ``reference``."""
+    vocab = len(content_mask)
+    texts = tokenizer.batch_decode([[i] for i in range(vocab)])
+    starts = np.array([_word_start(t) for t in texts], dtype=bool)
+    continues = np.array([_continues_word(t) for t in texts], dtype=bool)
+    special = set(tokenizer.all_special_ids)
+    occurrences = np.zeros(vocab, dtype=np.int64)
+    word_ends = np.zeros(vocab, dtype=np.int64)
+    for ids in reference:
+        arr = np.asarray(ids, dtype=np.int64)
+        nxt = arr[1:]
+        ends = ~continues[nxt] | np.isin(nxt, list(special))
+        np.add.at(occurrences, arr[:-1], 1)
+        np.add.at(word_ends, arr[:-1], ends.astype(np.int64))
+    return content_mask & starts & (occurrences > 0) & (2 * word_ends >= occurrences)
+
+
+def rank_terms(delta: np.ndarray, eligible: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids of the ``k`` largest and ``k`` smallest ``delta`` among ``eligible`` (ties by
+    id); tokens whose delta is exactly 0 are not trends and are left out."""
+    delta = np.asarray(delta, dtype=np.float64)
+    ids = np.flatnonzero(np.asarray(eligible, bool) & (delta != 0))
+    up, down = ids[delta[ids] > 0], ids[delta[ids] < 0]
+    return up[np.lexsort((up, -delta[up]))][:k], down[np.lexsort((down, delta[down]))][:k]
+
+
+def reference_texts(abstracts: pd.DataFrame, year: int) -> list[str]:
+    """The reference contexts of a forecast for ``year``: the abstracts of ``year − 1``."""
+    texts = abstracts.loc[abstracts["year"] == year - 1, "abstract"].tolist()
+    if not texts:
+        raise UserError(f"cannot forecast {year}: its reference contexts are the abstracts of "
+                        f"{year - 1}, and the corpus has none",
+                        fix=f"forecast a year whose previous year is in the corpus (the corpus "
+                            f"holds {sorted(set(abstracts['year']))})")
+    return texts
+
+
+def year_history(model: FutureLM, year: int, frequencies_dir: str | os.PathLike[str] | None,
+                 embeddings_dir: str | os.PathLike[str] | None, purpose: str,
+                 tokenizer: str | os.PathLike[str] | None = None) -> YearHistory | None:
+    """``load_history`` for the bias of ``year`` (None for Baseline), errors naming ``purpose``;
+    ``tokenizer`` (its folder) makes feature files of another tokenizer an error."""
+    kinds = model.history_kinds
+    if not kinds:
+        return None
+    if frequencies_dir is None or ("embeddings" in kinds and embeddings_dir is None):
+        flags = "--frequencies and --embeddings" if "embeddings" in kinds else "--frequencies"
+        raise UserError(f"cannot {purpose}: the {model.variant} model reads the per-year features "
+                        f"{sorted(kinds)}", fix=f"pass {flags}")
+    try:
+        return load_history(year, model.window, frequencies_dir, embeddings_dir, kinds=kinds,
+                            tokenizer=tokenizer)
+    except UserError as err:
+        raise UserError(f"cannot {purpose}: {err.what}", path=err.path, fix=err.fix) from None
+    except FileNotFoundError as err:
+        raise UserError(f"cannot {purpose}: the history of {year} (years {year - model.window}"
+                        f"..{year - 1}) is incomplete: {err}",
+                        fix=f"list years {year - model.window}..{year - 1} under `years:` in "
+                            "params.yaml and run `dvc repro`") from None
+
+
+def vocabulary_forecast(model: FutureLM, encoded: Sequence[Sequence[int]], year: int,
+                        frequencies_dir: str | os.PathLike[str] | None,
+                        embeddings_dir: str | os.PathLike[str] | None, batch_size: int = 8,
+                        pad_id: int = 0, tokenizer: str | os.PathLike[str] | None = None
+                        ) -> pd.DataFrame:
+    """One row per output token id: ``log_prob`` = log p̂_Y and ``log_prob_prev`` = log p̂'_{Y−1}
+    on the same contexts ``encoded`` (module doc). Baseline needs one pass (they are equal)."""
+    history = year_history(model, year, frequencies_dir, embeddings_dir, f"forecast {year}",
+                           tokenizer)
+    p_year = predicted_distribution(model, encoded, history, batch_size, pad_id)
+    if history is None:
+        p_prev = p_year
+    else:
+        prev = year_history(model, year - 1, frequencies_dir, embeddings_dir,
+                            f"measure the predicted change of {year} against {year - 1}", tokenizer)
+        p_prev = predicted_distribution(model, encoded, prev, batch_size, pad_id)
+    # A probability can underflow to 0 in fp32 softmax; the floor keeps logs finite.
+    tiny = np.finfo(np.float64).tiny
+    return pd.DataFrame({"token_id": np.arange(len(p_year), dtype=np.int32),
+                         "log_prob": np.log(np.maximum(p_year, tiny)),
+                         "log_prob_prev": np.log(np.maximum(p_prev, tiny))})

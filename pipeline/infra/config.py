@@ -1,0 +1,148 @@
+"""The typed settings of training and scoring: the one schema of every option and its default.
+
+Each field carries its help text (``field(metadata={"help": ...})``); the stages derive their
+command-line options from these classes (``stages/_args.py``), so an option, its type, its
+default and its help are written once, here. Defaults are the paper's settings (§4.2 and the
+reference implementation) where the paper has one; ``params.yaml`` and ``profiles/`` set each
+profile's values. Field metadata used by the option builder:
+
+* ``help``: the option's help text;
+* ``flag``: the option's name when it is not ``--<field-name>``;
+* ``none``: the word that stands for ``None`` on the command line (``--alpha learned``);
+* ``shown_default``: how ``--help`` describes the default, when the value itself would not say;
+* ``identity: False``: the field cannot change the result (how often to checkpoint), so it is
+  left out of the run's identity (:func:`identity`) and changing it never restarts a run.
+
+Runtime settings (device, threads) are not here: they never change results and come from
+``runtime.yaml`` (``stages/_runtime.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+from pipeline.infra.precision import Precision
+
+ContextInput = Literal["flagged", "paper"]
+
+
+def _help(text: str, **meta: Any) -> dict[str, Any]:
+    return {"help": text, **meta}
+
+
+@dataclass(frozen=True)
+class LMConfig:
+    """The base causal LM a future LM is built on (params ``lm.*``)."""
+
+    base: str = field(default="gpt2", metadata=_help(
+        "'scratch' (a random-init GPT-2 of the shape below) or a causal LM's hub id / local path"))
+    n_layer: int = field(default=12, metadata=_help("scratch GPT-2: layers"))
+    n_head: int = field(default=12, metadata=_help("scratch GPT-2: attention heads"))
+    n_embd: int = field(default=768, metadata=_help("scratch GPT-2: hidden size d"))
+    n_positions: int = field(default=1024, metadata=_help(
+        "scratch GPT-2: position embeddings (>= --max-length)"))
+    init_from: str | None = field(default=None, metadata=_help(
+        "shared-base training: a trained model folder (data/models/baseline-s<seed>) whose base "
+        "LM initialises this run instead of --base; its bias module, if any, is not used",
+        none="none"))
+
+    def __post_init__(self) -> None:
+        for name in ("n_layer", "n_head", "n_embd", "n_positions"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Which future LM is trained: the variant and its bias module's shape."""
+
+    variant: str = field(metadata=_help(
+        "baseline, baseline-N (the N latest training years only), frequency-nolstm, frequency, "
+        "context or context2"))
+    window: int = field(default=2, metadata=_help(
+        "history length m in years: year i is predicted from years i-m .. i-1 (features.window)"))
+    lstm_hidden: int = field(default=768, metadata=_help("hidden size of the bias LSTM"))
+    alpha: float | None = field(default=None, metadata=_help(
+        "context2's alpha: 'learned' (a parameter initialised at 1) or a fixed number",
+        none="learned"))
+    context_input: ContextInput = field(default="flagged", metadata=_help(
+        "input of the contextual LSTMs: 'paper' = eq. 8's V only, zeros for a year in which the "
+        "word does not occur; 'flagged' = V plus a seen-in-that-year flag, carrying the latest "
+        "earlier vector forward (features.context_input)"))
+    dropout: float = field(default=0.1, metadata=_help(
+        "dropout of the LM and of the bias LSTM's output"))
+
+    def __post_init__(self) -> None:
+        if self.window < 1:
+            raise ValueError(f"window must be >= 1, got {self.window}")
+        if self.lstm_hidden < 1:
+            raise ValueError(f"lstm_hidden must be >= 1, got {self.lstm_hidden}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation settings (params ``train.*``). ``patience <= 0`` disables early stopping."""
+
+    epochs: int = field(default=10, metadata=_help("maximum epochs"))
+    batch_size: int = field(default=2, metadata=_help("abstracts per batch (one year per batch)"))
+    grad_accum: int = field(default=2, metadata=_help("batches per optimizer step"))
+    max_length: int = field(default=1024, metadata=_help(
+        "LM tokens per abstract (eos + text + eos, cut): the model's context length, saved with "
+        "it and used by scoring too"))
+    lr_lm: float = field(default=5e-5, metadata=_help("AdamW learning rate of the base LM"))
+    lr_new: float = field(default=1e-3, metadata=_help(
+        "AdamW learning rate of the temporal modules"))
+    weight_decay: float = field(default=0.0, metadata=_help("AdamW weight decay (matrices only)"))
+    warmup_steps: int = field(default=0, metadata=_help(
+        "linear warm-up steps before the linear decay to 0"))
+    grad_clip: float = field(default=1.0, metadata=_help(
+        "maximum gradient norm (<= 0: no clipping)"))
+    patience: int = field(default=2, metadata=_help(
+        "early stopping: epochs without dev-perplexity improvement (<= 0: off)"))
+    seed: int = field(default=0, metadata=_help(
+        "seed of initialisation, dropout and batch order"))
+    freeze_lm: bool = field(default=False, metadata=_help(
+        "train only the temporal modules; the frozen LM runs without dropout, as when scored"))
+    eval_batch_size: int = field(default=16, metadata=_help("abstracts per dev-perplexity batch"))
+    precision: Precision = field(default="fp32", metadata=_help(
+        "fp32; tf32 (CUDA matrix products in TF32, = fp32 on a CPU); bf16 (autocast, fp32 "
+        "master weights, softmax/NLL in fp32): pipeline/infra/precision.py"))
+    checkpoint_every: int = field(default=25, metadata=_help(
+        "optimizer steps between resume checkpoints (does not change results)", identity=False))
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size", "grad_accum", "eval_batch_size", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_length < 2:
+            raise ValueError(f"max_length={self.max_length} leaves no room for an abstract "
+                             "between two EOS tokens")
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """What the score stage evaluates (params ``score.*``); decoding is GenerationSettings."""
+
+    batch_size: int = field(default=8, metadata=_help("abstracts per PPL/CPL batch"))
+    years: tuple[int, ...] = field(default=(), metadata=_help(
+        "years to evaluate besides the dev and test years (staleness curves), read from "
+        "--abstracts; each is scored with its own history"))
+    generate_years: tuple[int, ...] | None = field(default=None, metadata=_help(
+        "years for which abstracts are generated and CM computed; the option with no year "
+        "generates none", shown_default="the dev and test years"))
+    precision: Precision = field(default="fp32", metadata=_help(
+        "scoring and generation: fp32, tf32 (CUDA only; = fp32 on a CPU) or bf16 autocast "
+        "(pipeline/infra/precision.py)"))
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+
+
+def identity(config: Any) -> dict[str, Any]:
+    """The fields of a settings object that can change a result (``identity`` not False)."""
+    values = asdict(config)
+    return {f.name: values[f.name] for f in fields(config) if f.metadata.get("identity", True)}

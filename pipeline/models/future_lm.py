@@ -1,0 +1,341 @@
+"""The future LM: any Hugging Face causal LM plus a temporal bias on its logits (paper §3).
+
+``logits_k = Eᵀ H_k + B_ik`` where ``B_i`` comes from :mod:`pipeline.models.temporal` and the history of
+year ``i`` (:class:`pipeline.features.history.YearHistory`).
+
+How the bias gets in: while a history is active (:meth:`FutureLM.biased`), a forward hook on the
+LM's output-embedding layer (``lm_head``) adds the bias to that layer's output. The hook sees the
+layer's input — exactly the final hidden states ``H_k`` that Context² needs — and its output, in
+whatever shape the model computed it. So the same code path serves training, scoring and every
+``generate()`` strategy (greedy, sampling, beam search with sampling): logits processors then see
+already-biased logits, and beam search's log-softmax normalises the biased distribution. It works
+for any architecture whose logits come from ``get_output_embeddings()`` (GPT-2, Llama/SmolLM2, …).
+
+The history-only part of the bias (:meth:`FutureLM.word_terms`) is computed once on entering
+:meth:`FutureLM.biased` (once per ``generate`` call), never per position or per decoding step;
+training computes it once per optimizer step and passes it in (``terms=``) for every micro-batch.
+Without gradients and in eval mode (scoring, dev perplexity) it is computed once per history and
+set of weights: a cache keyed by the history object and the version counters of the weights it
+reads returns the very tensor computed before, so results are bit-identical.
+
+Attention runs through PyTorch's scaled-dot-product kernel (SDPA, :func:`use_sdpa`) for every
+LM built or loaded here.
+
+A future LM also carries its *context length*: the tokens per abstract it was trained on
+(``train.max_length``). Scoring cuts abstracts at that same length, so the reported perplexity
+is measured on the positions the model was trained on (:mod:`pipeline.evaluation.scoring`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Collection, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_model, save_file
+from torch import Tensor, nn
+from transformers import AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel, PreTrainedModel
+from transformers.modeling_outputs import CausalLMOutputWithPast
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+from pipeline.infra.errors import UserError
+from pipeline.features.history import YearHistory, load_history
+from pipeline.infra.io import atomic_path
+from pipeline.models.nll import mean_nll, next_token_targets
+from pipeline.models.registry import by_kind, lookup
+from pipeline.models.temporal import BiasConfig, build_bias
+
+FORMAT_VERSION = 2   # 2: config.json records context_length and seed
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "model.safetensors"
+
+
+class FutureLM(nn.Module):
+    """A causal LM whose logits for year ``i`` carry the temporal bias predicted from its history.
+
+    ``bias_config.kind == "none"`` gives the Baseline: the plain LM (``history`` may be ``None``).
+    ``context_length``: tokens per abstract the model is trained and scored on (default: the LM's
+    position limit); ``seed``: the training seed, recorded with the model (may be ``None``).
+    """
+
+    def __init__(self, lm: PreTrainedModel, bias_config: BiasConfig, variant: str, *,
+                 context_length: int | None = None, seed: int | None = None) -> None:
+        super().__init__()
+        if lookup(variant).kind != bias_config.kind:
+            raise ValueError(f"variant {variant!r} needs bias kind {lookup(variant).kind!r}, "
+                             f"got {bias_config.kind!r}")
+        limit = lm_positions(lm)
+        context_length = limit if context_length is None else int(context_length)
+        if not 2 <= context_length <= limit:
+            raise ValueError(f"context length {context_length} must be between 2 and the LM's "
+                             f"{limit} positions")
+        self.lm = lm
+        self.bias_config = bias_config
+        self.bias = build_bias(bias_config)
+        self.variant = variant
+        self.context_length = context_length
+        self.seed = seed
+        self._terms_cache: tuple[Any, ...] | None = None
+
+    @property
+    def window(self) -> int:
+        return self.bias_config.window
+
+    @property
+    def history_kinds(self) -> set[str]:
+        """The features :func:`pipeline.features.history.load_history` must load for this model."""
+        return set(by_kind(self.bias_config.kind).reads)
+
+    def word_terms(self, history: YearHistory) -> Tensor:
+        """The history-only part of year ``i``'s bias (:meth:`TemporalBias.word_terms`), padded to
+        the LM's output vocabulary. Cached without gradients in eval mode (module doc)."""
+        if self.bias is None:
+            raise ValueError(f"the {self.variant} model has no temporal bias")
+        if history is None:
+            raise ValueError(f"the {self.variant} model needs the history of the scored year: "
+                             "pass history=pipeline.features.history.load_history(...)")
+        missing = self.history_kinds - _loaded_kinds(history)
+        if missing:
+            raise ValueError(f"the {self.variant} model needs history kinds {sorted(missing)}: "
+                             f"load_history(..., kinds={sorted(self.history_kinds)})")
+        weight = self.lm.get_output_embeddings().weight
+        if history.vocab_size > weight.shape[0]:
+            raise ValueError(f"history has |V|={history.vocab_size} but the LM only "
+                             f"{weight.shape[0]} output tokens: features and model must share "
+                             "data/tokenizer")
+        cacheable = not torch.is_grad_enabled() and not self.bias.training
+        key = (_tensor_versions([weight, *self.bias.parameters(), *self.bias.buffers()]),
+               torch.is_autocast_enabled(weight.device.type),
+               torch.get_autocast_dtype(weight.device.type))
+        cached = self._terms_cache
+        if cacheable and cached is not None and cached[0] is history and cached[1] == key:
+            return cached[2]
+        on_device = history if history.log_freq.device == weight.device else history.to(weight.device)
+        terms = self.bias.word_terms(on_device, weight)
+        # Models may pad their output vocabulary beyond the tokenizer's; those ids get no bias.
+        terms = F.pad(terms, (0, weight.shape[0] - history.vocab_size))
+        self._terms_cache = (history, key, terms) if cacheable else None
+        return terms
+
+    @contextlib.contextmanager
+    def biased(self, history: YearHistory | None, terms: Tensor | None = None) -> Iterator[None]:
+        """Within this block every logits computation of ``self.lm`` includes year ``i``'s bias.
+
+        ``terms``: :meth:`word_terms` of ``history``, when the caller computed them already (a
+        training step shares them across its micro-batches).
+        """
+        if self.bias is None:
+            yield
+            return
+        if terms is None:
+            terms = self.word_terms(history)   # type: ignore[arg-type]
+        bias = self.bias
+
+        def add_bias(_module: nn.Module, args: tuple[Any, ...], logits: Tensor) -> Tensor:
+            return bias.add_bias(terms, args[0], logits)
+
+        handle = self.lm.get_output_embeddings().register_forward_hook(add_bias)
+        try:
+            yield
+        finally:
+            handle.remove()
+
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None,
+                history: YearHistory | None = None, labels: Tensor | None = None,
+                terms: Tensor | None = None) -> CausalLMOutputWithPast:
+        """Biased logits ``[B, T, |V|]``; with ``labels`` also the mean next-token NLL.
+
+        ``labels`` follow the HF convention (unshifted, ``-100`` = ignored); positions where
+        ``attention_mask`` is 0 are ignored too. The loss is :func:`pipeline.models.nll.mean_nll`, the
+        same computation as the dev and reported perplexities (fp32, memory-capped).
+        ``terms``: precomputed :meth:`word_terms` of ``history`` (see :meth:`biased`).
+        """
+        with self.biased(history, terms):
+            out = self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+        loss = None
+        if labels is not None:
+            loss = mean_nll(out.logits, next_token_targets(labels, attention_mask))
+        return CausalLMOutputWithPast(loss=loss, logits=out.logits)
+
+    @torch.no_grad()
+    def generate(self, input_ids: Tensor, history: YearHistory | None = None,
+                 **generate_kwargs: Any) -> Tensor:
+        """``self.lm.generate`` with the bias of ``history``'s year applied at every step."""
+        with self.biased(history):
+            return self.lm.generate(input_ids=input_ids, **generate_kwargs)
+
+
+def _tensor_versions(tensors: Iterable[Tensor]) -> tuple[tuple[int, int], ...]:
+    """Storage address and in-place version counter of each tensor: changes whenever an
+    optimizer step, ``load_state_dict`` or a device move changes the weights."""
+    return tuple((t.data_ptr(), t._version) for t in tensors)
+
+
+def _loaded_kinds(history: YearHistory) -> set[str]:
+    kinds = {"frequencies"}
+    if history.emb is not None:
+        kinds.add("embeddings")
+    return kinds
+
+
+def lm_positions(lm: PreTrainedModel) -> int:
+    """The most positions ``lm`` can attend over (GPT-2 ``n_positions``, Llama
+    ``max_position_embeddings``)."""
+    config = lm.config
+    n = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
+    if not n:
+        raise ValueError(f"cannot tell the context length of {type(lm).__name__} from its config")
+    return int(n)
+
+
+def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, lstm_hidden: int = 64,
+                   feature_dim: int | None = None, alpha: float | None = None,
+                   dropout: float = 0.0, context_input: str = "flagged",
+                   context_length: int | None = None, seed: int | None = None) -> FutureLM:
+    """Wrap ``lm`` as the future LM ``variant``; ``feature_dim`` = contextual embedding size."""
+    kind = lookup(variant).kind
+    contextual = "embeddings" in lookup(variant).reads
+    config = BiasConfig(kind=kind, window=window, lstm_hidden=lstm_hidden,
+                        feature_dim=feature_dim if contextual else None,
+                        lm_dim=lm.get_output_embeddings().weight.shape[1] if kind == "context2" else None,
+                        alpha=alpha if kind == "context2" else None, dropout=dropout,
+                        context_input=context_input if contextual else "flagged")
+    return FutureLM(lm, config, variant, context_length=context_length, seed=seed)
+
+
+def load_histories(years: Iterable[int], window: int, kinds: Collection[str],
+                   frequencies_dir: str | Path | None, embeddings_dir: str | Path | None, *,
+                   tokenizer: str | Path | None = None) -> dict[int, YearHistory]:
+    """The history of each of ``years`` for a model reading ``kinds`` (``{}`` when it reads none).
+
+    ``tokenizer``: the LM tokenizer folder in use; feature files computed with another one are
+    refused (:func:`pipeline.features.history.load_history`). A missing feature folder or year is a
+    :class:`UserError` naming it and the stage to run.
+    """
+    if not kinds:
+        return {}
+    if frequencies_dir is None or ("embeddings" in kinds and embeddings_dir is None):
+        needed = "--frequencies and --embeddings" if "embeddings" in kinds else "--frequencies"
+        raise UserError(f"a model reading {sorted(kinds)} needs the per-year feature folders",
+                        fix=f"pass {needed}")
+    return {year: load_history(year, window, frequencies_dir, embeddings_dir, kinds=kinds,
+                               tokenizer=tokenizer)
+            for year in sorted(set(years))}
+
+
+def scratch_gpt2(vocab_size: int, eos_token_id: int, *, n_layer: int, n_head: int, n_embd: int,
+                 n_positions: int, dropout: float) -> GPT2LMHeadModel:
+    """A small random-init GPT-2 for the offline default (``lm.base: scratch``).
+
+    Initialisation draws from torch's global RNG: seed it first for reproducible weights.
+    """
+    config = GPT2Config(vocab_size=vocab_size, n_positions=n_positions, n_embd=n_embd,
+                        n_layer=n_layer, n_head=n_head, resid_pdrop=dropout, embd_pdrop=dropout,
+                        attn_pdrop=dropout, bos_token_id=eos_token_id, eos_token_id=eos_token_id,
+                        pad_token_id=eos_token_id, attn_implementation="sdpa")
+    return GPT2LMHeadModel(config)
+
+
+def use_sdpa(lm: PreTrainedModel) -> PreTrainedModel:
+    """Switch ``lm``'s attention to PyTorch's fused scaled-dot-product kernel where the
+    architecture has that path (GPT-2, Llama, ...; transformers' default too): the same
+    computation as eager attention, in one kernel (flash / memory-efficient on CUDA)."""
+    if lm.config._attn_implementation != "sdpa":
+        try:
+            lm.set_attn_implementation("sdpa")
+        except (ValueError, ImportError):
+            pass   # an architecture without SDPA support keeps its own attention
+    return lm
+
+
+def write_future_lm(model: FutureLM, directory: str | Path) -> None:
+    """Write ``config.json`` + ``model.safetensors`` into the existing folder ``directory``.
+
+    Not atomic by itself: use :func:`save_future_lm`, or call this on a folder that is published
+    atomically as a whole (the train stage adds its metrics and curves first). The base LM's full
+    config is embedded, so :func:`load_future_lm` needs neither the hub nor the original files.
+    """
+    directory = Path(directory)
+    config = {"format_version": FORMAT_VERSION, "variant": model.variant, "seed": model.seed,
+              "context_length": model.context_length, "bias": model.bias_config.to_dict(),
+              "lm_config": model.lm.config.to_dict()}
+    (directory / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    # Byte-identical files for identical weights: safetensors writes its metadata map in a
+    # per-process random order, so it gets a single key; tied names need no record because
+    # load_model re-derives them from the model (save_model's alias entries made headers vary).
+    save_file(_dedupe_tied(model.state_dict()), str(directory / WEIGHTS_NAME),
+              metadata={"format": "pt"})
+
+
+def _dedupe_tied(state: dict[str, Tensor]) -> dict[str, Tensor]:
+    """One entry per shared storage (GPT-2's ``lm_head`` is ``wte``): the first name in sorted
+    order is stored; ``load_model`` fills the tied twins from the model's own structure."""
+    tensors: dict[str, Tensor] = {}
+    owners: set[tuple[int, int, tuple[int, ...]]] = set()
+    for name in sorted(state):
+        t = state[name]
+        key = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape))
+        if key not in owners:
+            owners.add(key)
+            tensors[name] = t.detach().contiguous()
+    return tensors
+
+
+def save_future_lm(model: FutureLM, directory: str | Path) -> None:
+    """Save ``model`` as the folder ``directory`` atomically (an existing folder is replaced)."""
+    with atomic_path(directory) as tmp:
+        tmp.mkdir()
+        write_future_lm(model, tmp)
+
+
+def load_future_lm(directory: str | Path, device: str | torch.device = "cpu") -> FutureLM:
+    """Rebuild a :class:`FutureLM` saved by :func:`save_future_lm` (offline, no hub access).
+
+    A missing, corrupt or truncated ``config.json`` / ``model.safetensors`` is a
+    :class:`UserError` naming the file and the stage that rewrites it.
+    """
+    directory = Path(directory)
+    config_path, weights_path = directory / CONFIG_NAME, directory / WEIGHTS_NAME
+    fix = _retrain_fix(directory)
+    if not config_path.exists():
+        raise UserError(f"{directory} is not a saved future LM (no {CONFIG_NAME})",
+                        path=config_path, fix=fix)
+    try:
+        config = json.loads(config_path.read_text())
+        version = config.get("format_version")
+    except (ValueError, AttributeError, UnicodeDecodeError) as err:
+        raise UserError(f"the model's {CONFIG_NAME} is corrupt ({err})", path=config_path,
+                        fix=fix) from None
+    if version != FORMAT_VERSION:
+        raise UserError(f"the model was saved in format {version!r}; this futurelm reads "
+                        f"format {FORMAT_VERSION} (which records the context length)",
+                        path=config_path, fix=fix)
+    try:
+        lm_config = dict(config["lm_config"])
+        lm = use_sdpa(AutoModelForCausalLM.from_config(
+            CONFIG_MAPPING[lm_config["model_type"]].from_dict(lm_config)))
+        model = FutureLM(lm, BiasConfig.from_dict(config["bias"]), config["variant"],
+                         context_length=config["context_length"], seed=config.get("seed"))
+    except (KeyError, TypeError, ValueError) as err:
+        raise UserError(f"the model's {CONFIG_NAME} is corrupt or incomplete "
+                        f"({type(err).__name__}: {err})", path=config_path, fix=fix) from None
+    if not weights_path.exists():
+        raise UserError("the model's weights are missing", path=weights_path, fix=fix)
+    try:
+        load_model(model, str(weights_path), strict=True, device=str(device))
+    except Exception as err:   # safetensors raises its own error types for truncated files
+        raise UserError(f"the model's weights cannot be read: {type(err).__name__}: {err}",
+                        path=weights_path, fix=fix) from None
+    return model.to(device).eval()
+
+
+def _retrain_fix(directory: Path) -> str:
+    """The command that rewrites a model folder ``<variant>-s<seed>``."""
+    stage = (f"train-{directory.name}" if re.fullmatch(r".+-s\d+", directory.name)
+             else "train-<variant>-s<seed>")
+    return f"retrain the model: `dvc repro -f {stage}` (the train stage that writes {directory})"

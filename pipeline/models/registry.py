@@ -1,0 +1,127 @@
+"""The variant registry: the one table of every model variant a future-LM experiment can train.
+
+Each row names a variant (its ``experiment.variants`` name), the paper's name for it, the bias
+module it adds to the base LM (a ``module:Class`` path, imported only when a model is built, so
+that reading the table needs no torch), the per-year history features the bias reads, and the
+params its train stage reads beyond the ones every variant reads. The stage graph, training,
+scoring, the forecast and both reports read this table; nothing else lists variant names. A new
+variant is one bias module plus one row here.
+
+``baseline-N`` is a family, not a row: the Baseline LM trained on the N latest training years
+only (the paper's Baseline-2/3); :func:`lookup` builds its entry.
+
+=====================  ===================  ================================  ==================
+variant                paper name           bias (pipeline.models.temporal)   history features
+=====================  ===================  ================================  ==================
+``baseline[-N]``       Baseline-all / -N    none                              none
+``frequency-nolstm``   Frequency-NoLSTM     ``a · log f_{i-1,w} + b``         frequencies
+``frequency``          Frequency            eq. 6, LSTM over log f            frequencies
+``context``            Context              eq. 8, LSTM over V                embeddings
+``context2``           Context²             eq. 9-10                          embeddings
+=====================  ===================  ================================  ==================
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pipeline.infra.errors import UserError
+
+NO_BIAS = "none"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One registry row. ``kind`` is the bias kind saved with a model (``none`` for baselines);
+    ``reads`` the history features its bias reads (``frequencies``/``embeddings``); ``params``
+    the dotted params only this variant's train stage reads; ``latest_years`` N of baseline-N."""
+
+    name: str
+    display: str
+    bias: str | None = None
+    reads: frozenset[str] = frozenset()
+    params: tuple[str, ...] = ()
+    latest_years: int | None = None
+
+    @property
+    def kind(self) -> str:
+        return NO_BIAS if self.bias is None else self.name
+
+    @property
+    def temporal(self) -> bool:
+        return self.bias is not None
+
+    @property
+    def feature_files(self) -> tuple[str, ...]:
+        """Per-year feature files its stages read: none, or frequencies (always: they give the
+        history's ``observed`` mask) plus what the bias reads."""
+        if not self.temporal:
+            return ()
+        return ("frequencies", *sorted(self.reads - {"frequencies"}))
+
+    def bias_class(self) -> type[Any]:
+        """The bias module's class (imports torch: only call this to build a model)."""
+        if self.bias is None:
+            raise ValueError(f"{self.name} has no bias module")
+        module, _, cls = self.bias.partition(":")
+        return getattr(importlib.import_module(module), cls)
+
+
+_TEMPORAL = "pipeline.models.temporal"
+_LSTM = ("train.lr_new", "train.lstm_hidden")
+_CONTEXT = ("features.context_input",)
+
+VARIANTS: dict[str, Variant] = {v.name: v for v in (
+    Variant("baseline", "Baseline-all"),
+    Variant("frequency-nolstm", "Frequency-NoLSTM", f"{_TEMPORAL}:FrequencyNoLSTMBias",
+            frozenset({"frequencies"}), ("train.lr_new",)),
+    Variant("frequency", "Frequency", f"{_TEMPORAL}:FrequencyBias",
+            frozenset({"frequencies"}), _LSTM),
+    Variant("context", "Context", f"{_TEMPORAL}:ContextBias",
+            frozenset({"embeddings"}), (*_LSTM, *_CONTEXT)),
+    Variant("context2", "Context²", f"{_TEMPORAL}:Context2Bias",
+            frozenset({"embeddings"}), (*_LSTM, "train.alpha", *_CONTEXT)),
+)}
+BIAS_KINDS = (NO_BIAS, *(v.name for v in VARIANTS.values() if v.temporal))
+
+
+def _unknown(name: str) -> UserError:
+    return UserError(f"unknown variant {name!r}", path="experiment.variants",
+                     fix="use baseline, baseline-N (N >= 1 latest training years) or one of "
+                         f"{', '.join(BIAS_KINDS[1:])}")
+
+
+def lookup(name: str) -> Variant:
+    """The registry row of ``name`` (``baseline-N`` built from Baseline's); a :class:`UserError`
+    naming the valid names otherwise."""
+    if name in VARIANTS:
+        return VARIANTS[name]
+    if name.startswith("baseline-"):
+        n = name[len("baseline-"):]
+        if not n.isdigit() or int(n) < 1:
+            raise UserError(f"unknown variant {name!r}: baseline-N needs N >= 1 (the number of "
+                            "latest training years)", path="experiment.variants",
+                            fix="use baseline, baseline-N with N >= 1, or one of "
+                                f"{', '.join(BIAS_KINDS[1:])}")
+        return replace(VARIANTS["baseline"], name=name, display=f"Baseline-{int(n)}",
+                       latest_years=int(n))
+    raise _unknown(name)
+
+
+def by_kind(kind: str) -> Variant:
+    """The row whose bias kind is ``kind`` (as saved in a model's config); ``none``: Baseline."""
+    if kind == NO_BIAS:
+        return VARIANTS["baseline"]
+    if kind in VARIANTS and VARIANTS[kind].temporal:
+        return VARIANTS[kind]
+    raise ValueError(f"unknown bias kind {kind!r}; expected one of {BIAS_KINDS}")
+
+
+def display_name(name: str) -> str:
+    """The paper's name for a variant (``baseline-2`` -> ``Baseline-2``); an unknown name as is."""
+    try:
+        return lookup(name).display
+    except UserError:
+        return name

@@ -1,0 +1,315 @@
+"""``reports/forecast.md``: every model's forecast of the next period, and how such forecasts did.
+
+Reads the forecast stage's folders (``<forecasts>/<variant>-s<seed>/``, :mod:`pipeline.forecast.vocabulary`)
+and the observed per-year counts (frequency files), and builds:
+
+- **backtests** for each year with known text: the unigram perplexity of the year's tokens under
+  each forecast, and trend detection (Spearman ρ, precision@50) against what happened
+  (:mod:`pipeline.forecast.backtest`), for the LMs beside persistence and linear extrapolation, with
+  bootstrap 95 % intervals, and a plain verdict whether each temporal model beats persistence;
+- the **forecast**: each model's top rising and falling whole words (:func:`pipeline.forecast.vocabulary.rank_terms`)
+  with their observed counts in the history years, and a few generated abstracts.
+
+With several seeds a variant's metric is the mean over its seeds (per bootstrap replicate too)
+and its ranking uses the mean predicted change.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipeline.forecast import backtest as bt
+from pipeline.infra.errors import UserError
+from pipeline.forecast.vocabulary import linear_extrapolation, persistence, rank_terms
+from pipeline.features.frequencies import YearFrequencies, read_year
+from pipeline.features.windows import history_years
+from pipeline.infra.io import read_json, read_parquet
+from pipeline.models.registry import display_name, lookup
+
+PERSISTENCE, LINEAR = "Persistence", "Linear extrapolation"
+TOP_TERMS = 30
+N_EXAMPLES = 3
+
+
+@dataclass(frozen=True)
+class ModelForecast:
+    variant: str
+    seed: int
+    info: dict
+    vocab: dict[int, pd.DataFrame]
+    generations: pd.DataFrame
+
+    def delta(self, year: int) -> np.ndarray:
+        frame = self.vocab[year]
+        return (frame["log_prob"] - frame["log_prob_prev"]).to_numpy()
+
+
+def load_forecasts(folder: str | os.PathLike[str], variants: Sequence[str],
+                   seeds: Sequence[int]) -> dict[tuple[str, int], ModelForecast]:
+    out = {}
+    for v in variants:
+        for s in seeds:
+            path = Path(folder) / f"{v}-s{s}"
+            if not (path / "forecast.json").exists():
+                raise UserError(f"the forecast of {v} seed {s} is missing", path=path,
+                                fix=f"run `dvc repro forecast-{v}-s{s}`")
+            info = read_json(path / "forecast.json")
+            years = [int(y) for y in info["years"]]
+            out[(v, s)] = ModelForecast(
+                v, s, info, {y: read_parquet(path / f"vocab_{y}.parquet") for y in years},
+                read_parquet(path / f"generations_{info['forecast_year']}.parquet"))
+    return out
+
+
+def read_frequencies(folder: str | os.PathLike[str], years: Sequence[int],
+                     purpose: str) -> dict[int, YearFrequencies]:
+    """The frequency files of ``years``; a missing one is a UserError naming it and ``purpose``."""
+    out = {}
+    for y in sorted(set(years)):
+        path = Path(folder) / f"{y}.parquet"
+        if not path.exists():
+            raise UserError(f"{purpose} needs the observed counts of {y}", path=path,
+                            fix=f"list {y} under `years:` in params.yaml and run `dvc repro`")
+        out[y] = read_year(path)
+    return out
+
+
+def _forecasters(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
+                 seeds: Sequence[int], year: int, freqs: dict[int, YearFrequencies],
+                 window: int) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """Forecaster name -> one (log p̂, Δ̂) per seed (one for the naive forecasters)."""
+    last = freqs[year - 1]
+    history = list(history_years(year, window))
+    log_pers = np.log(persistence(last.counts))
+    log_lin = np.log(linear_extrapolation(np.stack([freqs[y].log_freq for y in history], 1),
+                                          history, year))
+    out = {PERSISTENCE: [(log_pers, np.zeros_like(log_pers))],
+           LINEAR: [(log_lin, log_lin - last.log_freq)]}
+    for v in variants:
+        out[display_name(v)] = [(forecasts[(v, s)].vocab[year]["log_prob"].to_numpy(),
+                                 forecasts[(v, s)].delta(year)[:last.vocab_size]) for s in seeds]
+    return out
+
+
+def backtest(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
+             seeds: Sequence[int], year: int, freqs: dict[int, YearFrequencies],
+             content: np.ndarray, window: int) -> pd.DataFrame:
+    """One row per forecaster: ``unigram_ppl`` (+ ``_lo``/``_hi``), ``vs_persistence`` (PPL
+    difference, + CI), ``rho``, ``precision`` (+ CIs), ``n_trend`` tokens."""
+    obs, prev = freqs[year], freqs[year - 1]
+    trend = bt.trend_tokens(prev.counts, obs.counts, content)
+    observed = (obs.log_freq - prev.log_freq)[trend]
+    rows = []
+    per = _forecasters(forecasts, variants, seeds, year, freqs, window)
+    flat = [(name, lp, d) for name, items in per.items() for lp, d in items]
+    ce = bt.bootstrap_cross_entropy(obs.counts, np.stack([lp[:obs.vocab_size] for _, lp, _ in flat]))
+    rho, prec = bt.bootstrap_trends(np.stack([d[trend] for _, _, d in flat]), observed)
+    names = [name for name, _, _ in flat]
+    pers_boot = np.exp(ce[:, names.index(PERSISTENCE)])
+    pers_ppl = bt.unigram_perplexity(obs.counts, per[PERSISTENCE][0][0])
+    for name in per:
+        cols = [i for i, n in enumerate(names) if n == name]
+        point_ce = np.mean([bt.cross_entropy(obs.counts, flat[i][1]) for i in cols])
+        boot_ppl = np.exp(ce[:, cols].mean(axis=1))
+        diff = boot_ppl - pers_boot
+        ppl = float(np.exp(point_ce))
+        rho_point = np.mean([bt.spearman(flat[i][2][trend], observed) for i in cols])
+        prec_point = np.mean([bt.precision_at_k(flat[i][2][trend], observed) for i in cols])
+        rows.append({"forecaster": name, "unigram_ppl": ppl,
+                     **_ci("unigram_ppl", boot_ppl),
+                     "vs_persistence": ppl - pers_ppl,
+                     **_ci("vs_persistence", diff),
+                     "rho": float(rho_point), **_ci("rho", rho[:, cols].mean(axis=1)),
+                     "precision": float(prec_point), **_ci("precision", prec[:, cols].mean(axis=1)),
+                     "n_trend": int(trend.sum())})
+    return pd.DataFrame(rows)
+
+
+def _ci(name: str, samples: np.ndarray) -> dict[str, float]:
+    lo, hi = bt.interval(samples)
+    return {f"{name}_lo": lo, f"{name}_hi": hi}
+
+
+def verdicts(table: pd.DataFrame, variants: Sequence[str], year: int) -> list[str]:
+    """Plain sentences: does each temporal model beat persistence (vocabulary error) and detect
+    trends (ρ > 0) in ``year``, by its 95 % interval?"""
+    lines = []
+    rows = table.set_index("forecaster")
+    pers = rows.loc[PERSISTENCE, "unigram_ppl"]
+    for v in variants:
+        if not lookup(v).temporal:
+            continue
+        r = rows.loc[display_name(v)]
+        beats = r["vs_persistence_hi"] < 0
+        word = "beats" if beats else "does **not** beat"
+        lines.append(f"- {year}: {display_name(v)} {word} persistence on vocabulary forecast error "
+                     f"(unigram PPL {r['unigram_ppl']:.1f} vs {pers:.1f}; difference "
+                     f"{r['vs_persistence']:+.1f}, 95 % CI [{r['vs_persistence_lo']:+.1f}, "
+                     f"{r['vs_persistence_hi']:+.1f}]).")
+        if np.isnan(r["rho"]):
+            lines.append(f"- {year}: {display_name(v)} predicts no change in any trend token.")
+        else:
+            found = ("detects trends" if r["rho_lo"] > 0 else
+                     "ranks trends in the **wrong direction**" if r["rho_hi"] < 0 else
+                     "does **not** reliably detect trends")
+            lines.append(f"- {year}: {display_name(v)} {found} (Spearman ρ {r['rho']:+.3f}, "
+                         f"95 % CI [{r['rho_lo']:+.3f}, {r['rho_hi']:+.3f}]; persistence predicts "
+                         "no change).")
+    return lines
+
+
+def term_tables(delta: np.ndarray, eligible: np.ndarray, words: Sequence[str],
+                history: dict[int, YearFrequencies], k: int = TOP_TERMS) -> dict[str, pd.DataFrame]:
+    """``{"rising": ..., "falling": ...}``: rank, word, token_id, ``delta`` (Δ̂) and the observed
+    count in each history year (``count_<year>``)."""
+    out = {}
+    for name, ids in zip(("rising", "falling"), rank_terms(delta, eligible, k)):
+        frame = pd.DataFrame({"rank": np.arange(1, len(ids) + 1), "word": [words[i] for i in ids],
+                              "token_id": ids, "delta": delta[ids]})
+        for y, f in sorted(history.items()):
+            frame[f"count_{y}"] = f.counts[ids]
+        out[name] = frame
+    return out
+
+
+def _fmt(value: float, digits: int, signed: bool = False) -> str:
+    if value is None or np.isnan(value):
+        return "—"
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def backtest_markdown(table: pd.DataFrame) -> str:
+    lines = ["| Forecaster | Unigram PPL [95 % CI] | vs persistence [95 % CI] | Spearman ρ [95 % CI] "
+             "| Precision@50 [95 % CI] |", "|---|---:|---:|---:|---:|"]
+    for r in table.itertuples():
+        cells = [f"{_fmt(r.unigram_ppl, 1)} [{_fmt(r.unigram_ppl_lo, 1)}, {_fmt(r.unigram_ppl_hi, 1)}]",
+                 "—" if r.forecaster == PERSISTENCE else
+                 f"{_fmt(r.vs_persistence, 1, True)} [{_fmt(r.vs_persistence_lo, 1, True)}, "
+                 f"{_fmt(r.vs_persistence_hi, 1, True)}]"]
+        for m in ("rho", "precision"):
+            point = getattr(r, m)
+            cells.append("— (no change predicted)" if np.isnan(point) else
+                         f"{_fmt(point, 3, m == 'rho')} [{_fmt(getattr(r, m + '_lo'), 3, m == 'rho')}, "
+                         f"{_fmt(getattr(r, m + '_hi'), 3, m == 'rho')}]")
+        lines.append(f"| {r.forecaster} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def terms_markdown(tables: dict[str, pd.DataFrame]) -> str:
+    rising, falling = tables["rising"], tables["falling"]
+    counts = [c for c in rising.columns if c.startswith("count_")]
+    years = ", ".join(c[len("count_"):] for c in counts)
+    lines = [f"| # | rising | Δ̂ | counts {years} | falling | Δ̂ | counts {years} |",
+             "|---:|---|---:|---:|---|---:|---:|"]
+
+    def side(frame: pd.DataFrame, i: int) -> list[str]:
+        if i >= len(frame):
+            return ["", "", ""]
+        r = frame.iloc[i]
+        return [f"`{r['word']}`", f"{r['delta']:+.3f}", ", ".join(str(int(r[c])) for c in counts)]
+
+    for i in range(max(len(rising), len(falling))):
+        lines.append(f"| {i + 1} | " + " | ".join(side(rising, i) + side(falling, i)) + " |")
+    return "\n".join(lines)
+
+
+def examples_markdown(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
+                      seed: int, n: int = N_EXAMPLES) -> str:
+    parts = []
+    for v in variants:
+        gen = forecasts[(v, seed)].generations.sort_values("index").head(n)
+        parts.append(f"**{display_name(v)}**\n")
+        parts += [f"{row.index + 1}. {row.text.replace(chr(10), ' ')}" for row in gen.itertuples()]
+        parts.append("")
+    return "\n".join(parts)
+
+
+def _riser_panel(tables: dict[str, pd.DataFrame], delta: np.ndarray, freqs: dict[int, YearFrequencies],
+                 year: int, n: int) -> pd.DataFrame:
+    """Observed log frequency of the top ``n`` risers in every year of ``freqs`` before ``year``,
+    and the forecast ``log f_{Y-1} + Δ̂`` at ``year``."""
+    rows = []
+    for r in tables["rising"].head(n).itertuples():
+        for y, f in sorted(freqs.items()):
+            if y < year:
+                rows.append({"word": r.word, "year": y, "value": f.log_freq[r.token_id], "forecast": False})
+        rows.append({"word": r.word, "year": year, "forecast": True,
+                     "value": freqs[year - 1].log_freq[r.token_id] + delta[r.token_id]})
+    return pd.DataFrame(rows, columns=["word", "year", "value", "forecast"])
+
+
+def render(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
+           seeds: Sequence[int], year: int, backtest_years: Sequence[int],
+           freqs: dict[int, YearFrequencies], content: np.ndarray, whole_word: np.ndarray,
+           words: Sequence[str], window: int, figure: str | None = None, plot_words: int = 5
+           ) -> tuple[str, dict, dict[str, pd.DataFrame]]:
+    """The Markdown report, its DVC metrics and the risers plot's panels (forecaster -> frame);
+    ``figure``: the plot's path relative to the report, linked when given."""
+    metrics: dict = {"forecast_year": year, "backtests": {}}
+    parts = [f"# Forecasting {year}: vocabulary, rising terms and abstracts", "",
+             "Generated by the `forecast_report` stage from `data/forecast/`; do not edit by hand.",
+             "", "Each model's predicted vocabulary of year Y is the mean of its next-token "
+             "distribution, with year Y's temporal bias (history "
+             f"Y−{window}..Y−1), over every position of the abstracts of Y−1 read as context. "
+             "The predicted change of a token is log p̂_Y − log p̂'_{Y−1}, the same model on the "
+             "same contexts with the bias of Y−1: what the history says will change (0 for "
+             "Baseline, which has none). Persistence forecasts Y−1's smoothed unigram "
+             f"distribution; linear extrapolation fits each token's log frequency over the last "
+             f"{window} years. Definitions: `pipeline/forecast/vocabulary.py`, `pipeline/forecast/backtest.py`."]
+    if backtest_years:
+        parts += ["", "## Backtests: how good were such forecasts?", "",
+                  "Unigram PPL = exp(cross-entropy of the year's observed tokens under the "
+                  "forecast); lower is better. Trend detection over the content tokens seen ≥ "
+                  f"{bt.MIN_COUNT} times in both the year and the one before: Spearman ρ between "
+                  f"predicted and observed change in log frequency, and precision@{bt.TOP_K} of the "
+                  f"predicted top risers among the observed top {bt.TOP_FRACTION:.0%} risers "
+                  f"(chance ≈ {bt.TOP_FRACTION:.2f}). Brackets: 95 % percentile bootstrap intervals "
+                  f"over tokens ({bt.N_BOOTSTRAP} replicates; the difference to persistence is "
+                  "paired). Means over seeds " + ", ".join(map(str, seeds)) + "."]
+    for by in backtest_years:
+        table = backtest(forecasts, variants, seeds, by, freqs, content, window)
+        metrics["backtests"][str(by)] = {r["forecaster"]: {k: (None if isinstance(v, float) and np.isnan(v) else v)
+                                                          for k, v in r.items() if k != "forecaster"}
+                                         for r in table.to_dict("records")}
+        n = int(table["n_trend"].iat[0])
+        n_top, k = math.ceil(bt.TOP_FRACTION * n), min(bt.TOP_K, n)
+        parts += ["", f"### {by}", "",
+                  f"Forecasts from {by - window}..{by - 1}. {n} trend tokens; the observed top "
+                  f"risers are {n_top} tokens, so precision@{k} is at most "
+                  f"{min(1.0, n_top / max(k, 1)):.2f} and {n_top / max(n, 1):.2f} by chance.", "",
+                  backtest_markdown(table), "", *verdicts(table, variants, by)]
+    history = {y: freqs[y] for y in history_years(year, window)}
+    last = freqs[year - 1]
+    hist_years = sorted(history)
+    lin = np.log(linear_extrapolation(np.stack([freqs[y].log_freq for y in hist_years], 1),
+                                      hist_years, year)) - last.log_freq
+    deltas = {LINEAR: lin}
+    for v in variants:
+        if lookup(v).temporal:
+            deltas[display_name(v)] = np.mean([forecasts[(v, s)].delta(year)[:last.vocab_size]
+                                               for s in seeds], axis=0)
+    static = [display_name(v) for v in variants if not lookup(v).temporal]
+    parts += ["", f"## The forecast for {year}", "",
+              f"Top {TOP_TERMS} rising and falling whole words by predicted change (mean over "
+              f"seeds), with their observed counts in {hist_years[0]}-{hist_years[-1]}. A whole "
+              "word is a content token (the CPL filter) that starts a word and, in the abstracts "
+              f"of {year - 1}, usually ends it."
+              + (f" {', '.join(static)}: no list, no history means no predicted change." if static
+                 else "")]
+    if figure:
+        parts += ["", f"![Top risers: observed log frequency and forecast (dashed)]({figure})"]
+    panels = {}
+    for name, delta in deltas.items():
+        tables = term_tables(delta, whole_word, words, history)
+        panels[name] = _riser_panel(tables, delta, freqs, year, plot_words)
+        parts += ["", f"### {name}", "", terms_markdown(tables)]
+    parts += ["", f"## Generated abstracts for {year} (seed {seeds[0]})", "",
+              examples_markdown(forecasts, variants, seeds[0])]
+    return "\n".join(parts).rstrip() + "\n", metrics, panels

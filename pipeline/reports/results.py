@@ -1,0 +1,380 @@
+"""The paper's result tables from the score folders, plus staleness and long-tail metrics.
+
+Input: one folder per trained model, ``<scores>/<variant>-s<seed>/`` (score stage, layout in
+docs/design.md): ``metrics.json`` with ``dev_year``, ``test_year`` and ``years`` (every scored
+year), and per year ``tokens_<year>.parquet`` (per-abstract NLL sums), ``generations_<year>.parquet``
+(generated abstracts with CM) and ``positions_<year>.parquet`` (per-position NLL and top-10 hit).
+Output pieces, all deterministic:
+
+- Table 3: Dev and Test x PPL, CM, CPL per variant, mean ± sample std over seeds, with a
+  two-sided test of each variant against the baseline (§4.7, :mod:`pipeline.evaluation.significance`):
+  the exact sign test over abstracts for PPL/CPL, the exact rank-sum test over generated
+  abstracts for CM; each item's score is averaged over seeds first (:func:`seed_mean_items`);
+- the unigram reference: PPL of the training years' add-one unigram model on the same tokens
+  (:mod:`pipeline.evaluation.unigram`), so readers see how far above a context-free model each one is;
+- staleness: PPL and CPL of every scored year (:mod:`pipeline.evaluation.staleness`);
+- frequency buckets: NLL by history frequency, emerging tokens, recall@10 (:mod:`pipeline.evaluation.buckets`);
+- Table 2: the first generated abstracts of each variant for the test year;
+- per-variant metric dicts (DVC metrics) and one flat row per variant (DVC plots).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipeline.evaluation.buckets import BUCKETS, EMERGING, RARE_BUCKETS, bucket_metrics, load_bucket_features
+from pipeline.infra.errors import UserError
+from pipeline.evaluation.evaluate import METRICS_FILE, generations_file, positions_file, tokens_file
+from pipeline.infra.io import read_json, read_parquet
+from pipeline.models.nll import Perplexity
+from pipeline.models.registry import display_name
+from pipeline.evaluation.significance import RankSumTest, SignTest, paired_sign_test, rank_sum_test
+from pipeline.evaluation.unigram import summed_counts, unigram_perplexity
+
+SPLITS = ("dev", "test")
+METRICS = ("ppl", "cm", "cpl")                      # Table 3 column order
+HIGHER_IS_BETTER = {"ppl": False, "cm": True, "cpl": False}
+@dataclass(frozen=True)
+class Run:
+    """The scores of one trained model (one variant, one seed) for every scored year."""
+    variant: str
+    seed: int
+    folder: Path
+    metrics: dict
+    tokens: dict[int, pd.DataFrame]
+    generations: dict[int, pd.DataFrame]
+
+    @property
+    def years(self) -> list[int]:
+        return sorted(int(y) for y in self.metrics["years"])
+
+    def split_year(self, split: str) -> int:
+        return int(self.metrics[f"{split}_year"])
+
+    def year_metrics(self, year: int) -> dict:
+        return self.metrics["years"][str(year)]
+
+    def items(self, year: int, metric: str) -> pd.Series:
+        """Per-item scores, indexed by item id: the abstract's key for PPL (NLL per token) and
+        CPL (content NLL per content token; abstracts without content tokens dropped), the
+        generated abstract's index for CM."""
+        if metric == "cm":
+            gen = self.generations[year]
+            return pd.Series(gen["cm"].to_numpy(), index=gen["index"].to_numpy())
+        tok = self.tokens[year]
+        if metric == "ppl":
+            return pd.Series((tok["nll_sum"] / tok["n_tokens"]).to_numpy(), index=tok["key"])
+        keep = tok["n_content"] > 0
+        return pd.Series((tok["content_nll_sum"][keep] / tok["n_content"][keep]).to_numpy(),
+                         index=tok["key"][keep])
+
+    def positions(self, year: int) -> pd.DataFrame:
+        """Per-position targets, NLLs and top-10 hits of ``year`` (read on demand: it is large)."""
+        return read_parquet(self.folder / positions_file(year),
+                            columns=["target_id", "nll", "top10"])
+
+
+def load_run(scores_dir: str | os.PathLike[str], variant: str, seed: int) -> Run:
+    folder = Path(scores_dir) / f"{variant}-s{seed}"
+    if not (folder / METRICS_FILE).exists():
+        raise UserError(f"the scores of {variant} seed {seed} are missing", path=folder / METRICS_FILE,
+                        fix=f"score this model first (`dvc repro score-{variant}-s{seed}`), or drop "
+                            f"{variant!r}/seed {seed} from `experiment` in params.yaml")
+    metrics = read_json(folder / METRICS_FILE)
+    if "years" not in metrics or "dev_year" not in metrics:
+        raise UserError("metrics.json predates per-year scoring (no `years`/`dev_year`)",
+                        path=folder / METRICS_FILE, fix=f"re-run `dvc repro score-{variant}-s{seed}`")
+    years = sorted(int(y) for y in metrics["years"])
+    generations = {y: read_parquet(folder / generations_file(y)) for y in years
+                   if (folder / generations_file(y)).exists()}
+    return Run(variant=variant, seed=seed, folder=folder, metrics=metrics,
+               tokens={y: read_parquet(folder / tokens_file(y)) for y in years},
+               generations=generations)
+
+
+def load_runs(scores_dir: str | os.PathLike[str], variants: Sequence[str],
+              seeds: Sequence[int]) -> dict[tuple[str, int], Run]:
+    runs = {(v, s): load_run(scores_dir, v, s) for v in variants for s in seeds}
+    first = next(iter(runs.values()))
+    for (v, s), run in runs.items():
+        for split in SPLITS:
+            if run.split_year(split) != first.split_year(split):
+                raise UserError(f"{v} seed {s} has {split} year {run.split_year(split)}, but "
+                                f"{first.variant} seed {first.seed} has {first.split_year(split)}",
+                                path=run.folder, fix="re-score every model with the same split years")
+    return runs
+
+
+def seed_mean_items(runs: dict[tuple[str, int], Run], variant: str, seeds: Sequence[int],
+                    year: int, metric: str) -> pd.Series:
+    """Each item's score averaged over seeds: one value per abstract (or generated index).
+
+    Seeds re-train the same model on the same data; counting an abstract once per seed would
+    treat k correlated scores as k independent items and shrink p-values (issue 8 §1).
+    """
+    per_seed = [runs[(variant, s)].items(year, metric) for s in seeds]
+    table = pd.concat(per_seed, axis=1, join="inner")
+    if any(len(series) != len(table) for series in per_seed):
+        raise ValueError(f"the seeds of {variant} scored different {metric} items in {year}: "
+                         "were they scored on the same data?")
+    return table.mean(axis=1)
+
+
+def compare(runs: dict[tuple[str, int], Run], variant: str, baseline: str, seeds: Sequence[int],
+            year: int, metric: str) -> SignTest | RankSumTest:
+    """``variant`` vs ``baseline`` on seed-averaged items: sign test (PPL/CPL, paired abstracts)
+    or rank-sum test (CM, two independent samples of generated abstracts)."""
+    model = seed_mean_items(runs, variant, seeds, year, metric)
+    base = seed_mean_items(runs, baseline, seeds, year, metric)
+    if metric == "cm":
+        return rank_sum_test(model.to_numpy(), base.to_numpy(), HIGHER_IS_BETTER[metric])
+    common = model.index.intersection(base.index)
+    if len(common) == 0:
+        raise ValueError(f"{variant} and {baseline} share no {year} items for {metric}: were "
+                         "they scored on the same year?")
+    return paired_sign_test(model.loc[common].to_numpy(), base.loc[common].to_numpy(),
+                            HIGHER_IS_BETTER[metric])
+
+
+def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
+              baseline: str) -> dict[str, dict]:
+    """Per variant: {"seeds", split: {"year", metric, metric_std, metric_p, metric_better,
+    metric_worse}, "years": {year: {ppl, cpl, cm}}} (means over seeds)."""
+    if baseline not in variants:
+        raise ValueError(f"baseline {baseline!r} is not among the variants {list(variants)}")
+    out: dict[str, dict] = {}
+    for v in variants:
+        entry: dict = {"seeds": list(seeds)}
+        for split in SPLITS:
+            year = runs[(v, seeds[0])].split_year(split)
+            stats: dict = {"year": year}
+            for metric in METRICS:
+                values = [float(runs[(v, s)].year_metrics(year)[metric]) for s in seeds]
+                stats[metric] = float(np.mean(values))
+                stats[f"{metric}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else None
+                if v != baseline:
+                    test = compare(runs, v, baseline, seeds, year, metric)
+                    stats[f"{metric}_p"] = test.p_value
+                    stats[f"{metric}_better"] = test.better
+                    stats[f"{metric}_worse"] = test.worse
+            entry[split] = stats
+        entry["years"] = {
+            str(y): {m: float(np.mean([runs[(v, s)].year_metrics(y)[m] for s in seeds]))
+                     for m in ("ppl", "cpl", "cm") if m in runs[(v, seeds[0])].year_metrics(y)}
+            for y in runs[(v, seeds[0])].years}
+        out[v] = entry
+    return out
+
+
+def bucket_frame(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
+                 frequencies_dir: str | os.PathLike[str], window: int,
+                 baseline: str) -> pd.DataFrame:
+    """Bucket metrics per (model, year), averaged over seeds: columns ``model``, ``year``,
+    ``bucket``, ``n``, ``mean_nll``, ``nll_vs_baseline`` (minus the baseline's mean NLL in the
+    same year and bucket: where the history helps), ``recall10``."""
+    frames = []
+    years = runs[(variants[0], seeds[0])].years
+    for year in years:
+        history, emerging = load_bucket_features(frequencies_dir, year, window)
+        for v in variants:
+            per_seed = []
+            for s in seeds:
+                pos = runs[(v, s)].positions(year)
+                per_seed.append(bucket_metrics(pos["target_id"].to_numpy(), pos["nll"].to_numpy(),
+                                               pos["top10"].to_numpy(), history, emerging))
+            mean = pd.concat(per_seed).groupby("bucket", sort=False).mean()
+            frames.append(mean.reset_index().assign(model=display_name(v), year=year))
+    frame = pd.concat(frames, ignore_index=True)
+    frame["n"] = frame["n"].round().astype("int64")
+    base = frame[frame["model"] == display_name(baseline)].set_index(["year", "bucket"])["mean_nll"]
+    frame["nll_vs_baseline"] = frame["mean_nll"].to_numpy() - base.reindex(
+        pd.MultiIndex.from_frame(frame[["year", "bucket"]])).to_numpy()
+    return frame[["model", "year", "bucket", "n", "mean_nll", "nll_vs_baseline", "recall10"]]
+
+
+def unigram_reference(runs: dict[tuple[str, int], Run], frequencies_dir: str | os.PathLike[str],
+                      train_years: Iterable[int]) -> dict[int, Perplexity]:
+    """The unigram model of the training years (:mod:`pipeline.evaluation.unigram`) scored on each scored
+    year's target tokens: every run scores the same tokens (one tokenizer, one context length), so
+    the first run's ``positions_<year>`` stand for all."""
+    counts = summed_counts(Path(frequencies_dir) / f"{y}.parquet" for y in train_years)
+    first = next(iter(runs.values()))
+    return {year: unigram_perplexity(counts, first.positions(year)["target_id"].to_numpy())
+            for year in first.years}
+
+
+def unigram_markdown(unigram: dict[int, Perplexity], summary: dict[str, dict]) -> str:
+    """One line per scored year: the unigram PPL, and how far below it the best model is."""
+    lines = []
+    for year, ref in sorted(unigram.items()):
+        ppls = {v: e["years"][str(year)]["ppl"] for v, e in summary.items()}
+        best = min(ppls, key=ppls.get)
+        lines.append(f"- {year}: unigram PPL {ref.ppl:.2f} over {ref.n_tokens:,} tokens; best "
+                     f"model {display_name(best)} {ppls[best]:.2f} "
+                     f"({ppls[best] / ref.ppl:.0%} of the unigram's)")
+    return "\n".join(lines)
+
+
+def _cell(stats: dict, metric: str) -> str:
+    digits = 4 if metric == "cm" else 2
+    text = f"{stats[metric]:.{digits}f}"
+    if stats.get(f"{metric}_std") is not None:
+        text += f" ± {stats[f'{metric}_std']:.{digits}f}"
+    return text
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if value < 1e-300:   # an exact p-value below what a double holds (thousands of items) is 0.0
+        return "< 1e-300"
+    return f"{value:.2e}" if value < 1e-3 else f"{value:.3f}"
+
+
+def table3(summary: dict[str, dict], baseline: str) -> tuple[str, str]:
+    """Markdown Table 3 (metrics) and its companion table of p-values."""
+    any_v = next(iter(summary.values()))
+    heads = [f"{s.capitalize()} {any_v[s]['year']} {m.upper()}" for s in SPLITS for m in METRICS]
+    lines = ["| Model | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
+    p_lines = list(lines)
+    for v, entry in summary.items():
+        lines.append(f"| {display_name(v)} | "
+                     + " | ".join(_cell(entry[s], m) for s in SPLITS for m in METRICS) + " |")
+        if v != baseline:
+            p_lines.append(f"| {display_name(v)} | "
+                           + " | ".join(_p(entry[s].get(f"{m}_p")) for s in SPLITS for m in METRICS)
+                           + " |")
+    return "\n".join(lines), "\n".join(p_lines)
+
+
+def examples(runs: dict[tuple[str, int], Run], variants: Sequence[str], seed: int,
+             n: int, year: int) -> str:
+    """Markdown Table 2: the first ``n`` generated abstracts of each variant for ``year``."""
+    parts = []
+    for v in variants:
+        gen = runs[(v, seed)].generations[year].sort_values("index").head(n)
+        parts.append(f"### {display_name(v)}\n")
+        for row in gen.itertuples():
+            parts.append(f"{row.index + 1}. (CM {row.cm:.4f}) {row.text.replace(chr(10), ' ')}\n")
+    return "\n".join(parts)
+
+
+def significance_note(baseline: str, seeds: Sequence[int]) -> str:
+    averaged = (f"each item's score is first averaged over the {len(seeds)} seeds, so an item "
+                "counts once" if len(seeds) > 1 else "one seed")
+    return (f"Two-sided tests against {display_name(baseline)} (p-values). PPL/CPL: exact sign "
+            "test; the items are the year's abstracts (per-token NLL of each abstract; for CPL, "
+            "abstracts with content tokens), paired across models, ties dropped. CM: exact "
+            "Wilcoxon-Mann-Whitney rank-sum test (exact permutation distribution with ties at "
+            "mid-ranks); the items are the generated abstracts, two independent samples, since "
+            f"abstract i of two models shares only a random seed. Over seeds: {averaged}.")
+
+
+def bucket_markdown(frame: pd.DataFrame) -> str:
+    """Mean NLL per history-frequency bucket and for emerging tokens, recall@10 for rare ones."""
+    nll_heads = [f"NLL {b}" for b in (*BUCKETS, EMERGING)]
+    rec_heads = [f"R@10 {b}" for b in RARE_BUCKETS]
+    lines = ["| Year | Model | " + " | ".join(nll_heads + rec_heads) + " |",
+             "|---|---|" + "---:|" * (len(nll_heads) + len(rec_heads))]
+    counts = frame.drop_duplicates(["year", "bucket"]).set_index(["year", "bucket"])["n"]
+    for (year, model), part in frame.groupby(["year", "model"], sort=False):
+        by = part.set_index("bucket")
+        nll = [("—" if math.isnan(by.at[b, "mean_nll"]) else f"{by.at[b, 'mean_nll']:.2f}")
+               for b in (*BUCKETS, EMERGING)]
+        rec = [("—" if math.isnan(by.at[b, "recall10"]) else f"{by.at[b, 'recall10']:.3f}")
+               for b in RARE_BUCKETS]
+        lines.append(f"| {year} | {model} | " + " | ".join(nll + rec) + " |")
+    sizes = "; ".join(f"{year}: " + ", ".join(f"{b} {counts[(year, b)]}" for b in (*BUCKETS, EMERGING))
+                      for year in dict.fromkeys(frame["year"]))
+    return "\n".join(lines) + f"\n\nTarget positions per bucket ({sizes})."
+
+
+def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants: Sequence[str],
+           seeds: Sequence[int], baseline: str, n_examples: int,
+           buckets: pd.DataFrame | None = None, staleness: str | None = None,
+           window: int | None = None, figures: dict[str, str] | None = None,
+           unigram: dict[int, Perplexity] | None = None) -> str:
+    """The whole ``reports/results.md`` text for ``summary`` (:func:`summarize`).
+
+    ``buckets`` (:func:`bucket_frame`), ``staleness`` (Markdown from
+    :func:`pipeline.evaluation.staleness.staleness_markdown`) and ``unigram`` (:func:`unigram_reference`)
+    add their sections when given; ``figures`` maps a section (``"staleness"``, ``"buckets"``) to
+    an image path relative to the report.
+    """
+    metrics_table, p_table = table3(summary, baseline)
+    first = runs[(variants[0], seeds[0])]
+    test_year = first.split_year("test")
+    n_gen = len(first.generations[test_year])
+    figures = figures or {}
+    std_note = ("mean ± sample standard deviation over seeds " + ", ".join(map(str, seeds))
+                if len(seeds) > 1 else f"one seed ({seeds[0]}): no standard deviation")
+    parts = [
+        "# Results: future language modeling (Li & Flanigan, ICLR 2024)",
+        "",
+        "Generated by the `report` stage from `data/scores/`; do not edit by hand.",
+        "",
+        "## Table 3: perplexity, content METEOR and content perplexity",
+        "",
+        f"PPL and CPL (lower is better) over every dev/test abstract, each year scored with its own "
+        f"history; CM (higher is better) = mean over {n_gen} generated abstracts of the max METEOR "
+        f"against the year's gold abstracts, on content words. Cells: {std_note}.",
+        "",
+        metrics_table,
+        "",
+        significance_note(baseline, seeds),
+        "",
+        p_table,
+    ]
+    if unigram:
+        parts += ["", "Reference: a unigram model of the training years (token frequencies, add-one "
+                  "smoothed; `pipeline/evaluation/unigram.py`) scored on exactly the same target tokens. A "
+                  "model near it has learned little beyond word frequency.", "",
+                  unigram_markdown(unigram, summary)]
+    if staleness is not None:
+        parts += ["", "## Staleness: PPL and CPL by scored year", "",
+                  "Each year is scored with its own history (the years before it); the last column "
+                  "is the least-squares change per year, i.e. how fast the model goes stale. "
+                  "Means over seeds. DVC plot: `plots/staleness.csv`.", "", staleness]
+        if "staleness" in figures:
+            parts += ["", f"![PPL and CPL by year]({figures['staleness']})"]
+    if buckets is not None:
+        parts += ["", "## Long tail: NLL by history frequency", "",
+                  f"Mean NLL (nats per target token) of the scored year's target tokens, bucketed by "
+                  f"their count in the {window} history years; *emerging* = log frequency rose in "
+                  f"each of the last {window} years and the token occurred last year. R@10: share "
+                  "of those positions whose target was among the model's 10 most likely tokens "
+                  "(rare buckets). Means over seeds. DVC plot: `plots/buckets.csv`.", "",
+                  bucket_markdown(buckets)]
+        if "buckets" in figures:
+            parts += ["", f"![NLL by history frequency]({figures['buckets']})"]
+    parts += ["", f"## Table 2: generated abstracts for the test year ({test_year}, seed {seeds[0]})",
+              "", examples(runs, variants, seeds[0], n_examples, test_year)]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def plot_rows(summary: dict[str, dict]) -> pd.DataFrame:
+    """One flat row per variant (``dev_ppl``, ``test_cm``, ...) for DVC plots."""
+    rows = []
+    for v, entry in summary.items():
+        row = {"variant": display_name(v)}
+        for s in SPLITS:
+            for m in METRICS:
+                row[f"{s}_{m}"] = entry[s][m]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def finite_or_none(summary: dict) -> dict:
+    """JSON-safe copy: NaN/inf become None (DVC metrics must be valid JSON)."""
+    if isinstance(summary, dict):
+        return {k: finite_or_none(v) for k, v in summary.items()}
+    if isinstance(summary, float) and not math.isfinite(summary):
+        return None
+    return summary

@@ -1,0 +1,534 @@
+"""Training a future LM (paper §4.2): year-bucketed steps, two learning rates, early stopping.
+
+* **Year-bucketed steps.** A training abstract of year ``i`` is scored with the bias of year
+  ``i`` (predicted from years ``i-m .. i-1``). Every optimizer step holds abstracts of one year:
+  ``batch_size x grad_accum`` of them, in ``grad_accum`` micro-batches of ``batch_size``
+  (:func:`year_steps`). The bias's history-only part (the LSTM over the vocabulary's years) is
+  therefore computed once per step, its backward run once with the gradients of all
+  micro-batches summed — the same gradient as computing it per micro-batch. Steps are shuffled
+  within and across years, from an RNG seeded by ``(seed, epoch)``; the order of any epoch can be
+  rebuilt exactly on resume.
+* **Optimisation.** AdamW with one learning rate for the base LM and one for the new temporal
+  modules (reference: 5e-5 / 1e-3), linear warm-up then linear decay to 0, gradient clipping,
+  gradient accumulation (the step's loss is the mean of its micro-batches' token-mean NLLs);
+  dev perplexity after each epoch, early stopping with ``patience``; the weights of the best
+  epoch are the result. The dev perplexity is the score stage's computation
+  (:func:`pipeline.evaluation.scoring.score_abstracts`) on the same tokens, so the number early stopping
+  sees is the number reported for the dev year (in the same ``precision``).
+* **Precision** (``config.precision``, :mod:`pipeline.infra.precision`): forward passes under bf16
+  autocast for ``bf16``; TF32 CUDA matrix products for ``tf32`` and ``bf16``; the NLL in fp32.
+* **Frozen LM (shared-base training).** With ``freeze_lm`` only the bias module is optimised; the
+  LM's parameters get no gradients, so autograd records nothing inside the LM (no LM backward),
+  and the LM runs in eval mode (no dropout) — the distribution the bias corrects is the one that
+  will be scored.
+* **Several processes** (``dist``, :mod:`pipeline.infra.distributed`; ``torchrun``): the model is
+  wrapped in DistributedDataParallel. Each micro-batch is one *global* batch of ``batch_size``
+  abstracts, split across the ranks (:func:`pipeline.infra.distributed.split_evenly`), so every rank
+  has the same year — one history — at every step. Each rank's loss is its tokens' NLL sum over
+  the global batch's token count (times the world size, which DDP's gradient average divides
+  out), so the all-reduced gradient is the single-process one; a rank whose share of a small
+  batch is empty runs its forward with weight 0. Dev perplexity is computed on a share of the
+  dev batches per rank and summed exactly (per-abstract sums in corpus order). Rank 0 alone
+  writes checkpoints, best weights and DVCLive; every rank's RNG state is saved, so a resume
+  with the same number of processes continues bit-identically.
+* **Interruption-safe.** Every ``checkpoint_every`` optimizer steps and after each epoch, model,
+  optimizer, schedule, RNG states and progress are written atomically to the checkpoint folder,
+  tagged with a key of the run's configuration and inputs. A rerun with the same key resumes from
+  there (and says so) and continues exactly as an uninterrupted run would; a different key starts
+  afresh.
+* **Curves.** DVCLive (``Live(dir, dvcyaml=False)``) logs ``train/loss``, ``train/lr`` per
+  optimizer step and ``dev/ppl`` per epoch; on resume the curve is replayed from the checkpoint so
+  it holds each step exactly once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.distributed as torch_dist
+from dvclive import Live
+from safetensors.torch import load_model, save_model
+from torch import Tensor, nn
+from torch.nn.parallel import DistributedDataParallel
+from tqdm.auto import tqdm
+
+from pipeline.infra.config import TrainConfig
+from pipeline.infra.distributed import SINGLE, Dist, all_reduce_sum, barrier, shard, split_evenly
+from pipeline.models.future_lm import FutureLM
+from pipeline.features.history import YearHistory
+from pipeline.infra.io import atomic_path
+from pipeline.models.nll import Perplexity, collate, next_token_targets, token_nll
+from pipeline.infra.precision import autocast, compute_precision, matmul_precision
+from pipeline.evaluation.scoring import score_abstracts
+
+__all__ = ["BEST", "CHECKPOINT", "Checkpoints", "Perplexity", "TrainConfig", "TrainState",
+           "build_optimizer", "collate", "evaluate", "group_by_year", "latest_years",
+           "linear_schedule", "run_key", "set_dropout", "train", "year_batches", "year_steps"]
+
+Sequences = Mapping[int, Sequence[Sequence[int]]]   # year -> token-id lists (eos + text + eos)
+CHECKPOINT = "checkpoint.pt"
+BEST = "best.safetensors"
+
+
+@dataclass
+class TrainState:
+    """Progress, saved with every checkpoint. ``epoch_step`` counts optimizer steps done in
+    ``epoch``."""
+
+    epoch: int = 0
+    epoch_step: int = 0
+    step: int = 0
+    tokens: int = 0
+    dev_ppl: list[float] = field(default_factory=list)
+    best_ppl: float = math.inf
+    best_epoch: int = -1
+    bad_epochs: int = 0
+    stopped_early: bool = False
+    curve: list[dict[str, float]] = field(default_factory=list)   # DVCLive rows, for replay
+
+
+# ---------------------------------------------------------------------------------- data
+
+Step = tuple[int, list[list[int]]]   # (year, micro-batches of example indices)
+
+
+def year_steps(sizes: Mapping[int, int], batch_size: int, grad_accum: int, seed: int,
+               epoch: int) -> list[Step]:
+    """Shuffled single-year optimizer steps ``(year, micro-batches)`` for one epoch.
+
+    Examples are shuffled within each year and cut into steps of ``batch_size x grad_accum``
+    (a year's last step may be smaller), each step into micro-batches of ``batch_size``; the
+    steps of all years are shuffled together. Deterministic in ``(seed, epoch)``.
+    """
+    rng = np.random.default_rng([seed, epoch])
+    span = batch_size * grad_accum
+    groups: list[tuple[int, list[int]]] = []
+    for year in sorted(sizes):
+        order = rng.permutation(sizes[year]).tolist()
+        groups += [(year, order[i:i + span]) for i in range(0, len(order), span)]
+    return [(year, [index[j:j + batch_size] for j in range(0, len(index), batch_size)])
+            for year, index in (groups[i] for i in rng.permutation(len(groups)))]
+
+
+def year_batches(sizes: Mapping[int, int], batch_size: int, seed: int,
+                 epoch: int) -> list[tuple[int, list[int]]]:
+    """The single-year batches of :func:`year_steps` without gradient accumulation."""
+    return [(year, micro[0]) for year, micro in year_steps(sizes, batch_size, 1, seed, epoch)]
+
+
+def latest_years(sequences: Sequences, n: int | None) -> dict[int, Sequence[Sequence[int]]]:
+    """The ``n`` most recent years of ``sequences`` (all when ``n`` is None): Baseline-n's data."""
+    years = sorted(sequences)
+    if n is not None:
+        if n < 1:
+            raise ValueError(f"baseline-N needs N >= 1, got {n}")
+        years = years[-n:]
+    return {y: sequences[y] for y in years}
+
+
+def group_by_year(years: Iterable[int], sequences: Iterable[Sequence[int]]) -> dict[int, list[Sequence[int]]]:
+    """``{year: [sequence, ...]}`` in input order."""
+    grouped: dict[int, list[Sequence[int]]] = {}
+    for year, seq in zip(years, sequences, strict=True):
+        grouped.setdefault(int(year), []).append(seq)
+    return grouped
+
+
+# ---------------------------------------------------------------------- optimisation
+
+def set_dropout(model: nn.Module, p: float) -> None:
+    """Set every dropout layer to ``p`` (pretrained LMs come with their own rate)."""
+    for module in model.modules():
+        if isinstance(module, nn.Dropout):
+            module.p = p
+    config = getattr(model, "config", None)
+    if config is not None and hasattr(config, "attention_dropout"):
+        config.attention_dropout = p   # Llama-family models apply it functionally
+
+
+def build_optimizer(model: FutureLM, config: TrainConfig) -> torch.optim.AdamW:
+    """AdamW with two learning rates: ``lr_lm`` for the base LM, ``lr_new`` for the bias module.
+
+    No weight decay on 1-D parameters (norms, biases, scalars), the usual transformer practice.
+    """
+    groups: list[dict[str, Any]] = []
+    parts = [("new", model.bias, config.lr_new)]
+    if not config.freeze_lm:
+        parts.insert(0, ("lm", model.lm, config.lr_lm))
+    else:
+        model.lm.requires_grad_(False)
+    for name, module, lr in parts:
+        if module is None:
+            continue
+        params = [p for p in module.parameters() if p.requires_grad]
+        decay = [p for p in params if p.dim() >= 2]
+        no_decay = [p for p in params if p.dim() < 2]
+        groups += [{"name": f"{name}", "params": decay, "lr": lr, "weight_decay": config.weight_decay},
+                   {"name": f"{name}-no-decay", "params": no_decay, "lr": lr, "weight_decay": 0.0}]
+    groups = [g for g in groups if g["params"]]
+    if not groups:
+        raise ValueError("nothing to train: the LM is frozen and the variant has no bias module")
+    return torch.optim.AdamW(groups)
+
+
+def linear_schedule(optimizer: torch.optim.Optimizer, warmup: int,
+                    total: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up over ``warmup`` steps, then linear decay to 0 at step ``total``."""
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (total - step) / max(1, total - warmup))
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+# ------------------------------------------------------------------------ evaluation
+
+def evaluate(model: FutureLM, sequences: Sequences, histories: Mapping[int, YearHistory | None],
+             batch_size: int, pad_id: int, *, precision: str = "fp32",
+             dist: Dist = SINGLE) -> Perplexity:
+    """Token-level perplexity of ``sequences``, each year scored with its own history: the
+    score stage's :func:`pipeline.evaluation.scoring.score_abstracts`, summed over the years.
+
+    With several processes each rank scores every ``world``-th of the batches score_abstracts
+    forms (longest abstracts first, ``batch_size`` each), so every abstract is scored in the very
+    batch it has in one process; the per-abstract sums are all-reduced (each has one nonzero
+    term, so the sum is exact) and added up in corpus order: the same number as one process.
+    """
+    device = next(model.parameters()).device
+    total = Perplexity(0.0, 0)
+    for year in sorted(sequences):
+        seqs = sequences[year]
+        order = sorted(range(len(seqs)), key=lambda i: -len(seqs[i]))   # score_abstracts' order
+        batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+        mine = [i for batch in shard(batches, dist) for i in batch]
+        sums = torch.zeros(len(seqs), 2, dtype=torch.float64)
+        if mine:
+            with compute_precision(device, precision):
+                tokens = score_abstracts(model, [seqs[i] for i in mine], None, histories.get(year),
+                                         batch_size, pad_id=pad_id, desc=f"dev {year}").tokens
+            sums[mine] = torch.as_tensor(tokens[["nll_sum", "n_tokens"]].to_numpy(np.float64))
+        sums = all_reduce_sum(sums.to(device), dist).cpu()   # NCCL reduces on the GPU
+        total = total + Perplexity(float(pd.Series(sums[:, 0].numpy()).sum()),
+                                   int(sums[:, 1].sum()))
+    return total
+
+
+def set_train_mode(model: FutureLM, config: TrainConfig) -> None:
+    """Training mode, except a frozen LM, which runs as when scored (no dropout)."""
+    model.train()
+    if config.freeze_lm:
+        model.lm.eval()
+
+
+# ----------------------------------------------------------------------- checkpoints
+
+def run_key(config: Mapping[str, Any], files: Iterable[Path] = ()) -> str:
+    """A key of a run: its configuration and the contents of its input files (sha256).
+
+    Checkpoints of another key are never resumed from, so a changed parameter or input restarts.
+    """
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
+    for path in sorted(Path(p) for p in files):
+        targets = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for target in targets:
+            if target.is_file():
+                digest.update(str(target.relative_to(path.parent)).encode())
+                with open(target, "rb") as fh:
+                    for chunk in iter(lambda: fh.read(1 << 20), b""):
+                        digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def _rng_state() -> dict[str, Any]:
+    """This process's RNG states (CPU, and the current CUDA device's)."""
+    return {"cpu": torch.get_rng_state(),
+            "cuda": torch.cuda.get_rng_state() if torch.cuda.is_available() else None}
+
+
+def _set_rng_state(state: Mapping[str, Any]) -> None:
+    torch.set_rng_state(state["cpu"])
+    if state.get("cuda") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state(state["cuda"])
+
+
+def seed_process(seed: int, dist: Dist) -> None:
+    """Seed dropout: rank 0 with ``seed`` (so one process is the single-process run), every
+    other rank with its own stream."""
+    torch.manual_seed(seed if dist.rank == 0
+                      else int(np.random.SeedSequence([seed, dist.rank]).generate_state(1)[0]))
+
+
+class Checkpoints:
+    """The resume state of one run in ``directory`` (outside DVC outputs), tagged with ``key``.
+
+    With several processes, rank 0 reads and writes the files and the others receive what it
+    read (so the folder need not be shared between machines); every method is then called on
+    every rank at the same point.
+    """
+
+    def __init__(self, directory: str | Path, key: str) -> None:
+        self.dir = Path(directory)
+        self.key = key
+
+    def save(self, model: FutureLM, optimizer: torch.optim.Optimizer,
+             scheduler: torch.optim.lr_scheduler.LRScheduler, state: TrainState,
+             dist: Dist = SINGLE) -> None:
+        rngs = [_rng_state()]
+        if dist.enabled:
+            rngs = [None] * dist.world_size
+            torch_dist.all_gather_object(rngs, _rng_state())
+        if dist.is_main:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            payload = {
+                "key": self.key, "state": asdict(state), "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "rng": rngs,
+            }
+            with atomic_path(self.dir / CHECKPOINT) as tmp:
+                torch.save(payload, tmp)
+        barrier(dist)
+
+    def load(self, model: FutureLM, optimizer: torch.optim.Optimizer,
+             scheduler: torch.optim.lr_scheduler.LRScheduler,
+             dist: Dist = SINGLE) -> TrainState | None:
+        """Restore the last checkpoint into the given objects; ``None`` if there is none to use."""
+        payload = self._read() if dist.is_main else None
+        if dist.enabled:
+            box = [payload]
+            torch_dist.broadcast_object_list(box, src=0)
+            payload = box[0]
+        if payload is None:
+            return None
+        model.load_state_dict(payload["model"])
+        optimizer.load_state_dict(payload["optimizer"])
+        scheduler.load_state_dict(payload["scheduler"])
+        rngs = payload["rng"]
+        if len(rngs) == dist.world_size:
+            _set_rng_state(rngs[dist.rank])
+        else:
+            state = TrainState(**payload["state"])
+            seed_process(hash((state.step, dist.rank)) & 0x7FFFFFFF, dist)
+            if dist.is_main:
+                tqdm.write(f"the checkpoint was written by {len(rngs)} processes, this run has "
+                           f"{dist.world_size}: resuming, but dropout draws differ from an "
+                           "uninterrupted run", file=sys.stderr)
+        return TrainState(**payload["state"])
+
+    def _read(self) -> dict[str, Any] | None:
+        path = self.dir / CHECKPOINT
+        if not path.exists():
+            return None
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+        if payload.get("key") != self.key:
+            tqdm.write(f"checkpoint in {self.dir} is from another configuration or input: "
+                       "starting afresh")
+            self.clear()
+            return None
+        return payload
+
+    def save_best(self, model: FutureLM, dist: Dist = SINGLE) -> None:
+        if dist.is_main:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            with atomic_path(self.dir / BEST) as tmp:
+                save_model(model, str(tmp))
+        barrier(dist)
+
+    def load_best(self, model: FutureLM) -> None:
+        load_model(model, str(self.dir / BEST), strict=True, device=str(next(model.parameters()).device))
+
+    def clear(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# -------------------------------------------------------------------------- training
+
+StepCallback = Callable[[TrainState, float], None]
+
+
+def _open_live(live_dir: Path, curve: list[dict[str, float]]) -> Live:
+    """A fresh DVCLive folder holding ``curve`` (the rows logged before a resume) once each."""
+    shutil.rmtree(live_dir, ignore_errors=True)
+    live = Live(str(live_dir), dvcyaml=False, save_dvc_exp=False, report=None)
+    for row in curve:
+        _log(live, row)
+    return live
+
+
+def _log(live: Live | None, row: Mapping[str, float]) -> None:
+    if live is None:   # not rank 0
+        return
+    live.step = int(row["step"])
+    for name, value in row.items():
+        if name != "step":
+            live.log_metric(name, value)
+
+
+def _wrap(model: FutureLM, dist: Dist) -> nn.Module:
+    """The module a training forward runs through: DDP across ranks, the model itself alone.
+
+    Buffers are constants here (not broadcast each step). An LSTM over a one-year window never
+    multiplies by its recurrent weights, so DDP must then look for unused parameters.
+    """
+    if not dist.enabled:
+        return model
+    unused = model.bias is not None and model.window == 1
+    return DistributedDataParallel(model, device_ids=None, broadcast_buffers=False,
+                                   find_unused_parameters=unused)
+
+
+def train(model: FutureLM, train_data: Sequences, dev_data: Sequences,
+          histories: Mapping[int, YearHistory | None], config: TrainConfig, *, pad_id: int,
+          device: torch.device | str, checkpoints: Checkpoints, live_dir: str | Path,
+          on_step: StepCallback | None = None, dist: Dist = SINGLE) -> TrainState:
+    """Train ``model`` in place (rank 0's copy ends with the weights of its best dev epoch);
+    returns the state.
+
+    ``histories[year]`` is the history of each train and dev year (``None`` for the baseline).
+    ``on_step(state, loss)`` is called after each optimizer step (after any checkpoint).
+    ``dist``: this process's place when several train together (module doc).
+    """
+    device = torch.device(device)
+    missing = [y for y in (*train_data, *dev_data) if model.bias is not None and histories.get(y) is None]
+    if missing:
+        raise ValueError(f"no history for years {sorted(set(missing))}: the {model.variant} model "
+                         "needs the features of the m years before each train/dev year")
+    histories = {y: (h.to(device) if h is not None else None) for y, h in histories.items()}
+    sizes = {y: len(s) for y, s in train_data.items()}
+    epoch_plan = year_steps(sizes, config.batch_size, config.grad_accum, config.seed, 0)
+    steps_per_epoch = len(epoch_plan)                       # the same in every epoch
+    n_batches = sum(len(micro) for _, micro in epoch_plan)  # micro-batches per epoch
+    model.to(device)
+    optimizer = build_optimizer(model, config)
+    total_steps = config.epochs * steps_per_epoch
+    scheduler = linear_schedule(optimizer, config.warmup_steps, total_steps)
+
+    state = checkpoints.load(model, optimizer, scheduler, dist)
+    if state is None:
+        seed_process(config.seed, dist)
+        state = TrainState()
+    elif dist.is_main:
+        tqdm.write(f"resuming from step {state.step} of {total_steps}, checkpoint "
+                   f"{checkpoints.dir / CHECKPOINT}", file=sys.stderr)
+    live = _open_live(Path(live_dir), state.curve) if dist.is_main else None
+    runner = _wrap(model, dist)
+
+    done = sum(len(m) for _, m in year_steps(sizes, config.batch_size, config.grad_accum,
+                                             config.seed, state.epoch)[:state.epoch_step])
+    bar = tqdm(total=config.epochs * n_batches, initial=state.epoch * n_batches + done,
+               desc=f"train {model.variant}", unit="batch", dynamic_ncols=True,
+               disable=not dist.is_main)
+    started, tokens_at_start = time.perf_counter(), state.tokens
+    with matmul_precision(device, config.precision):
+        while state.epoch < config.epochs and not state.stopped_early:
+            set_train_mode(model, config)
+            plan = year_steps(sizes, config.batch_size, config.grad_accum, config.seed, state.epoch)
+            while state.epoch_step < len(plan):
+                year, micro = plan[state.epoch_step]
+                optimizer.zero_grad(set_to_none=True)
+                batches = [[train_data[year][i] for i in index] for index in micro]
+                step_loss = _forward_backward(model, runner, batches, histories.get(year), config,
+                                              pad_id, device, dist)
+                if not math.isfinite(step_loss):
+                    raise FloatingPointError(f"non-finite training loss at step {state.step} "
+                                             f"(year {year}): lower train.lr_lm / train.lr_new")
+                if config.grad_clip > 0:
+                    nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+                lr = optimizer.param_groups[0]["lr"]
+                optimizer.step()
+                scheduler.step()
+                state.tokens += sum(len(s) for batch in batches for s in batch)
+                state.epoch_step += 1
+                state.step += 1
+                row = {"step": state.step, "train/loss": step_loss, "train/lr": lr}
+                state.curve.append(row)
+                _log(live, row)
+                bar.update(len(micro))
+                elapsed = max(1e-9, time.perf_counter() - started)
+                bar.set_postfix(loss=f"{step_loss:.3f}",
+                                tok_s=f"{(state.tokens - tokens_at_start) / elapsed:,.0f}")
+                if state.step % config.checkpoint_every == 0 and state.epoch_step < len(plan):
+                    checkpoints.save(model, optimizer, scheduler, state, dist)
+                if on_step is not None:
+                    on_step(state, step_loss)
+            _end_epoch(model, dev_data, histories, config, pad_id, state, checkpoints, live, dist)
+            checkpoints.save(model, optimizer, scheduler, state, dist)
+    bar.close()
+    if live is not None:
+        live.end()
+    if dist.is_main:
+        checkpoints.load_best(model)
+    return state
+
+
+def _forward_backward(model: FutureLM, runner: nn.Module, batches: list[list[Sequence[int]]],
+                      history: YearHistory | None, config: TrainConfig, pad_id: int,
+                      device: torch.device, dist: Dist) -> float:
+    """Forward and backward of one optimizer step (gradients accumulate in the parameters);
+    returns the step's loss, the same on every rank.
+
+    ``batches``: the step's global micro-batches. The bias's word terms are computed once; the
+    micro-batches before the last read a detached copy that collects their gradient, and the last
+    adds ``<terms, collected>`` to its loss, so the bias's backward runs once, with every
+    micro-batch's gradient, inside the backward pass in which DDP all-reduces.
+    """
+    terms = None
+    if model.bias is not None:
+        with autocast(device, config.precision):
+            terms = model.word_terms(history)   # type: ignore[arg-type]
+    shared = terms.detach().requires_grad_() if terms is not None and len(batches) > 1 else terms
+    step_loss = torch.zeros((), dtype=torch.float64, device=device)
+    for j, seqs in enumerate(batches):
+        last = j == len(batches) - 1
+        n_global = sum(len(s) - 1 for s in seqs)            # predicted tokens of the global batch
+        part = split_evenly(seqs, dist)
+        weight = dist.world_size / (n_global * len(batches)) if part else 0.0
+        batch = {k: v.to(device) for k, v in collate(part or seqs[:1], pad_id).items()}
+        sync = last or not dist.enabled
+        with runner.no_sync() if not sync else contextlib.nullcontext():   # type: ignore[operator]
+            with autocast(device, config.precision):
+                logits = runner(batch["input_ids"], batch["attention_mask"], history,
+                                terms=terms if last else shared).logits
+            nll = token_nll(logits, next_token_targets(batch["input_ids"],
+                                                       batch["attention_mask"])).sum()
+            loss = nll * weight
+            if last and shared is not terms and shared is not None and shared.grad is not None:
+                loss = loss + (terms * shared.grad).sum()   # type: ignore[operator]
+            loss.backward()
+        if part:
+            step_loss += nll.detach().double() * (weight / dist.world_size)
+    return float(all_reduce_sum(step_loss, dist))
+
+
+def _end_epoch(model: FutureLM, dev_data: Sequences, histories: Mapping[int, YearHistory | None],
+               config: TrainConfig, pad_id: int, state: TrainState, checkpoints: Checkpoints,
+               live: Live | None, dist: Dist) -> None:
+    """Dev perplexity, best-weights bookkeeping and early stopping at the end of an epoch."""
+    ppl = evaluate(model, dev_data, histories, config.eval_batch_size, pad_id,
+                   precision=config.precision, dist=dist).ppl
+    if dist.is_main:
+        tqdm.write(f"{model.variant} epoch {state.epoch + 1}: dev ppl {ppl:.2f}")
+    state.dev_ppl.append(ppl)
+    row = {"step": state.step, "dev/ppl": ppl, "epoch": state.epoch + 1}
+    state.curve.append(row)
+    _log(live, row)
+    if ppl < state.best_ppl:
+        state.best_ppl, state.best_epoch, state.bad_epochs = ppl, state.epoch, 0
+        checkpoints.save_best(model, dist)
+    else:
+        state.bad_epochs += 1
+        state.stopped_early = 0 < config.patience <= state.bad_epochs
+    state.epoch += 1
+    state.epoch_step = 0

@@ -1,0 +1,200 @@
+"""One training run — a variant and a seed — from split files and features to a trained future LM.
+
+:func:`prepare_run` builds everything :func:`pipeline.training.loop.train` needs: the tokenised train
+and dev abstracts (cut at ``train.max_length`` by the scoring code's rule, so the dev perplexity
+of early stopping is the reported one), the history of every train and dev year, the base LM and
+the bias module, and the run's identity (the key its resume checkpoints carry). :func:`execute`
+trains it and assembles the metrics. The stage only parses options and writes the outputs.
+
+Base LM (:func:`build_base_lm`), in order of precedence:
+
+* ``init_from``: the LM of a trained model folder — shared-base training, where Baseline is
+  trained once and every temporal variant starts from its LM (with ``freeze_lm``: trains only
+  its bias module on top of it);
+* ``base: scratch``: a random-init GPT-2 of the configured shape (drawn from the run's seed, so
+  every variant of a seed starts from the same LM);
+* any other ``base``: a pretrained causal LM resolved by :mod:`pipeline.models.hub`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from pipeline.models import hub as models_hub
+from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig, identity
+from pipeline.infra.distributed import SINGLE, Dist
+from pipeline.infra.errors import UserError
+from pipeline.models.future_lm import (
+    CONFIG_NAME,
+    WEIGHTS_NAME,
+    FutureLM,
+    lm_positions,
+    load_future_lm,
+    load_histories,
+    make_future_lm,
+    scratch_gpt2,
+    use_sdpa,
+)
+from pipeline.features.history import YearHistory
+from pipeline.infra.io import read_parquet
+from pipeline.evaluation.scoring import encode_for_model
+from pipeline.infra.runs import run_name
+from pipeline.models.registry import lookup
+from pipeline.features.tokenizer import load_tokenizer
+from pipeline.training.loop import (
+    Checkpoints,
+    TrainState,
+    group_by_year,
+    latest_years,
+    run_key,
+    set_dropout,
+    train,
+)
+
+Sequences = dict[int, list[list[int]]]
+
+
+@dataclass(frozen=True)
+class TrainInputs:
+    """Input files of a run; the feature folders are needed only by variants that read them."""
+
+    train: Path
+    dev: Path
+    tokenizer: Path
+    frequencies: Path | None = None
+    embeddings: Path | None = None
+
+
+@dataclass
+class TrainRun:
+    """A run ready to train: ``name`` = ``<variant>-s<seed>``, ``key`` = its identity."""
+
+    name: str
+    model: FutureLM
+    train_data: Sequences
+    dev_data: Sequences
+    histories: dict[int, YearHistory]
+    pad_id: int
+    key: str
+    lm_config: LMConfig
+    config: TrainConfig
+
+
+def read_sequences(path: Path, tok: PreTrainedTokenizerBase, max_length: int) -> Sequences:
+    """``{year: [eos + abstract + eos cut to max_length, ...]}`` of a split file, in file order."""
+    df = read_parquet(path, columns=["year", "abstract"])
+    encoded, _ = encode_for_model(tok, df["abstract"].tolist(), max_length)
+    return group_by_year(df["year"], encoded)
+
+
+def build_base_lm(lm: LMConfig, tok: PreTrainedTokenizerBase, context_length: int,
+                  dropout: float) -> PreTrainedModel:
+    """The base LM of a run (module doc), checked against the tokenizer and context length;
+    attention through SDPA (:func:`pipeline.models.future_lm.use_sdpa`)."""
+    if lm.init_from is not None:
+        base = load_future_lm(lm.init_from).lm
+        source = f"the LM of {lm.init_from}"
+    elif lm.base == "scratch":
+        if context_length > lm.n_positions:
+            raise UserError(f"train.max_length {context_length} exceeds the scratch GPT-2's "
+                            f"lm.n_positions {lm.n_positions}", path="train.max_length",
+                            fix=f"set train.max_length <= {lm.n_positions} or raise lm.n_positions")
+        return scratch_gpt2(len(tok), tok.eos_token_id, n_layer=lm.n_layer, n_head=lm.n_head,
+                            n_embd=lm.n_embd, n_positions=lm.n_positions, dropout=dropout)
+    else:
+        base = models_hub.load_causal_lm(lm.base)
+        source = lm.base
+        if base.get_output_embeddings().weight.shape[0] < len(tok):
+            base.resize_token_embeddings(len(tok))
+    if base.get_output_embeddings().weight.shape[0] < len(tok):
+        raise UserError(f"{source} has {base.get_output_embeddings().weight.shape[0]} output "
+                        f"tokens but the tokenizer {len(tok)}: it was trained with another "
+                        "tokenizer", path=lm.init_from, fix="retrain the Baseline with this tokenizer")
+    if context_length > lm_positions(base):
+        raise UserError(f"train.max_length {context_length} exceeds the {lm_positions(base)} "
+                        f"positions of {source}", path="train.max_length",
+                        fix=f"set train.max_length <= {lm_positions(base)}")
+    return use_sdpa(base)
+
+
+def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig,
+                config: TrainConfig) -> TrainRun:
+    """Data, histories, model and identity of one run (module doc)."""
+    variant = lookup(spec.variant)
+    tok = load_tokenizer(inputs.tokenizer)
+    train_data = latest_years(read_sequences(inputs.train, tok, config.max_length),
+                              variant.latest_years)
+    dev_data = read_sequences(inputs.dev, tok, config.max_length)
+    for path, data in ((inputs.train, train_data), (inputs.dev, dev_data)):
+        if not data:
+            raise UserError("the split has no abstracts", path=path,
+                            fix="check the split params (split.*) and rerun `dvc repro split`")
+    kinds = variant.reads
+    histories = load_histories({*train_data, *dev_data}, spec.window, kinds, inputs.frequencies,
+                               inputs.embeddings, tokenizer=inputs.tokenizer)
+    feature_dim = next((int(h.emb.shape[-1]) for h in histories.values() if h.emb is not None), None)
+
+    torch.manual_seed(config.seed)   # the same seed gives every variant the same initial base LM
+    base = build_base_lm(lm, tok, config.max_length, spec.dropout)
+    set_dropout(base, spec.dropout)
+    model = make_future_lm(base, spec.variant, spec.window, lstm_hidden=spec.lstm_hidden,
+                           feature_dim=feature_dim, alpha=spec.alpha, dropout=spec.dropout,
+                           context_input=spec.context_input, context_length=config.max_length,
+                           seed=config.seed)
+
+    # Resume only from a checkpoint of this very configuration and these very inputs.
+    history_years = sorted({y for h in histories.values() for y in h.years})
+    files = [inputs.train, inputs.dev, inputs.tokenizer]
+    if kinds:
+        files += [Path(inputs.frequencies or "") / f"{y}.parquet" for y in history_years]
+    if "embeddings" in kinds:
+        files += [Path(inputs.embeddings or "") / f"{y}.safetensors" for y in history_years]
+    if lm.init_from is not None:
+        files += [Path(lm.init_from) / CONFIG_NAME, Path(lm.init_from) / WEIGHTS_NAME]
+    key = run_key({"lm": identity(lm), "model": identity(spec), "train": identity(config)},
+                  [Path(f) for f in files])
+    return TrainRun(run_name(spec.variant, config.seed), model, train_data, dev_data, histories,
+                    tok.eos_token_id, key, lm, config)
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    state: TrainState
+    metrics: dict
+    curves: Path              # DVCLive's plots/metrics folder
+    checkpoints: Checkpoints  # clear it once the outputs are written
+
+
+def execute(run: TrainRun, *, device: torch.device | str, checkpoint_root: str | Path,
+            dist: Dist = SINGLE) -> TrainResult:
+    """Train ``run.model`` in place (resuming from ``checkpoint_root/<name>`` when its key
+    matches); it ends with the weights of its best dev epoch (on rank 0 when ``dist`` has
+    several processes: rank 0 alone writes checkpoints, curves and the model)."""
+    checkpoints = Checkpoints(Path(checkpoint_root) / run.name, run.key)
+    live_dir = checkpoints.dir / "live"
+    state = train(run.model, run.train_data, run.dev_data, run.histories, run.config,
+                  pad_id=run.pad_id, device=device, checkpoints=checkpoints, live_dir=live_dir,
+                  dist=dist)
+    return TrainResult(state, train_metrics(run, state), live_dir / "plots" / "metrics",
+                       checkpoints)
+
+
+def train_metrics(run: TrainRun, state: TrainState) -> dict:
+    """``train_metrics.json`` of the model folder."""
+    model = run.model
+    return {
+        "variant": model.variant, "seed": run.config.seed, "base": run.lm_config.base,
+        "init_from": run.lm_config.init_from, "freeze_lm": run.config.freeze_lm,
+        "context_length": model.context_length,
+        "train_years": sorted(run.train_data), "dev_years": sorted(run.dev_data),
+        "train_abstracts": sum(len(s) for s in run.train_data.values()),
+        "epochs_run": len(state.dev_ppl), "best_epoch": state.best_epoch + 1,
+        "best_dev_ppl": state.best_ppl, "dev_ppl": state.dev_ppl,
+        "stopped_early": state.stopped_early, "steps": state.step, "train_tokens": state.tokens,
+        "parameters_lm": sum(p.numel() for p in model.lm.parameters()),
+        "parameters_new": sum(p.numel() for p in model.bias.parameters()) if model.bias else 0,
+    }
