@@ -26,8 +26,10 @@ from pipeline.infra.device import pick_device
 from pipeline.features.embeddings import adapt_encoder, extract_year, pick_dtype, write_year
 from pipeline.infra.errors import UserError
 from pipeline.infra.identity import corpus_identity, tokenizer_identity
+from pipeline.infra.params import EmbeddingsConfig
 from pipeline.models.hub import check_encoder, load_encoder, load_masked_lm, load_tokenizer_for
 from pipeline.features.tokenizer import load_tokenizer
+from stages._args import add_options
 from stages._cli import stage_main
 from stages._features import read_year_abstracts
 from stages._runtime import load_runtime
@@ -54,20 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="corpus Parquet with columns 'year' and 'abstract' "
                              "(data/corpus/abstracts.parquet)")
     parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    parser.add_argument("--encoder", required=True,
-                        help="encoder hub id or local path (params embeddings.encoder; paper: roberta-large)")
-    parser.add_argument("--layer", type=int, default=-1,
-                        help="hidden layer to pool: -1 = last, 0 = embedding output, k = after layer k")
-    parser.add_argument("--batch-size", type=int, default=32, help="encoder windows per batch")
-    parser.add_argument("--max-length", type=int, default=256,
-                        help="encoder window in tokens, special tokens included")
-    parser.add_argument("--stride", type=int, default=32, help="token overlap between consecutive windows")
-    parser.add_argument("--dtype", default="auto",
-                        help="encoder compute dtype: auto (fp32 on CPU, bf16/fp16 on CUDA), fp32, fp16, bf16")
-    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:1, ...")
-    parser.add_argument("--adapt-epochs", type=int, default=0,
-                        help="epochs of MLM fine-tuning on this year before extraction (0 = off; "
-                             "needs an encoder with an MLM head)")
+    add_options(parser, EmbeddingsConfig, "encoder and pooling (params embeddings.*)")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch CPU threads per process (runtime setting; default: runtime.yaml "
                              "`threads` / FUTURELM_THREADS; 0 = torch's default)")

@@ -13,6 +13,8 @@ import argparse
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import read_parquet, write_json, write_parquet
 from pipeline.corpus.language import corpus_counts, filter_papers
+from pipeline.infra.params import FilterConfig
+from stages._args import add_options
 from stages._cli import stage_main
 from stages._runtime import load_runtime
 
@@ -25,13 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dropped", required=True,
                         help="output Parquet of dropped rows with a 'reason' column")
     parser.add_argument("--metrics", required=True, help="output JSON of per-year counts")
-    parser.add_argument("--language", default="en",
-                        help="langdetect code of the language to keep (params filter.language)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="langdetect seed (params filter.seed)")
-    parser.add_argument("--min-words", type=int, default=10,
-                        help="keep abstracts with MORE than this many words "
-                             "(params filter.min_words)")
+    add_options(parser, FilterConfig, "filters (params filter.*)")
     parser.add_argument("--workers", type=int, default=None,
                         help="processes for language detection; the result does not depend on "
                              "it (default: the runtime setting `workers`, runtime.yaml or "

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from pipeline.infra.io import atomic_path, read_parquet, write_parquet
 from pipeline.corpus.splits import SplitYears, make_splits, year_counts
+from pipeline.infra.params import SplitConfig
+from stages._args import add_options
 from stages._cli import stage_main
 
 
@@ -22,12 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--abstracts", required=True, help="kept abstracts Parquet (stage filter)")
     parser.add_argument("--out-dir", required=True,
                         help="folder for train.parquet, dev.parquet and test.parquet")
-    parser.add_argument("--train-first", type=int, required=True,
-                        help="first training year (params split.train_first)")
-    parser.add_argument("--train-last", type=int, required=True,
-                        help="last training year (params split.train_last)")
-    parser.add_argument("--dev-year", type=int, required=True, help="params split.dev_year")
-    parser.add_argument("--test-year", type=int, required=True, help="params split.test_year")
+    add_options(parser, SplitConfig, "years (params split.*)")
     parser.add_argument("--window", type=int, required=True,
                         help="history window m in years (params features.window)")
     parser.add_argument("--counts-plot", required=True,

@@ -17,6 +17,8 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path, read_parquet
 from pipeline.models.hub import check_causal_lm, load_tokenizer_for
 from pipeline.features.tokenizer import ensure_special_tokens, train_scratch_tokenizer
+from pipeline.infra.params import TokenizerConfig
+from stages._args import add_options
 from stages._cli import stage_main
 
 
@@ -26,9 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--base", required=True,
                         help="'scratch' (train a byte-level BPE) or a causal LM's hub id / local "
                              "path (params lm.base)")
-    parser.add_argument("--vocab-size", type=int, required=True,
-                        help="BPE vocabulary size, only used with --base scratch "
-                             "(params tokenizer.vocab_size)")
+    add_options(parser, TokenizerConfig, "scratch BPE (params tokenizer.*)")
     parser.add_argument("--train", required=True,
                         help="training split Parquet (column 'abstract'); only read with --base scratch")
     parser.add_argument("--out", required=True, help="output tokenizer folder (written atomically)")

@@ -19,6 +19,7 @@ Runtime settings (device, threads) are not here: they never change results and c
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
@@ -140,6 +141,36 @@ class ScoreConfig:
     def __post_init__(self) -> None:
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Decoding settings (params ``score.*``); the defaults are the paper's (§4.6)."""
+
+    n: int = field(default=100, metadata=_help(
+        "abstracts generated per model and year (paper: 100); abstract i uses seed i",
+        flag="--n-generate"))
+    max_new_tokens: int = field(default=256, metadata=_help(
+        "generation length limit in LM tokens (at most the model's context length - 1)"))
+    min_new_tokens: int = field(default=1, metadata=_help(
+        "EOS is forbidden before this many tokens (1: no empty abstract)"))
+    num_beams: int = field(default=5, metadata=_help("beams of beam search with sampling"))
+    top_k: int = field(default=50, metadata=_help("top-k sampling filter"))
+    top_p: float = field(default=0.92, metadata=_help("nucleus (top-p) sampling filter"))
+    no_repeat_ngram_size: int = field(default=2, metadata=_help(
+        "forbid repeating n-grams of this size"))
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"n (abstracts to generate) must be >= 1, got {self.n}")
+        if not 1 <= self.min_new_tokens <= self.max_new_tokens:
+            raise ValueError(f"need 1 <= min_new_tokens ({self.min_new_tokens}) <= "
+                             f"max_new_tokens ({self.max_new_tokens})")
+        if self.num_beams < 1 or self.top_k < 1 or not 0 < self.top_p <= 1:
+            raise ValueError(f"invalid decoding settings {self}")
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
 
 
 def identity(config: Any) -> dict[str, Any]:

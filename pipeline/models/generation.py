@@ -9,49 +9,18 @@ Abstract ``i`` uses seed ``i``, so abstract ``i`` of two models is a paired samp
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
-
 import pandas as pd
 import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedTokenizerBase
 
+from pipeline.infra.config import GenerationSettings
 from pipeline.models.future_lm import FutureLM
 from pipeline.features.history import YearHistory
 
 
 class EmptyGenerationError(ValueError):
     """The model produced no text for a generated abstract."""
-
-
-@dataclass(frozen=True)
-class GenerationSettings:
-    """Decoding settings (params ``score.*``); the defaults are the paper's (§4.6)."""
-
-    n: int = field(default=100, metadata={"flag": "--n-generate", "help": (
-        "abstracts generated per model and year (paper: 100); abstract i uses seed i")})
-    max_new_tokens: int = field(default=256, metadata={"help": (
-        "generation length limit in LM tokens (at most the model's context length - 1)")})
-    min_new_tokens: int = field(default=1, metadata={"help": (
-        "EOS is forbidden before this many tokens (1: no empty abstract)")})
-    num_beams: int = field(default=5, metadata={"help": "beams of beam search with sampling"})
-    top_k: int = field(default=50, metadata={"help": "top-k sampling filter"})
-    top_p: float = field(default=0.92, metadata={"help": "nucleus (top-p) sampling filter"})
-    no_repeat_ngram_size: int = field(default=2, metadata={"help": (
-        "forbid repeating n-grams of this size")})
-
-    def __post_init__(self) -> None:
-        if self.n < 1:
-            raise ValueError(f"n (abstracts to generate) must be >= 1, got {self.n}")
-        if not 1 <= self.min_new_tokens <= self.max_new_tokens:
-            raise ValueError(f"need 1 <= min_new_tokens ({self.min_new_tokens}) <= "
-                             f"max_new_tokens ({self.max_new_tokens})")
-        if self.num_beams < 1 or self.top_k < 1 or not 0 < self.top_p <= 1:
-            raise ValueError(f"invalid decoding settings {self}")
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
 
 
 @torch.no_grad()
@@ -63,8 +32,7 @@ def generate_abstracts(model: FutureLM, tokenizer: PreTrainedTokenizerBase,
     eos = tokenizer.eos_token_id
     if eos is None:
         raise ValueError("the tokenizer has no EOS token to start generation from")
-    device = next(model.parameters()).device
-    start = torch.tensor([[eos]], dtype=torch.long, device=device)
+    start = torch.tensor([[eos]], dtype=torch.long, device=model.device)
     rows = []
     for i in tqdm(range(settings.n), desc=desc, unit="abstract", leave=False):
         torch.manual_seed(i)

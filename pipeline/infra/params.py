@@ -1,0 +1,203 @@
+"""The schema of ``params.yaml``: each section's settings as typed dataclasses with defaults.
+
+Together with :mod:`pipeline.infra.config` (training, scoring, decoding) this is the one place
+where every param has a type, a default and a help text. A param key is the field's option name
+without the dashes (``--min-words`` <-> ``filter.min_words``), which is also how the stage graph
+passes it (``--min-words ${filter.min_words}``); the stages build their options from these
+classes (``stages/_args.py``), so ``--help`` shows the same default as the schema.
+
+:data:`SECTIONS` says which classes hold each section's keys. ``params.yaml`` and
+``profiles/*.yaml`` only state values; :func:`unknown_keys` finds any key they hold that no class
+defines (``tests/test_params_schema.py`` runs it on every file), so a typo such as
+``train.learning_rate`` is an error, not a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+from pipeline.infra.config import GenerationSettings, LMConfig, ModelConfig, ScoreConfig, TrainConfig
+
+
+def _help(text: str, **meta: Any) -> dict[str, Any]:
+    return {"help": text, **meta}
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Where the corpus comes from (params ``data.*``)."""
+
+    source: str = field(metadata=_help(
+        "http(s) URL or local path of an anthology+abstracts.bib.gz export"))
+
+
+@dataclass(frozen=True)
+class FilterConfig:
+    """The paper's corpus filters (params ``filter.*``)."""
+
+    language: str = field(default="en", metadata=_help(
+        "langdetect code of the language to keep"))
+    seed: int = field(default=0, metadata=_help(
+        "langdetect seed: the same input always keeps the same set"))
+    min_words: int = field(default=10, metadata=_help(
+        "keep abstracts with MORE than this many words (paper: 10)"))
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    """Year-based train/dev/test split (params ``split.*``); the years have no default."""
+
+    train_first: int = field(metadata=_help("first training year (paper: 2003)"))
+    train_last: int = field(metadata=_help("last training year (paper: 2019)"))
+    dev_year: int = field(metadata=_help("the dev year (early stopping)"))
+    test_year: int = field(metadata=_help("the test year"))
+
+
+@dataclass(frozen=True)
+class TokenizerConfig:
+    """The LM tokenizer when the base LM is trained from scratch (params ``tokenizer.*``)."""
+
+    vocab_size: int = field(default=4096, metadata=_help(
+        "byte-level BPE vocabulary size, only used with lm.base: scratch"))
+
+
+@dataclass(frozen=True)
+class FrequenciesConfig:
+    """The word-frequency plot (params ``frequencies.*``; the paper's Figure 1b)."""
+
+    plot_words: tuple[str, ...] = field(default=("neural", "embedding", "bert", "transformer",
+                                                 "pretraining"), metadata=_help(
+        "words whose frequency over the years is plotted"))
+
+
+@dataclass(frozen=True)
+class EmbeddingsConfig:
+    """Per-year pooled contextual embeddings (params ``embeddings.*``; paper §3.3)."""
+
+    encoder: str = field(default="roberta-large", metadata=_help(
+        "encoder hub id or local path (paper: roberta-large)"))
+    layer: int = field(default=-1, metadata=_help(
+        "hidden layer to pool: -1 = last, 0 = embedding output, k = after layer k"))
+    batch_size: int = field(default=32, metadata=_help("encoder windows per batch"))
+    max_length: int = field(default=256, metadata=_help(
+        "encoder window in tokens, special tokens included; longer abstracts are split into "
+        "overlapping windows"))
+    stride: int = field(default=32, metadata=_help("token overlap between consecutive windows"))
+    dtype: str = field(default="auto", metadata=_help(
+        "encoder compute dtype: auto (fp32 on CPU, bf16/fp16 on CUDA), fp32, fp16, bf16"))
+    device: str = field(default="auto", metadata=_help(
+        "auto (CUDA when present), cpu, cuda, cuda:1, ..."))
+    adapt_epochs: int = field(default=0, metadata=_help(
+        "epochs of MLM fine-tuning on each year before extraction (0 = off; needs an encoder "
+        "with an MLM head)"))
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """What is trained, scored and reported (params ``experiment.*``): variants x seeds."""
+
+    variants: tuple[str, ...] = field(default=("baseline", "frequency-nolstm", "frequency",
+                                               "context", "context2"), metadata=_help(
+        "variants in table order (pipeline.models.registry); baseline-N = Baseline on the N "
+        "latest training years"))
+    seeds: tuple[int, ...] = field(default=(0,), metadata=_help("training seeds"))
+
+
+@dataclass(frozen=True)
+class TrainDesign:
+    """How the variants of one seed relate (param ``train.base``): shapes the stage graph."""
+
+    base: Literal["joint", "shared"] = field(default="joint", metadata=_help(
+        "joint: every variant fine-tunes the LM with its bias (paper); shared: Baseline is "
+        "trained once, temporal variants start from it with the LM frozen"))
+
+
+@dataclass(frozen=True)
+class ForecastConfig:
+    """The next period's forecast and its backtests (params ``forecast.*``)."""
+
+    year: int = field(metadata=_help(
+        "the year to forecast (read from the history and the abstracts of year - 1)"))
+    backtest_years: tuple[int, ...] = field(default=(), metadata=_help(
+        "years after the training years whose text is known: forecast as if unknown, then scored"))
+    batch_size: int = field(default=8, metadata=_help("reference contexts per forward pass"))
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """The results report (params ``report.*``)."""
+
+    examples: int = field(default=3, metadata=_help("generated examples per variant (Table 2)"))
+    baseline: str = field(default="baseline", metadata=_help(
+        "the variant every other one is tested against (paper: Baseline-all)"))
+
+
+# Which fields hold each params.yaml section's keys: (class, None) = all of its fields, or (class,
+# the fields that are params). The other fields are set by the stage graph from other params
+# (the seed from experiment.seeds, freeze_lm and init_from from train.base) or are not results.
+# `features` holds the model's history settings; `train` the optimiser, the bias module's shape
+# and the design; `score` and `forecast` share GenerationSettings (forecast.n_generate only).
+Part = tuple[type, tuple[str, ...] | None]
+SECTIONS: dict[str, tuple[Part, ...]] = {
+    "data": ((DataConfig, None),),
+    "filter": ((FilterConfig, None),),
+    "split": ((SplitConfig, None),),
+    "features": ((ModelConfig, ("window", "context_input")),),
+    "lm": ((LMConfig, ("base", "n_layer", "n_head", "n_embd", "n_positions")),),
+    "tokenizer": ((TokenizerConfig, None),),
+    "frequencies": ((FrequenciesConfig, None),),
+    "embeddings": ((EmbeddingsConfig, None),),
+    "experiment": ((ExperimentConfig, None),),
+    "train": ((TrainConfig, ("epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "lr_new",
+                             "weight_decay", "warmup_steps", "grad_clip", "patience", "precision")),
+              (ModelConfig, ("lstm_hidden", "alpha", "dropout")), (TrainDesign, None)),
+    "score": ((ScoreConfig, ("batch_size", "years", "precision")), (GenerationSettings, None)),
+    "forecast": ((ForecastConfig, None), (GenerationSettings, ("n",))),
+    "report": ((ReportConfig, ("examples",)),),
+}
+
+
+def option_name(f: Any) -> str:
+    """A field's command-line option: ``--<name-with-dashes>`` or ``metadata["flag"]``."""
+    return f.metadata.get("flag", "--" + f.name.replace("_", "-"))
+
+
+def param_key(f: Any) -> str:
+    """A field's key in its params.yaml section: the option name without dashes."""
+    return option_name(f)[2:].replace("-", "_")
+
+
+def section_keys(section: str) -> set[str]:
+    """Every key the schema defines for ``section``."""
+    return {param_key(f) for cls, names in SECTIONS[section] for f in fields(cls)
+            if names is None or f.name in names}
+
+
+def default(cls: type, name: str) -> Any:
+    """The schema default of field ``name`` of ``cls`` (for options a stage declares by hand)."""
+    for f in fields(cls):
+        if f.name == name:
+            return f.default
+    raise KeyError(f"{cls.__name__} has no field {name!r}")
+
+
+def _leaves(params: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    for section, values in params.items():
+        if isinstance(values, Mapping):
+            for key in values:
+                yield str(section), str(key)
+        else:
+            yield str(section), ""
+
+
+def unknown_keys(params: Mapping[str, Any]) -> list[str]:
+    """Dotted keys of ``params`` (a parsed params.yaml) that the schema does not define."""
+    bad = []
+    for section, key in _leaves(params):
+        if section not in SECTIONS:
+            bad.append(section)
+        elif not key or key not in section_keys(section):
+            bad.append(f"{section}.{key}" if key else section)
+    return bad
