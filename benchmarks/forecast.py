@@ -32,7 +32,8 @@ from pipeline.evaluation.content import content_token_mask, load_stopwords
 from pipeline.forecast.vocabulary import predicted_distribution, reference_texts, vocabulary_forecast, year_history
 from pipeline.models.future_lm import load_future_lm
 from pipeline.infra.io import read_parquet
-from pipeline.evaluation.scoring import encode_for_model, score_abstracts
+from pipeline.models.encoding import encode_for_model
+from pipeline.models.scoring import score_abstracts
 from pipeline.features.tokenizer import load_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]

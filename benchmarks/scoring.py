@@ -1,6 +1,6 @@
 """PPL/CPL scoring throughput (tokens/s) and generation speed of the default future LM.
 
-Scores the dev abstracts with :func:`pipeline.evaluation.scoring.score_abstracts` and generates abstracts
+Scores the dev abstracts with :func:`pipeline.models.scoring.score_abstracts` and generates abstracts
 with the default decoding settings, for 1 and 2 torch CPU threads, side by side in one run.
 
 Run: .venv/bin/python -m benchmarks.scoring [--model data/models/frequency-s0]
@@ -24,7 +24,8 @@ from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings, generate_abstracts
 from pipeline.features.history import load_history
 from pipeline.infra.io import read_parquet
-from pipeline.evaluation.scoring import encode_for_model, score_abstracts
+from pipeline.models.encoding import encode_for_model
+from pipeline.models.scoring import score_abstracts
 from pipeline.features.tokenizer import load_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]

@@ -25,7 +25,7 @@ from pipeline.forecast.vocabulary import reference_texts, vocabulary_forecast, y
 from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings, generate_abstracts
 from pipeline.infra.io import atomic_path, read_parquet, write_json, write_parquet
-from pipeline.evaluation.scoring import encode_for_model
+from pipeline.models.encoding import encode_for_model
 from pipeline.features.tokenizer import load_tokenizer
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main

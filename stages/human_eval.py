@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.evaluation.human_eval import QUESTIONS, export_sheet, tabulate
-from pipeline.evaluation.evaluate import METRICS_FILE, generations_file
+from pipeline.evaluation.layout import METRICS_FILE, generations_file
 from pipeline.infra.io import atomic_path, read_json, read_parquet
 from pipeline.models.registry import display_name
 

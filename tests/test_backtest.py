@@ -8,20 +8,21 @@ import numpy as np
 import pytest
 
 from pipeline.forecast import backtest as bt
+from pipeline.models.perplexity import cross_entropy
 
 
 def test_cross_entropy_and_unigram_perplexity():
     counts = np.array([2, 1, 1])
     log_p = np.log([0.5, 0.25, 0.25])
     # -(2 log .5 + 2 log .25) / 4 = 1.5 log 2
-    assert bt.cross_entropy(counts, log_p) == pytest.approx(1.5 * math.log(2))
+    assert cross_entropy(counts, log_p) == pytest.approx(1.5 * math.log(2))
     assert bt.unigram_perplexity(counts, log_p) == pytest.approx(2 ** 1.5)
     # a forecast equal to the observed proportions is the best possible
-    assert bt.cross_entropy(counts, np.log(counts / 4)) < bt.cross_entropy(counts, np.log([1 / 3] * 3))
+    assert cross_entropy(counts, np.log(counts / 4)) < cross_entropy(counts, np.log([1 / 3] * 3))
     # ids beyond the observed vocabulary (padded LM outputs) are ignored
-    assert bt.cross_entropy(counts, np.append(log_p, -1.0)) == pytest.approx(1.5 * math.log(2))
+    assert cross_entropy(counts, np.append(log_p, -1.0)) == pytest.approx(1.5 * math.log(2))
     with pytest.raises(ValueError, match="no tokens"):
-        bt.cross_entropy(np.zeros(3), log_p)
+        cross_entropy(np.zeros(3), log_p)
 
 
 def test_trend_tokens_need_min_count_in_both_years_and_content():
@@ -65,7 +66,7 @@ def test_bootstrap_is_seeded_and_brackets_the_point():
     np.testing.assert_array_equal(boot, bt.bootstrap_cross_entropy(counts, np.stack([good, flat]),
                                                                    n_boot=200))
     lo, hi = bt.interval(boot[:, 0])
-    assert lo < bt.cross_entropy(counts, good) < hi
+    assert lo < cross_entropy(counts, good) < hi
     assert (boot[:, 0] < boot[:, 1]).all()            # paired: the good forecast always wins
     obs = rng.normal(size=40)
     rho, prec = bt.bootstrap_trends(np.stack([obs, -obs, np.zeros(40)]), obs, k=4, n_boot=100)

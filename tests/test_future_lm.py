@@ -194,6 +194,17 @@ def test_context_length_and_seed_are_saved_with_the_model(tmp_path) -> None:
         make_future_lm(tiny_lm(), "baseline", window=2, context_length=65)
 
 
+@pytest.mark.parametrize("variant", ["baseline", "context2"])
+def test_device_is_where_the_weights_are(variant: str) -> None:
+    model = future(variant)
+    assert model.device == torch.device("cpu") == next(model.parameters()).device
+    if torch.cuda.is_available():
+        assert model.to("cuda").device == next(model.parameters()).device
+        assert model.device.type == "cuda"
+    else:   # a meta copy moves every parameter, LM and bias alike
+        assert model.to("meta").device == torch.device("meta")
+
+
 def test_loss_is_the_plain_mean_cross_entropy() -> None:
     model = future("context2").train()
     x = ids(3, 10)

@@ -13,7 +13,7 @@ from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import load_future_lm, make_future_lm, save_future_lm, scratch_gpt2, use_sdpa
 from pipeline.features.history import YearHistory
 from pipeline.infra.precision import PRECISIONS, autocast, check_precision, compute_precision, matmul_precision
-from pipeline.evaluation.scoring import score_abstracts
+from pipeline.models.scoring import score_abstracts
 from pipeline.training.loop import Checkpoints, TrainConfig, train
 
 V, D_ENC, PAD = 96, 6, 0

@@ -12,8 +12,9 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from pipeline.models.future_lm import make_future_lm
 from pipeline.features.history import YearHistory
-from pipeline.models.nll import Perplexity
-from pipeline.evaluation.scoring import encode_for_model, perplexities, score_abstracts
+from pipeline.models.encoding import encode_for_model, longest_first
+from pipeline.models.perplexity import Perplexity, perplexities
+from pipeline.models.scoring import score_abstracts
 from pipeline.features.tokenizer import encode_abstracts, train_scratch_tokenizer
 
 TEXTS = ["Neural machine translation with attention improves translation quality.",
@@ -136,8 +137,27 @@ def test_truncation_rule_keeps_the_start_and_counts_the_cut(tok):
     assert cut == encode_abstracts(tok, TEXTS, length)   # the same rule as training's
 
 
+def test_longest_first_is_a_stable_descending_length_order():
+    seqs = [[1, 2], [1, 2, 3, 4], [5], [6, 7, 8, 9], [1, 2, 3]]
+    assert longest_first(seqs) == [1, 3, 4, 0, 2]       # equal lengths keep input order
+    assert longest_first(seqs) == sorted(range(len(seqs)), key=lambda i: -len(seqs[i]))
+    assert longest_first([]) == []
+
+
 def test_perplexity_value_type():
     assert Perplexity(2 * math.log(3.0), 2).ppl == pytest.approx(3.0)
     assert Perplexity(1.0, 1) + Perplexity(2.0, 3) == Perplexity(3.0, 4)
     with pytest.raises(ValueError, match="no tokens"):
         _ = Perplexity(0.0, 0).ppl
+
+
+def test_perplexity_arithmetic_is_torch_free_and_cross_entropy_is_a_mean_nll():
+    import subprocess, sys
+    code = ("import sys, pipeline.models.perplexity; "
+            "assert 'torch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    from pipeline.models.perplexity import cross_entropy, perplexity
+    counts, log_p = np.array([2, 1, 1]), np.log([0.5, 0.25, 0.25])
+    h = cross_entropy(counts, log_p)
+    assert h == pytest.approx(1.5 * math.log(2))
+    assert perplexity(h) == Perplexity(h * 4, 4).ppl == pytest.approx(2 ** 1.5)

@@ -181,7 +181,8 @@ def test_frozen_lm_gets_no_gradient_runs_without_dropout_and_keeps_its_weights(t
 
 
 def test_dev_perplexity_is_the_scoring_computation(tmp_path) -> None:
-    from pipeline.evaluation.scoring import perplexities, score_abstracts
+    from pipeline.models.perplexity import perplexities
+    from pipeline.models.scoring import score_abstracts
 
     m = model("frequency", dropout=0.0)
     data = corpus()

@@ -2,7 +2,7 @@
 
 For every evaluated year ``i`` (the dev and test years, plus any later years for staleness
 curves), with year ``i``'s own history (years ``i-m .. i-1``): PPL and CPL over all of that year's
-abstracts (:mod:`pipeline.evaluation.scoring`), a per-position table of NLLs, and — for the years asked
+abstracts (:mod:`pipeline.models.scoring`), a per-position table of NLLs, and — for the years asked
 for — N generated abstracts with the year's bias (§4.6) and their content METEOR against the
 year's gold abstracts. Scoring and generation run in ``score.precision``
 (:mod:`pipeline.infra.precision`).
@@ -27,29 +27,19 @@ from transformers import PreTrainedTokenizerBase
 
 from pipeline.infra.config import ScoreConfig
 from pipeline.evaluation.content import content_token_mask
+from pipeline.evaluation.layout import METRICS_FILE, generations_file, positions_file, tokens_file
 from pipeline.infra.errors import UserError
+from pipeline.models.encoding import encode_for_model
 from pipeline.models.future_lm import FutureLM, load_histories
 from pipeline.models.generation import GenerationSettings, generate_abstracts
+from pipeline.models.perplexity import perplexities
+from pipeline.models.scoring import score_abstracts
 from pipeline.features.history import YearHistory
 from pipeline.infra.io import read_parquet, write_json, write_parquet
 from pipeline.evaluation.meteor import content_meteor
 from pipeline.infra.precision import compute_precision
-from pipeline.evaluation.scoring import encode_for_model, perplexities, score_abstracts
 
-METRICS_FILE = "metrics.json"
 COLUMNS = ["key", "year", "abstract"]
-
-
-def tokens_file(year: int) -> str:
-    return f"tokens_{year}.parquet"
-
-
-def positions_file(year: int) -> str:
-    return f"positions_{year}.parquet"
-
-
-def generations_file(year: int) -> str:
-    return f"generations_{year}.parquet"
 
 
 @dataclass(frozen=True)
@@ -169,7 +159,7 @@ def evaluate_model(model: FutureLM, tok: PreTrainedTokenizerBase, data: EvalYear
     for year, abstracts in data.abstracts.items():
         history = load_histories([year], model.window, model.history_kinds, frequencies,
                                  embeddings, tokenizer=tokenizer_dir).get(year)
-        with compute_precision(next(model.parameters()).device, config.precision):
+        with compute_precision(model.device, config.precision):
             results[year] = evaluate_year(
                 model, tok, abstracts, year, history, batch_size=config.batch_size,
                 settings=settings if year in generate else None, stopwords=stopwords,

@@ -19,10 +19,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from pipeline.forecast.backtest import cross_entropy
 from pipeline.infra.errors import UserError
 from pipeline.features.frequencies import log_frequencies, read_year
-from pipeline.models.nll import Perplexity
+from pipeline.models.perplexity import Perplexity, cross_entropy
 
 
 def summed_counts(paths: Iterable[str | os.PathLike[str]]) -> np.ndarray:
@@ -46,7 +45,8 @@ def unigram_perplexity(counts: np.ndarray, target_ids: np.ndarray) -> Perplexity
     targets = np.asarray(target_ids, dtype=np.int64)
     if targets.size and (targets.min() < 0 or targets.max() >= log_p.shape[0]):
         raise ValueError(f"target ids outside the vocabulary of {log_p.shape[0]} tokens")
-    # the backtests' cross-entropy (nats per token) over the targets' counts, times their number
+    # the cross-entropy (nats per token) of the targets' counts, as in the forecast backtests,
+    # times their number
     n = int(targets.size)
     if n == 0:
         return Perplexity(0.0, 0)

@@ -2,7 +2,8 @@
 
 * **Vocabulary forecast error**: the cross-entropy of year Y's observed token counts ``c`` under
   the predicted distribution ``p̂``, ``H = −Σ_w c_w log p̂_w / Σ_w c_w`` (nats per token), reported
-  as the unigram perplexity ``exp(H)``. Lower is better.
+  as the unigram perplexity ``exp(H)`` (:func:`pipeline.models.perplexity.cross_entropy`). Lower
+  is better.
 * **Trend detection**: over the *trend tokens*, the content tokens seen at least
   :data:`MIN_COUNT` times in both Y and Y−1, compare the predicted change Δ̂ (:mod:`pipeline.forecast.vocabulary`)
   with the observed change ``Δ = log f_Y − log f_{Y−1}`` (smoothed log frequencies):
@@ -24,6 +25,8 @@ import math
 import numpy as np
 from scipy.stats import rankdata
 
+from pipeline.models.perplexity import cross_entropy, perplexity
+
 MIN_COUNT = 20
 TOP_K = 50
 TOP_FRACTION = 0.10
@@ -31,17 +34,9 @@ N_BOOTSTRAP = 1000
 SEED = 0
 
 
-def cross_entropy(counts: np.ndarray, log_p: np.ndarray) -> float:
-    """Nats per observed token of ``counts`` under ``log_p`` (padded output ids are ignored)."""
-    counts = np.asarray(counts, dtype=np.float64)
-    n = counts.sum()
-    if n <= 0:
-        raise ValueError("the year has no tokens to score the forecast on")
-    return float(-(counts @ np.asarray(log_p, dtype=np.float64)[:len(counts)]) / n)
-
-
 def unigram_perplexity(counts: np.ndarray, log_p: np.ndarray) -> float:
-    return math.exp(cross_entropy(counts, log_p))
+    """The forecast error as a perplexity: ``exp(H)`` of the year's ``counts`` under ``log_p``."""
+    return perplexity(cross_entropy(counts, log_p))
 
 
 def trend_tokens(counts_prev: np.ndarray, counts_year: np.ndarray, content: np.ndarray,

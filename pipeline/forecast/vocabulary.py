@@ -48,6 +48,7 @@ from transformers import PreTrainedTokenizerBase
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import FutureLM
 from pipeline.features.history import YearHistory, load_history
+from pipeline.models.encoding import longest_first
 from pipeline.models.nll import IGNORE, MAX_ELEMENTS, collate, next_token_targets
 
 
@@ -67,8 +68,8 @@ def predicted_distribution(model: FutureLM, encoded: Sequence[Sequence[int]],
     if not encoded or any(len(ids) < 2 for ids in encoded):
         raise ValueError("every reference context needs >= 2 tokens (EOS + text + EOS) and there "
                          "must be at least one")
-    device = next(model.parameters()).device
-    order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
+    device = model.device
+    order = longest_first(encoded)
     was_training = model.training
     model.eval()                   # no dropout: the forecast is the model's mean prediction
     try:

@@ -23,7 +23,7 @@ LM built or loaded here.
 
 A future LM also carries its *context length*: the tokens per abstract it was trained on
 (``train.max_length``). Scoring cuts abstracts at that same length, so the reported perplexity
-is measured on the positions the model was trained on (:mod:`pipeline.evaluation.scoring`).
+is measured on the positions the model was trained on (:mod:`pipeline.models.encoding`).
 """
 
 from __future__ import annotations
@@ -85,6 +85,12 @@ class FutureLM(nn.Module):
     @property
     def window(self) -> int:
         return self.bias_config.window
+
+    @property
+    def device(self) -> torch.device:
+        """Where the weights are (the LM and the bias move together with ``.to``): the device
+        every caller puts its token ids and histories on."""
+        return next(self.parameters()).device
 
     @property
     def history_kinds(self) -> set[str]:

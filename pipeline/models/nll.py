@@ -3,7 +3,8 @@ perplexity of early stopping and the reported perplexities (§4.4-4.5).
 
 A causal LM reads ``x_0 .. x_{T-1}`` and at position ``t`` predicts ``x_{t+1}``. The NLL of that
 prediction is ``-log softmax(z_t)[x_{t+1}]``, computed here in fp32 whatever the logits' dtype
-(bf16 logits would lose ~3 digits in the log-sum-exp). Perplexity is ``exp(Σ NLL / #tokens)``.
+(bf16 logits would lose ~3 digits in the log-sum-exp). Perplexity, ``exp(Σ NLL / #tokens)``, is
+the torch-free arithmetic of :mod:`pipeline.models.perplexity`.
 
 Memory cap. The log-softmax of every position is ``[N, |V|]`` fp32 (``N = B·T``): 1.6 GB for
 8 x 1,024 positions of GPT-2's 50,257 tokens, and autograd would keep as much again.
@@ -16,32 +17,13 @@ gradient. The temporal bias is already in the logits (a hook on ``lm_head``,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 IGNORE = -100               # HF's label for "no target here" (padding, the last position)
 MAX_ELEMENTS = 1 << 24      # fp32 values per chunk: 64 MiB
-
-
-@dataclass(frozen=True)
-class Perplexity:
-    """Summed NLL (nats) over ``n_tokens`` predicted tokens; ``ppl = exp(nll_sum / n_tokens)``."""
-
-    nll_sum: float
-    n_tokens: int
-
-    @property
-    def ppl(self) -> float:
-        if self.n_tokens <= 0:
-            raise ValueError("no tokens were scored: perplexity is undefined")
-        return math.exp(self.nll_sum / self.n_tokens)
-
-    def __add__(self, other: Perplexity) -> Perplexity:
-        return Perplexity(self.nll_sum + other.nll_sum, self.n_tokens + other.n_tokens)
 
 
 def collate(seqs: Sequence[Sequence[int]], pad_id: int) -> dict[str, Tensor]:

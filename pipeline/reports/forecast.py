@@ -31,6 +31,7 @@ from pipeline.forecast.vocabulary import linear_extrapolation, persistence, rank
 from pipeline.features.frequencies import YearFrequencies, read_year
 from pipeline.features.windows import history_years
 from pipeline.infra.io import read_json, read_parquet
+from pipeline.models.perplexity import cross_entropy
 from pipeline.models.registry import display_name, lookup
 
 PERSISTENCE, LINEAR = "Persistence", "Linear extrapolation"
@@ -116,7 +117,7 @@ def backtest(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence
     pers_ppl = bt.unigram_perplexity(obs.counts, per[PERSISTENCE][0][0])
     for name in per:
         cols = [i for i, n in enumerate(names) if n == name]
-        point_ce = np.mean([bt.cross_entropy(obs.counts, flat[i][1]) for i in cols])
+        point_ce = np.mean([cross_entropy(obs.counts, flat[i][1]) for i in cols])
         boot_ppl = np.exp(ce[:, cols].mean(axis=1))
         diff = boot_ppl - pers_boot
         ppl = float(np.exp(point_ce))

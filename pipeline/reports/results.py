@@ -31,9 +31,9 @@ import pandas as pd
 
 from pipeline.evaluation.buckets import BUCKETS, EMERGING, RARE_BUCKETS, bucket_metrics, load_bucket_features
 from pipeline.infra.errors import UserError
-from pipeline.evaluation.evaluate import METRICS_FILE, generations_file, positions_file, tokens_file
+from pipeline.evaluation.layout import METRICS_FILE, generations_file, positions_file, tokens_file
 from pipeline.infra.io import read_json, read_parquet
-from pipeline.models.nll import Perplexity
+from pipeline.models.perplexity import Perplexity
 from pipeline.models.registry import display_name
 from pipeline.evaluation.significance import RankSumTest, SignTest, paired_sign_test, rank_sum_test
 from pipeline.evaluation.unigram import summed_counts, unigram_perplexity

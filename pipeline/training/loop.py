@@ -13,7 +13,7 @@
   gradient accumulation (the step's loss is the mean of its micro-batches' token-mean NLLs);
   dev perplexity after each epoch, early stopping with ``patience``; the weights of the best
   epoch are the result. The dev perplexity is the score stage's computation
-  (:func:`pipeline.evaluation.scoring.score_abstracts`) on the same tokens, so the number early stopping
+  (:func:`pipeline.models.scoring.score_abstracts`) on the same tokens, so the number early stopping
   sees is the number reported for the dev year (in the same ``precision``).
 * **Precision** (``config.precision``, :mod:`pipeline.infra.precision`): forward passes under bf16
   autocast for ``bf16``; TF32 CUDA matrix products for ``tf32`` and ``bf16``; the NLL in fp32.
@@ -70,9 +70,11 @@ from pipeline.infra.distributed import SINGLE, Dist, all_reduce_sum, barrier, sh
 from pipeline.models.future_lm import FutureLM
 from pipeline.features.history import YearHistory
 from pipeline.infra.io import atomic_path
-from pipeline.models.nll import Perplexity, collate, next_token_targets, token_nll
+from pipeline.models.encoding import longest_first
+from pipeline.models.nll import collate, next_token_targets, token_nll
+from pipeline.models.perplexity import Perplexity
+from pipeline.models.scoring import score_abstracts
 from pipeline.infra.precision import autocast, compute_precision, matmul_precision
-from pipeline.evaluation.scoring import score_abstracts
 
 __all__ = ["BEST", "CHECKPOINT", "Checkpoints", "Perplexity", "TrainConfig", "TrainState",
            "build_optimizer", "collate", "evaluate", "group_by_year", "latest_years",
@@ -200,18 +202,18 @@ def evaluate(model: FutureLM, sequences: Sequences, histories: Mapping[int, Year
              batch_size: int, pad_id: int, *, precision: str = "fp32",
              dist: Dist = SINGLE) -> Perplexity:
     """Token-level perplexity of ``sequences``, each year scored with its own history: the
-    score stage's :func:`pipeline.evaluation.scoring.score_abstracts`, summed over the years.
+    score stage's :func:`pipeline.models.scoring.score_abstracts`, summed over the years.
 
     With several processes each rank scores every ``world``-th of the batches score_abstracts
     forms (longest abstracts first, ``batch_size`` each), so every abstract is scored in the very
     batch it has in one process; the per-abstract sums are all-reduced (each has one nonzero
     term, so the sum is exact) and added up in corpus order: the same number as one process.
     """
-    device = next(model.parameters()).device
+    device = model.device
     total = Perplexity(0.0, 0)
     for year in sorted(sequences):
         seqs = sequences[year]
-        order = sorted(range(len(seqs)), key=lambda i: -len(seqs[i]))   # score_abstracts' order
+        order = longest_first(seqs)                          # score_abstracts' order
         batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
         mine = [i for batch in shard(batches, dist) for i in batch]
         sums = torch.zeros(len(seqs), 2, dtype=torch.float64)
@@ -347,7 +349,7 @@ class Checkpoints:
         barrier(dist)
 
     def load_best(self, model: FutureLM) -> None:
-        load_model(model, str(self.dir / BEST), strict=True, device=str(next(model.parameters()).device))
+        load_model(model, str(self.dir / BEST), strict=True, device=str(model.device))
 
     def clear(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,7 +1,7 @@
 """One training run — a variant and a seed — from split files and features to a trained future LM.
 
 :func:`prepare_run` builds everything :func:`pipeline.training.loop.train` needs: the tokenised train
-and dev abstracts (cut at ``train.max_length`` by the scoring code's rule, so the dev perplexity
+and dev abstracts (cut at ``train.max_length`` by the scoring rule, :func:`pipeline.models.encoding.encode_for_model`, so the dev perplexity
 of early stopping is the reported one), the history of every train and dev year, the base LM and
 the bias module, and the run's identity (the key its resume checkpoints carry). :func:`execute`
 trains it and assembles the metrics. The stage only parses options and writes the outputs.
@@ -41,7 +41,7 @@ from pipeline.models.future_lm import (
 )
 from pipeline.features.history import YearHistory
 from pipeline.infra.io import read_parquet
-from pipeline.evaluation.scoring import encode_for_model
+from pipeline.models.encoding import encode_for_model
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import lookup
 from pipeline.features.tokenizer import load_tokenizer

@@ -1,24 +1,25 @@
-"""Perplexity (PPL, §4.4) and content perplexity (CPL, §4.5) of a future LM on one year's abstracts.
+"""Scoring abstracts with a future LM: per-abstract NLL sums behind PPL (§4.4) and CPL (§4.5).
 
 Every abstract of year ``i`` is scored with the bias computed from year ``i``'s *own* history
 (the reference scored the test year with the dev year's history). The LM sees
-``eos + abstract + eos`` (:func:`pipeline.features.tokenizer.encode_abstracts`) cut to the model's context
-length — the length it was trained on (:func:`encode_for_model`) — and predicts every token after
-the first: the abstract's tokens and the closing EOS.
+``eos + abstract + eos`` cut to the model's context length — the length it was trained on
+(:func:`pipeline.models.encoding.encode_for_model`) — and predicts every token after the first:
+the abstract's tokens and the closing EOS.
 
     PPL = exp( sum_{abstracts, t} -log p(w_t | w_<t, B_i) / #tokens )          (§4.4)
-    CPL = the same sums restricted to content tokens (pipeline.evaluation.content)         (§4.5)
+    CPL = the same sums restricted to content tokens (pipeline.evaluation.content)  (§4.5)
 
-:func:`score_abstracts` is also the dev perplexity of training's early stopping
-(:func:`pipeline.training.loop.evaluate`): one computation (:mod:`pipeline.models.nll`) on the same tokens.
-Per-abstract sums are returned (not only the corpus value) so that models can be compared
-abstract by abstract with the paired sign test (:mod:`pipeline.evaluation.significance`), and optionally a
-per-position table for metrics by token frequency.
+The sums become perplexities in :func:`pipeline.models.perplexity.perplexities`.
+:func:`score_abstracts` is both the score stage's computation (:mod:`pipeline.evaluation.evaluate`)
+and the dev perplexity of training's early stopping (:func:`pipeline.training.loop.evaluate`), so
+it lives below both, with the model: one computation (:mod:`pipeline.models.nll`) on the same
+tokens. Per-abstract sums are returned (not only the corpus value) so that models can be compared
+abstract by abstract with the paired sign test (:mod:`pipeline.evaluation.significance`), and
+optionally a per-position table for metrics by token frequency.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,24 +27,15 @@ import numpy as np
 import pandas as pd
 import torch
 from tqdm.auto import tqdm
-from transformers import PreTrainedTokenizerBase
 
-from pipeline.models.future_lm import FutureLM
 from pipeline.features.history import YearHistory
-from pipeline.models.nll import IGNORE, Perplexity, collate, in_top_k, next_token_targets, token_nll
-from pipeline.features.tokenizer import encode_abstracts
+from pipeline.models.encoding import longest_first
+from pipeline.models.future_lm import FutureLM
+from pipeline.models.nll import IGNORE, collate, in_top_k, next_token_targets, token_nll
 
 TOKEN_COLUMNS = ("n_tokens", "nll_sum", "n_content", "content_nll_sum")
 POSITION_COLUMNS = ("abstract", "position", "target_id", "nll", "top10")
 TOP_K = 10
-
-
-def encode_for_model(tok: PreTrainedTokenizerBase, texts: Sequence[str],
-                     context_length: int) -> tuple[list[list[int]], int]:
-    """The truncation rule: ``eos + abstract + eos`` cut to ``context_length`` tokens (the
-    start is kept, as in training), and the number of abstracts that were longer."""
-    full = encode_abstracts(tok, texts, max_length=sys.maxsize)
-    return [ids[:context_length] for ids in full], sum(len(ids) > context_length for ids in full)
 
 
 @dataclass(frozen=True)
@@ -65,8 +57,9 @@ def score_abstracts(model: FutureLM, encoded: Sequence[Sequence[int]],
     """Per-abstract NLL sums over all predicted tokens and over content tokens.
 
     ``encoded``: token ids per abstract (EOS + abstract + EOS, already cut); ``content_mask[id]``
-    marks CPL content tokens (``None``: no content sums). Abstracts are batched by length (less
-    padding); results do not depend on ``batch_size`` beyond float rounding.
+    marks CPL content tokens (``None``: no content sums). Abstracts are batched longest first
+    (:func:`pipeline.models.encoding.longest_first`: less padding); results do not depend on
+    ``batch_size`` beyond float rounding.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -76,12 +69,12 @@ def score_abstracts(model: FutureLM, encoded: Sequence[Sequence[int]],
                          "predict (expected EOS + abstract + EOS from encode_abstracts)")
     was_training = model.training
     model.eval()
-    device = next(model.parameters()).device
+    device = model.device
     mask_t = (torch.as_tensor(np.asarray(content_mask, dtype=bool), device=device)
               if content_mask is not None else None)
     sums = np.zeros((len(encoded), 4), dtype=np.float64)
     rows: list[dict[str, np.ndarray]] = []
-    order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
+    order = longest_first(encoded)
     try:
         with tqdm(total=sum(len(ids) - 1 for ids in encoded), desc=desc, unit="tok",
                   leave=False) as bar:
@@ -123,15 +116,3 @@ def _position_frame(rows: list[dict[str, np.ndarray]]) -> pd.DataFrame:
                              zip(POSITION_COLUMNS, ("int32", "int32", "int32", "float64", "bool"))})
     frame = pd.DataFrame({c: np.concatenate([r[c] for r in rows]) for c in POSITION_COLUMNS})
     return frame.sort_values(["abstract", "position"], kind="stable").reset_index(drop=True)
-
-
-def perplexities(tokens: pd.DataFrame) -> tuple[Perplexity, Perplexity]:
-    """Corpus PPL and CPL (token-weighted, as the paper's) from per-abstract sums."""
-    ppl = Perplexity(float(tokens["nll_sum"].sum()), int(tokens["n_tokens"].sum()))
-    cpl = Perplexity(float(tokens["content_nll_sum"].sum()), int(tokens["n_content"].sum()))
-    if ppl.n_tokens == 0:
-        raise ValueError("no tokens were scored: the split is empty")
-    if cpl.n_tokens == 0:
-        raise ValueError("no content tokens in the scored abstracts: CPL is undefined (is the "
-                         "stopword list right for this tokenizer?)")
-    return ppl, cpl
