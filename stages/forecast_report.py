@@ -21,6 +21,7 @@ from pipeline.forecast.vocabulary import reference_texts, whole_word_mask
 from pipeline.reports.forecast import load_forecasts, read_frequencies, render
 from pipeline.features.windows import history_years
 from pipeline.infra.io import atomic_path, read_parquet, write_json
+from pipeline.infra.runs import run_name
 from pipeline.features.tokenizer import encode_abstracts, load_tokenizer
 from stages._args import new_parser
 from stages._cli import stage_main
@@ -52,8 +53,8 @@ def main(argv: list[str] | None = None) -> None:
         if f.info["forecast_year"] != args.year or not {*args.backtest_years, args.year} <= have:
             raise UserError(f"the forecast of {v} seed {s} covers {sorted(have)} for forecast year "
                             f"{f.info['forecast_year']}, not {args.year} with backtests "
-                            f"{args.backtest_years}", path=Path(args.forecasts) / f"{v}-s{s}",
-                            fix=f"re-run `dvc repro forecast-{v}-s{s}`")
+                            f"{args.backtest_years}", path=Path(args.forecasts) / run_name(v, s),
+                            fix=f"re-run `dvc repro forecast-{run_name(v, s)}`")
     needed = {y for by in args.backtest_years for y in (by, *history_years(by, args.window))}
     needed |= set(history_years(args.year, args.window))
     # Exactly these years are read (the stage's declared deps); the risers plot shows them all.

@@ -23,13 +23,15 @@ import pandas as pd
 from pipeline.evaluation.human_eval import QUESTIONS, export_sheet, tabulate
 from pipeline.evaluation.layout import METRICS_FILE, generations_file
 from pipeline.infra.io import atomic_path, read_json, read_parquet
+from pipeline.infra.runs import run_name
 from pipeline.models.registry import display_name
+from stages._cli import stage_main
 
 
 def _export(args: argparse.Namespace) -> None:
     frames = []
     for variant in args.variants:
-        folder = Path(args.scores) / f"{variant}-s{args.seed}"
+        folder = Path(args.scores) / run_name(variant, args.seed)
         # Score folders are per year; metrics.json says which year is the dev / test year.
         year = read_json(folder / METRICS_FILE)[f"{args.split}_year"]
         gen = read_parquet(folder / generations_file(year)).sort_values("index")
@@ -58,6 +60,7 @@ def _tabulate(args: argparse.Namespace) -> None:
     print(text)
 
 
+@stage_main
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m stages.human_eval", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)

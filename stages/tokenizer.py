@@ -11,10 +11,9 @@ stops here, before any feature stage runs. The folder also gets futurelm.json = 
 from __future__ import annotations
 
 import argparse
-import json
 
 from pipeline.infra.errors import UserError
-from pipeline.infra.io import atomic_path, read_parquet
+from pipeline.infra.io import atomic_path, read_parquet, write_json
 from pipeline.models.hub import check_causal_lm, load_tokenizer_for
 from pipeline.features.tokenizer import ensure_special_tokens, train_scratch_tokenizer
 from pipeline.infra.params import TokenizerConfig
@@ -59,8 +58,7 @@ def main(argv: list[str] | None = None) -> None:
                             "EOS token, or lm.base: scratch") from None
     with atomic_path(args.out) as tmp:
         tok.save_pretrained(tmp)
-        info = {"base": args.base, "vocab_size": len(tok)}
-        (tmp / "futurelm.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+        write_json({"base": args.base, "vocab_size": len(tok)}, tmp / "futurelm.json")
     print(f"tokenizer for base {args.base!r}: |V| = {len(tok)} -> {args.out}")
 
 

@@ -95,3 +95,13 @@ def test_cli_round_trip(tmp_path):
     assert "| Frequency | 4 | 50.0 | 50.0 |" in text
     assert "| Context² | 4 | 100.0 | 75.0 |" in text
     assert text.index("| Baseline-all") < text.index("| Context²") < text.index("| Frequency")
+
+
+def test_cli_missing_scores_is_a_message_not_a_traceback(tmp_path, capsys):
+    """The stage goes through stages._cli.stage_main like every other: exit 2 naming the file."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["export", "--scores", str(tmp_path / "scores"), "--variants", "baseline",
+                  "--sheet", str(tmp_path / "sheet.csv"), "--key", str(tmp_path / "key.csv")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "error (stages.human_eval)" in err and "baseline-s0" in err and "metrics.json" in err

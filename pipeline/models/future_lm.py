@@ -45,7 +45,7 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 from pipeline.infra.errors import UserError
 from pipeline.features.history import YearHistory, load_history
-from pipeline.infra.io import atomic_path
+from pipeline.infra.io import atomic_path, write_json
 from pipeline.models.nll import mean_nll, next_token_targets
 from pipeline.models.registry import by_kind, lookup
 from pipeline.models.temporal import BiasConfig, build_bias
@@ -270,7 +270,7 @@ def write_future_lm(model: FutureLM, directory: str | Path) -> None:
     config = {"format_version": FORMAT_VERSION, "variant": model.variant, "seed": model.seed,
               "context_length": model.context_length, "bias": model.bias_config.to_dict(),
               "lm_config": model.lm.config.to_dict()}
-    (directory / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    write_json(config, directory / CONFIG_NAME)
     # Byte-identical files for identical weights: safetensors writes its metadata map in a
     # per-process random order, so it gets a single key; tied names need no record because
     # load_model re-derives them from the model (save_model's alias entries made headers vary).

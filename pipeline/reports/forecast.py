@@ -31,6 +31,7 @@ from pipeline.forecast.vocabulary import linear_extrapolation, persistence, rank
 from pipeline.features.frequencies import YearFrequencies, read_year
 from pipeline.features.windows import history_years
 from pipeline.infra.io import read_json, read_parquet
+from pipeline.infra.runs import run_name
 from pipeline.models.perplexity import cross_entropy
 from pipeline.models.registry import display_name, lookup
 
@@ -57,10 +58,11 @@ def load_forecasts(folder: str | os.PathLike[str], variants: Sequence[str],
     out = {}
     for v in variants:
         for s in seeds:
-            path = Path(folder) / f"{v}-s{s}"
+            run = run_name(v, s)
+            path = Path(folder) / run
             if not (path / "forecast.json").exists():
                 raise UserError(f"the forecast of {v} seed {s} is missing", path=path,
-                                fix=f"run `dvc repro forecast-{v}-s{s}`")
+                                fix=f"run `dvc repro forecast-{run}`")
             info = read_json(path / "forecast.json")
             years = [int(y) for y in info["years"]]
             out[(v, s)] = ModelForecast(

@@ -33,6 +33,7 @@ from pipeline.evaluation.buckets import BUCKETS, EMERGING, RARE_BUCKETS, bucket_
 from pipeline.infra.errors import UserError
 from pipeline.evaluation.layout import METRICS_FILE, generations_file, positions_file, tokens_file
 from pipeline.infra.io import read_json, read_parquet
+from pipeline.infra.runs import run_name
 from pipeline.models.perplexity import Perplexity
 from pipeline.models.registry import display_name
 from pipeline.evaluation.significance import RankSumTest, SignTest, paired_sign_test, rank_sum_test
@@ -82,15 +83,16 @@ class Run:
 
 
 def load_run(scores_dir: str | os.PathLike[str], variant: str, seed: int) -> Run:
-    folder = Path(scores_dir) / f"{variant}-s{seed}"
+    run = run_name(variant, seed)
+    folder = Path(scores_dir) / run
     if not (folder / METRICS_FILE).exists():
         raise UserError(f"the scores of {variant} seed {seed} are missing", path=folder / METRICS_FILE,
-                        fix=f"score this model first (`dvc repro score-{variant}-s{seed}`), or drop "
+                        fix=f"score this model first (`dvc repro score-{run}`), or drop "
                             f"{variant!r}/seed {seed} from `experiment` in params.yaml")
     metrics = read_json(folder / METRICS_FILE)
     if "years" not in metrics or "dev_year" not in metrics:
         raise UserError("metrics.json predates per-year scoring (no `years`/`dev_year`)",
-                        path=folder / METRICS_FILE, fix=f"re-run `dvc repro score-{variant}-s{seed}`")
+                        path=folder / METRICS_FILE, fix=f"re-run `dvc repro score-{run}`")
     years = sorted(int(y) for y in metrics["years"])
     generations = {y: read_parquet(folder / generations_file(y)) for y in years
                    if (folder / generations_file(y)).exists()}
