@@ -36,7 +36,10 @@ repro: install
 	$(BIN)/python -m stages.graph
 	$(BIN)/dvc repro
 
+# The import contract first (pyproject.toml [tool.importlinter]: layers, no pipeline -> stages,
+# no torch in the graph), then the tests.
 test: install
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 -q -rs
 
 bench: install

@@ -1,6 +1,7 @@
-"""The generated stage graph (stages/graph.py): dvc.yaml is what `make graph` makes of params.yaml,
-each stage depends on exactly its code (import closure) and on exactly the per-year feature files
-its variant reads, and settings that cannot change results are neither params nor flags."""
+"""The generated stage graph (pipeline/graph, written by stages/graph.py): dvc.yaml is what
+`make graph` makes of params.yaml, each stage depends on exactly its code (import closure) and on
+exactly the per-year feature files its variant reads, settings that cannot change results are
+neither params nor flags, and building the graph never imports torch."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ import pytest
 import yaml
 
 from pipeline.infra.errors import UserError
-from stages import graph
-from stages._imports import import_closure, module_path, runs_code
+from pipeline.graph.build import build
+from pipeline.graph.code_deps import import_closure, module_path, runs_code
+from pipeline.graph.render import render, stale_message
 from tests.dvc_project import deep_merge, make_project, run_dvc, write_graph, write_params
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,7 +28,7 @@ ALL_VARIANTS = ["baseline", "baseline-2", "frequency-nolstm", "frequency", "cont
 
 
 def stages_of(params: dict[str, Any]) -> dict[str, Any]:
-    return graph.build(params, REPO)["stages"]
+    return build(params, REPO)["stages"]
 
 
 def body(stage: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +53,7 @@ def years(first: int, last: int) -> list[int]:
 # --- the committed graph ----------------------------------------------------------------------------
 
 def test_committed_dvc_yaml_is_generated_from_committed_params() -> None:
-    expected = graph.render(PARAMS, REPO)
+    expected = render(PARAMS, REPO)
     assert (REPO / "dvc.yaml").read_text() == expected, \
         "dvc.yaml is stale for params.yaml or the code: run `make graph`"
 
@@ -134,6 +136,19 @@ def test_import_closure_covers_what_python_actually_imports() -> None:
         loaded = {f for f in map(project_file, seen) if f and runs_code(REPO / f)}
         assert loaded, module
         assert loaded - closure == set(), module
+
+
+def test_building_the_graph_imports_no_torch() -> None:
+    """The graph is built on every `make graph` and by the first stage of `dvc repro`: it must not
+    pay for (or need) the ML stack, not even through a module it imports."""
+    code = ("import sys, yaml; from pathlib import Path; import pipeline.graph; "
+            "from pipeline.graph.render import render; import stages.graph; "
+            "text = render(yaml.safe_load(Path('params.yaml').read_text()), Path('.')); "
+            "assert 'train-context2-s0' in text; "
+            "heavy = sorted(m for m in ('torch', 'transformers') if m in sys.modules); "
+            "assert not heavy, f'imported {heavy}'")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, text=True, capture_output=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 # --- exactly the features each variant reads --------------------------------------------------------
@@ -236,7 +251,7 @@ def test_shared_base_trains_temporal_variants_on_the_baseline_model() -> None:
 ])
 def test_bad_structural_params_are_refused_naming_the_param(change, message) -> None:
     with pytest.raises(UserError, match=message) as err:
-        graph.build(deep_merge(PARAMS, change), REPO)
+        build(deep_merge(PARAMS, change), REPO)
     assert "params.yaml" in str(err.value)
 
 
@@ -263,9 +278,9 @@ def test_paper_profile_graph() -> None:
 # --- stale graphs are caught --------------------------------------------------------------------------
 
 def test_stale_message_names_the_stages() -> None:
-    current = graph.render(PARAMS, REPO)
+    current = render(PARAMS, REPO)
     fewer = deep_merge(PARAMS, {"experiment": {"variants": ALL_VARIANTS[:-1], "seeds": [0, 1]}})
-    message = graph.stale_message(current, graph.render(fewer, REPO))
+    message = stale_message(current, render(fewer, REPO))
     assert "missing stages: train-baseline-s1" in message
     assert "stages no longer in params.yaml: train-context2-s0" in message
     assert "changed stages:" in message and "report" in message

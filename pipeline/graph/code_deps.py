@@ -2,9 +2,10 @@
 
 A DVC stage must depend on every file whose change can change its outputs. For code that is its
 own ``stages/<name>.py`` plus every project module it imports, directly or through other project
-modules: ``pipeline/*.py`` and the ``stages/_*.py`` helpers. The closure is computed from the
-source text (nothing is imported), so it also sees imports inside functions; the stage graph
-(``stages/graph.py``) writes it as each stage's code deps and ``tests/test_graph.py`` checks it.
+modules: ``pipeline/**/*.py`` and the ``stages/_*.py`` helpers. The closure is computed from the
+source text (nothing is imported, so no torch either), which also sees imports inside functions;
+the stage graph writes it as each stage's code deps (:class:`Code`) and ``tests/test_graph.py``
+checks it against what the interpreter really imports.
 
 A package ``__init__.py`` that holds only a docstring runs no code and is left out.
 """
@@ -82,3 +83,18 @@ def import_closure(root: Path, entry: Path) -> list[Path]:
                     seen.add(target)
                     todo.append(target)
     return sorted((p.relative_to(root) for p in seen if runs_code(p)), key=str)
+
+
+class Code:
+    """A stage's code deps: ``stages/<name>.py`` and its import closure, each computed once
+    (the closures of the stage modules overlap, and every run of a variant shares its stage's)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._deps: dict[str, list[str]] = {}
+
+    def __call__(self, name: str) -> list[str]:
+        if name not in self._deps:
+            entry = Path("stages") / f"{name}.py"
+            self._deps[name] = [str(entry), *(str(p) for p in import_closure(self.root, entry))]
+        return list(self._deps[name])

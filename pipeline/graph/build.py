@@ -1,0 +1,38 @@
+"""The whole stage graph as the dict ``dvc.yaml`` holds, in the order a reader follows it:
+data, features, every run's training, scoring, the report, every run's forecast, its report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pipeline.graph.code_deps import Code
+from pipeline.graph.data_stages import data_stages, feature_stages
+from pipeline.graph.model_stages import (
+    forecast_report_stage,
+    forecast_stage,
+    report_stage,
+    score_stage,
+    train_stage,
+)
+from pipeline.graph.plan import Plan
+from pipeline.infra.runs import run_name as run
+
+# The project root (holding pipeline/ and stages/), whose sources give the stages' code deps.
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def build(params: Mapping[str, Any], root: Path = ROOT) -> dict[str, Any]:
+    """The whole graph for ``params`` (a parsed params.yaml), code deps read under ``root``."""
+    plan, code = Plan(params), Code(root)
+    stages = {**data_stages(code), **feature_stages(plan, code)}
+    for variant, seed in plan.runs:
+        stages[f"train-{run(variant, seed)}"] = train_stage(plan, variant, seed, code)
+    for variant, seed in plan.runs:
+        stages[f"score-{run(variant, seed)}"] = score_stage(plan, variant, seed, code)
+    stages["report"] = report_stage(plan, code)
+    for variant, seed in plan.runs:
+        stages[f"forecast-{run(variant, seed)}"] = forecast_stage(plan, variant, seed, code)
+    stages["forecast_report"] = forecast_report_stage(plan, code)
+    return {"stages": stages}

@@ -1,0 +1,121 @@
+"""The stages before any model: the graph check, the corpus, the splits, the tokenizer and the
+per-year features (``foreach`` over exactly the years :class:`pipeline.graph.plan.Plan` derives
+from the structural params)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.graph.code_deps import Code
+from pipeline.graph.files import (
+    ABSTRACTS,
+    CORPUS_METRICS,
+    DEV,
+    PAPERS,
+    RAW,
+    STAMP,
+    TEST,
+    TOKENIZER,
+    TRAIN,
+    feature_files,
+)
+from pipeline.graph.plan import STRUCTURE, Plan
+
+# embeddings.* flags, each passed as --<key> ${embeddings.<key>} and declared as a param.
+EMBEDDING_KEYS = ["encoder", "layer", "batch_size", "max_length", "stride", "dtype", "device",
+                  "adapt_epochs"]
+
+
+def _flags(section: str, keys: list[str]) -> str:
+    return " ".join(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for k in keys)
+
+
+def data_stages(code: Code) -> dict[str, Any]:
+    return {
+        "graph": {
+            "cmd": f"python -m stages.graph --check --stamp {STAMP}",
+            # it reads every source file to compute the other stages' code deps
+            "deps": ["pipeline", "stages"],
+            "params": STRUCTURE,
+            "outs": [STAMP],
+        },
+        "download": {
+            "cmd": "python -m stages.download --source ${data.source} "
+                   f"--out {RAW} --info metrics/download.json",
+            "deps": [*code("download"), STAMP],
+            "params": ["data.source"],
+            "outs": [RAW],
+            "metrics": [{"metrics/download.json": {"cache": False}}],
+        },
+        "parse": {
+            "cmd": f"python -m stages.parse --raw {RAW} "
+                   f"--papers {PAPERS} --rejects data/corpus/parse_rejects.parquet",
+            "deps": [*code("parse"), RAW],
+            "outs": [PAPERS, "data/corpus/parse_rejects.parquet"],
+        },
+        "filter": {
+            "cmd": f"python -m stages.filter --papers {PAPERS} "
+                   f"--kept {ABSTRACTS} --dropped data/corpus/filtered_out.parquet "
+                   f"--metrics {CORPUS_METRICS} --language ${{filter.language}} "
+                   "--seed ${filter.seed} --min-words ${filter.min_words}",
+            "deps": [*code("filter"), PAPERS],
+            "params": ["filter.language", "filter.seed", "filter.min_words"],
+            "outs": [ABSTRACTS, "data/corpus/filtered_out.parquet"],
+            "metrics": [{CORPUS_METRICS: {"cache": False}}],
+        },
+        "split": {
+            "cmd": f"python -m stages.split --abstracts {ABSTRACTS} --out-dir data/splits "
+                   "--train-first ${split.train_first} --train-last ${split.train_last} "
+                   "--dev-year ${split.dev_year} --test-year ${split.test_year} "
+                   "--window ${features.window} --counts-plot plots/abstracts_per_year.csv",
+            "deps": [*code("split"), ABSTRACTS],
+            "params": ["split", "features.window"],
+            "outs": [TRAIN, DEV, TEST],
+            "plots": [{"plots/abstracts_per_year.csv": {
+                "cache": False, "x": "abstracts", "y": "year", "template": "bar_horizontal"}}],
+        },
+        "tokenizer": {
+            "cmd": "python -m stages.tokenizer --base ${lm.base} "
+                   f"--vocab-size ${{tokenizer.vocab_size}} --train {TRAIN} --out {TOKENIZER}",
+            "deps": [*code("tokenizer"), TRAIN],
+            "params": ["lm.base", "tokenizer.vocab_size"],
+            "outs": [TOKENIZER],
+        },
+    }
+
+
+def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
+    """Frequencies of every year some stage reads, their plot, and the embeddings only when a
+    variant reads them (no ``embeddings`` stage otherwise)."""
+    freq_years, emb_years = plan.years("frequencies"), plan.years("embeddings")
+    freq_files = feature_files(["frequencies"], freq_years)
+    stages: dict[str, Any] = {
+        "frequencies": {"foreach": freq_years, "do": {
+            "cmd": "python -m stages.frequencies --year ${item} "
+                   f"--abstracts {ABSTRACTS} --tokenizer {TOKENIZER} "
+                   "--out data/features/frequencies/${item}.parquet",
+            "deps": [*code("frequencies"), ABSTRACTS, TOKENIZER],
+            "outs": ["data/features/frequencies/${item}.parquet"],
+        }},
+        "frequency_plot": {
+            "cmd": "python -m stages.frequency_plot --frequencies " + " ".join(freq_files)
+                   + f" --tokenizer {TOKENIZER} ${{frequencies}} --out plots/word_frequencies.csv"
+                   " --png plots/word_frequencies.png",
+            "deps": [*code("frequency_plot"), *freq_files, TOKENIZER],
+            "params": ["frequencies.plot_words"],
+            "plots": [{"plots/word_frequencies.csv": {
+                          "cache": False, "x": "year", "y": "log_freq", "template": "linear"}},
+                      {"plots/word_frequencies.png": {"cache": False}}],
+        },
+    }
+    if emb_years:
+        stages["embeddings"] = {"foreach": emb_years, "do": {
+            "cmd": "python -m stages.embeddings --year ${item} "
+                   f"--abstracts {ABSTRACTS} --tokenizer {TOKENIZER} "
+                   + _flags("embeddings", EMBEDDING_KEYS)
+                   + " --out data/features/embeddings/${item}.safetensors",
+            "deps": [*code("embeddings"), ABSTRACTS, TOKENIZER],
+            "params": [f"embeddings.{k}" for k in EMBEDDING_KEYS],
+            "outs": ["data/features/embeddings/${item}.safetensors"],
+        }}
+    return stages

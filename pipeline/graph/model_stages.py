@@ -1,0 +1,153 @@
+"""The stages of each run (a variant and a seed: train, score, forecast) and the two reports over
+all runs. Each run's stages depend on exactly the per-year feature files its variant reads (the
+registry's ``feature_files``) and declare only the params they read, so changing a bias's own
+param reruns only that variant."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pipeline.graph.code_deps import Code
+from pipeline.graph.files import (
+    ABSTRACTS,
+    CORPUS_METRICS,
+    DEV,
+    STOPWORDS,
+    TEST,
+    TOKENIZER,
+    TRAIN,
+    feature_files,
+)
+from pipeline.graph.plan import Plan, feature_kinds
+from pipeline.infra.runs import run_name as run
+from pipeline.models.registry import lookup
+
+# train.* read by every variant; a variant's own params (the registry's `params`, e.g. train.alpha
+# for Context² only) are added to its train stage alone, so changing one reruns only its readers.
+TRAIN_FLAGS = ["epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "weight_decay",
+               "warmup_steps", "grad_clip", "dropout", "patience", "precision"]
+LM_FLAGS = ["base", "n_layer", "n_head", "n_embd", "n_positions"]
+SCORE_FLAGS = ["batch_size", "n_generate", "max_new_tokens", "min_new_tokens", "num_beams",
+               "top_k", "top_p", "no_repeat_ngram_size", "precision"]
+# The score section's decoding settings, which the forecast reuses.
+DECODING = ["max_new_tokens", "min_new_tokens", "num_beams", "top_k", "top_p",
+            "no_repeat_ngram_size"]
+
+
+def _flags(section: str, keys: Iterable[str]) -> str:
+    return " ".join(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for k in keys)
+
+
+def model_dir(variant: str, seed: int) -> str:
+    return f"data/models/{run(variant, seed)}"
+
+
+def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
+    kinds = feature_kinds(variant)
+    shared = plan.base == "shared" and bool(kinds)
+    own = [tuple(p.split(".")) for p in lookup(variant).params]
+    keys = [*([("features", "window")] if kinds else []), *(k for k in own if k[0] == "features"),
+            *(("lm", k) for k in LM_FLAGS), *(("train", k) for k in TRAIN_FLAGS),
+            *(k for k in own if k[0] != "features")]
+    cmd = [f"python -m stages.train --variant {variant} --seed {seed}",
+           f"--train {TRAIN} --dev {DEV} --tokenizer {TOKENIZER}",
+           *(f"--{k} data/features/{k}" for k in kinds),
+           *(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for section, k in keys)]
+    if shared:
+        cmd.append(f"--init-from {model_dir('baseline', seed)} --freeze-lm")
+    cmd.append(f"--out {model_dir(variant, seed)} --curves data/curves/{run(variant, seed)}")
+    return {
+        "cmd": " ".join(cmd),
+        "deps": [*code("train"), TRAIN, DEV, TOKENIZER,
+                 *feature_files(kinds, plan.train_history),
+                 *([model_dir("baseline", seed)] if shared else [])],
+        "params": [f"{section}.{k}" for section, k in keys],
+        "outs": [model_dir(variant, seed)],
+        "plots": [{f"data/curves/{run(variant, seed)}": {"x": "step"}}],
+    }
+
+
+def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
+    kinds = feature_kinds(variant)
+    model = model_dir(variant, seed)
+    extra = plan.extra_years
+    cmd = [f"python -m stages.score --model {model} --dev {DEV} --test {TEST}",
+           *([f"--years {' '.join(map(str, plan.score_years))} --abstracts {ABSTRACTS}"]
+             if extra else []),
+           f"--tokenizer {TOKENIZER}",
+           *(f"--{k} data/features/{k}" for k in kinds),
+           f"--stopwords {STOPWORDS}", _flags("score", SCORE_FLAGS),
+           f"--out data/scores/{run(variant, seed)}"]
+    return {
+        "cmd": " ".join(cmd),
+        "deps": [*code("score"), model, DEV, TEST, *([ABSTRACTS] if extra else []),
+                 TOKENIZER, *feature_files(kinds, plan.score_history), STOPWORDS],
+        "params": [f"score.{k}" for k in SCORE_FLAGS],
+        "outs": [f"data/scores/{run(variant, seed)}"],
+    }
+
+
+def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
+    kinds = feature_kinds(variant)
+    model = model_dir(variant, seed)
+    cmd = [f"python -m stages.forecast --model {model} --abstracts {ABSTRACTS} "
+           f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies",
+           *(["--embeddings data/features/embeddings"] if "embeddings" in kinds else []),
+           "--year ${forecast.year} --backtest-years " + " ".join(map(str, plan.backtest_years)),
+           "--batch-size ${forecast.batch_size} --n-generate ${forecast.n_generate}",
+           _flags("score", DECODING), f"--out data/forecast/{run(variant, seed)}"]
+    return {
+        "cmd": " ".join(cmd),
+        "deps": [*code("forecast"), model, ABSTRACTS, TOKENIZER,
+                 *feature_files(kinds, plan.forecast_history)],
+        "params": ["forecast.year", "forecast.batch_size", "forecast.n_generate",
+                   *(f"score.{k}" for k in DECODING)],
+        "outs": [f"data/forecast/{run(variant, seed)}"],
+    }
+
+
+def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    runs = [run(v, s) for v, s in plan.runs]
+    return {
+        "cmd": "python -m stages.report --scores data/scores ${experiment} --baseline baseline "
+               "--examples ${report.examples} --frequencies data/features/frequencies "
+               "--window ${features.window} --train-years ${split.train_first} ${split.train_last} "
+               f"--corpus-metrics {CORPUS_METRICS} "
+               "--out reports/results.md --metrics-dir metrics/variants --plots plots/results.csv "
+               "--staleness plots/staleness.csv --buckets plots/buckets.csv",
+        "deps": [*code("report"), *(f"data/scores/{r}" for r in runs),
+                 *feature_files(["frequencies"], plan.report_years), CORPUS_METRICS],
+        "params": ["experiment", "report", "features.window", "split.train_first",
+                   "split.train_last"],
+        "outs": [{"reports/results.md": {"cache": False}}],
+        "metrics": [{"metrics/variants": {"cache": False}}],
+        "plots": [{"plots/results.csv": {
+                      "cache": False, "x": "variant", "y": "test_ppl", "template": "bar_horizontal"}},
+                  {"plots/staleness.csv": {
+                      "cache": False, "x": "year", "y": "ppl", "template": "by_model"}},
+                  {"plots/staleness.png": {"cache": False}},
+                  {"plots/buckets.csv": {
+                      "cache": False, "x": "bucket", "y": "mean_nll", "template": "by_model"}},
+                  {"plots/buckets.png": {"cache": False}}],
+    }
+
+
+def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    runs = [run(v, s) for v, s in plan.runs]
+    return {
+        "cmd": "python -m stages.forecast_report --forecasts data/forecast ${experiment} "
+               "--year ${forecast.year} --backtest-years "
+               + " ".join(map(str, plan.backtest_years))
+               + f" --window ${{features.window}} --frequencies data/features/frequencies "
+               f"--tokenizer {TOKENIZER} --stopwords {STOPWORDS} --abstracts {ABSTRACTS} "
+               "--out reports/forecast.md --metrics metrics/forecast.json "
+               "--plot plots/forecast_risers.png",
+        "deps": [*code("forecast_report"), *(f"data/forecast/{r}" for r in runs),
+                 *feature_files(["frequencies"], plan.forecast_report_years), TOKENIZER,
+                 STOPWORDS, ABSTRACTS],
+        "params": ["experiment", "forecast.year", "features.window"],
+        "outs": [{"reports/forecast.md": {"cache": False}}],
+        "metrics": [{"metrics/forecast.json": {"cache": False}}],
+        "plots": [{"plots/forecast_risers.png": {"cache": False}}],
+    }
