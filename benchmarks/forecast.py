@@ -31,7 +31,6 @@ import torch
 from pipeline.evaluation.content import content_token_mask, load_stopwords
 from pipeline.forecast.vocabulary import predicted_distribution, reference_texts, vocabulary_forecast, year_history
 from pipeline.models.future_lm import load_future_lm
-from pipeline.infra.io import read_parquet
 from pipeline.models.encoding import encode_for_model
 from pipeline.models.scoring import score_abstracts
 from pipeline.features.tokenizer import load_tokenizer
@@ -70,8 +69,8 @@ def main(argv: list[str] | None = None) -> None:
     tok = load_tokenizer(data / "tokenizer")
     mask = content_token_mask(tok, load_stopwords(data / "reference" / "stopwords.txt"))
     model = load_future_lm(root / args.model, args.device)
-    abstracts = read_parquet(data / "corpus" / "abstracts.parquet", columns=["year", "abstract"])
-    encoded, _ = encode_for_model(tok, reference_texts(abstracts, args.year), model.context_length)
+    corpus = data / "corpus" / "abstracts.parquet"
+    encoded, _ = encode_for_model(tok, reference_texts(corpus, args.year), model.context_length)
     freqs, embs = data / "features" / "frequencies", data / "features" / "embeddings"
     history = year_history(model, args.year, freqs, embs, "benchmark")
     n = sum(len(e) - 1 for e in encoded)

@@ -20,6 +20,7 @@ import time
 
 import torch
 
+from pipeline.corpus.years import year_abstracts
 from pipeline.infra import distributed
 from pipeline.features.alignment import plan_year
 from pipeline.infra.device import pick_device
@@ -31,7 +32,6 @@ from pipeline.models.hub import check_encoder, load_encoder, load_masked_lm, loa
 from pipeline.features.tokenizer import load_tokenizer
 from stages._args import add_options
 from stages._cli import stage_main
-from stages._features import read_year_abstracts
 from stages._runtime import load_runtime
 
 
@@ -87,7 +87,7 @@ def embed_year(args: argparse.Namespace, dist: distributed.Dist, device: torch.d
     started = time.perf_counter()
     dtype = pick_dtype(args.dtype, device)
     check_encoder(args.encoder)  # config + readable weights, before any expensive work
-    texts = read_year_abstracts(args.abstracts, args.year)
+    texts = year_abstracts(args.abstracts, args.year)
     tokenizer_id = tokenizer_identity(args.tokenizer)
     lm_tok = load_tokenizer(args.tokenizer)
     enc_tok = load_tokenizer_for(args.encoder)

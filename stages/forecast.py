@@ -24,7 +24,7 @@ from pipeline.infra.device import pick_device
 from pipeline.forecast.vocabulary import reference_texts, vocabulary_forecast, year_history
 from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings, generate_abstracts
-from pipeline.infra.io import atomic_path, read_parquet, write_json, write_parquet
+from pipeline.infra.io import atomic_path, write_json, write_parquet
 from pipeline.models.encoding import encode_for_model
 from pipeline.features.tokenizer import load_tokenizer
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
@@ -58,14 +58,13 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(runtime.threads)
     tok = load_tokenizer(args.tokenizer)
     model = load_future_lm(args.model, pick_device(runtime.device))
-    abstracts = read_parquet(args.abstracts, columns=["year", "abstract"])
     years = sorted({*args.backtest_years, args.year})
     history = year_history(model, args.year, args.frequencies, args.embeddings,
                            f"forecast {args.year}", args.tokenizer)   # fail early: before any pass
     vocab, info = {}, {}
     for year in years:
         start = time.perf_counter()
-        encoded, _ = encode_for_model(tok, reference_texts(abstracts, year), model.context_length)
+        encoded, _ = encode_for_model(tok, reference_texts(args.abstracts, year), model.context_length)
         vocab[year] = vocabulary_forecast(model, encoded, year, args.frequencies, args.embeddings,
                                           args.batch_size, tok.eos_token_id, args.tokenizer)
         n_positions = sum(len(ids) - 1 for ids in encoded)

@@ -20,7 +20,7 @@ from pipeline.reports.figures import history_forecast_panels
 from pipeline.forecast.vocabulary import reference_texts, whole_word_mask
 from pipeline.reports.forecast import load_forecasts, read_frequencies, render
 from pipeline.features.windows import history_years
-from pipeline.infra.io import atomic_path, read_parquet, write_json
+from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.runs import run_name
 from pipeline.features.tokenizer import encode_abstracts, load_tokenizer
 from stages._args import new_parser
@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> None:
 
     tok = load_tokenizer(args.tokenizer)
     content = content_token_mask(tok, load_stopwords(args.stopwords))
-    abstracts = read_parquet(args.abstracts, columns=["year", "abstract"])
-    reference = encode_abstracts(tok, reference_texts(abstracts, args.year), max_length=sys.maxsize)
+    reference = encode_abstracts(tok, reference_texts(args.abstracts, args.year),
+                                 max_length=sys.maxsize)
     whole = whole_word_mask(tok, content, reference)
     words = [w.strip() for w in tok.batch_decode([[i] for i in range(len(content))])]
     figure = os.path.relpath(Path(args.plot).resolve(), Path(args.out).resolve().parent)

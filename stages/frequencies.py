@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import argparse
 
+from pipeline.corpus.years import year_abstracts
 from pipeline.features.frequencies import count_tokens, write_year
 from pipeline.infra.identity import corpus_identity, tokenizer_identity
 from pipeline.features.tokenizer import load_tokenizer
 from stages._cli import stage_main
-from stages._features import read_year_abstracts
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    texts = read_year_abstracts(args.abstracts, args.year)
+    texts = year_abstracts(args.abstracts, args.year)
     tokenizer_id = tokenizer_identity(args.tokenizer)
     counts = count_tokens(load_tokenizer(args.tokenizer), texts)
     write_year(args.out, args.year, counts, tokenizer_id=tokenizer_id,

@@ -10,6 +10,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
 from pipeline.infra.errors import UserError
+from pipeline.infra.io import write_parquet
 from pipeline.forecast.vocabulary import (linear_extrapolation, persistence, predicted_distribution,
                                rank_terms, reference_texts, vocabulary_forecast, whole_word_mask)
 from pipeline.features.frequencies import write_year
@@ -93,11 +94,14 @@ def test_missing_history_names_the_forecast_year(model, frequencies):
         vocabulary_forecast(model, contexts(), 2018, frequencies, None)
 
 
-def test_reference_texts_are_the_previous_year():
-    abstracts = pd.DataFrame({"year": [2020, 2021, 2021], "abstract": ["a", "b", "c"]})
-    assert reference_texts(abstracts, 2022) == ["b", "c"]
-    with pytest.raises(UserError, match="abstracts of 2023"):
-        reference_texts(abstracts, 2024)
+def test_reference_texts_are_the_previous_year(tmp_path):
+    corpus = tmp_path / "abstracts.parquet"
+    write_parquet(pd.DataFrame({"key": ["k0", "k1", "k2"], "year": [2020, 2021, 2021],
+                                "abstract": ["a", "b", "c"]}), corpus)
+    assert reference_texts(corpus, 2022) == ["b", "c"]
+    with pytest.raises(UserError, match="cannot forecast 2024 .*abstracts of 2023") as err:
+        reference_texts(corpus, 2024)
+    assert "forecast.year" in err.value.fix and "`years`" not in err.value.fix
 
 
 def test_persistence_is_add_one_smoothed_last_year():

@@ -191,7 +191,7 @@ def test_bad_inputs_are_messages(project, tmp_path, capsys):
     assert "pass --abstracts" in err
     err = run_failing(args(project, tmp_path / "out", abstracts=project / "abstracts.parquet")
                       + ["--years", "2016"], capsys)
-    assert "no abstracts of year 2016" in err
+    assert "the corpus has no abstracts for 2016" in err and "score.years" in err
     err = run_failing(args(project, tmp_path / "out", **{"max-new-tokens": 128}), capsys)
     assert "exceeds the model's context length 128" in err
     damaged = tmp_path / "model"

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline.corpus.years import missing_feature_fix
 from pipeline.infra.errors import UserError
 from pipeline.features.windows import bucket_years
 from pipeline.features.frequencies import read_year
@@ -91,8 +92,7 @@ def load_bucket_features(frequencies_dir: str | os.PathLike[str], year: int,
         if not path.exists():
             raise UserError(f"bucket metrics of {year} need the frequencies of {y} (history "
                             f"{year - window}-{year - 1}, and {year - window - 1} for 'emerging')",
-                            path=path, fix=f"add {y} to `years:` in params.yaml and run "
-                            f"`dvc repro frequencies@{y}`")
+                            path=path, fix=missing_feature_fix(f"frequencies@{y}"))
         freqs.append(read_year(path))
     history = np.sum([f.counts for f in freqs[1:]], axis=0)
     emerging = emerging_tokens(np.stack([f.log_freq for f in freqs], axis=1), freqs[-1].counts)

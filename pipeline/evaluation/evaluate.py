@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from transformers import PreTrainedTokenizerBase
 
+from pipeline.corpus.years import read_year
 from pipeline.infra.config import ScoreConfig
 from pipeline.evaluation.content import content_token_mask
 from pipeline.evaluation.layout import METRICS_FILE, generations_file, positions_file, tokens_file
@@ -63,7 +64,7 @@ def _single_year(df: pd.DataFrame, path: str | Path, role: str) -> int:
 def read_eval_years(dev: str | Path, test: str | Path, years: Sequence[int] = (),
                     corpus: str | Path | None = None) -> EvalYears:
     """Dev and test abstracts from their split files; every other year of ``years`` from the
-    corpus table (``data/corpus/abstracts.parquet``)."""
+    corpus table (``data/corpus/abstracts.parquet``, :func:`pipeline.corpus.years.read_year`)."""
     frames = {}
     dev_df, test_df = read_parquet(dev, columns=COLUMNS), read_parquet(test, columns=COLUMNS)
     dev_year, test_year = _single_year(dev_df, dev, "dev"), _single_year(test_df, test, "test")
@@ -74,12 +75,8 @@ def read_eval_years(dev: str | Path, test: str | Path, years: Sequence[int] = ()
             raise UserError(f"years {extra} are not the dev or test year, so their abstracts "
                             "come from the corpus table", fix="pass --abstracts "
                             "data/corpus/abstracts.parquet")
-        table = read_parquet(corpus, columns=COLUMNS)
         for year in extra:
-            frames[year] = table[table["year"] == year].reset_index(drop=True)
-            if frames[year].empty:
-                raise UserError(f"no abstracts of year {year}", path=corpus,
-                                fix="remove the year from score.years, or use a corpus that has it")
+            frames[year] = read_year(corpus, year, COLUMNS, purpose=f"score {year}")
     return EvalYears(dev_year, test_year, dict(sorted(frames.items())))
 
 

@@ -45,6 +45,7 @@ import pandas as pd
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from pipeline.corpus.years import missing_feature_fix, year_abstracts
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import FutureLM
 from pipeline.features.history import YearHistory, load_history
@@ -166,15 +167,11 @@ def rank_terms(delta: np.ndarray, eligible: np.ndarray, k: int) -> tuple[np.ndar
     return up[np.lexsort((up, -delta[up]))][:k], down[np.lexsort((down, delta[down]))][:k]
 
 
-def reference_texts(abstracts: pd.DataFrame, year: int) -> list[str]:
-    """The reference contexts of a forecast for ``year``: the abstracts of ``year − 1``."""
-    texts = abstracts.loc[abstracts["year"] == year - 1, "abstract"].tolist()
-    if not texts:
-        raise UserError(f"cannot forecast {year}: its reference contexts are the abstracts of "
-                        f"{year - 1}, and the corpus has none",
-                        fix=f"forecast a year whose previous year is in the corpus (the corpus "
-                            f"holds {sorted(set(abstracts['year']))})")
-    return texts
+def reference_texts(corpus: str | os.PathLike[str], year: int) -> list[str]:
+    """The reference contexts of a forecast for ``year``: the abstracts of ``year − 1`` in the
+    corpus table (:func:`pipeline.corpus.years.year_abstracts`)."""
+    return year_abstracts(corpus, year - 1, purpose=f"forecast {year} (its reference contexts "
+                                                    f"are the abstracts of {year - 1})")
 
 
 def year_history(model: FutureLM, year: int, frequencies_dir: str | os.PathLike[str] | None,
@@ -197,8 +194,9 @@ def year_history(model: FutureLM, year: int, frequencies_dir: str | os.PathLike[
     except FileNotFoundError as err:
         raise UserError(f"cannot {purpose}: the history of {year} (years {year - model.window}"
                         f"..{year - 1}) is incomplete: {err}",
-                        fix=f"list years {year - model.window}..{year - 1} under `years:` in "
-                            "params.yaml and run `dvc repro`") from None
+                        fix=missing_feature_fix(*(f"{kind}@{y}" for kind in sorted(kinds)
+                                                  for y in range(year - model.window, year)))
+                        ) from None
 
 
 def vocabulary_forecast(model: FutureLM, encoded: Sequence[Sequence[int]], year: int,

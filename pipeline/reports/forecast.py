@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline.corpus.years import missing_feature_fix
 from pipeline.forecast import backtest as bt
 from pipeline.infra.errors import UserError
 from pipeline.forecast.vocabulary import linear_extrapolation, persistence, rank_terms
@@ -79,7 +80,7 @@ def read_frequencies(folder: str | os.PathLike[str], years: Sequence[int],
         path = Path(folder) / f"{y}.parquet"
         if not path.exists():
             raise UserError(f"{purpose} needs the observed counts of {y}", path=path,
-                            fix=f"list {y} under `years:` in params.yaml and run `dvc repro`")
+                            fix=missing_feature_fix(f"frequencies@{y}"))
         out[y] = read_year(path)
     return out
 
