@@ -5,7 +5,8 @@ next-token distribution with Y's bias over the abstracts of Y-1, teacher-forced)
 contexts, with Y-1's bias (the reference for the predicted change); see pipeline/forecast/vocabulary.py.
 For --year also --n-generate abstracts with the paper's decoding settings. Year Y's own text is
 never read, so Y may lie beyond the corpus; its history (Y-m .. Y-1) and the abstracts of Y-1
-must exist.
+must exist. Forward passes and generation run in --precision (score.precision,
+as the score stage's).
 
 Writes one atomic folder: vocab_<year>.parquet (token_id, log_prob, log_prob_prev),
 generations_<year>.parquet (index, seed, text, n_new_tokens, year) and forecast.json.
@@ -26,6 +27,8 @@ from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings, generate_abstracts
 from pipeline.infra.io import atomic_path, write_json, write_parquet
 from pipeline.models.encoding import encode_for_model
+from pipeline.infra.config import ScoreConfig
+from pipeline.infra.precision import PRECISIONS, compute_precision
 from pipeline.features.tokenizer import load_tokenizer
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
@@ -49,6 +52,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--batch-size", type=int, default=8, help="reference contexts per batch")
     p.add_argument("--out", required=True, help="output folder (data/forecast/<variant>-s<seed>)")
     add_options(p, GenerationSettings, "future abstracts of --year (the paper's decoding settings)")
+    p.add_argument("--precision", choices=PRECISIONS, default=ScoreConfig.precision,
+                   help="numeric precision of the forward passes and generation, as scoring's "
+                        "(params score.precision; pipeline/infra/precision.py)")
     add_runtime_options(p)
     args = p.parse_args(argv)
 
@@ -62,18 +68,22 @@ def main(argv: list[str] | None = None) -> None:
     history = year_history(model, args.year, args.frequencies, args.embeddings,
                            f"forecast {args.year}", args.tokenizer)   # fail early: before any pass
     vocab, info = {}, {}
-    for year in years:
+    with compute_precision(model.device, args.precision):   # as the score stage's passes
+        for year in years:
+            start = time.perf_counter()
+            encoded, _ = encode_for_model(tok, reference_texts(args.abstracts, year),
+                                          model.context_length)
+            vocab[year] = vocabulary_forecast(model, encoded, year, args.frequencies,
+                                              args.embeddings, args.batch_size, tok.eos_token_id,
+                                              args.tokenizer)
+            n_positions = sum(len(ids) - 1 for ids in encoded)
+            info[str(year)] = {"reference_year": year - 1, "n_contexts": len(encoded),
+                               "n_positions": n_positions}
+            print(f"{model.variant}: vocabulary of {year} from {len(encoded)} abstracts of "
+                  f"{year - 1} ({n_positions} positions) in {time.perf_counter() - start:.1f} s",
+                  file=sys.stderr)
         start = time.perf_counter()
-        encoded, _ = encode_for_model(tok, reference_texts(args.abstracts, year), model.context_length)
-        vocab[year] = vocabulary_forecast(model, encoded, year, args.frequencies, args.embeddings,
-                                          args.batch_size, tok.eos_token_id, args.tokenizer)
-        n_positions = sum(len(ids) - 1 for ids in encoded)
-        info[str(year)] = {"reference_year": year - 1, "n_contexts": len(encoded),
-                           "n_positions": n_positions}
-        print(f"{model.variant}: vocabulary of {year} from {len(encoded)} abstracts of {year - 1} "
-              f"({n_positions} positions) in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-    start = time.perf_counter()
-    gens = generate_abstracts(model, tok, history, settings, desc=f"{args.year} generation")
+        gens = generate_abstracts(model, tok, history, settings, desc=f"{args.year} generation")
     gens["year"] = args.year
     print(f"{model.variant}: {len(gens)} abstracts for {args.year} in "
           f"{time.perf_counter() - start:.1f} s", file=sys.stderr)

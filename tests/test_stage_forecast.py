@@ -97,6 +97,21 @@ def test_forecast_beyond_the_corpus_needs_no_data_of_that_year(project, forecast
     assert (base["log_prob"] == base["log_prob_prev"]).all()       # no history, no change
 
 
+def test_precision_flag_sets_the_forward_passes_precision(project, forecasts, tmp_path):
+    """--precision (the graph passes score.precision): fp32 is the default, bf16 autocast is
+    applied to the forecast's passes (a different, close distribution); unknown ones refused."""
+    default = read_parquet(forecasts / "frequency-s0" / "vocab_2022.parquet")
+    forecast.main(forecast_args(project, "frequency", 2022, tmp_path / "fp32", "--precision", "fp32"))
+    pd.testing.assert_frame_equal(read_parquet(tmp_path / "fp32" / "vocab_2022.parquet"), default)
+    forecast.main(forecast_args(project, "frequency", 2022, tmp_path / "bf16", "--precision", "bf16"))
+    bf16 = read_parquet(tmp_path / "bf16" / "vocab_2022.parquet")
+    assert not np.array_equal(bf16["log_prob"], default["log_prob"])
+    assert np.abs(np.exp(bf16["log_prob"]) - np.exp(default["log_prob"])).sum() < 0.05
+    with pytest.raises(SystemExit) as exit_info:
+        forecast.main(forecast_args(project, "frequency", 2022, tmp_path / "x", "--precision", "fp16"))
+    assert exit_info.value.code == 2 and not (tmp_path / "x").exists()
+
+
 def test_missing_history_is_a_clear_error_naming_the_year(project, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         forecast.main(forecast_args(project, "frequency", 2030, tmp_path / "out"))
