@@ -13,7 +13,7 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.io import write_parquet
 from pipeline.forecast.vocabulary import (linear_extrapolation, persistence, predicted_distribution,
                                rank_terms, reference_texts, vocabulary_forecast, whole_word_mask)
-from pipeline.features.frequencies import write_year
+from pipeline.features.frequencies import log_frequencies, write_year
 from pipeline.models.future_lm import make_future_lm, scratch_gpt2
 from pipeline.features.history import load_history
 
@@ -107,6 +107,8 @@ def test_reference_texts_are_the_previous_year(tmp_path):
 def test_persistence_is_add_one_smoothed_last_year():
     p = persistence(np.array([3, 0, 1]))
     np.testing.assert_allclose(p, [4 / 7, 1 / 7, 2 / 7])
+    # the frequency features' own estimate, not a second formula
+    np.testing.assert_array_equal(p, np.exp(log_frequencies(np.array([3, 0, 1]))))
 
 
 def test_linear_extrapolation_on_hand_made_log_frequencies():

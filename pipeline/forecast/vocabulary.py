@@ -48,6 +48,7 @@ from transformers import PreTrainedTokenizerBase
 from pipeline.corpus.years import missing_feature_fix, year_abstracts
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import FutureLM
+from pipeline.features.frequencies import log_frequencies
 from pipeline.features.history import YearHistory, load_history
 from pipeline.models.encoding import longest_first
 from pipeline.models.nll import IGNORE, MAX_ELEMENTS, collate, next_token_targets
@@ -103,9 +104,9 @@ def _softmax_sums(model: FutureLM, encoded: Sequence[Sequence[int]], order: list
 
 
 def persistence(last_counts: np.ndarray) -> np.ndarray:
-    """Year Y−1's add-one smoothed unigram distribution, ``(c + 1) / (N + |V|)``."""
-    counts = np.asarray(last_counts, dtype=np.float64)
-    return (counts + 1.0) / (counts.sum() + counts.shape[0])
+    """Year Y−1's add-one smoothed unigram distribution ``(c + 1) / (N + |V|)``: the frequency
+    features' estimate (:func:`pipeline.features.frequencies.log_frequencies`), exponentiated."""
+    return np.exp(log_frequencies(last_counts))
 
 
 def linear_extrapolation(log_freq: np.ndarray, years: Sequence[int], year: int) -> np.ndarray:
