@@ -14,7 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+import pandas as pd
 
 from pipeline.infra.errors import UserError
 from pipeline.reports.figures import line_panels
@@ -67,6 +70,26 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.examples < 0:
         raise UserError(f"--examples must be >= 0, got {args.examples}", path="report.examples")
+    report = build_report(args)
+    write_report(report, args)
+    plot_figures(report, args.baseline)
+    print(f"wrote {args.out}, {args.metrics_dir}/, {args.plots}, {args.staleness}, "
+          f"{args.buckets} (+ PNGs)", file=sys.stderr)
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything the stage writes: the Markdown, the per-variant summary (metrics, plot rows),
+    the staleness and bucket tables (CSVs and figures) and the figures' paths."""
+
+    text: str
+    summary: dict[str, dict]
+    staleness: pd.DataFrame
+    buckets: pd.DataFrame
+    pngs: dict[str, str]
+
+
+def build_report(args: argparse.Namespace) -> Report:
     runs = load_runs(args.scores, args.variants, args.seeds)
     summary = summarize(runs, args.variants, args.seeds, args.baseline)
     names = {v: display_name(v) for v in args.variants}
@@ -83,26 +106,32 @@ def main(argv: list[str] | None = None) -> None:
                   buckets=buckets, window=args.window, figures=figures,
                   staleness=staleness_markdown(stale, last_corpus_year(args.corpus_metrics)),
                   unigram=unigram)
+    return Report(text, summary, stale, buckets, pngs)
 
+
+def write_report(report: Report, args: argparse.Namespace) -> None:
+    """The Markdown, one metrics file per variant, and the CSVs for DVC plots."""
     with atomic_path(args.out) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(report.text, encoding="utf-8")
     with atomic_path(args.metrics_dir) as tmp:
         tmp.mkdir()
-        for variant, entry in summary.items():
+        for variant, entry in report.summary.items():
             write_json(finite_or_none(entry), Path(tmp) / f"{variant}.json")
-    write_csv(plot_rows(summary), args.plots)
-    write_csv(stale, args.staleness)
-    write_csv(buckets, args.buckets)
-    line_panels(stale, "year", ["ppl", "cpl"], "model", pngs["staleness"],
+    write_csv(plot_rows(report.summary), args.plots)
+    write_csv(report.staleness, args.staleness)
+    write_csv(report.buckets, args.buckets)
+
+
+def plot_figures(report: Report, baseline: str) -> None:
+    """The PNGs linked from the report: staleness curves, and NLL by bucket in the last year."""
+    line_panels(report.staleness, "year", ["ppl", "cpl"], "model", report.pngs["staleness"],
                 ["PPL by scored year", "CPL by scored year"])
+    buckets = report.buckets
     last = buckets[buckets["year"] == buckets["year"].max()]
     year = last["year"].iat[0]
-    line_panels(last, "bucket", ["mean_nll", "nll_vs_baseline"], "model", pngs["buckets"],
+    line_panels(last, "bucket", ["mean_nll", "nll_vs_baseline"], "model", report.pngs["buckets"],
                 [f"mean NLL by history count ({year})",
-                 f"NLL minus {display_name(args.baseline)}'s ({year})"], categorical_x=True)
-    print(f"wrote {args.out}, {args.metrics_dir}/, {args.plots}, {args.staleness}, "
-          f"{args.buckets} (+ PNGs)", file=sys.stderr)
-
+                 f"NLL minus {display_name(baseline)}'s ({year})"], categorical_x=True)
 
 if __name__ == "__main__":
     main()

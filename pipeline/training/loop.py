@@ -403,68 +403,22 @@ def train(model: FutureLM, train_data: Sequences, dev_data: Sequences,
     ``dist``: this process's place when several train together (module doc).
     """
     device = torch.device(device)
-    missing = [y for y in (*train_data, *dev_data) if model.bias is not None and histories.get(y) is None]
-    if missing:
-        raise ValueError(f"no history for years {sorted(set(missing))}: the {model.variant} model "
-                         "needs the features of the m years before each train/dev year")
-    histories = {y: (h.to(device) if h is not None else None) for y, h in histories.items()}
+    histories = _histories_on(model, train_data, dev_data, histories, device)
     sizes = {y: len(s) for y, s in train_data.items()}
     epoch_plan = year_steps(sizes, config.batch_size, config.grad_accum, config.seed, 0)
-    steps_per_epoch = len(epoch_plan)                       # the same in every epoch
     n_batches = sum(len(micro) for _, micro in epoch_plan)  # micro-batches per epoch
     model.to(device)
     optimizer = build_optimizer(model, config)
-    total_steps = config.epochs * steps_per_epoch
+    total_steps = config.epochs * len(epoch_plan)           # the same steps in every epoch
     scheduler = linear_schedule(optimizer, config.warmup_steps, total_steps)
-
-    state = checkpoints.load(model, optimizer, scheduler, dist)
-    if state is None:
-        seed_process(config.seed, dist)
-        state = TrainState()
-    elif dist.is_main:
-        tqdm.write(f"resuming from step {state.step} of {total_steps}, checkpoint "
-                   f"{checkpoints.dir / CHECKPOINT}", file=sys.stderr)
+    state = _start_or_resume(model, optimizer, scheduler, checkpoints, total_steps, config, dist)
     live = _open_live(Path(live_dir), state.curve) if dist.is_main else None
-    runner = _wrap(model, dist)
-
-    done = sum(len(m) for _, m in year_steps(sizes, config.batch_size, config.grad_accum,
-                                             config.seed, state.epoch)[:state.epoch_step])
-    bar = tqdm(total=config.epochs * n_batches, initial=state.epoch * n_batches + done,
-               desc=f"train {model.variant}", unit="batch", dynamic_ncols=True,
-               disable=not dist.is_main)
-    started, tokens_at_start = time.perf_counter(), state.tokens
+    run = _Session(model, _wrap(model, dist), optimizer, scheduler, histories, config, pad_id,
+                   device, checkpoints, live, dist, tokens_at_start=state.tokens)
+    bar = _progress_bar(model, sizes, config, state, n_batches, dist)
     with matmul_precision(device, config.precision):
         while state.epoch < config.epochs and not state.stopped_early:
-            set_train_mode(model, config)
-            plan = year_steps(sizes, config.batch_size, config.grad_accum, config.seed, state.epoch)
-            while state.epoch_step < len(plan):
-                year, micro = plan[state.epoch_step]
-                optimizer.zero_grad(set_to_none=True)
-                batches = [[train_data[year][i] for i in index] for index in micro]
-                step_loss = _forward_backward(model, runner, batches, histories.get(year), config,
-                                              pad_id, device, dist)
-                if not math.isfinite(step_loss):
-                    raise FloatingPointError(f"non-finite training loss at step {state.step} "
-                                             f"(year {year}): lower train.lr_lm / train.lr_new")
-                if config.grad_clip > 0:
-                    nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-                lr = optimizer.param_groups[0]["lr"]
-                optimizer.step()
-                scheduler.step()
-                state.tokens += sum(len(s) for batch in batches for s in batch)
-                state.epoch_step += 1
-                state.step += 1
-                row = {"step": state.step, "train/loss": step_loss, "train/lr": lr}
-                state.curve.append(row)
-                _log(live, row)
-                bar.update(len(micro))
-                elapsed = max(1e-9, time.perf_counter() - started)
-                bar.set_postfix(loss=f"{step_loss:.3f}",
-                                tok_s=f"{(state.tokens - tokens_at_start) / elapsed:,.0f}")
-                if state.step % config.checkpoint_every == 0 and state.epoch_step < len(plan):
-                    checkpoints.save(model, optimizer, scheduler, state, dist)
-                if on_step is not None:
-                    on_step(state, step_loss)
+            _train_epoch(run, train_data, sizes, state, bar, on_step)
             _end_epoch(model, dev_data, histories, config, pad_id, state, checkpoints, live, dist)
             checkpoints.save(model, optimizer, scheduler, state, dist)
     bar.close()
@@ -473,6 +427,106 @@ def train(model: FutureLM, train_data: Sequences, dev_data: Sequences,
     if dist.is_main:
         checkpoints.load_best(model)
     return state
+
+
+@dataclass
+class _Session:
+    """What every optimizer step of one :func:`train` call uses."""
+
+    model: FutureLM
+    runner: nn.Module                  # the model, or its DDP wrapper (:func:`_wrap`)
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    histories: Mapping[int, YearHistory | None]
+    config: TrainConfig
+    pad_id: int
+    device: torch.device
+    checkpoints: Checkpoints
+    live: Live | None
+    dist: Dist
+    tokens_at_start: int = 0           # with ``started``: the tokens/s shown
+    started: float = field(default_factory=time.perf_counter)
+
+
+def _histories_on(model: FutureLM, train_data: Sequences, dev_data: Sequences,
+                  histories: Mapping[int, YearHistory | None],
+                  device: torch.device) -> dict[int, YearHistory | None]:
+    """Every history on ``device``; a bias model missing a train or dev year's is an error."""
+    missing = [y for y in (*train_data, *dev_data) if model.bias is not None and histories.get(y) is None]
+    if missing:
+        raise ValueError(f"no history for years {sorted(set(missing))}: the {model.variant} model "
+                         "needs the features of the m years before each train/dev year")
+    return {y: (h.to(device) if h is not None else None) for y, h in histories.items()}
+
+
+def _start_or_resume(model: FutureLM, optimizer: torch.optim.Optimizer,
+                     scheduler: torch.optim.lr_scheduler.LRScheduler, checkpoints: Checkpoints,
+                     total_steps: int, config: TrainConfig, dist: Dist) -> TrainState:
+    """The checkpoint's state (model, optimizer and schedule restored), or a fresh seeded start."""
+    state = checkpoints.load(model, optimizer, scheduler, dist)
+    if state is None:
+        seed_process(config.seed, dist)
+        return TrainState()
+    if dist.is_main:
+        tqdm.write(f"resuming from step {state.step} of {total_steps}, checkpoint "
+                   f"{checkpoints.dir / CHECKPOINT}", file=sys.stderr)
+    return state
+
+
+def _progress_bar(model: FutureLM, sizes: Mapping[int, int], config: TrainConfig,
+                  state: TrainState, n_batches: int, dist: Dist) -> tqdm:
+    """Micro-batches over the whole run, starting where ``state`` is (rank 0 only)."""
+    done = sum(len(m) for _, m in year_steps(sizes, config.batch_size, config.grad_accum,
+                                             config.seed, state.epoch)[:state.epoch_step])
+    return tqdm(total=config.epochs * n_batches, initial=state.epoch * n_batches + done,
+                desc=f"train {model.variant}", unit="batch", dynamic_ncols=True,
+                disable=not dist.is_main)
+
+
+def _train_epoch(run: _Session, train_data: Sequences, sizes: Mapping[int, int],
+                 state: TrainState, bar: tqdm, on_step: StepCallback | None) -> None:
+    """The optimizer steps of ``state.epoch`` from ``state.epoch_step`` on (all of them unless
+    resumed mid-epoch), with checkpoints every ``checkpoint_every`` steps."""
+    config = run.config
+    set_train_mode(run.model, config)
+    plan = year_steps(sizes, config.batch_size, config.grad_accum, config.seed, state.epoch)
+    while state.epoch_step < len(plan):
+        year, micro = plan[state.epoch_step]
+        step_loss = _optimizer_step(run, year, [[train_data[year][i] for i in index]
+                                                for index in micro], state)
+        bar.update(len(micro))
+        elapsed = max(1e-9, time.perf_counter() - run.started)
+        bar.set_postfix(loss=f"{step_loss:.3f}",
+                        tok_s=f"{(state.tokens - run.tokens_at_start) / elapsed:,.0f}")
+        if state.step % config.checkpoint_every == 0 and state.epoch_step < len(plan):
+            run.checkpoints.save(run.model, run.optimizer, run.scheduler, state, run.dist)
+        if on_step is not None:
+            on_step(state, step_loss)
+
+
+def _optimizer_step(run: _Session, year: int, batches: list[list[Sequence[int]]],
+                    state: TrainState) -> float:
+    """One optimizer step on one year's micro-batches: gradients, clipping, the update, the
+    schedule, and the step's row of the curve; returns the step's loss."""
+    config = run.config
+    run.optimizer.zero_grad(set_to_none=True)
+    step_loss = _forward_backward(run.model, run.runner, batches, run.histories.get(year), config,
+                                  run.pad_id, run.device, run.dist)
+    if not math.isfinite(step_loss):
+        raise FloatingPointError(f"non-finite training loss at step {state.step} "
+                                 f"(year {year}): lower train.lr_lm / train.lr_new")
+    if config.grad_clip > 0:
+        nn.utils.clip_grad_norm_(run.model.parameters(), config.grad_clip)
+    lr = run.optimizer.param_groups[0]["lr"]
+    run.optimizer.step()
+    run.scheduler.step()
+    state.tokens += sum(len(s) for batch in batches for s in batch)
+    state.epoch_step += 1
+    state.step += 1
+    row = {"step": state.step, "train/loss": step_loss, "train/lr": lr}
+    state.curve.append(row)
+    _log(run.live, row)
+    return step_loss
 
 
 def _forward_backward(model: FutureLM, runner: nn.Module, batches: list[list[Sequence[int]]],
