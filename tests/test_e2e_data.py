@@ -100,3 +100,15 @@ def test_push_clone_pull_round_trip(proj, tmp_path):
     assert "Data and pipelines are up to date" in status.stdout
     with dvc_repo(clone) as repo:
         assert repo.status(targets=["split"], with_deps=True) == {}
+
+
+def test_a_failed_download_keeps_the_previous_good_copy(proj):
+    raw = proj / "data/raw/anthology+abstracts.bib.gz"
+    good = raw.read_bytes()
+    broken = proj / "broken.bib.gz"
+    broken.write_bytes(b"not a gzip file at all")
+    write_params(proj, {"data": {"source": "broken.bib.gz"}})
+    proc = run_dvc(proj, "repro", "download", check=False)
+    assert proc.returncode != 0
+    assert "broken.bib.gz" in proc.stdout + proc.stderr and "gzip" in proc.stdout + proc.stderr
+    assert raw.read_bytes() == good

@@ -44,7 +44,9 @@ def data_stages(code: Code) -> dict[str, Any]:
                    f"--out {RAW} --info metrics/download.json",
             "deps": [*code("download"), STAMP],
             "params": ["data.source"],
-            "outs": [RAW],
+            # persist: DVC would delete the previous export before the command runs; kept, a
+            # failed download (atomic write) leaves the last good copy in place.
+            "outs": [{RAW: {"persist": True}}],
             "metrics": [{"metrics/download.json": {"cache": False}}],
         },
         "parse": {

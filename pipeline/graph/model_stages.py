@@ -30,9 +30,10 @@ TRAIN_FLAGS = ["epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "wei
 LM_FLAGS = ["base", "n_layer", "n_head", "n_embd", "n_positions"]
 SCORE_FLAGS = ["batch_size", "n_generate", "max_new_tokens", "min_new_tokens", "num_beams",
                "top_k", "top_p", "no_repeat_ngram_size", "precision"]
-# The score section's decoding settings, which the forecast reuses.
+# The score section's decoding settings and precision, which the forecast reuses (its passes and
+# generation run as the score stage's do).
 DECODING = ["max_new_tokens", "min_new_tokens", "num_beams", "top_k", "top_p",
-            "no_repeat_ngram_size"]
+            "no_repeat_ngram_size", "precision"]
 
 
 def _flags(section: str, keys: Iterable[str]) -> str:
