@@ -251,3 +251,16 @@ def test_p_values_too_small_for_a_double_are_not_printed_as_zero():
     from pipeline.reports.results import _p
     assert _p(0.0) == "< 1e-300" and _p(2.5e-78) == "2.50e-78" and _p(0.0123) == "0.012"
     assert _p(None) == "—"
+
+
+def test_the_report_reads_score_folders_without_model_code():
+    """The score folder's file names come from pipeline.evaluation.layout, so the report imports
+    neither the evaluation that writes them nor the model behind it."""
+    import subprocess
+    import sys
+    code = ("import sys, pipeline.reports.results; "
+            "bad = [m for m in ('pipeline.evaluation.evaluate', 'pipeline.models.future_lm', "
+            "'pipeline.models.nll', 'pipeline.forecast.backtest') if m in sys.modules]; "
+            "assert not bad, bad; import pipeline.evaluation.layout as l; "
+            "assert l.tokens_file(2020) == 'tokens_2020.parquet'")
+    subprocess.run([sys.executable, "-c", code], check=True)
