@@ -30,6 +30,7 @@ from pipeline.models.encoding import encode_for_model
 from pipeline.infra.config import ScoreConfig
 from pipeline.infra.precision import PRECISIONS, compute_precision
 from pipeline.features.tokenizer import load_tokenizer
+from pipeline.infra.params import ForecastConfig
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 
@@ -45,11 +46,7 @@ def main(argv: list[str] | None = None) -> None:
                    help="per-year frequency folder (history; models with a bias)")
     p.add_argument("--embeddings", default=None,
                    help="per-year embedding folder (history of the contextual variants)")
-    p.add_argument("--year", type=int, required=True,
-                   help="the forecast year (forecast.year), e.g. the last corpus year + 1")
-    p.add_argument("--backtest-years", type=int, nargs="*", default=[],
-                   help="years with known text to forecast as well, for backtests")
-    p.add_argument("--batch-size", type=int, default=8, help="reference contexts per batch")
+    add_options(p, ForecastConfig, "forecast (params forecast.*)")
     p.add_argument("--out", required=True, help="output folder (data/forecast/<variant>-s<seed>)")
     add_options(p, GenerationSettings, "future abstracts of --year (the paper's decoding settings)")
     p.add_argument("--precision", choices=PRECISIONS, default=ScoreConfig.precision,

@@ -26,6 +26,8 @@ from pipeline.models.registry import display_name
 from pipeline.reports.results import (bucket_frame, finite_or_none, load_runs, plot_rows,
                              render, summarize, unigram_reference)
 from pipeline.evaluation.staleness import staleness_frame, staleness_markdown
+from pipeline.infra.params import ReportConfig
+from stages._args import add_options
 from stages._cli import stage_main
 
 
@@ -50,9 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--scores", required=True, help="folder of score folders (data/scores)")
     p.add_argument("--variants", nargs="+", required=True, help="variants, in table order")
     p.add_argument("--seeds", nargs="+", type=int, required=True, help="training seeds")
-    p.add_argument("--baseline", default="baseline",
-                   help="the variant every other one is tested against (paper: Baseline-all)")
-    p.add_argument("--examples", type=int, default=3, help="generated examples per variant (Table 2)")
+    add_options(p, ReportConfig, "report (params report.*)")
     p.add_argument("--frequencies", required=True,
                    help="per-year frequency folder (data/features/frequencies), for the buckets")
     p.add_argument("--window", type=int, required=True, help="history years m (features.window)")
