@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 
 from pipeline.features import embeddings as em
-from pipeline.features import frequencies as fq
 from pipeline.corpus.anthology import parse_file
 from pipeline.infra.io import write_parquet
 from tests.dvc_project import (

@@ -1,9 +1,7 @@
 import pandas as pd
 import pytest
 
-from pipeline.infra.io import write_parquet
-from pipeline.corpus.splits import (SPLIT_COLUMNS, SplitError, SplitYears, make_splits, year_abstracts,
-                             year_counts)
+from pipeline.corpus.splits import SPLIT_COLUMNS, SplitError, SplitYears, make_splits, year_counts
 
 
 def corpus(years: dict[int, int]) -> pd.DataFrame:
@@ -80,11 +78,3 @@ def test_year_counts_label_each_year():
         "split": ["unused", "history", "history", "train", "train", "train", "dev", "test",
                   "unused"],
     }
-
-
-def test_year_abstracts_reads_one_year_in_corpus_order(tmp_path):
-    path = tmp_path / "abstracts.parquet"
-    write_parquet(corpus({2019: 2, 2020: 3}), path)
-    assert year_abstracts(path, 2020) == [f"Abstract {i} of 2020." for i in range(3)]
-    with pytest.raises(ValueError, match="no abstracts for 2018"):
-        year_abstracts(path, 2018)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pipeline.infra.errors import UserError
 from pipeline.features.history import YearHistory
 from pipeline.models.temporal import (
     BiasConfig,

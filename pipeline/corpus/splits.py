@@ -10,11 +10,8 @@ that names the year.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from pipeline.infra.errors import UserError
 
@@ -102,16 +99,3 @@ def year_counts(abstracts: pd.DataFrame, years: SplitYears) -> pd.DataFrame:
         "abstracts": counts.to_numpy().astype(int),
         "split": [years.split_of(int(y)) for y in counts.index],
     })
-
-
-def year_abstracts(corpus_path: str | Path, year: int) -> list[str]:
-    """The abstracts of ``year`` in corpus order, reading only two columns of the corpus table.
-
-    Used by the per-year feature stages; a year with no abstracts is a clear error.
-    """
-    table = pq.read_table(corpus_path, columns=["year", "abstract"])
-    texts = table.filter(pc.equal(table["year"], year))["abstract"].to_pylist()
-    if not texts:
-        raise ValueError(f"{corpus_path} has no abstracts for {year}: remove {year} from `years` "
-                         f"in params.yaml or use a corpus (data.source) that covers it")
-    return texts

@@ -46,7 +46,6 @@ from typing import Any, ClassVar, TypeVar
 import torch
 from torch import Tensor, nn
 
-from pipeline.infra.errors import UserError
 from pipeline.features.history import YearHistory
 from pipeline.models.registry import by_kind
 

@@ -61,7 +61,7 @@ import torch
 import torch.distributed as torch_dist
 from dvclive import Live
 from safetensors.torch import load_model, save_model
-from torch import Tensor, nn
+from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
