@@ -47,7 +47,9 @@ import torch
 
 from pipeline.models.future_lm import FutureLM, make_future_lm, scratch_gpt2
 from pipeline.features.history import YearHistory
-from pipeline.training.loop import TrainConfig, build_optimizer, set_train_mode
+from pipeline.infra.config import TrainConfig
+from pipeline.training.loop import set_train_mode
+from pipeline.training.optim import build_optimizer
 
 VARIANTS = ("baseline", "frequency-nolstm", "frequency", "context", "context2")
 

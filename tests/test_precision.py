@@ -14,7 +14,9 @@ from pipeline.models.future_lm import load_future_lm, make_future_lm, save_futur
 from pipeline.features.history import YearHistory
 from pipeline.infra.precision import PRECISIONS, autocast, check_precision, compute_precision, matmul_precision
 from pipeline.models.scoring import score_abstracts
-from pipeline.training.loop import Checkpoints, TrainConfig, train
+from pipeline.infra.config import TrainConfig
+from pipeline.training.checkpoints import Checkpoints
+from pipeline.training.loop import train
 
 V, D_ENC, PAD = 96, 6, 0
 CPU = torch.device("cpu")

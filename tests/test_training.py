@@ -11,15 +11,12 @@ import torch
 from pipeline.training import loop as training
 from pipeline.models.future_lm import make_future_lm, scratch_gpt2
 from pipeline.features.history import YearHistory
-from pipeline.training.loop import (
-    Checkpoints,
-    TrainConfig,
-    build_optimizer,
-    latest_years,
-    linear_schedule,
-    train,
-    year_batches,
-)
+from pipeline.infra.config import TrainConfig
+from pipeline.models.perplexity import Perplexity
+from pipeline.training.batches import latest_years, year_batches
+from pipeline.training.checkpoints import Checkpoints
+from pipeline.training.loop import train
+from pipeline.training.optim import build_optimizer, linear_schedule
 
 V, PAD = 48, 0
 YEARS = (2017, 2018, 2019)
@@ -151,7 +148,7 @@ def test_early_stopping_keeps_the_best_epoch(tmp_path, monkeypatch) -> None:
     def evaluate(m, *args, **kwargs):
         real_evaluate(m, *args, **kwargs)
         snapshots.append({k: v.clone() for k, v in m.state_dict().items()})
-        return training.Perplexity(nll_sum=float(torch.log(torch.tensor(next(scripted)))), n_tokens=1)
+        return Perplexity(nll_sum=float(torch.log(torch.tensor(next(scripted)))), n_tokens=1)
 
     monkeypatch.setattr(training, "evaluate", evaluate)
     m = model()

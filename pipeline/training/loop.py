@@ -3,7 +3,7 @@
 * **Year-bucketed steps.** A training abstract of year ``i`` is scored with the bias of year
   ``i`` (predicted from years ``i-m .. i-1``). Every optimizer step holds abstracts of one year:
   ``batch_size x grad_accum`` of them, in ``grad_accum`` micro-batches of ``batch_size``
-  (:func:`year_steps`). The bias's history-only part (the LSTM over the vocabulary's years) is
+  (:func:`pipeline.training.batches.year_steps`). The bias's history-only part (the LSTM over the vocabulary's years) is
   therefore computed once per step, its backward run once with the gradients of all
   micro-batches summed — the same gradient as computing it per micro-batch. Steps are shuffled
   within and across years, from an RNG seeded by ``(seed, epoch)``; the order of any epoch can be
@@ -44,159 +44,38 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import math
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
-import torch.distributed as torch_dist
 from dvclive import Live
-from safetensors.torch import load_model, save_model
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from pipeline.infra.config import TrainConfig
-from pipeline.infra.distributed import SINGLE, Dist, all_reduce_sum, barrier, shard, split_evenly
+from pipeline.infra.distributed import SINGLE, Dist, all_reduce_sum, shard, split_evenly
 from pipeline.models.future_lm import FutureLM
 from pipeline.features.history import YearHistory
-from pipeline.infra.io import atomic_path
 from pipeline.models.encoding import longest_first
 from pipeline.models.nll import collate, next_token_targets, token_nll
 from pipeline.models.perplexity import Perplexity
 from pipeline.models.scoring import score_abstracts
 from pipeline.infra.precision import autocast, compute_precision, matmul_precision
+from pipeline.training.batches import Sequences, year_steps
+from pipeline.training.checkpoints import CHECKPOINT, Checkpoints, TrainState, seed_process
+from pipeline.training.optim import build_optimizer, linear_schedule
 
-__all__ = ["BEST", "CHECKPOINT", "Checkpoints", "Perplexity", "TrainConfig", "TrainState",
-           "build_optimizer", "collate", "evaluate", "group_by_year", "latest_years",
-           "linear_schedule", "run_key", "set_dropout", "train", "year_batches", "year_steps"]
-
-Sequences = Mapping[int, Sequence[Sequence[int]]]   # year -> token-id lists (eos + text + eos)
-CHECKPOINT = "checkpoint.pt"
-BEST = "best.safetensors"
+StepCallback = Callable[[TrainState, float], None]   # called after each optimizer step (state, loss)
 
 
-@dataclass
-class TrainState:
-    """Progress, saved with every checkpoint. ``epoch_step`` counts optimizer steps done in
-    ``epoch``."""
-
-    epoch: int = 0
-    epoch_step: int = 0
-    step: int = 0
-    tokens: int = 0
-    dev_ppl: list[float] = field(default_factory=list)
-    best_ppl: float = math.inf
-    best_epoch: int = -1
-    bad_epochs: int = 0
-    stopped_early: bool = False
-    curve: list[dict[str, float]] = field(default_factory=list)   # DVCLive rows, for replay
-
-
-# ---------------------------------------------------------------------------------- data
-
-Step = tuple[int, list[list[int]]]   # (year, micro-batches of example indices)
-
-
-def year_steps(sizes: Mapping[int, int], batch_size: int, grad_accum: int, seed: int,
-               epoch: int) -> list[Step]:
-    """Shuffled single-year optimizer steps ``(year, micro-batches)`` for one epoch.
-
-    Examples are shuffled within each year and cut into steps of ``batch_size x grad_accum``
-    (a year's last step may be smaller), each step into micro-batches of ``batch_size``; the
-    steps of all years are shuffled together. Deterministic in ``(seed, epoch)``.
-    """
-    rng = np.random.default_rng([seed, epoch])
-    span = batch_size * grad_accum
-    groups: list[tuple[int, list[int]]] = []
-    for year in sorted(sizes):
-        order = rng.permutation(sizes[year]).tolist()
-        groups += [(year, order[i:i + span]) for i in range(0, len(order), span)]
-    return [(year, [index[j:j + batch_size] for j in range(0, len(index), batch_size)])
-            for year, index in (groups[i] for i in rng.permutation(len(groups)))]
-
-
-def year_batches(sizes: Mapping[int, int], batch_size: int, seed: int,
-                 epoch: int) -> list[tuple[int, list[int]]]:
-    """The single-year batches of :func:`year_steps` without gradient accumulation."""
-    return [(year, micro[0]) for year, micro in year_steps(sizes, batch_size, 1, seed, epoch)]
-
-
-def latest_years(sequences: Sequences, n: int | None) -> dict[int, Sequence[Sequence[int]]]:
-    """The ``n`` most recent years of ``sequences`` (all when ``n`` is None): Baseline-n's data."""
-    years = sorted(sequences)
-    if n is not None:
-        if n < 1:
-            raise ValueError(f"baseline-N needs N >= 1, got {n}")
-        years = years[-n:]
-    return {y: sequences[y] for y in years}
-
-
-def group_by_year(years: Iterable[int], sequences: Iterable[Sequence[int]]) -> dict[int, list[Sequence[int]]]:
-    """``{year: [sequence, ...]}`` in input order."""
-    grouped: dict[int, list[Sequence[int]]] = {}
-    for year, seq in zip(years, sequences, strict=True):
-        grouped.setdefault(int(year), []).append(seq)
-    return grouped
-
-
-# ---------------------------------------------------------------------- optimisation
-
-def set_dropout(model: nn.Module, p: float) -> None:
-    """Set every dropout layer to ``p`` (pretrained LMs come with their own rate)."""
-    for module in model.modules():
-        if isinstance(module, nn.Dropout):
-            module.p = p
-    config = getattr(model, "config", None)
-    if config is not None and hasattr(config, "attention_dropout"):
-        config.attention_dropout = p   # Llama-family models apply it functionally
-
-
-def build_optimizer(model: FutureLM, config: TrainConfig) -> torch.optim.AdamW:
-    """AdamW with two learning rates: ``lr_lm`` for the base LM, ``lr_new`` for the bias module.
-
-    No weight decay on 1-D parameters (norms, biases, scalars), the usual transformer practice.
-    """
-    groups: list[dict[str, Any]] = []
-    parts = [("new", model.bias, config.lr_new)]
-    if not config.freeze_lm:
-        parts.insert(0, ("lm", model.lm, config.lr_lm))
-    else:
-        model.lm.requires_grad_(False)
-    for name, module, lr in parts:
-        if module is None:
-            continue
-        params = [p for p in module.parameters() if p.requires_grad]
-        decay = [p for p in params if p.dim() >= 2]
-        no_decay = [p for p in params if p.dim() < 2]
-        groups += [{"name": f"{name}", "params": decay, "lr": lr, "weight_decay": config.weight_decay},
-                   {"name": f"{name}-no-decay", "params": no_decay, "lr": lr, "weight_decay": 0.0}]
-    groups = [g for g in groups if g["params"]]
-    if not groups:
-        raise ValueError("nothing to train: the LM is frozen and the variant has no bias module")
-    return torch.optim.AdamW(groups)
-
-
-def linear_schedule(optimizer: torch.optim.Optimizer, warmup: int,
-                    total: int) -> torch.optim.lr_scheduler.LambdaLR:
-    """Linear warm-up over ``warmup`` steps, then linear decay to 0 at step ``total``."""
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return max(0.0, (total - step) / max(1, total - warmup))
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-
-
-# ------------------------------------------------------------------------ evaluation
 
 def evaluate(model: FutureLM, sequences: Sequences, histories: Mapping[int, YearHistory | None],
              batch_size: int, pad_id: int, *, precision: str = "fp32",
@@ -233,131 +112,6 @@ def set_train_mode(model: FutureLM, config: TrainConfig) -> None:
     model.train()
     if config.freeze_lm:
         model.lm.eval()
-
-
-# ----------------------------------------------------------------------- checkpoints
-
-def run_key(config: Mapping[str, Any], files: Iterable[Path] = ()) -> str:
-    """A key of a run: its configuration and the contents of its input files (sha256).
-
-    Checkpoints of another key are never resumed from, so a changed parameter or input restarts.
-    """
-    digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode())
-    for path in sorted(Path(p) for p in files):
-        targets = sorted(path.rglob("*")) if path.is_dir() else [path]
-        for target in targets:
-            if target.is_file():
-                digest.update(str(target.relative_to(path.parent)).encode())
-                with open(target, "rb") as fh:
-                    for chunk in iter(lambda: fh.read(1 << 20), b""):
-                        digest.update(chunk)
-    return digest.hexdigest()[:16]
-
-
-def _rng_state() -> dict[str, Any]:
-    """This process's RNG states (CPU, and the current CUDA device's)."""
-    return {"cpu": torch.get_rng_state(),
-            "cuda": torch.cuda.get_rng_state() if torch.cuda.is_available() else None}
-
-
-def _set_rng_state(state: Mapping[str, Any]) -> None:
-    torch.set_rng_state(state["cpu"])
-    if state.get("cuda") is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state(state["cuda"])
-
-
-def seed_process(seed: int, dist: Dist) -> None:
-    """Seed dropout: rank 0 with ``seed`` (so one process is the single-process run), every
-    other rank with its own stream."""
-    torch.manual_seed(seed if dist.rank == 0
-                      else int(np.random.SeedSequence([seed, dist.rank]).generate_state(1)[0]))
-
-
-class Checkpoints:
-    """The resume state of one run in ``directory`` (outside DVC outputs), tagged with ``key``.
-
-    With several processes, rank 0 reads and writes the files and the others receive what it
-    read (so the folder need not be shared between machines); every method is then called on
-    every rank at the same point.
-    """
-
-    def __init__(self, directory: str | Path, key: str) -> None:
-        self.dir = Path(directory)
-        self.key = key
-
-    def save(self, model: FutureLM, optimizer: torch.optim.Optimizer,
-             scheduler: torch.optim.lr_scheduler.LRScheduler, state: TrainState,
-             dist: Dist = SINGLE) -> None:
-        rngs = [_rng_state()]
-        if dist.enabled:
-            rngs = [None] * dist.world_size
-            torch_dist.all_gather_object(rngs, _rng_state())
-        if dist.is_main:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            payload = {
-                "key": self.key, "state": asdict(state), "model": model.state_dict(),
-                "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "rng": rngs,
-            }
-            with atomic_path(self.dir / CHECKPOINT) as tmp:
-                torch.save(payload, tmp)
-        barrier(dist)
-
-    def load(self, model: FutureLM, optimizer: torch.optim.Optimizer,
-             scheduler: torch.optim.lr_scheduler.LRScheduler,
-             dist: Dist = SINGLE) -> TrainState | None:
-        """Restore the last checkpoint into the given objects; ``None`` if there is none to use."""
-        payload = self._read() if dist.is_main else None
-        if dist.enabled:
-            box = [payload]
-            torch_dist.broadcast_object_list(box, src=0)
-            payload = box[0]
-        if payload is None:
-            return None
-        model.load_state_dict(payload["model"])
-        optimizer.load_state_dict(payload["optimizer"])
-        scheduler.load_state_dict(payload["scheduler"])
-        rngs = payload["rng"]
-        if len(rngs) == dist.world_size:
-            _set_rng_state(rngs[dist.rank])
-        else:
-            state = TrainState(**payload["state"])
-            seed_process(hash((state.step, dist.rank)) & 0x7FFFFFFF, dist)
-            if dist.is_main:
-                tqdm.write(f"the checkpoint was written by {len(rngs)} processes, this run has "
-                           f"{dist.world_size}: resuming, but dropout draws differ from an "
-                           "uninterrupted run", file=sys.stderr)
-        return TrainState(**payload["state"])
-
-    def _read(self) -> dict[str, Any] | None:
-        path = self.dir / CHECKPOINT
-        if not path.exists():
-            return None
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-        if payload.get("key") != self.key:
-            tqdm.write(f"checkpoint in {self.dir} is from another configuration or input: "
-                       "starting afresh")
-            self.clear()
-            return None
-        return payload
-
-    def save_best(self, model: FutureLM, dist: Dist = SINGLE) -> None:
-        if dist.is_main:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            with atomic_path(self.dir / BEST) as tmp:
-                save_model(model, str(tmp))
-        barrier(dist)
-
-    def load_best(self, model: FutureLM) -> None:
-        load_model(model, str(self.dir / BEST), strict=True, device=str(model.device))
-
-    def clear(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-# -------------------------------------------------------------------------- training
-
-StepCallback = Callable[[TrainState, float], None]
 
 
 def _open_live(live_dir: Path, curve: list[dict[str, float]]) -> Live:

@@ -45,15 +45,10 @@ from pipeline.models.encoding import encode_for_model
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import lookup
 from pipeline.features.tokenizer import load_tokenizer
-from pipeline.training.loop import (
-    Checkpoints,
-    TrainState,
-    group_by_year,
-    latest_years,
-    run_key,
-    set_dropout,
-    train,
-)
+from pipeline.training.batches import group_by_year, latest_years
+from pipeline.training.checkpoints import Checkpoints, TrainState, run_key
+from pipeline.training.loop import train
+from pipeline.training.optim import set_dropout
 
 Sequences = dict[int, list[list[int]]]
 
