@@ -121,9 +121,6 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 
-# Characters that can start a token; strings without any of them only need whitespace folding.
-_SPECIAL = re.compile(r"[\\{}$~`]|--|''")
-
 
 def _compose(command: str, base: str | None) -> str:
     if not base:
@@ -153,8 +150,16 @@ def _replace(match: re.Match[str]) -> str:
     return _PLAIN[match.group("plain")]
 
 
+def has_latex(text: str) -> bool:
+    """Whether ``text`` holds anything :func:`latex_to_unicode` decodes (else it only folds
+    whitespace). Runs on ~440k strings of the export, most of them plain: eight substring scans
+    (memchr speed) are ~7x faster than one regex alternation."""
+    return ("\\" in text or "{" in text or "}" in text or "$" in text or "~" in text
+            or "`" in text or "--" in text or "''" in text)
+
+
 def latex_to_unicode(text: str) -> str:
     """Decode LaTeX escapes in a BibTeX field value to Unicode and normalise whitespace."""
-    if _SPECIAL.search(text):
+    if has_latex(text):
         text = _TOKEN.sub(_replace, text)
     return " ".join(text.split())
