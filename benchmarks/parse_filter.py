@@ -26,7 +26,8 @@ from typing import Any
 import bibtexparser
 from bibtexparser import middlewares
 
-from pipeline.corpus.anthology import parse_file, read_bib_text, resolve_value
+from pipeline.corpus.anthology import parse_file, read_bib_text
+from pipeline.corpus.bibvalues import resolve_value
 from pipeline.corpus.language import filter_papers
 from pipeline.corpus.latex import latex_to_unicode
 

@@ -3,12 +3,19 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import SHARED_DATA
+
+from pipeline.corpus.anthology import (
+    PAPER_COLUMNS,
+    REJECT_COLUMNS,
+    parse_bibtex,
+    parse_file,
+    read_bib_text,
+    split_entries,
+)
+from pipeline.corpus.bibfile import BibFileError
+from pipeline.corpus.bibvalues import MalformedValue, resolve_value
 from pipeline.infra.errors import UserError
-from pipeline.corpus.anthology import (PAPER_COLUMNS, REJECT_COLUMNS, BibFileError, MalformedValue,
-                                parse_bibtex, parse_file, read_bib_text, resolve_value,
-                                split_entries)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = Path(__file__).parent / "data"

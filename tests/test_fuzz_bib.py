@@ -23,13 +23,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.corpus.anthology import (
-    _parse_chunk,
-    _pieces,
-    _SimpleEntry,
-    parse_bibtex,
-    parse_file,
-)
+from pipeline.corpus.anthology import _parse_chunk, parse_bibtex, parse_file
+from pipeline.corpus.bibfast import SimpleEntry, pieces
 
 BASE = Path(__file__).parent / "data" / "fuzz_base.bib"
 SEED = 20240515
@@ -201,11 +196,11 @@ still abstract",}
 
 
 def test_fast_path_reads_every_file_as_bibtexparser_does(base) -> None:
-    # Entries in the plain layout skip bibtexparser (pipeline.corpus.anthology's fast path); the
+    # Entries in the plain layout skip bibtexparser (pipeline.corpus.bibfast); the
     # blocks (line, key, record or reject reason, raw text) must be exactly those of a
     # bibtexparser-only parse, on the edge cases and on damaged copies of both files.
     data, _ = base
-    assert sum(isinstance(p, _SimpleEntry) for p in _pieces(data.decode())) == 6  # not vacuous
+    assert sum(isinstance(p, SimpleEntry) for p in pieces(data.decode())) == 6  # not vacuous
     rng = random.Random(SEED + 1)
     for original in (data, EDGE_CASES.encode()):
         texts = [original]

@@ -2,13 +2,15 @@
 
 bibtexparser 2.x defines how the file splits into blocks (v1 needs ~210 s for the 54k-entry
 export), but its tokenizer walks every brace, quote, comma and newline in Python (~8 s), so
-entries in the export's plain layout are read by a few regular expressions instead, and
-bibtexparser only parses what lies outside that layout (comments, ``@string``, damaged entries,
-stray text); the two readings agree exactly (see the "Fast path" section below, tested against a
-bibtexparser-only parse in tests/test_fuzz_bib.py). Its middlewares are skipped because the LaTeX
-one takes ~6 minutes. Instead this module resolves field values itself (quotes, braces, ``#``
-concatenation, month macros such as ``oct # "-" # nov``) and decodes LaTeX with
-:func:`pipeline.corpus.latex.latex_to_unicode`.
+entries in the export's plain layout are read by a few regular expressions instead
+(:mod:`pipeline.corpus.bibfast`), and bibtexparser only parses what lies outside that layout
+(comments, ``@string``, damaged entries, stray text); the two readings agree exactly (tested
+against a bibtexparser-only parse in tests/test_fuzz_bib.py). Its middlewares are skipped
+because the LaTeX one takes ~6 minutes. Instead field values are resolved by
+:mod:`pipeline.corpus.bibvalues` (quotes, braces, ``#`` concatenation, month macros such as
+``oct # "-" # nov``) and turned into records by :mod:`pipeline.corpus.bibrecords`, which decodes
+LaTeX with :func:`pipeline.corpus.latex.latex_to_unicode`. This module is the driver: it reads
+the file, splits it into chunks, and turns each chunk's blocks into papers and rejects.
 
 Nothing is dropped silently: an entry that cannot be parsed (truncated, unbalanced, a malformed
 field), lacks a year, title or abstract, repeats an earlier key, or holds bytes that are not UTF-8
@@ -23,7 +25,6 @@ the result is identical for any number of workers.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import gzip
 import logging
@@ -38,62 +39,31 @@ import bibtexparser
 import pandas as pd
 from bibtexparser import model
 
+from pipeline.corpus.bibfast import (
+    NewlineCounter,
+    SimpleEntry,
+    Stretch,
+    pieces,
+    stretch_blocks,
+)
 from pipeline.corpus.bibfile import (
     EXPORT_FIX,
     BibFileError,
     has_entries,
     no_entries_error,
 )
-from pipeline.corpus.latex import has_latex, latex_to_unicode
+from pipeline.corpus.bibrecords import entry_record
+from pipeline.corpus.bibvalues import MONTHS, safe_resolve
 
 PAPER_COLUMNS = ["key", "entry_type", "year", "month", "title", "abstract", "venue", "url", "doi",
                  "language", "authors"]
 REJECT_COLUMNS = ["key", "line", "reason", "raw"]
 
-# Standard BibTeX month macros (plain BibTeX expands them to these names).
-MONTHS = {m[:3].lower(): m for m in ("January", "February", "March", "April", "May", "June",
-                                     "July", "August", "September", "October", "November",
-                                     "December")}
-
-# The BibTeX fields that end up in papers.parquet (only these are resolved and decoded).
-_USED_FIELDS = frozenset({"year", "month", "title", "abstract", "booktitle", "journal", "url",
-                          "doi", "language", "author"})
-_KEY = re.compile(r"[^\s,{}()\"#%'=\\]+")
-_YEAR = re.compile(r"\d{4}")
-_AUTHOR_SEP = re.compile(r"\s+and\s+")
 _ENTRY_HEAD = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s]*)")
 _ENTRY_START = re.compile(r"^@", re.MULTILINE)
 _STRING_DEF = re.compile(r"^@\s*string\b", re.MULTILINE | re.IGNORECASE)
-_DELIMS = re.compile(r'[{}"]')
-_MACRO = re.compile(r"[^\s#{}\"]+")
 # read_bib_text decodes with surrogateescape: each byte that is not UTF-8 becomes one of these.
 _BAD_BYTE = re.compile("[\udc80-\udcff]")
-
-
-def _braced_pattern(depth: int) -> str:
-    """Regular expression source for ``{...}`` with balanced braces nested up to ``depth`` deep.
-
-    A brace right after a backslash is a character, not a delimiter (as in :func:`_closing` and
-    in bibtexparser's marks); the quantifiers are possessive so that ``\\}`` is never re-read as
-    a closing brace by backtracking.
-    """
-    pattern = r"\{(?:[^{}\\]++|\\[{}]?+)*+\}"
-    for _ in range(depth - 1):
-        pattern = r"\{(?:[^{}\\]++|\\[{}]?+|" + pattern + r")*+\}"
-    return pattern
-
-
-# Deeper nesting is legal, but rare enough to take the slow paths.
-_MAX_DEPTH = 6
-_BRACED = _braced_pattern(_MAX_DEPTH)
-# One quoted or braced value with balanced braces: what resolve_value returns without its
-# outer delimiters (a '"' inside braces is a character, one outside them ends the value).
-_BALANCED_QUOTED = re.compile(r'"(?:[^{}\\"]++|\\[{}]?+|' + _BRACED + r')*+"')
-_BALANCED_BRACED = re.compile(_BRACED)
-
-
-class MalformedValue(ValueError):
-    """A field value that is not valid BibTeX (unbalanced quotes/braces, stray text)."""
 
 
 @dataclass(frozen=True)
@@ -126,68 +96,6 @@ def read_bib_text(path: str | Path) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
-def resolve_value(raw: str, macros: dict[str, str] | None = None) -> str:
-    """Resolve a raw BibTeX value: ``"..."``, ``{...}``, numbers, macros and ``#`` concatenation.
-
-    The outermost delimiters are removed; inner braces are kept (LaTeX decoding removes them).
-    Unknown macros resolve to their own name. Raises :class:`MalformedValue` on bad syntax.
-    """
-    opener = raw[:1]
-    if ((opener == '"' and _BALANCED_QUOTED.fullmatch(raw))
-            or (opener == "{" and _BALANCED_BRACED.fullmatch(raw))):
-        return raw[1:-1]  # fast path: the usual single value, its braces balanced
-    macros = MONTHS if macros is None else macros
-    parts: list[str] = []
-    pos, end = 0, len(raw)
-    while True:
-        while pos < end and raw[pos].isspace():
-            pos += 1
-        if pos >= end:
-            raise MalformedValue("empty value" if not parts else "dangling '#'")
-        opener = raw[pos]
-        if opener in "\"{":
-            close = _closing(raw, pos)
-            parts.append(raw[pos + 1:close])
-            pos = close + 1
-        else:
-            match = _MACRO.match(raw, pos)
-            if match is None:
-                raise MalformedValue(f"unexpected {raw[pos]!r}")
-            token = match.group()
-            parts.append(token if token.isdigit() else macros.get(token.lower(), token))
-            pos = match.end()
-        while pos < end and raw[pos].isspace():
-            pos += 1
-        if pos >= end:
-            return "".join(parts)
-        if raw[pos] != "#":
-            raise MalformedValue(f"stray text after a value: {raw[pos:pos + 30]!r}")
-        pos += 1
-
-
-def _closing(raw: str, start: int) -> int:
-    """Index of the delimiter closing the quote or brace opened at ``raw[start]``."""
-    quoted = raw[start] == '"'
-    depth = 0 if quoted else 1
-    for match in _DELIMS.finditer(raw, start + 1):
-        char = match.group()
-        if raw[match.start() - 1] == "\\" and char in "{}":
-            continue  # \{ and \} are escaped characters, not grouping
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth < 0:
-                raise MalformedValue("unbalanced '}'" + (" inside a quoted value" if quoted else ""))
-            if depth == 0 and not quoted:
-                return match.start()
-        elif quoted and depth == 0:
-            return match.start()
-    if quoted and depth > 0:
-        raise MalformedValue("unbalanced '{' inside a quoted value")
-    raise MalformedValue("unterminated quote" if quoted else "unbalanced '{'")
-
-
 def _reject(key: str | None, line: int | None, reason: str, raw: str) -> dict[str, object]:
     return {"key": None if key is None else _printable(key), "line": line, "reason": reason,
             "raw": _printable(raw)}
@@ -203,70 +111,6 @@ def _failed_reason(block: model.ParsingFailedBlock) -> str:
             return "truncated entry: a field value or the entry is never closed"
         return f"malformed entry: {why.strip().splitlines()[0]}"
     return f"malformed entry: {error}"
-
-
-def _entry_record(key: str, entry_type: str, fields: Iterable[tuple[str, str]],
-                  macros: dict[str, str]) -> dict[str, object]:
-    """Decode one entry from its key, type and raw ``(name, value)`` fields; raises ValueError
-    with the reject reason."""
-    if not _KEY.fullmatch(key or ""):
-        raise ValueError(f"malformed key {key!r}")
-    values: dict[str, str] = {}
-    for name, raw in fields:
-        lowered = name.lower()
-        if lowered not in _USED_FIELDS:
-            continue  # editor, pages, publisher, ...: not part of the corpus tables
-        try:
-            values[lowered] = resolve_value(raw, macros)
-        except MalformedValue as err:
-            raise ValueError(f"malformed field '{name}': {err}") from None
-
-    year = values.get("year", "").strip()
-    if not year:
-        raise ValueError("missing year")
-    if not _YEAR.fullmatch(year):
-        raise ValueError(f"invalid year {year!r}")
-    abstract = latex_to_unicode(values.get("abstract", ""))
-    if not abstract:
-        raise ValueError("missing abstract")
-    title = latex_to_unicode(values.get("title", ""))
-    if not title:
-        raise ValueError("missing title")
-    get = values.get
-    return {
-        "key": key,
-        "entry_type": entry_type.lower(),
-        "year": int(year),
-        "month": _optional(get("month")),
-        "title": title,
-        "abstract": abstract,
-        "venue": _optional(get("booktitle")) or _optional(get("journal")) or "",
-        "url": _optional(get("url"), decode=False),
-        "doi": _optional(get("doi"), decode=False),
-        "language": _optional(get("language")),
-        "authors": _authors(get("author", "")),
-    }
-
-
-def _optional(value: str | None, decode: bool = True) -> str | None:
-    """An optional field: decoded (or only whitespace-folded), None when absent or empty."""
-    if value is None:
-        return None
-    value = latex_to_unicode(value) if decode else " ".join(value.split())
-    return value or None
-
-
-def _authors(value: str) -> str:
-    """``A and B`` -> ``A; B``, each name LaTeX-decoded and whitespace-folded.
-
-    Most author lists hold no LaTeX at all: folding the whole list once and splitting it at
-    " and " gives the same names as splitting at ``\\s+and\\s+`` and folding each name, without
-    a decoder call per name.
-    """
-    if not has_latex(value):
-        return "; ".join(name for name in " ".join(value.split()).split(" and ") if name)
-    return "; ".join(latex_to_unicode(name) for name in _AUTHOR_SEP.split(value.strip())
-                     if name.strip())
 
 
 @dataclass(frozen=True)
@@ -306,32 +150,32 @@ def _stray_line(text: str) -> int | None:
 def _parse_chunk(args: tuple[str, int], fast: bool = True) -> list[_Block]:
     """Parse one chunk of a BibTeX file; ``line_offset`` = lines before the chunk.
 
-    Entries in the export's plain layout are read by :func:`_simple_entry` (regular expressions
-    over the whole entry instead of bibtexparser's mark-by-mark Python loop); every other
-    stretch of the chunk (comments, ``@string``, damaged entries, stray text) goes through
+    Entries in the export's plain layout are read by :mod:`pipeline.corpus.bibfast` (regular
+    expressions over the whole entry instead of bibtexparser's mark-by-mark Python loop); every
+    other stretch of the chunk (comments, ``@string``, damaged entries, stray text) goes through
     bibtexparser exactly as before. ``fast=False`` sends the whole chunk through bibtexparser:
     the reference the fast path is tested against (tests/test_fuzz_bib.py).
     """
     text, line_offset = args
     logging.getLogger("bibtexparser").setLevel(logging.CRITICAL)  # failures become rejects
-    pieces = _pieces(text) if fast else [_Stretch(0, len(text), "")]
-    stretches = {piece.start: _stretch_blocks(text, piece) for piece in pieces
-                 if isinstance(piece, _Stretch)}
+    chunk_pieces = pieces(text) if fast else [Stretch(0, len(text), "")]
+    stretches = {piece.start: stretch_blocks(text, piece) for piece in chunk_pieces
+                 if isinstance(piece, Stretch)}
     macros = dict(MONTHS)
     strings: dict[str, str] = {}  # the first definition of a key wins, as in bibtexparser
     for blocks in stretches.values():
         for block in blocks:
             if isinstance(block, model.String):
                 strings.setdefault(block.key, block.value)
-    macros.update({key.lower(): _safe_resolve(value) for key, value in strings.items()})
+    macros.update({key.lower(): safe_resolve(value) for key, value in strings.items()})
     check_bytes = _BAD_BYTE.search(text) is not None
     lines = _LineIndex(text, line_offset)
-    newlines = _NewlineCounter(text)
+    newlines = NewlineCounter(text)
     out: list[_Block] = []
     after_entry = False  # the previous block was an entry (nothing but whitespace in between)
-    for piece in pieces:
+    for piece in chunk_pieces:
         first_line = newlines.before(piece.start) + 1 + line_offset
-        if isinstance(piece, _SimpleEntry):
+        if isinstance(piece, SimpleEntry):
             out.append(_entry_block(first_line, piece.key, piece.entry_type, piece.fields,
                                     text[piece.start:piece.end], macros))
             after_entry = True
@@ -369,149 +213,10 @@ def _entry_block(line: int, key: str, entry_type: str, fields: Iterable[tuple[st
                  raw: str, macros: dict[str, str]) -> _Block:
     """A well-formed entry as a paper, or as a reject when its content is not usable."""
     try:
-        record = _entry_record(key, entry_type, fields, macros)
+        record = entry_record(key, entry_type, fields, macros)
     except ValueError as err:
         return _Block(line, key, True, None, str(err), raw)
     return _Block(line, key, True, record, None, raw)
-
-
-# --- Fast path: entries in the export's plain layout, read without bibtexparser -------------
-#
-# bibtexparser walks every "mark" ({ } " , = newline) in Python (4.6M of them in the export:
-# ~8 s). An entry in the plain layout
-#     @type{key,
-#         name = "value" | {value with {nested} braces} | macro,
-#         ...
-#     }
-# followed by nothing but whitespace up to the next line-initial "@" is read here with a few
-# regular expressions instead. The layout is deliberately narrow: only entries on which
-# bibtexparser provably yields the same key, type, fields, raw text and line are accepted; any
-# other entry (and whatever follows it up to the next plain one) is handed to bibtexparser.
-# That split is exact because bibtexparser starts a new block at every line-initial
-# ``@type{``, whatever state it is in, so the stretch between two plain entries parses the same
-# on its own (with the next entry's ``@type{`` appended so that its end looks the same).
-
-# bibtexparser treats these block types specially (by prefix): never on the fast path.
-_SPECIAL_BLOCKS = ("comment", "preamble", "string")
-# Line-initial "@" (a MULTILINE "^@" is ~10x slower: "^" is tried at every position).
-_LINE_AT = re.compile(r"\n@")
-# A quoted value: a '"' right after a backslash is a character (as for bibtexparser), and the
-# closing quote must not follow a '{' (bibtexparser reads {"} inside quotes as a character).
-_QUOTED = r'"(?:[^"\\]++|\\"?+)*+(?<![\\{])"'
-# A value: quoted, braced or a bare word (number or macro), '#'-concatenated.
-_PART = "(?:" + _QUOTED + "|" + _BRACED + r"|\w++)"
-_VALUE = _PART + r"(?:\s*+#\s*+" + _PART + r")*+"
-_NAME = r"[A-Za-z_][\w\-]*+"
-_FIELD = r"\s*+" + _NAME + r"\s*+=\s*+" + _VALUE + r"\s*+"
-# The whole entry in one match (C speed), then its fields in one findall.
-_SIMPLE_ENTRY = re.compile(r"@([A-Za-z]+)\{([^\s,{}()\"#%'=\\@]+),(?:" + _FIELD + ",)*+(?:"
-                           + _FIELD + r")?+\s*+\}")
-_SIMPLE_FIELD = re.compile(r"\s*+(" + _NAME + r")\s*+=\s*+(" + _VALUE + r")\s*+[,}]")
-_SPACES = re.compile(r"\s*+")
-
-
-@dataclass(frozen=True, slots=True)
-class _SimpleEntry:
-    """A plain-layout entry: ``text[start:end]`` from its ``@`` to its closing ``}``."""
-    start: int
-    end: int
-    entry_type: str  # lower case, as bibtexparser gives it
-    key: str
-    fields: list[tuple[str, str]]  # (name, raw value) in file order
-
-
-@dataclass(frozen=True, slots=True)
-class _Stretch:
-    """``text[start:end]``, parsed by bibtexparser. ``sentinel`` is the next plain entry's
-    ``@type{`` (closed by ``}``), or "" at the end of the chunk: appended to the stretch, it ends
-    an unterminated block exactly as the real next entry does; its own block is dropped."""
-    start: int
-    end: int
-    sentinel: str
-
-
-def _unsafe_positions(text: str) -> list[int]:
-    """Sorted positions where bibtexparser would not read a plain entry as the regular
-    expressions do: an indented ``@`` at the start of a line (it ends the entry early) and a
-    newline right after a backslash (it does not count that line). One pass over the text."""
-    found = []
-    at = text.find("@")
-    while at != -1:
-        if at and text[at - 1] != "\n":  # line-initial "@"s are entry starts (or end them)
-            line_start = text.rfind("\n", 0, at) + 1
-            if text[line_start:at].isspace():
-                found.append(at)
-        at = text.find("@", at + 1)
-    escaped = text.find("\\\n")
-    while escaped != -1:
-        found.append(escaped)
-        escaped = text.find("\\\n", escaped + 1)
-    return sorted(found)
-
-
-def _simple_entry(text: str, start: int, stop: int, unsafe: list[int]) -> _SimpleEntry | None:
-    """The plain-layout entry at ``text[start]`` if it is one and only whitespace follows it up
-    to ``stop`` (the next line-initial ``@`` or the end), else None."""
-    entry = _SIMPLE_ENTRY.match(text, start, stop)
-    if entry is None or entry.group(1).lower().startswith(_SPECIAL_BLOCKS):
-        return None
-    end = entry.end()
-    first_unsafe = bisect.bisect_left(unsafe, start)
-    if ((first_unsafe < len(unsafe) and unsafe[first_unsafe] < end)
-            or _SPACES.match(text, end, stop).end() != stop):  # type: ignore[union-attr]
-        return None
-    fields = _SIMPLE_FIELD.findall(text, entry.end(2) + 1, end)
-    if len({name for name, _ in fields}) != len(fields):
-        return None  # a repeated field: bibtexparser's DuplicateFieldKeyBlock
-    return _SimpleEntry(start, end, entry.group(1).lower(), entry.group(2), fields)
-
-
-def _pieces(text: str) -> list[_SimpleEntry | _Stretch]:
-    """``text`` as plain entries and the stretches between them, in order (blank gaps left out)."""
-    starts = [match.start() + 1 for match in _LINE_AT.finditer(text)]
-    if text.startswith("@"):
-        starts.insert(0, 0)
-    unsafe = _unsafe_positions(text)
-    pieces: list[_SimpleEntry | _Stretch] = []
-    done = 0  # text[:done] is covered
-    for index, start in enumerate(starts):
-        stop = starts[index + 1] if index + 1 < len(starts) else len(text)
-        entry = _simple_entry(text, start, stop, unsafe)
-        if entry is None:
-            continue
-        if not _blank(text, done, start):
-            sentinel = text[start:text.index("{", start) + 1] + "}"
-            pieces.append(_Stretch(done, start, sentinel))
-        pieces.append(entry)
-        done = stop
-    if not _blank(text, done, len(text)):
-        pieces.append(_Stretch(done, len(text), ""))
-    return pieces
-
-
-def _blank(text: str, start: int, end: int) -> bool:
-    return _SPACES.match(text, start, end).end() == end  # type: ignore[union-attr]
-
-
-def _stretch_blocks(text: str, stretch: _Stretch) -> list[model.Block]:
-    """bibtexparser's blocks for a stretch (start lines relative to the stretch)."""
-    library = bibtexparser.parse_string(text[stretch.start:stretch.end] + stretch.sentinel,
-                                        parse_stack=[])
-    return library.blocks[:-1] if stretch.sentinel else library.blocks
-
-
-class _NewlineCounter:
-    """Line numbers as bibtexparser counts them: newlines before a position, except a newline
-    right after a backslash (not a "mark" for its tokenizer). Positions must not decrease."""
-
-    def __init__(self, text: str) -> None:
-        self.text, self.pos, self.count = text, 0, 0
-
-    def before(self, pos: int) -> int:
-        self.count += (self.text.count("\n", self.pos, pos)
-                       - self.text.count("\\\n", max(self.pos - 1, 0), pos))
-        self.pos = pos
-        return self.count
 
 
 class _LineIndex:
@@ -543,13 +248,6 @@ def _stray_block(previous: _Block | None, text: str, line: int) -> _Block:
         f"text after the entry's closing '}}' (line {line}): an unbalanced '}}' inside a field "
         "ended the entry early")
     return dataclasses.replace(previous, record=None, reason=reason, raw=text)
-
-
-def _safe_resolve(raw: str) -> str:
-    try:
-        return resolve_value(raw, {})
-    except MalformedValue:
-        return raw
 
 
 def split_entries(text: str, n_chunks: int,
