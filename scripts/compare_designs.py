@@ -1,6 +1,7 @@
-"""Joint against shared-base training, side by side, from two runs' `metrics/variants/` folders.
+"""Joint against shared-base training, side by side, from two runs' `reports/results.json`.
 
-    python scripts/compare_designs.py --joint metrics/variants --shared /other/run/metrics/variants
+    python scripts/compare_designs.py --joint reports/results.json \
+        --shared /other/run/reports/results.json --variants baseline frequency context
 
 Prints a Markdown table: per variant, dev and test PPL and CPL and test CM of each design (means
 over seeds, as the report stage wrote them). Baseline is trained the same way in both designs.
@@ -17,8 +18,9 @@ from pipeline.models.registry import display_name
 COLUMNS = [("dev", "ppl"), ("test", "ppl"), ("dev", "cpl"), ("test", "cpl"), ("test", "cm")]
 
 
-def load(folder: Path) -> dict[str, dict]:
-    return {p.stem: read_json(p) for p in sorted(folder.glob("*.json"))}
+def load(path: Path) -> dict[str, dict]:
+    """Variant -> its entry (``dev``/``test``: year, ppl, cpl, cm, ...) of a report's details."""
+    return read_json(path)["variants"]
 
 
 def table(joint: dict[str, dict], shared: dict[str, dict], order: list[str]) -> str:
@@ -37,8 +39,8 @@ def table(joint: dict[str, dict], shared: dict[str, dict], order: list[str]) -> 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--joint", type=Path, required=True, help="metrics/variants of a train.base: joint run")
-    p.add_argument("--shared", type=Path, required=True, help="metrics/variants of a train.base: shared run")
+    p.add_argument("--joint", type=Path, required=True, help="reports/results.json of a train.base: joint run")
+    p.add_argument("--shared", type=Path, required=True, help="reports/results.json of a train.base: shared run")
     p.add_argument("--variants", nargs="+", required=True, help="variants, in table order")
     args = p.parse_args()
     joint, shared = load(args.joint), load(args.shared)

@@ -2,7 +2,8 @@
 
 --source is an http(s) URL (official: https://aclanthology.org/anthology+abstracts.bib.gz) or a
 local path (default: the embedded sample data/sample/anthology-sample.bib.gz). The copy is checked
-to be complete gzip holding BibTeX entries and published atomically; its sha256 and size go to --info (a DVC metric).
+to be complete gzip holding BibTeX entries and published atomically; its source, sha256 and size
+go to --info (reports/download.json: plain JSON, not a DVC metric).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Stage `filter`: papers.parquet -> English, non-shared-task, long enough, de-duplicated abstracts.
 
 Kept rows go to --kept, every dropped row with its reason (too_short, shared_task,
-language:<code>, duplicate_of:<key>) to --dropped, and per-year kept / dropped-by-reason counts
-to --metrics. Language detection is langdetect with a fixed seed, one fresh detector per
+language:<code>, duplicate_of:<key>) to --dropped, the DVC metrics (papers, kept, dropped) to
+--metrics and per-year kept / dropped-by-reason counts to --counts. Language detection is langdetect with a fixed seed, one fresh detector per
 abstract, so the result is the same for any --workers (pipeline.corpus.language).
 """
 
@@ -12,7 +12,7 @@ import argparse
 
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import read_parquet, write_json, write_parquet
-from pipeline.corpus.language import corpus_counts, filter_papers
+from pipeline.corpus.language import corpus_counts, corpus_headline, filter_papers
 from pipeline.infra.params import FilterConfig
 from stages._args import add_options
 from stages._cli import stage_main
@@ -26,7 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--kept", required=True, help="output Parquet of kept abstracts")
     parser.add_argument("--dropped", required=True,
                         help="output Parquet of dropped rows with a 'reason' column")
-    parser.add_argument("--metrics", required=True, help="output JSON of per-year counts")
+    parser.add_argument("--metrics", required=True,
+                        help="output DVC metrics JSON: papers, kept, dropped (metrics/corpus.json)")
+    parser.add_argument("--counts", required=True,
+                        help="output JSON of the counts by reason, language and year "
+                             "(reports/corpus.json)")
     add_options(parser, FilterConfig, "filters (params filter.*)")
     parser.add_argument("--workers", type=int, default=None,
                         help="processes for language detection; the result does not depend on "
@@ -52,7 +56,8 @@ def main(argv: list[str] | None = None) -> None:
     write_parquet(result.kept, args.kept)
     write_parquet(result.dropped, args.dropped)
     counts = corpus_counts(result)
-    write_json(counts, args.metrics)
+    write_json(counts, args.counts)
+    write_json(corpus_headline(counts), args.metrics)
     print(f"kept {counts['kept']:,} of {counts['papers']:,} abstracts -> {args.kept}; "
           f"dropped {counts['dropped']}")
 

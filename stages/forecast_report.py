@@ -4,7 +4,8 @@ Reads data/forecast/<variant>-s<seed>/ for every variant x seed (stage `forecast
 per-year counts (data/features/frequencies), the tokenizer and stopwords (content tokens, words)
 and the abstracts of the year before the forecast year (which tokens are whole words). Writes
 reports/forecast.md (backtests with naive forecasters and bootstrap intervals, rising/falling
-terms, generated abstracts), metrics/forecast.json (the backtest numbers) and a PNG of the top
+terms, generated abstracts), reports/forecast.json (the backtest numbers; plain JSON, not DVC
+metrics: one line of `dvc metrics show` per number would not fit a terminal) and a PNG of the top
 risers' history and forecast.
 """
 
@@ -41,7 +42,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--stopwords", required=True, help="the paper's stopword list (content tokens)")
     p.add_argument("--abstracts", required=True, help="corpus (data/corpus/abstracts.parquet)")
     p.add_argument("--out", required=True, help="Markdown report (reports/forecast.md)")
-    p.add_argument("--metrics", required=True, help="DVC metrics JSON (metrics/forecast.json)")
+    p.add_argument("--json", required=True,
+                   help="the backtest numbers as JSON (reports/forecast.json)")
     p.add_argument("--plot", required=True, help="PNG of the risers (plots/forecast_risers.png)")
     args = p.parse_args(argv)
 
@@ -72,9 +74,9 @@ def main(argv: list[str] | None = None) -> None:
                                    args.window, figure=figure)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text, encoding="utf-8")
-    write_json(metrics, args.metrics)
+    write_json(metrics, args.json)
     history_forecast_panels(panels, args.plot)
-    print(f"wrote {args.out}, {args.metrics}, {args.plot}", file=sys.stderr)
+    print(f"wrote {args.out}, {args.json}, {args.plot}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,13 @@
 Reads data/scores/<variant>-s<seed>/ for every variant x seed (metrics.json, tokens_<year>,
 generations_<year>, positions_<year>.parquet) and the per-year frequency files, and writes
 reports/results.md (Table 3 with significance tests against the baseline, the unigram reference
-perplexity, staleness tables, NLL by history-frequency bucket, Table 2 examples), one DVC metrics
-file per variant (metrics/variants/<variant>.json), and CSVs for DVC plots: plots/results.csv (one row per
-variant), plots/staleness.csv (model, year, ppl, cpl) and plots/buckets.csv (model, year, bucket,
-n, mean_nll, recall10), plus PNG versions of the last two linked from the report.
+perplexity, staleness tables, NLL by history-frequency bucket, Table 2 examples), one small DVC
+metrics file per variant (metrics/variants/<variant>.json: dev and test PPL, CPL, CM), every
+number behind them in reports/results.json (stds, p-values and their log10, better/worse counts,
+seeds, each scored year), and CSVs for DVC plots: plots/results.csv (one row per variant),
+plots/staleness.csv (model, year, ppl, cpl) and plots/buckets.csv (model, year, bucket,
+history_bucket, n, mean_nll, nll_vs_baseline, recall10), plus PNG versions of the last two linked
+from the report.
 """
 
 from __future__ import annotations
@@ -23,19 +26,19 @@ from pipeline.infra.errors import UserError
 from pipeline.reports.figures import line_panels
 from pipeline.infra.io import atomic_path, read_json, write_json
 from pipeline.models.registry import display_name
-from pipeline.reports.results import (bucket_frame, finite_or_none, load_runs, plot_rows,
-                             render, summarize, unigram_reference)
+from pipeline.reports.results import (bucket_frame, bucket_plot_frame, details_json, headline,
+                                      load_runs, plot_rows, render, summarize, unigram_reference)
 from pipeline.evaluation.staleness import staleness_frame, staleness_markdown
 from pipeline.infra.params import ReportConfig
 from stages._args import add_options
 from stages._cli import stage_main
 
 
-def last_corpus_year(corpus_metrics: str | None) -> int | None:
-    """The latest year with kept abstracts in metrics/corpus.json (None without the file)."""
-    if corpus_metrics is None:
+def last_corpus_year(corpus_counts: str | None) -> int | None:
+    """The latest year with kept abstracts in reports/corpus.json (None without the file)."""
+    if corpus_counts is None:
         return None
-    per_year = read_json(corpus_metrics).get("per_year", {})
+    per_year = read_json(corpus_counts).get("per_year", {})
     kept = [int(y) for y, entry in per_year.items() if entry.get("kept", 0) > 0]
     return max(kept) if kept else None
 
@@ -59,10 +62,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--train-years", nargs=2, type=int, required=True, metavar=("FIRST", "LAST"),
                    help="training years (split.train_first, split.train_last): their frequency "
                         "files give the unigram reference perplexity")
-    p.add_argument("--corpus-metrics", default=None,
-                   help="metrics/corpus.json: marks the last corpus year as possibly partial")
+    p.add_argument("--corpus-counts", default=None,
+                   help="reports/corpus.json (stage filter's per-year counts): marks the last "
+                        "corpus year as possibly partial")
     p.add_argument("--out", required=True, help="Markdown report (reports/results.md)")
-    p.add_argument("--metrics-dir", required=True, help="one JSON per variant (metrics/variants)")
+    p.add_argument("--metrics-dir", required=True,
+                   help="DVC metrics, one small JSON per variant (metrics/variants)")
+    p.add_argument("--details", required=True,
+                   help="every number behind the metrics, one JSON (reports/results.json)")
     p.add_argument("--plots", required=True, help="CSV for DVC plots (plots/results.csv)")
     p.add_argument("--staleness", required=True, help="CSV plots/staleness.csv (+ .png beside it)")
     p.add_argument("--buckets", required=True, help="CSV plots/buckets.csv (+ .png beside it)")
@@ -73,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     report = build_report(args)
     write_report(report, args)
     plot_figures(report, args.baseline)
-    print(f"wrote {args.out}, {args.metrics_dir}/, {args.plots}, {args.staleness}, "
+    print(f"wrote {args.out}, {args.metrics_dir}/, {args.details}, {args.plots}, {args.staleness}, "
           f"{args.buckets} (+ PNGs)", file=sys.stderr)
 
 
@@ -104,22 +111,23 @@ def build_report(args: argparse.Namespace) -> Report:
     figures = {k: os.path.relpath(Path(v).resolve(), report_dir) for k, v in pngs.items()}
     text = render(runs, summary, args.variants, args.seeds, args.baseline, args.examples,
                   buckets=buckets, window=args.window, figures=figures,
-                  staleness=staleness_markdown(stale, last_corpus_year(args.corpus_metrics)),
+                  staleness=staleness_markdown(stale, last_corpus_year(args.corpus_counts)),
                   unigram=unigram)
     return Report(text, summary, stale, buckets, pngs)
 
 
 def write_report(report: Report, args: argparse.Namespace) -> None:
-    """The Markdown, one metrics file per variant, and the CSVs for DVC plots."""
+    """The Markdown, one metrics file per variant, their details, and the CSVs for DVC plots."""
     with atomic_path(args.out) as tmp:
         tmp.write_text(report.text, encoding="utf-8")
     with atomic_path(args.metrics_dir) as tmp:
         tmp.mkdir()
         for variant, entry in report.summary.items():
-            write_json(finite_or_none(entry), Path(tmp) / f"{variant}.json")
+            write_json(headline(entry), Path(tmp) / f"{variant}.json")
+    write_json(details_json(report.summary, args.baseline), args.details)
     write_csv(plot_rows(report.summary), args.plots)
     write_csv(report.staleness, args.staleness)
-    write_csv(report.buckets, args.buckets)
+    write_csv(bucket_plot_frame(report.buckets), args.buckets)
 
 
 def plot_figures(report: Report, baseline: str) -> None:

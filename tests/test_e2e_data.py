@@ -44,10 +44,11 @@ def test_repro_builds_the_corpus_and_a_second_repro_runs_nothing(proj):
                 "data/splits/dev.parquet", "data/splits/test.parquet"]:
         assert (proj / out).is_file(), out
     corpus = json.loads((proj / "metrics/corpus.json").read_text())
-    assert corpus["papers"] == 1949
+    assert set(corpus) == {"papers", "kept", "dropped"} and corpus["papers"] == 1949
     assert corpus["kept"] == len(pd.read_parquet(proj / "data/corpus/abstracts.parquet"))
-    assert set(corpus["per_year"]) == {str(y) for y in range(2015, 2022)}
-    download = json.loads((proj / "metrics/download.json").read_text())
+    counts = json.loads((proj / "reports/corpus.json").read_text())
+    assert set(counts["per_year"]) == {str(y) for y in range(2015, 2022)}
+    download = json.loads((proj / "reports/download.json").read_text())
     assert download["sha256"] == ("b5f86a5f77f786beabccd84d66d712b47d78696fa8d0e8793c5a9285d22ebb5a")
     plot = pd.read_csv(proj / "plots/abstracts_per_year.csv")
     # 2020 is neither train, dev nor test, but the test year 2021 needs it as history

@@ -41,7 +41,7 @@ def test_option_names_are_param_keys() -> None:
 def test_stage_options_default_to_the_schema() -> None:
     from stages.filter import build_parser
     args = build_parser().parse_args(["--papers", "p", "--kept", "k", "--dropped", "d",
-                                      "--metrics", "m"])
+                                      "--metrics", "m", "--counts", "c"])
     assert (args.language, args.seed, args.min_words) == (
         default(FilterConfig, "language"), default(FilterConfig, "seed"),
         default(FilterConfig, "min_words"))

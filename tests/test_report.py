@@ -165,12 +165,12 @@ def test_display_names():
 
 def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tmp_path):
     out, metrics, plots = tmp_path / "r" / "results.md", tmp_path / "m", tmp_path / "p" / "results.csv"
-    corpus = tmp_path / "corpus.json"
+    corpus, details = tmp_path / "corpus.json", tmp_path / "r" / "results.json"
     write_json({"per_year": {str(y): {"kept": 3} for y in range(2015, 2023)}}, corpus)
     args = ["--scores", str(scores), "--variants", "baseline", "frequency", "context2",
             "--seeds", "0", "1", "--baseline", "baseline", "--examples", "3",
             "--frequencies", str(frequencies), "--window", "2", "--train-years", "2018", "2019",
-            "--corpus-metrics", str(corpus),
+            "--corpus-counts", str(corpus), "--details", str(details),
             "--out", str(out), "--metrics-dir", str(metrics), "--plots", str(plots),
             "--staleness", str(tmp_path / "p" / "staleness.csv"),
             "--buckets", str(tmp_path / "p" / "buckets.csv")]
@@ -181,8 +181,16 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     assert "![PPL and CPL by year](../p/staleness.png)" in text
     assert sorted(p.name for p in metrics.iterdir()) == ["baseline.json", "context2.json",
                                                           "frequency.json"]
-    freq = json.loads((metrics / "frequency.json").read_text())
+    # the DVC metrics: the headline numbers only; the rest in the details JSON
+    headline = json.loads((metrics / "frequency.json").read_text())
+    assert headline.keys() == {"dev", "test"}
+    assert all(headline[s].keys() == {"ppl", "cpl", "cm"} for s in ("dev", "test"))
+    every = json.loads(details.read_text())
+    assert every["baseline"] == "baseline"
+    freq = every["variants"]["frequency"]
+    assert headline["test"]["ppl"] == freq["test"]["ppl"]
     assert freq["seeds"] == [0, 1] and 0 < freq["test"]["ppl_p"] < 1e-3
+    assert freq["test"]["ppl_log10_p"] == pytest.approx(np.log10(freq["test"]["ppl_p"]))
     assert sorted(freq["years"]) == ["2020", "2021", "2022"]
     frame = pd.read_csv(plots)
     assert frame["variant"].tolist() == ["Baseline-all", "Frequency", "Context²"]
@@ -195,6 +203,9 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     assert got == pytest.approx(want, rel=1e-5)
     buckets = pd.read_csv(tmp_path / "p" / "buckets.csv")
     assert set(buckets["bucket"]) == {"unseen", "1", "2-10", "11-100", ">100", "emerging"}
+    # the plot's x: labels whose text order is the frequency order
+    assert sorted(set(buckets["history_bucket"])) == ["0: unseen", "1: 1", "2: 2-10", "3: 11-100",
+                                                      "4: >100", "5: emerging"]
     seen = buckets[buckets["n"] > 0]
     assert (seen[seen["model"] == "Baseline-all"]["nll_vs_baseline"] == 0).all()
     pair = seen[seen["bucket"] == "11-100"].set_index(["model", "year"])
@@ -220,6 +231,7 @@ def test_cli_missing_history_year_is_a_user_error(scores, frequencies, tmp_path,
         cli.main(["--scores", str(scores), "--variants", "baseline", "--seeds", "0",
                   "--frequencies", str(frequencies), "--window", "2", "--train-years", "2018", "2019",
                   "--out", str(tmp_path / "r.md"), "--metrics-dir", str(tmp_path / "m"),
+                  "--details", str(tmp_path / "r.json"),
                   "--plots", str(tmp_path / "p.csv"), "--staleness", str(tmp_path / "s.csv"),
                   "--buckets", str(tmp_path / "b.csv")])
     assert exit_info.value.code == 2
@@ -251,6 +263,20 @@ def test_p_values_too_small_for_a_double_are_not_printed_as_zero():
     from pipeline.reports.results import _p
     assert _p(0.0) == "< 1e-300" and _p(2.5e-78) == "2.50e-78" and _p(0.0123) == "0.012"
     assert _p(None) == "—"
+
+
+def test_underflowed_p_values_are_null_in_json_with_their_log10():
+    from pipeline.evaluation.significance import sign_test_counts, sign_test_log10_p
+    from pipeline.reports.results import details_json
+    test = sign_test_counts(0, 5000)
+    assert test.p_value == 0.0                                    # below a double
+    log10 = sign_test_log10_p(0, 5000)
+    assert log10 == pytest.approx(-5000 * np.log10(2) + np.log10(2))
+    assert sign_test_log10_p(9, 1) == pytest.approx(np.log10(sign_test_counts(9, 1).p_value))
+    summary = {"frequency": {"seeds": [0], "dev": {"ppl": 1.0, "ppl_p": 0.0, "ppl_log10_p": log10,
+                                                    "cm_p": 0.5, "cm_log10_p": np.log10(0.5)}}}
+    dev = details_json(summary, "baseline")["variants"]["frequency"]["dev"]
+    assert dev["ppl_p"] is None and dev["ppl_log10_p"] == log10 and dev["cm_p"] == 0.5
 
 
 def test_the_report_reads_score_folders_without_model_code():

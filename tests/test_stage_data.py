@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 OPTIONS = {
     download: ["--source", "--out", "--info", "--timeout"],
     parse: ["--raw", "--papers", "--rejects", "--workers"],
-    filter_stage: ["--papers", "--kept", "--dropped", "--metrics", "--language", "--seed",
+    filter_stage: ["--papers", "--kept", "--dropped", "--metrics", "--counts", "--language", "--seed",
                    "--min-words", "--workers"],
     split: ["--abstracts", "--out-dir", "--train-first", "--train-last", "--dev-year",
             "--test-year", "--window", "--counts-plot"],
@@ -50,7 +50,7 @@ def test_download_parse_filter_chain(tmp_path):
     bib = (FIXTURES / "real_entries.bib").read_text() + (FIXTURES / "malformed.bib").read_text()
     source.write_bytes(gzip.compress(bib.encode()))
     raw = tmp_path / "data/raw/anthology+abstracts.bib.gz"
-    info = tmp_path / "metrics/download.json"
+    info = tmp_path / "reports/download.json"
     download.main(["--source", str(source), "--out", str(raw), "--info", str(info)])
     recorded = json.loads(info.read_text())
     assert recorded["size"] == source.stat().st_size and len(recorded["sha256"]) == 64
@@ -62,11 +62,12 @@ def test_download_parse_filter_chain(tmp_path):
     assert read_parquet(rejects)["reason"].str.startswith("truncated entry").sum() == 2
 
     kept, dropped = tmp_path / "corpus/abstracts.parquet", tmp_path / "corpus/dropped.parquet"
-    metrics = tmp_path / "metrics/corpus.json"
+    metrics, details = tmp_path / "metrics/corpus.json", tmp_path / "reports/corpus.json"
     filter_stage.main(["--papers", str(papers), "--kept", str(kept), "--dropped", str(dropped),
-                       "--metrics", str(metrics), "--language", "en", "--seed", "0",
-                       "--min-words", "10", "--workers", "1"])
-    counts = json.loads(metrics.read_text())
+                       "--metrics", str(metrics), "--counts", str(details), "--language", "en",
+                       "--seed", "0", "--min-words", "10", "--workers", "1"])
+    assert json.loads(metrics.read_text()) == {"papers": 9, "kept": 6, "dropped": 3}
+    counts = json.loads(details.read_text())
     assert counts["papers"] == 9
     assert counts["kept"] == len(read_parquet(kept)) == 6
     assert counts["per_year"]["2021"]["dropped"] == {"language": 2, "shared_task": 1}
@@ -79,7 +80,7 @@ def test_download_failure_exits_with_the_fix_and_writes_nothing(tmp_path, capsys
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}/anthology+abstracts.bib.gz"
-    out, info = tmp_path / "raw/a.bib.gz", tmp_path / "metrics/download.json"
+    out, info = tmp_path / "raw/a.bib.gz", tmp_path / "reports/download.json"
     with pytest.raises(SystemExit) as done:
         download.main(["--source", url, "--out", str(out), "--info", str(info), "--timeout", "5"])
     assert done.value.code == 2

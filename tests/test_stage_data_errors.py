@@ -75,7 +75,8 @@ def papers(tmp_path) -> Path:
 
 def filter_args(papers: Path, out: Path) -> list[str]:
     return ["--papers", str(papers), "--kept", str(out / "kept.parquet"), "--dropped",
-            str(out / "dropped.parquet"), "--metrics", str(out / "corpus.json")]
+            str(out / "dropped.parquet"), "--metrics", str(out / "corpus.json"),
+            "--counts", str(out / "counts.json")]
 
 
 def test_filter_workers_come_from_the_runtime_settings(papers, tmp_path, capsys, monkeypatch):

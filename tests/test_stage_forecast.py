@@ -127,7 +127,7 @@ def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
             "--year", "2022", "--backtest-years", "2020", "2021", "--window", "2",
             "--frequencies", str(project / "frequencies"), "--tokenizer", str(project / "tokenizer"),
             "--stopwords", str(STOPWORDS), "--abstracts", str(project / "abstracts.parquet"),
-            "--out", str(out), "--metrics", str(metrics), "--plot", str(plot)]
+            "--out", str(out), "--json", str(metrics), "--plot", str(plot)]
     forecast_report.main(args)
     text = out.read_text()
     assert "## Backtests" in text and "### 2020" in text and "### 2021" in text
@@ -155,7 +155,7 @@ def test_report_refuses_a_forecast_for_another_year(project, forecasts, tmp_path
             "--year", "2023", "--window", "2", "--frequencies", str(project / "frequencies"),
             "--tokenizer", str(project / "tokenizer"), "--stopwords", str(STOPWORDS),
             "--abstracts", str(project / "abstracts.parquet"), "--out", str(tmp_path / "f.md"),
-            "--metrics", str(tmp_path / "m.json"), "--plot", str(tmp_path / "p.png")])
+            "--json", str(tmp_path / "m.json"), "--plot", str(tmp_path / "p.png")])
     assert exit_info.value.code == 2
     assert "for forecast year 2022, not 2023" in capsys.readouterr().err
 

@@ -150,7 +150,8 @@ def reason_category(reason: str) -> str:
 
 
 def corpus_counts(result: FilterResult) -> dict[str, object]:
-    """Metrics for metrics/corpus.json: totals and per-year kept / dropped-by-reason counts."""
+    """reports/corpus.json: totals, dropped-by-reason and per-year kept / dropped-by-reason
+    counts (the DVC metrics are their :func:`corpus_headline`)."""
     categories = result.dropped["reason"].map(reason_category)
     dropped_by_year: dict[int, Counter[str]] = {}
     for year, category in zip(result.dropped["year"].tolist(), categories.tolist()):
@@ -173,3 +174,11 @@ def corpus_counts(result: FilterResult) -> dict[str, object]:
         "dropped_languages": dict(sorted(languages.items())),
         "per_year": per_year,
     }
+
+
+def corpus_headline(counts: dict[str, object]) -> dict[str, int]:
+    """metrics/corpus.json, the DVC metrics of :func:`corpus_counts`: papers, kept and dropped
+    (all reasons together); the breakdowns stay in reports/corpus.json."""
+    dropped = counts["dropped"]
+    total = sum(dropped.values()) if isinstance(dropped, dict) else int(dropped)
+    return {"papers": int(counts["papers"]), "kept": int(counts["kept"]), "dropped": total}

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from scipy.special import gammaln, logsumexp
 from scipy.stats import binomtest, rankdata
 
 
@@ -47,6 +48,18 @@ def sign_test_counts(better: int, worse: int, ties: int = 0) -> SignTest:
     n = better + worse
     p = 1.0 if n == 0 else float(binomtest(better, n, 0.5, alternative="two-sided").pvalue)
     return SignTest(better=better, worse=worse, ties=ties, p_value=p)
+
+
+def sign_test_log10_p(better: int, worse: int) -> float:
+    """log10 of :func:`sign_test_counts`' p-value, computed in log space: finite where the p-value
+    itself underflows a double (thousands of items all one way). Under H0 Binomial(n, 1/2) is
+    symmetric, so the two-sided p-value is min(1, 2 P(K <= min(better, worse)))."""
+    n, k = better + worse, min(better, worse)
+    if n == 0 or 2 * k == n:
+        return 0.0
+    j = np.arange(k + 1)
+    log_cdf = logsumexp(gammaln(n + 1) - gammaln(j + 1) - gammaln(n - j + 1)) - n * np.log(2.0)
+    return float(min(0.0, (np.log(2.0) + log_cdf) / np.log(10.0)))
 
 
 def paired_sign_test(model: np.ndarray, baseline: np.ndarray, higher_is_better: bool) -> SignTest:

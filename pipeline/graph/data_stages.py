@@ -9,8 +9,10 @@ from typing import Any
 from pipeline.graph.code_deps import Code
 from pipeline.graph.files import (
     ABSTRACTS,
+    CORPUS_COUNTS,
     CORPUS_METRICS,
     DEV,
+    DOWNLOAD_INFO,
     PAPERS,
     RAW,
     STAMP,
@@ -41,13 +43,12 @@ def data_stages(code: Code) -> dict[str, Any]:
         },
         "download": {
             "cmd": "python -m stages.download --source ${data.source} "
-                   f"--out {RAW} --info metrics/download.json",
+                   f"--out {RAW} --info {DOWNLOAD_INFO}",
             "deps": [*code("download"), STAMP],
             "params": ["data.source"],
             # persist: DVC would delete the previous export before the command runs; kept, a
             # failed download (atomic write) leaves the last good copy in place.
-            "outs": [{RAW: {"persist": True}}],
-            "metrics": [{"metrics/download.json": {"cache": False}}],
+            "outs": [{RAW: {"persist": True}}, {DOWNLOAD_INFO: {"cache": False}}],
         },
         "parse": {
             "cmd": f"python -m stages.parse --raw {RAW} "
@@ -58,11 +59,13 @@ def data_stages(code: Code) -> dict[str, Any]:
         "filter": {
             "cmd": f"python -m stages.filter --papers {PAPERS} "
                    f"--kept {ABSTRACTS} --dropped data/corpus/filtered_out.parquet "
-                   f"--metrics {CORPUS_METRICS} --language ${{filter.language}} "
+                   f"--metrics {CORPUS_METRICS} --counts {CORPUS_COUNTS} "
+                   "--language ${filter.language} "
                    "--seed ${filter.seed} --min-words ${filter.min_words}",
             "deps": [*code("filter"), PAPERS],
             "params": ["filter.language", "filter.seed", "filter.min_words"],
-            "outs": [ABSTRACTS, "data/corpus/filtered_out.parquet"],
+            "outs": [ABSTRACTS, "data/corpus/filtered_out.parquet",
+                     {CORPUS_COUNTS: {"cache": False}}],
             "metrics": [{CORPUS_METRICS: {"cache": False}}],
         },
         "split": {
@@ -105,8 +108,9 @@ def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
                    " --png plots/word_frequencies.png",
             "deps": [*code("frequency_plot"), *freq_files, TOKENIZER],
             "params": ["frequencies.plot_words"],
+            # by_word (.dvc/plots/by_word.json): one line per word of the long CSV
             "plots": [{"plots/word_frequencies.csv": {
-                          "cache": False, "x": "year", "y": "log_freq", "template": "linear"}},
+                          "cache": False, "x": "year", "y": "log_freq", "template": "by_word"}},
                       {"plots/word_frequencies.png": {"cache": False}}],
         },
     }

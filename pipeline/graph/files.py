@@ -16,7 +16,14 @@ DEV = "data/splits/dev.parquet"
 TEST = "data/splits/test.parquet"
 TOKENIZER = "data/tokenizer"
 STOPWORDS = "data/reference/stopwords.txt"
-CORPUS_METRICS = "metrics/corpus.json"
+# DVC metrics are only the headline numbers (`dvc metrics show` fits a terminal); the rest of
+# each stage's numbers is plain JSON in reports/ (DVC outputs, cache: false, not metrics).
+CORPUS_METRICS = "metrics/corpus.json"         # papers, kept, dropped
+CORPUS_COUNTS = "reports/corpus.json"          # by reason, language and year
+DOWNLOAD_INFO = "reports/download.json"        # source, sha256, sizes
+VARIANT_METRICS = "metrics/variants"           # <variant>.json: dev/test PPL, CPL, CM
+RESULTS_DETAILS = "reports/results.json"       # stds, p-values, counts, seeds, every year
+FORECAST_DETAILS = "reports/forecast.json"     # the backtests
 
 FREQ = "data/features/frequencies/{}.parquet"
 EMB = "data/features/embeddings/{}.safetensors"

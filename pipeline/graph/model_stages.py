@@ -11,12 +11,15 @@ from typing import Any
 from pipeline.graph.code_deps import Code
 from pipeline.graph.files import (
     ABSTRACTS,
-    CORPUS_METRICS,
+    CORPUS_COUNTS,
     DEV,
+    FORECAST_DETAILS,
+    RESULTS_DETAILS,
     STOPWORDS,
     TEST,
     TOKENIZER,
     TRAIN,
+    VARIANT_METRICS,
     feature_files,
 )
 from pipeline.graph.plan import Plan, feature_kinds
@@ -114,22 +117,26 @@ def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
         "cmd": "python -m stages.report --scores data/scores ${experiment} --baseline baseline "
                "--examples ${report.examples} --frequencies data/features/frequencies "
                "--window ${features.window} --train-years ${split.train_first} ${split.train_last} "
-               f"--corpus-metrics {CORPUS_METRICS} "
-               "--out reports/results.md --metrics-dir metrics/variants --plots plots/results.csv "
-               "--staleness plots/staleness.csv --buckets plots/buckets.csv",
+               f"--corpus-counts {CORPUS_COUNTS} --out reports/results.md "
+               f"--metrics-dir {VARIANT_METRICS} --details {RESULTS_DETAILS} "
+               "--plots plots/results.csv --staleness plots/staleness.csv "
+               "--buckets plots/buckets.csv",
         "deps": [*code("report"), *(f"data/scores/{r}" for r in runs),
-                 *feature_files(["frequencies"], plan.report_years), CORPUS_METRICS],
+                 *feature_files(["frequencies"], plan.report_years), CORPUS_COUNTS],
         "params": ["experiment", "report", "features.window", "split.train_first",
                    "split.train_last"],
-        "outs": [{"reports/results.md": {"cache": False}}],
-        "metrics": [{"metrics/variants": {"cache": False}}],
+        "outs": [{"reports/results.md": {"cache": False}}, {RESULTS_DETAILS: {"cache": False}}],
+        "metrics": [{VARIANT_METRICS: {"cache": False}}],
+        # bar_horizontal: x is the number, y the category (one bar per variant). by_model and
+        # by_model_year: templates in .dvc/plots, one line per model (and per year).
         "plots": [{"plots/results.csv": {
-                      "cache": False, "x": "variant", "y": "test_ppl", "template": "bar_horizontal"}},
+                      "cache": False, "x": "test_ppl", "y": "variant", "template": "bar_horizontal"}},
                   {"plots/staleness.csv": {
                       "cache": False, "x": "year", "y": "ppl", "template": "by_model"}},
                   {"plots/staleness.png": {"cache": False}},
                   {"plots/buckets.csv": {
-                      "cache": False, "x": "bucket", "y": "mean_nll", "template": "by_model"}},
+                      "cache": False, "x": "history_bucket", "y": "mean_nll",
+                      "template": "by_model_year"}},
                   {"plots/buckets.png": {"cache": False}}],
     }
 
@@ -142,13 +149,12 @@ def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
                + " ".join(map(str, plan.backtest_years))
                + f" --window ${{features.window}} --frequencies data/features/frequencies "
                f"--tokenizer {TOKENIZER} --stopwords {STOPWORDS} --abstracts {ABSTRACTS} "
-               "--out reports/forecast.md --metrics metrics/forecast.json "
+               f"--out reports/forecast.md --json {FORECAST_DETAILS} "
                "--plot plots/forecast_risers.png",
         "deps": [*code("forecast_report"), *(f"data/forecast/{r}" for r in runs),
                  *feature_files(["frequencies"], plan.forecast_report_years), TOKENIZER,
                  STOPWORDS, ABSTRACTS],
         "params": ["experiment", "forecast.year", "features.window"],
-        "outs": [{"reports/forecast.md": {"cache": False}}],
-        "metrics": [{"metrics/forecast.json": {"cache": False}}],
+        "outs": [{"reports/forecast.md": {"cache": False}}, {FORECAST_DETAILS: {"cache": False}}],
         "plots": [{"plots/forecast_risers.png": {"cache": False}}],
     }

@@ -15,7 +15,9 @@ Output pieces, all deterministic:
 - staleness: PPL and CPL of every scored year (:mod:`pipeline.evaluation.staleness`);
 - frequency buckets: NLL by history frequency, emerging tokens, recall@10 (:mod:`pipeline.evaluation.buckets`);
 - Table 2: the first generated abstracts of each variant for the test year;
-- per-variant metric dicts (DVC metrics) and one flat row per variant (DVC plots).
+- per variant, the headline DVC metrics (:func:`headline`: dev/test PPL, CPL, CM) and the full
+  numbers beside them (:func:`details_json`: stds, p-values, better/worse counts, seeds, every
+  scored year); one flat row per variant and one sortable bucket label (DVC plots).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from pipeline.infra.io import read_json, read_parquet
 from pipeline.infra.runs import run_name
 from pipeline.models.perplexity import Perplexity
 from pipeline.models.registry import display_name
-from pipeline.evaluation.significance import RankSumTest, SignTest, paired_sign_test, rank_sum_test
+from pipeline.evaluation.significance import (RankSumTest, SignTest, paired_sign_test, rank_sum_test,
+                                              sign_test_log10_p)
 from pipeline.evaluation.unigram import summed_counts, unigram_perplexity
 
 SPLITS = ("dev", "test")
@@ -147,8 +150,11 @@ def compare(runs: dict[tuple[str, int], Run], variant: str, baseline: str, seeds
 
 def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
               baseline: str) -> dict[str, dict]:
-    """Per variant: {"seeds", split: {"year", metric, metric_std, metric_p, metric_better,
-    metric_worse}, "years": {year: {ppl, cpl, cm}}} (means over seeds)."""
+    """Per variant: {"seeds", split: {"year", metric, metric_std, metric_p, metric_log10_p,
+    metric_better, metric_worse}, "years": {year: {ppl, cpl, cm}}} (means over seeds).
+
+    ``metric_log10_p`` is log10 of the p-value, computed in log space for the sign tests so it
+    stays finite where the p-value itself underflows to 0.0 (see :func:`details_json`)."""
     if baseline not in variants:
         raise ValueError(f"baseline {baseline!r} is not among the variants {list(variants)}")
     out: dict[str, dict] = {}
@@ -164,6 +170,7 @@ def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: 
                 if v != baseline:
                     test = compare(runs, v, baseline, seeds, year, metric)
                     stats[f"{metric}_p"] = test.p_value
+                    stats[f"{metric}_log10_p"] = _log10_p(test)
                     stats[f"{metric}_better"] = test.better
                     stats[f"{metric}_worse"] = test.worse
             entry[split] = stats
@@ -173,6 +180,12 @@ def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: 
             for y in runs[(v, seeds[0])].years}
         out[v] = entry
     return out
+
+
+def _log10_p(test: SignTest | RankSumTest) -> float | None:
+    if isinstance(test, SignTest):
+        return sign_test_log10_p(test.better, test.worse)
+    return math.log10(test.p_value) if test.p_value > 0 else None
 
 
 def bucket_frame(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
@@ -232,10 +245,14 @@ def _cell(stats: dict, metric: str) -> str:
     return text
 
 
+# p-values below this are printed "< 1e-300" and stored as null (their log10 is kept).
+P_FLOOR = 1e-300
+
+
 def _p(value: float | None) -> str:
     if value is None:
         return "—"
-    if value < 1e-300:   # an exact p-value below what a double holds (thousands of items) is 0.0
+    if value < P_FLOOR:   # an exact p-value below what a double holds (thousands of items) is 0.0
         return "< 1e-300"
     return f"{value:.2e}" if value < 1e-3 else f"{value:.3f}"
 
@@ -391,6 +408,36 @@ def plot_rows(summary: dict[str, dict]) -> pd.DataFrame:
                 row[f"{s}_{m}"] = entry[s][m]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def bucket_plot_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`bucket_frame` plus ``history_bucket``, the bucket as a label that sorts in frequency
+    order ("0: unseen", "1: 1", "2: 2-10", ..., "5: emerging"): DVC plots order an ordinal x
+    axis by its text, which would put "11-100" before "2-10"."""
+    order = {name: f"{i}: {name}" for i, name in enumerate((*BUCKETS, EMERGING))}
+    out = frame.copy()
+    out.insert(out.columns.get_loc("bucket") + 1, "history_bucket", out["bucket"].map(order))
+    return out
+
+
+def headline(entry: dict) -> dict:
+    """A variant's DVC metrics file: only dev and test PPL, CPL and CM (means over seeds), so
+    ``dvc metrics show`` stays one short line per variant; the rest is :func:`details_json`."""
+    return finite_or_none({s: {m: entry[s][m] for m in ("ppl", "cpl", "cm")} for s in SPLITS})
+
+
+def details_json(summary: dict[str, dict], baseline: str) -> dict:
+    """``reports/results.json``: every variant's full :func:`summarize` entry (years, stds,
+    p-values against ``baseline``, better/worse counts, seeds), JSON-safe. A p-value below
+    :data:`P_FLOOR` (underflowed to 0.0 for thousands of one-sided items) is stored as null, as
+    the report prints it "< 1e-300"; ``<metric>_log10_p`` beside it always holds its log10 (null
+    only for a rank-sum p-value that underflowed)."""
+    def floor(stats: dict) -> dict:
+        return {k: (None if k.endswith("_p") and not k.endswith("_log10_p") and v is not None
+                     and v < P_FLOOR else v) for k, v in stats.items()}
+    variants = {v: {k: (floor(x) if k in SPLITS else x) for k, x in entry.items()}
+                for v, entry in summary.items()}
+    return finite_or_none({"baseline": baseline, "variants": variants})
 
 
 def finite_or_none(summary: dict) -> dict:
