@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install graph repro test bench paper-profile clean-venv
+.PHONY: install graph repro test bench paper-profile clean-venv plots dag
 
 install: $(STAMP)
 
@@ -31,6 +31,18 @@ $(STAMP): pyproject.toml scripts/setup_wordnet.sh scripts/setup_gpt2_tokenizer.s
 # decide which stages exist and which per-year files each reads): regenerate it, then reproduce.
 graph:
 	python -m stages.graph
+
+# DVC's plots as one HTML page that renders offline (vega, vega-lite, vega-embed inlined from
+# npm packages cached in .futurelm/npm; dvc's own page loads them from a CDN): dvc_plots/index.html.
+PLOTS_TEMPLATE := .futurelm/plots/template.html
+plots:
+	bash scripts/build_plots_template.sh $(PLOTS_TEMPLATE) .futurelm/npm
+	dvc plots show --html-template $(PLOTS_TEMPLATE) -o dvc_plots
+
+# The stage graph with the per-year and per-run stage families collapsed (docs/dag.md, mermaid);
+# `dvc dag` draws every stage.
+dag:
+	python -m stages.graph --dag docs/dag.md
 
 repro: install
 	$(BIN)/python -m stages.graph

@@ -10,6 +10,7 @@ templates in ``cmd``, so editing them needs no regeneration. The logic is ``pipe
 
     python -m stages.graph            # (re)write dvc.yaml for params.yaml; prune dvc.lock
     python -m stages.graph --check    # exit 2, naming the stages that differ, if dvc.yaml is stale
+    python -m stages.graph --dag docs/dag.md   # dvc.yaml as a mermaid graph of stage families
 
 Writing also drops from ``dvc.lock`` (beside ``--out``) the entries of stages the graph no longer
 has, keeping every other entry byte for byte. The check is also the graph's first stage
@@ -27,6 +28,7 @@ from typing import Any
 import yaml
 
 from pipeline.graph.build import build
+from pipeline.graph.dag import dag_markdown, mermaid
 from pipeline.graph.files import STAMP
 from pipeline.graph.lock import prune
 from pipeline.graph.render import render, stale_message
@@ -48,6 +50,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--stamp", default=None,
                    help="with --check: write this file (fixed content) when the graph is current, "
                         "the output of the `graph` stage that every other stage is downstream of")
+    p.add_argument("--dag", default=None, metavar="FILE",
+                   help="only draw --out as a mermaid graph of stage families (`make dag`): write "
+                        "it to FILE as Markdown and print it; `-` prints only")
     return p.parse_args(argv)
 
 
@@ -63,6 +68,9 @@ def read_params(path: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     params_path, out = Path(args.params), Path(args.out)
+    if args.dag:
+        draw(out, args.dag)
+        return
     expected = render(read_params(params_path), out.resolve().parent)
     current = out.read_text() if out.exists() else ""
     if not args.check:
@@ -80,6 +88,17 @@ def main(argv: list[str] | None = None) -> None:
     if args.stamp:
         with atomic_path(args.stamp) as tmp:
             tmp.write_text(f"{out} matches {params_path}\n")
+
+
+def draw(graph: Path, dest: str) -> None:
+    if not graph.exists():
+        raise UserError(f"{graph} does not exist", path=graph, fix="run `make graph` first")
+    stages = (yaml.safe_load(graph.read_text()) or {}).get("stages", {})
+    print(mermaid(stages), end="")
+    if dest != "-":
+        with atomic_path(dest) as tmp:
+            tmp.write_text(dag_markdown(stages), encoding="utf-8")
+        print(f"wrote {dest}", file=sys.stderr)
 
 
 if __name__ == "__main__":
