@@ -31,6 +31,7 @@ $(STAMP): pyproject.toml scripts/setup_wordnet.sh scripts/setup_gpt2_tokenizer.s
 # decide which stages exist and which per-year files each reads): regenerate it, then reproduce.
 graph:
 	python -m stages.graph
+	python -m stages.graph --dag docs/dag.md >/dev/null
 
 # DVC's plots as one HTML page that renders offline (vega, vega-lite, vega-embed inlined from
 # npm packages cached in .futurelm/npm; dvc's own page loads them from a CDN): dvc_plots/index.html.
@@ -39,13 +40,14 @@ plots:
 	bash scripts/build_plots_template.sh $(PLOTS_TEMPLATE) .futurelm/npm
 	dvc plots show --html-template $(PLOTS_TEMPLATE) -o dvc_plots
 
-# The stage graph with the per-year and per-run stage families collapsed (docs/dag.md, mermaid);
-# `dvc dag` draws every stage.
+# The stage graph with the per-year and per-run stage families collapsed (docs/dag.md, mermaid;
+# also refreshed by graph, repro and paper-profile); `dvc dag` draws every stage.
 dag:
 	python -m stages.graph --dag docs/dag.md
 
 repro: install
 	$(BIN)/python -m stages.graph
+	$(BIN)/python -m stages.graph --dag docs/dag.md >/dev/null
 	$(BIN)/dvc repro
 
 # The import contract first (pyproject.toml [tool.importlinter]: layers, no pipeline -> stages,
@@ -62,6 +64,7 @@ bench: install
 paper-profile:
 	cp profiles/paper.yaml params.yaml
 	python -m stages.graph
+	python -m stages.graph --dag docs/dag.md >/dev/null
 
 clean-venv:
 	rm -rf $(VENV)
