@@ -38,6 +38,7 @@ from pipeline.infra.io import read_json, read_parquet
 from pipeline.infra.runs import run_name
 from pipeline.models.perplexity import Perplexity
 from pipeline.models.registry import display_name
+from pipeline.reports.ranking import ranking_markdown
 from pipeline.evaluation.significance import (RankSumTest, SignTest, paired_sign_test, rank_sum_test,
                                               sign_test_log10_p)
 from pipeline.evaluation.unigram import summed_counts, unigram_perplexity
@@ -226,13 +227,14 @@ def unigram_reference(runs: dict[tuple[str, int], Run], frequencies_dir: str | o
 
 
 def unigram_markdown(unigram: dict[int, Perplexity], summary: dict[str, dict]) -> str:
-    """One line per scored year: the unigram PPL, and how far below it the best model is."""
+    """One line per scored year: the unigram PPL, and how far below it the lowest model PPL is
+    (a reference point, not a ranking: see :mod:`pipeline.reports.ranking`)."""
     lines = []
     for year, ref in sorted(unigram.items()):
         ppls = {v: e["years"][str(year)]["ppl"] for v, e in summary.items()}
         best = min(ppls, key=ppls.get)
-        lines.append(f"- {year}: unigram PPL {ref.ppl:.2f} over {ref.n_tokens:,} tokens; best "
-                     f"model {display_name(best)} {ppls[best]:.2f} "
+        lines.append(f"- {year}: unigram PPL {ref.ppl:.2f} over {ref.n_tokens:,} tokens; lowest "
+                     f"model PPL {display_name(best)} {ppls[best]:.2f} "
                      f"({ppls[best] / ref.ppl:.0%} of the unigram's)")
     return "\n".join(lines)
 
@@ -331,6 +333,8 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
     test_year = first.split_year("test")
     figures = figures or {}
     parts = _table3_section(summary, seeds, baseline, len(first.generations[test_year]))
+    parts += ["", "## Which variants differ", "", ranking_markdown(
+        per_seed_metrics(runs, variants, seeds), len(seeds))]
     if unigram:
         parts += _unigram_section(unigram, summary)
     if staleness is not None:
@@ -340,6 +344,19 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
     parts += ["", f"## Table 2: generated abstracts for the test year ({test_year}, seed {seeds[0]})",
               "", examples(runs, variants, seeds[0], n_examples, test_year)]
     return "\n".join(parts).rstrip() + "\n"
+
+
+def per_seed_metrics(runs: dict[tuple[str, int], Run], variants: Sequence[str],
+                     seeds: Sequence[int]) -> dict[tuple[str, str], dict[str, list[float]]]:
+    """``{(split label, metric): {variant: one value per seed}}`` for the ranking section."""
+    out: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for split in SPLITS:
+        year = runs[(variants[0], seeds[0])].split_year(split)
+        for metric in METRICS:
+            out[(f"{split.capitalize()} {year}", metric)] = {
+                v: [float(runs[(v, s)].year_metrics(year)[metric]) for s in seeds]
+                for v in variants}
+    return out
 
 
 def _table3_section(summary: dict[str, dict], seeds: Sequence[int], baseline: str,
