@@ -217,7 +217,7 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     log_p = np.log((counts + 1) / (counts.sum() + VOCAB))
     targets = load_runs(scores, ["baseline"], [0])[("baseline", 0)].positions(2021)["target_id"]
     want_unigram = np.exp(-log_p[targets.to_numpy()].mean())
-    assert f"- 2021: unigram PPL {want_unigram:.2f} over 40 tokens; best model Frequency" in text
+    assert f"- 2021: unigram PPL {want_unigram:.2f} over 40 tokens; lowest model PPL Frequency" in text
     assert (tmp_path / "p" / "staleness.png").stat().st_size > 0
     assert (tmp_path / "p" / "buckets.png").stat().st_size > 0
     first = out.read_bytes()
