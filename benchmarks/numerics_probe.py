@@ -1,12 +1,14 @@
 """Numerics probe (issue 16 research): do a tiny GPT-2's trained weights depend on the CPU's kernels?
 
-    ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE python -m benchmarks.numerics_probe [--threads N]
+    FUTURELM_NO_PIN=1 ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE python -m benchmarks.numerics_probe [--threads N]
         [--det] [--model hf|project] [--probes] [--gen] [--time K] [--pyln]
 
 Trains 20 AdamW steps of the default-shape GPT-2 from a fixed seed and prints one JSON line with
 sha256 prefixes of the weights and of eval logits. The levers (ATEN_CPU_CAPABILITY, MKL_CBWR,
 ONEDNN_MAX_CPU_ISA, ...) are read from the environment, which must be set before torch is
-imported: run the same command under two settings and compare the hashes. Findings and the
+imported: run the same command under two settings and compare the hashes. FUTURELM_NO_PIN=1 is
+needed since the pipeline pins the kernels itself (benchmarks/__init__.py, pipeline/infra/numerics.py);
+without it every run gets the pinned setting, whatever the command line's environment says. Findings and the
 hashes to expect: benchmarks/results/numerics.md.
 """
 import argparse, hashlib, json, os, sys, time

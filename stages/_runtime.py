@@ -4,7 +4,11 @@ They live in ``runtime.yaml`` (or the file named by ``FUTURELM_RUNTIME``), each 
 environment variable (``FUTURELM_DEVICE``, ``FUTURELM_THREADS``, ``FUTURELM_WORKERS``,
 ``FUTURELM_NPROC``). They are
 not DVC params, so changing them reruns nothing; a stage's ``--device``/``--threads`` flag, when
-given, wins over both. Results must not depend on them (the tests check it for workers/threads).
+given, wins over both. Results do not depend on ``workers`` or ``nproc`` (tested). ``threads`` is
+part of the recorded numerics: the CPU kernels are pinned (:mod:`pipeline.infra.numerics`), but MKL's
+SGEMM rounds some matrix shapes differently on 1 and 2 threads, so the committed results are the
+same bytes on any x86-64 AVX2 CPU only at the recorded ``threads: 1`` (tests/test_numerics.py).
+``device`` is too: GPU kernels differ from CPU ones in the last bits.
 """
 
 from __future__ import annotations

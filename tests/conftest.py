@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-import torch
-from ci_skips import CiSkips
+# Before anything imports torch: the same CPU kernels as every stage (pipeline/infra/numerics.py).
+from pipeline.infra.numerics import pin_kernels
+
+pin_kernels()
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from ci_skips import CiSkips  # noqa: E402
 
 # `make test` runs two xdist workers on two cores: one torch thread each avoids oversubscription,
 # which made some tests ~10x slower.

@@ -142,9 +142,10 @@ def test_unknown_precision_is_a_user_error() -> None:
 
 def test_attention_is_sdpa_and_equals_eager(tmp_path) -> None:
     m = model("frequency")
-    assert m.lm.config._attn_implementation == "sdpa"
+    # SDPA, registered with a vendor-neutral dropout for CPU training (pipeline.models.portable)
+    assert m.lm.config._attn_implementation == "futurelm_sdpa"
     save_future_lm(m, tmp_path / "m")
-    assert load_future_lm(tmp_path / "m").lm.config._attn_implementation == "sdpa"
+    assert load_future_lm(tmp_path / "m").lm.config._attn_implementation == "futurelm_sdpa"
     torch.manual_seed(0)
     eager = GPT2LMHeadModel(GPT2Config(vocab_size=V, n_layer=1, n_head=2, n_embd=16,
                                        n_positions=32, attn_implementation="eager")).eval()

@@ -19,7 +19,11 @@ set of weights: a cache keyed by the history object and the version counters of 
 reads returns the very tensor computed before, so results are bit-identical.
 
 Attention runs through PyTorch's scaled-dot-product kernel (SDPA, :func:`use_sdpa`) for every
-LM built or loaded here.
+LM built or loaded here. Every future LM's dropout (attention dropout included) is the portable
+one of :mod:`pipeline.models.portable` (swapped in by :class:`FutureLM` itself, so models built,
+trained and loaded alike): with the pinned CPU kernels (:mod:`pipeline.infra.numerics`) and the
+same thread count its weights, scores and generations are the same bytes on any x86-64 CPU with
+AVX2.
 
 A future LM also carries its *context length*: the tokens per abstract it was trained on
 (``train.max_length``). Scoring cuts abstracts at that same length, so the reported perplexity
@@ -47,6 +51,8 @@ from pipeline.infra.errors import UserError
 from pipeline.features.history import YearHistory, load_history
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.models.nll import mean_nll, next_token_targets
+from pipeline.models.portable import ATTENTION as PORTABLE_ATTENTION
+from pipeline.models.portable import make_portable
 from pipeline.models.registry import by_kind, lookup
 from pipeline.models.temporal import BiasConfig, build_bias
 
@@ -77,6 +83,7 @@ class FutureLM(nn.Module):
         self.lm = lm
         self.bias_config = bias_config
         self.bias = build_bias(bias_config)
+        make_portable(self)   # the same dropout masks on any CPU (pipeline.models.portable)
         self.variant = variant
         self.context_length = context_length
         self.seed = seed
@@ -251,7 +258,7 @@ def use_sdpa(lm: PreTrainedModel) -> PreTrainedModel:
     """Switch ``lm``'s attention to PyTorch's fused scaled-dot-product kernel where the
     architecture has that path (GPT-2, Llama, ...; transformers' default too): the same
     computation as eager attention, in one kernel (flash / memory-efficient on CUDA)."""
-    if lm.config._attn_implementation != "sdpa":
+    if lm.config._attn_implementation not in ("sdpa", PORTABLE_ATTENTION):
         try:
             lm.set_attn_implementation("sdpa")
         except (ValueError, ImportError):

@@ -45,6 +45,7 @@ from transformers import (AutoConfig, AutoModel, AutoModelForCausalLM, AutoModel
 from pipeline.features import gpt2_bpe
 from pipeline.infra.errors import UserError
 from pipeline.features.tokenizer import ensure_special_tokens
+from pipeline.models.portable import make_portable
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -348,7 +349,9 @@ def load_masked_lm(name: str) -> PreTrainedModel:
     """The encoder with its pretrained MLM head, for per-year adaptation (paper §3.3).
 
     Raises :class:`ModelKindError` when the checkpoint has no MLM head (e.g. all-MiniLM-L6-v2):
-    adapting with a randomly initialised head would fine-tune the encoder towards noise.
+    adapting with a randomly initialised head would fine-tune the encoder towards noise. Its
+    dropout is the portable one (:mod:`pipeline.models.portable`): adaptation trains with dropout,
+    whose native masks differ between Intel and AMD CPUs.
     """
     source = check_encoder(name)
     architectures = AutoConfig.from_pretrained(source.path, local_files_only=True).architectures
@@ -364,7 +367,7 @@ def load_masked_lm(name: str) -> PreTrainedModel:
         raise ModelKindError(f"encoder {name!r} has no pretrained MLM head (missing "
                         f"{', '.join(sorted(missing_head)[:3])}...), so it cannot be adapted",
                         path=name, fix=fix)
-    return model
+    return make_portable(model)
 
 
 def load_tokenizer_for(name: str) -> PreTrainedTokenizerBase:

@@ -1,0 +1,121 @@
+"""Same numbers on any x86-64 CPU with AVX2: pin the CPU kernels before torch is imported.
+
+PyTorch picks its ATen kernels by CPU capability (scalar ``default`` / ``avx2`` / ``avx512``) and MKL
+picks its SGEMM code path by CPU and vendor; both change the bits of weight init (``torch.randn``),
+of every training step and of every logit. :func:`pin_kernels` fixes both through environment
+variables, which torch and MKL read only once, so it must run **before** ``import torch``
+(``stages/__init__.py`` and ``tests/conftest.py`` call it first thing):
+
+* ``ATEN_CPU_CAPABILITY=avx2`` (overriding any value the user set): AVX2 kernels also on AVX-512
+  CPUs. Only when the CPU has AVX2 (``/proc/cpuinfo``): elsewhere avx2 would die with SIGILL, so the
+  capability is left alone and a warning says results will not match the committed ones.
+* ``MKL_CBWR=COMPATIBLE``: MKL's vendor-neutral branch. ``MKL_CBWR=AVX2`` is silently ignored on
+  AMD CPUs, so COMPATIBLE is the only value that gives Intel and AMD the same SGEMM (~2x slower
+  SGEMM; benchmarks/results/numerics.md).
+* ``ONEDNN_MAX_CPU_ISA=AVX2`` (insurance: fp32 never reaches oneDNN today), ``OMP_DYNAMIC=FALSE``
+  (OpenMP's default, made explicit). Not ``MKL_DYNAMIC=FALSE``: on a loaded 2-core machine it made
+  2-thread steps 20x slower (benchmarks/results/numerics.md), and with the recorded single thread
+  MKL has no thread count to vary.
+
+The thread count is part of the recorded numerics: MKL's SGEMM splits some shapes (e.g. 511 x 128
+x 384) differently over 1 and 2 threads and rounds differently, so results are the same bytes only
+for the same ``threads`` (``runtime.yaml``: 1).
+
+The rest of the recipe is code in :mod:`pipeline.models.portable` (vendor-neutral dropout,
+thread-invariant LayerNorm). :func:`check_kernels`, after torch is imported, verifies the pin took
+effect (it does not when torch was imported first) and warns otherwise.
+
+``FUTURELM_NO_PIN=1`` disables the pin. It exists for ``tests/test_numerics.py``'s control (which
+shows that without the pin the bytes do differ); do not set it for real runs.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import warnings
+
+CAPABILITY = "avx2"
+PINNED_ENV = {
+    "MKL_CBWR": "COMPATIBLE",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "OMP_DYNAMIC": "FALSE",
+}
+NO_PIN_ENV = "FUTURELM_NO_PIN"
+
+_pinned: dict[str, str] | None = None
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def cpu_has_avx2(cpuinfo: str = "/proc/cpuinfo") -> bool | None:
+    """Whether this CPU has AVX2: ``True``/``False`` from ``/proc/cpuinfo``'s flags, ``None`` when
+    that cannot be told cheaply (no ``/proc``, e.g. macOS). Never imports torch."""
+    if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686", "x86"):
+        return False
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return "avx2" in line.split(":", 1)[-1].split()
+    except OSError:
+        return None
+    return None
+
+
+def pin_disabled() -> bool:
+    return os.environ.get(NO_PIN_ENV, "") not in ("", "0")
+
+
+def pin_kernels() -> dict[str, str]:
+    """Set the environment that pins torch's and MKL's CPU kernels (module doc) and return what
+    was set. Idempotent; call it before anything imports torch."""
+    global _pinned
+    if _pinned is not None:
+        return dict(_pinned)
+    if pin_disabled():
+        _pinned = {}
+        return {}
+    pinned = dict(PINNED_ENV)
+    avx2 = cpu_has_avx2()
+    if avx2:
+        pinned["ATEN_CPU_CAPABILITY"] = CAPABILITY
+    else:
+        _warn_once("no-avx2", "this CPU " + ("has no AVX2" if avx2 is False else
+                   "could not be checked for AVX2") + ": torch's CPU kernels are left unpinned, "
+                   "so trained weights, scores and generations will not match the committed ones "
+                   "bit for bit")
+    if "torch" in sys.modules:
+        _warn_once("late", "pin_kernels() ran after torch was imported: the CPU kernels may "
+                   "already be chosen (import stages or call it before torch)")
+    os.environ.update(pinned)
+    _pinned = pinned
+    return dict(pinned)
+
+
+def check_kernels() -> str:
+    """After ``import torch``: the ATen capability in use; warns when the pin did not take effect
+    (torch imported before :func:`pin_kernels`, or ``ATEN_CPU_CAPABILITY`` changed since)."""
+    import torch
+
+    capability = torch.backends.cpu.get_cpu_capability()
+    if pin_disabled():
+        return capability
+    if _pinned is None:
+        _warn_once("unpinned", "pin_kernels() was never called: torch runs on its native CPU "
+                   f"kernels ({capability}); results may differ from other machines")
+    elif "ATEN_CPU_CAPABILITY" in _pinned and capability != CAPABILITY.upper():
+        _warn_once("mismatch", f"torch runs {capability} CPU kernels instead of the pinned "
+                   f"{CAPABILITY.upper()} (was torch imported before pin_kernels()?): results "
+                   "may differ from other machines")
+    for var, value in (_pinned or {}).items():
+        if os.environ.get(var) != value:
+            _warn_once(f"env-{var}", f"{var} changed to {os.environ.get(var)!r} after "
+                       f"pin_kernels() set {value!r}: results may differ from other machines")
+    return capability
