@@ -6,7 +6,8 @@
 ``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a value the
 dataclass rejects becomes a :class:`pipeline.infra.errors.UserError` (a message, not a traceback).
 ``add_runtime_options``/``runtime_from`` give ``--device``/``--threads``, whose defaults come
-from ``runtime.yaml`` (:func:`stages._runtime.load_runtime`): they never change results.
+from ``runtime.yaml`` (:func:`stages._runtime.load_runtime`): they change no DVC params, only
+(threads, device) the last bits of results (stages/_runtime.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Literal, Union
 
 from pipeline.infra.errors import UserError
 from stages._cli import DEBUG_FLAG
+from pipeline.infra.numerics import check_kernels
 from stages._runtime import Runtime, load_runtime
 
 
@@ -123,7 +125,8 @@ def add_runtime_options(parser: argparse.ArgumentParser, processes: bool = False
 
 def runtime_from(args: argparse.Namespace) -> Runtime:
     """``runtime.yaml`` + environment, overridden by ``--device``/``--threads``/``--processes``
-    when given."""
+    when given. Also checks that the CPU kernels are the pinned ones (a warning if not)."""
+    check_kernels()
     runtime = load_runtime()
     overrides = {k: getattr(args, k) for k in ("device", "threads", "nproc")
                  if getattr(args, k, None) is not None}

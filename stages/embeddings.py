@@ -32,6 +32,7 @@ from pipeline.models.hub import check_encoder, load_encoder, load_masked_lm, loa
 from pipeline.features.tokenizer import load_tokenizer
 from stages._args import add_options
 from stages._cli import stage_main
+from pipeline.infra.numerics import check_kernels
 from stages._runtime import load_runtime
 
 
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 @stage_main
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    check_kernels()
     runtime = load_runtime()
     nproc = runtime.nproc if args.processes is None else args.processes
     if nproc > 1 and not distributed.launched():  # its children see torchrun's env: no loop

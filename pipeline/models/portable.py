@@ -39,7 +39,8 @@ def portable_dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
         return x
     if p >= 1.0:
         return x * 0.0
-    keep = torch.rand_like(x) >= p
+    # fp32 uniforms whatever x's dtype: bf16 ones would come in steps of 2^-8 and bias the rate
+    keep = torch.rand(x.shape, device=x.device) >= p
     return x * keep * (1.0 / (1.0 - p))
 
 
