@@ -108,14 +108,14 @@ def build(cls: type, args: argparse.Namespace) -> Any:
 
 
 def add_runtime_options(parser: argparse.ArgumentParser, processes: bool = False) -> None:
-    """``--device``/``--threads``, and ``--processes`` for stages that run under torchrun."""
+    """``--device``, ``--threads`` (tests only), and ``--processes`` for stages under torchrun."""
     group = parser.add_argument_group(
-        "runtime (runtime.yaml or FUTURELM_DEVICE / FUTURELM_THREADS / FUTURELM_NPROC; where and "
-        "how fast a stage runs, not what it computes)")
+        "runtime (runtime.yaml or FUTURELM_DEVICE / FUTURELM_NPROC; where a stage runs)")
     group.add_argument("--device", default=None,
                        help="auto (CUDA when present), cpu, cuda, cuda:N (default: runtime.yaml)")
     group.add_argument("--threads", type=int, default=None,
-                       help="torch CPU threads, 0 = torch's default (default: runtime.yaml)")
+                       help="torch CPU threads (default: the recorded 2, pipeline/infra/numerics.py; "
+                            "other values give other bytes: for tests)")
     if processes:
         # Not `--nproc`: torchrun's own parser would take it for an abbreviation of its options.
         group.add_argument("--processes", dest="nproc", type=int, default=None,

@@ -59,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
     add_options(parser, EmbeddingsConfig, "encoder and pooling (params embeddings.*)")
     parser.add_argument("--threads", type=int, default=None,
-                        help="torch CPU threads per process (runtime setting; default: runtime.yaml "
-                             "`threads` / FUTURELM_THREADS; 0 = torch's default)")
+                        help="torch CPU threads per process (default: the recorded 2, "
+                             "pipeline/infra/numerics.py; other values give other bytes)")
     # Not `--nproc`: torchrun's own parser would take it for an abbreviation of its options.
     parser.add_argument("--processes", type=int, default=None,
                         help="processes to run, one per GPU, started with torchrun (runtime setting; "

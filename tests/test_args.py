@@ -8,6 +8,7 @@ import pytest
 
 from pipeline.infra.config import LMConfig, ModelConfig, ScoreConfig, TrainConfig
 from pipeline.infra.errors import UserError
+from pipeline.infra.numerics import THREADS
 from pipeline.models.generation import GenerationSettings
 from stages import score, train
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
@@ -76,14 +77,23 @@ def test_bad_values_are_messages() -> None:
 
 def test_runtime_defaults_come_from_runtime_settings(monkeypatch, tmp_path) -> None:
     runtime = tmp_path / "runtime.yaml"
-    runtime.write_text("device: cpu\nthreads: 3\n")
+    runtime.write_text("device: cpu\n")
     monkeypatch.setenv("FUTURELM_RUNTIME", str(runtime))
     assert (runtime_from(parser().parse_args(["--variant", "x"])).device,
-            runtime_from(parser().parse_args(["--variant", "x"])).threads) == ("cpu", 3)
-    monkeypatch.setenv("FUTURELM_THREADS", "5")
-    assert runtime_from(parser().parse_args(["--variant", "x"])).threads == 5
+            runtime_from(parser().parse_args(["--variant", "x"])).threads) == ("cpu", THREADS)
+    monkeypatch.setenv("FUTURELM_THREADS", "5")   # not a runtime knob: the numerics fix it
+    assert runtime_from(parser().parse_args(["--variant", "x"])).threads == THREADS
     flags = runtime_from(parser().parse_args(["--variant", "x", "--threads", "1", "--device", "meta"]))
     assert (flags.device, flags.threads) == ("meta", 1)   # the command line wins
+
+
+def test_threads_in_runtime_yaml_is_refused_naming_the_fixed_setting(monkeypatch, tmp_path) -> None:
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text("threads: 3\n")
+    monkeypatch.setenv("FUTURELM_RUNTIME", str(runtime))
+    with pytest.raises(UserError, match="unknown runtime settings") as err:
+        runtime_from(parser().parse_args(["--variant", "x"]))
+    assert "numerics" in err.value.fix
 
 
 def test_an_unreadable_device_is_a_message() -> None:

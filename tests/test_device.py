@@ -55,7 +55,7 @@ def test_runtime_device_reaches_the_rule(cuda, monkeypatch: pytest.MonkeyPatch, 
     """FUTURELM_DEVICE (or runtime.yaml) is what a stage passes to pick_device."""
     cuda(True)
     runtime = tmp_path / "runtime.yaml"
-    runtime.write_text("device: cpu\nthreads: 2\n")
+    runtime.write_text("device: cpu\n")
     monkeypatch.setenv("FUTURELM_RUNTIME", str(runtime))
     monkeypatch.delenv("FUTURELM_DEVICE", raising=False)
     assert pick_device(load_runtime().device) == torch.device("cpu")

@@ -92,9 +92,9 @@ def test_a_second_repro_runs_nothing(project: Path) -> None:
 
 
 def test_runtime_settings_rerun_nothing(own: Path) -> None:
-    (own / "runtime.yaml").write_text("device: cpu\nthreads: 2\nworkers: 1\n")
+    (own / "runtime.yaml").write_text("device: cpu\nworkers: 1\n")
     assert stages_that_would_run(own) == []
-    other = {**RUNTIME, "FUTURELM_THREADS": "2", "FUTURELM_WORKERS": "1"}
+    other = {**RUNTIME, "FUTURELM_WORKERS": "1"}
     assert stages_run(run_dvc(own, "repro", env=other)) == []
 
 

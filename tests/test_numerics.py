@@ -5,7 +5,7 @@ is imported) under simulated machines: ATen's scalar ``default`` kernels vs its 
 (what differs between CPUs) and MKL's branch unset vs ``AVX2``. The weights and every
 score/generation file must be the same bytes; the control shows that without the pin they are not.
 The thread count is part of the recorded numerics (MKL's SGEMM rounds some shapes differently on 1
-and 2 threads; pipeline/infra/numerics.py), so both runs use the recorded single thread.
+and 2 threads; pipeline/infra/numerics.py), so every run uses the recorded THREADS (2).
 A real Intel or AVX-512 CPU cannot be simulated here (README, "Same numbers on any machine").
 """
 
@@ -58,9 +58,10 @@ def run_stages(project: Path, root: Path, env: dict[str, str], threads: int) -> 
 
 def test_pinned_runs_are_the_same_bytes_across_kernels_and_mkl_branches(project, tmp_path):
     """The user's ATEN_CPU_CAPABILITY / MKL_CBWR are overridden by the pin."""
-    scalar = run_stages(project, tmp_path / "a", {"ATEN_CPU_CAPABILITY": "default"}, threads=1)
+    scalar = run_stages(project, tmp_path / "a", {"ATEN_CPU_CAPABILITY": "default"},
+                        threads=numerics.THREADS)
     avx2 = run_stages(project, tmp_path / "b", {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"},
-                      threads=1)
+                      threads=numerics.THREADS)
     print("pinned hashes:", scalar)
     assert scalar == avx2
 
@@ -70,9 +71,11 @@ def test_control_without_the_pin_the_same_runs_differ(project, tmp_path):
     if numerics.cpu_has_avx2() is not True:
         pytest.skip("needs an AVX2 CPU to run ATen's avx2 kernels")
     scalar = run_stages(project, tmp_path / "a",
-                        {numerics.NO_PIN_ENV: "1", "ATEN_CPU_CAPABILITY": "default"}, threads=1)
+                        {numerics.NO_PIN_ENV: "1", "ATEN_CPU_CAPABILITY": "default"},
+                        threads=numerics.THREADS)
     avx2 = run_stages(project, tmp_path / "b",
-                      {numerics.NO_PIN_ENV: "1", "ATEN_CPU_CAPABILITY": "avx2"}, threads=1)
+                      {numerics.NO_PIN_ENV: "1", "ATEN_CPU_CAPABILITY": "avx2"},
+                      threads=numerics.THREADS)
     print("unpinned hashes:", scalar, avx2)
     assert scalar["context2-s0/model.safetensors"] != avx2["context2-s0/model.safetensors"]
 

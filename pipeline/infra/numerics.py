@@ -19,10 +19,14 @@ variables, which torch and MKL read only once, so it must run **before** ``impor
 
 The thread count is part of the recorded numerics: MKL's SGEMM splits some shapes (e.g. 511 x 128
 x 384) differently over 1 and 2 threads and rounds differently, so results are the same bytes only
-for the same ``threads`` (``runtime.yaml``: 1).
+for the same intra-op thread count. It is therefore fixed, :data:`THREADS` = 2 on every machine
+(not a runtime setting): the bytes of two threads, which use both cores of the 2-core machines
+the default run is sized for and cost ~1.15x a native single-thread step instead of ~2x for a
+pinned single thread (benchmarks/results/numerics.md, section 6). On one core the two threads
+share it (slower, same bytes); on more cores the stages use two of them.
 
-The rest of the recipe is code in :mod:`pipeline.models.portable` (vendor-neutral dropout,
-thread-invariant LayerNorm). :func:`check_kernels`, after torch is imported, verifies the pin took
+The rest of the recipe is code in :mod:`pipeline.models.portable` (vendor-neutral dropout;
+a composed LayerNorm, opt-in, since SGEMM keeps threads in the numerics anyway). :func:`check_kernels`, after torch is imported, verifies the pin took
 effect (it does not when torch was imported first) and warns otherwise.
 
 ``FUTURELM_NO_PIN=1`` disables the pin. It exists for ``tests/test_numerics.py``'s control (which
@@ -37,6 +41,7 @@ import sys
 import warnings
 
 CAPABILITY = "avx2"
+THREADS = 2   # intra-op threads of every torch stage: part of the recorded numerics (module doc)
 PINNED_ENV = {
     "MKL_CBWR": "COMPATIBLE",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
