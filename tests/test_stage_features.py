@@ -17,6 +17,7 @@ from pipeline.infra.errors import UserError
 from pipeline.features.history import load_history
 from pipeline.infra.identity import corpus_identity, tokenizer_identity
 from pipeline.infra.io import write_parquet
+from pipeline.infra.numerics import THREADS
 from pipeline.models.hub import MINILM
 from pipeline.features.tokenizer import load_tokenizer
 from stages import embeddings as embeddings_stage
@@ -233,8 +234,9 @@ def test_frequency_plot_names_a_missing_year(tmp_path, corpus, tokenizer_dir, ca
     assert not (tmp_path / "wf.csv").exists()
 
 
-def test_embeddings_stage_records_identities_and_uses_the_runtime(tmp_path, corpus, tokenizer_dir,
-                                                                  monkeypatch) -> None:
+def test_embeddings_stage_records_identities_and_uses_the_recorded_threads(
+        tmp_path, corpus, tokenizer_dir, monkeypatch) -> None:
+    """The thread count is part of the numerics: FUTURELM_THREADS no longer changes it."""
     root, papers = corpus
     monkeypatch.setenv("FUTURELM_THREADS", "1")
     out = tmp_path / "2018.safetensors"
@@ -244,7 +246,7 @@ def test_embeddings_stage_records_identities_and_uses_the_runtime(tmp_path, corp
                            "--device", "cpu", "--out", str(out)])
     year = em.read_year(out, tokenizer_id=tokenizer_identity(tokenizer_dir))
     assert year.corpus_id == corpus_identity(papers[papers.year == 2018]["abstract"].tolist())
-    assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == THREADS
 
 
 @pytest.mark.parametrize("flags,message", [
