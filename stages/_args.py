@@ -5,9 +5,10 @@
 (``pipeline/infra/config.py`` documents the metadata). A field without a default is a required option.
 ``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a value the
 dataclass rejects becomes a :class:`pipeline.infra.errors.UserError` (a message, not a traceback).
-``add_runtime_options``/``runtime_from`` give ``--device``/``--threads``, whose defaults come
-from ``runtime.yaml`` (:func:`stages._runtime.load_runtime`): they change no DVC params, only
-(threads, device) the last bits of results (stages/_runtime.py).
+``add_runtime_options``/``runtime_from`` give ``--device`` (default from ``runtime.yaml``,
+:func:`stages._runtime.load_runtime`) and ``--threads`` (default: the recorded
+:data:`pipeline.infra.numerics.THREADS`; other values, for tests, give other bytes). Neither is a
+DVC param.
 """
 
 from __future__ import annotations
