@@ -36,13 +36,13 @@ graph:
 # DVC's plots as one HTML page that renders offline (vega, vega-lite, vega-embed inlined from
 # npm packages cached in .futurelm/npm; dvc's own page loads them from a CDN): dvc_plots/index.html.
 PLOTS_TEMPLATE := .futurelm/plots/template.html
-plots:
+plots: install
 	bash scripts/build_plots_template.sh $(PLOTS_TEMPLATE) .futurelm/npm
 	dvc plots show --html-template $(PLOTS_TEMPLATE) -o dvc_plots
 
 # The stage graph with the per-year and per-run stage families collapsed (docs/dag.md, mermaid;
 # also refreshed by graph, repro and paper-profile); `dvc dag` draws every stage.
-dag:
+dag: install
 	python -m stages.graph --dag docs/dag.md
 
 repro: install
