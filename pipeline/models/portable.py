@@ -18,7 +18,8 @@ the same softmax attention written out with the portable dropout on the weights.
 Threads: :class:`ComposedLayerNorm` (``make_portable(..., layer_norm=True)``) replaces LayerNorm's
 fused CPU backward, whose per-thread partial sums of the gamma/beta gradients make 1 and 2 threads
 differ. It is not applied by default: MKL's SGEMM itself rounds some shapes differently on 1 and 2
-threads, so the thread count stays part of the recorded numerics anyway (``runtime.yaml``), and
+threads, so the thread count stays part of the recorded numerics anyway
+(:data:`pipeline.infra.numerics.THREADS`), and
 the composed form costs time (more so on GPUs, where the fused kernel is exact per thread block).
 """
 
