@@ -39,6 +39,7 @@ from pipeline.features.frequencies import count_tokens
 from pipeline.infra.io import write_parquet
 from pipeline.models.hub import MINILM, load_encoder, load_tokenizer_for
 from pipeline.features.tokenizer import plain_backend, train_scratch_tokenizer
+from benchmarks._results import publish
 
 REPO = Path(__file__).resolve().parents[1]
 FULL_EXPORT = REPO.parent / "shared" / "data" / "anthology+abstracts.bib.gz"
@@ -247,10 +248,7 @@ def main(argv: list[str] | None = None) -> None:
                   "script also times random-init roberta-base and roberta-large.)", ""]
     lines += bench_stage(args.sample, args.year, distinct)
     text = "\n".join(lines)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+    publish(text, args.out, end="\n")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from pipeline.models.future_lm import load_future_lm
 from pipeline.models.encoding import encode_for_model
 from pipeline.models.scoring import score_abstracts
 from pipeline.features.tokenizer import load_tokenizer
+from benchmarks._results import publish
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -114,10 +115,7 @@ def main(argv: list[str] | None = None) -> None:
         "|---|---:|---:|---:|",
         *rows,
     ]) + "\n"
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
+    publish(text, args.out)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from pipeline.corpus.anthology import parse_file, read_bib_text
 from pipeline.corpus.bibvalues import resolve_value
 from pipeline.corpus.language import filter_papers
 from pipeline.corpus.latex import latex_to_unicode
+from benchmarks._results import publish
 
 REPO = Path(__file__).resolve().parents[1]
 FULL_EXPORT = REPO.parent / "shared" / "data" / "anthology+abstracts.bib.gz"
@@ -158,10 +159,7 @@ def main(argv: list[str] | None = None) -> None:
         "",
     ]
     report = "\n".join(lines)
-    print(report)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(report)
+    publish(report, args.out)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.parse_filter import FULL_EXPORT, REPO, machine
+from benchmarks._results import publish
 
 # 358b3c2: the last commit before issue 9's reliability work (e898bab, b153aa4);
 # 7c85d1d: the reliability work as it stood before this speed-up (after the layer move).
@@ -143,10 +144,7 @@ def main(argv: list[str] | None = None) -> None:
                                         == (new_out / name).read_bytes() for name in OUTPUTS)
                      for index, version in enumerate(versions[:-1])}
         text = report(versions, bib, args.runs, identical, (load_before[0], load_after[0]))
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
+    publish(text, args.out)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from pipeline.infra import distributed
 from pipeline.features.alignment import Batch, YearPlan
 from pipeline.infra.errors import UserError
-from pipeline.infra.identity import CORPUS_KEY, TOKENIZER_KEY, check_tokenizer, repro_stage
+from pipeline.infra.identity import (CORPUS_KEY, TOKENIZER_KEY, check_tokenizer,
+                                     require_feature_file)
 from pipeline.infra.io import atomic_path
 
 FIXED_POINT_BITS = 24                   # sums are int64 multiples of 2^-24
@@ -113,10 +114,7 @@ def read_year(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> 
     With ``tokenizer_id`` (the identity of the tokenizer in use), a file computed with another
     tokenizer, or recording none, is refused with the stage that recomputes it.
     """
-    stage = repro_stage("embeddings", path)
-    if not os.path.exists(path):
-        raise UserError("the embeddings file does not exist", path=path,
-                        fix=f"run `dvc repro {stage}` (no such stage: `make graph` first)")
+    stage = require_feature_file("embeddings", path, "embeddings")
     try:
         with safe_open(os.fspath(path), framework="pt") as f:
             meta = f.metadata() or {}

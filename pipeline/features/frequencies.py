@@ -29,7 +29,8 @@ import pyarrow.parquet as pq
 from transformers import PreTrainedTokenizerBase
 
 from pipeline.infra.errors import UserError
-from pipeline.infra.identity import CORPUS_KEY, TOKENIZER_KEY, check_tokenizer, repro_stage
+from pipeline.infra.identity import (CORPUS_KEY, TOKENIZER_KEY, check_tokenizer,
+                                     require_feature_file)
 from pipeline.infra.io import parquet_metadata, write_parquet
 from pipeline.features.tokenizer import tokenize_texts
 
@@ -109,10 +110,7 @@ def read_year(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> 
     With ``tokenizer_id`` (the identity of the tokenizer in use), a file counted with another
     tokenizer, or recording none, is refused with the stage that recomputes it.
     """
-    stage = repro_stage("frequencies", path)
-    if not os.path.exists(path):
-        raise UserError("the frequency file does not exist", path=path,
-                        fix=f"run `dvc repro {stage}` (no such stage: `make graph` first)")
+    stage = require_feature_file("frequencies", path, "frequency")
     try:
         meta = parquet_metadata(path)
         table = pq.read_table(path, columns=["count", "log_freq"])

@@ -76,3 +76,13 @@ def repro_stage(stage: str, path: str | os.PathLike[str]) -> str:
     ``.../2018.parquet``; the stage family alone when the file name is not a year."""
     stem = Path(path).stem
     return f"{stage}@{stem}" if stem.isdigit() else stage
+
+
+def require_feature_file(stage: str, path: str | os.PathLike[str], what: str) -> str:
+    """:func:`repro_stage` of a feature file that must exist; a missing one is a
+    :class:`UserError` naming the stage that writes it."""
+    name = repro_stage(stage, path)
+    if not os.path.exists(path):
+        raise UserError(f"the {what} file does not exist", path=path,
+                        fix=f"run `dvc repro {name}` (no such stage: `make graph` first)")
+    return name
