@@ -35,6 +35,8 @@ from pipeline.infra.errors import UserError
 #: Periods per year of each kind; the keys are the values ``split.period`` accepts.
 PER_YEAR = {"year": 1, "half": 2, "quarter": 4, "month": 12}
 KINDS = tuple(PER_YEAR)
+#: How a report names one period of each kind ("each half-year", "the test quarter").
+NOUN = {"year": "year", "half": "half-year", "quarter": "quarter", "month": "month"}
 
 _LABEL = {
     "year": re.compile(r"(\d{4})"),
