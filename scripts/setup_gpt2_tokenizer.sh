@@ -10,20 +10,23 @@
 set -euo pipefail
 venv="${1:?usage: setup_gpt2_tokenizer.sh VENV_DIR}"
 py="$venv/bin/python"
-dest="$("$py" -c 'from pipeline.features.gpt2_bpe import installed_dir; print(installed_dir())')"
-if "$py" -c 'import sys; from pipeline.features.gpt2_bpe import is_installed; sys.exit(not is_installed())'; then
-  echo "GPT-2 tokenizer already in $dest"
-  exit 0
-fi
-sdist_dir="$(mktemp -d)"
-trap 'rm -rf "$sdist_dir"' EXIT
-spec="$("$py" -c 'from pipeline.features.gpt2_bpe import WHISPER_SDIST; print(WHISPER_SDIST)')"
-# --no-binary/--no-build-isolation: fetch the sdist only; it is never built or installed.
-"$py" -m pip download --quiet --no-deps --no-binary :all: --no-build-isolation "$spec" -d "$sdist_dir"
-"$py" - "$sdist_dir" "$dest" <<'PY'
+# One Python process does it all: importing the library costs seconds, so do it once.
+"$py" - <<'PY'
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
-from pipeline.features.gpt2_bpe import install_from_sdist
-[sdist] = sorted(Path(sys.argv[1]).glob("openai_whisper-*.tar.gz"))
-print(f"GPT-2 tokenizer ready in {install_from_sdist(sdist, sys.argv[2])}")
+
+from pipeline.features.gpt2_bpe import WHISPER_SDIST, install_from_sdist, installed_dir, is_installed
+
+dest = installed_dir()
+if is_installed():
+    print(f"GPT-2 tokenizer already in {dest}")
+    sys.exit(0)
+with tempfile.TemporaryDirectory() as sdist_dir:
+    # --no-binary/--no-build-isolation: fetch the sdist only; it is never built or installed.
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary",
+                    ":all:", "--no-build-isolation", WHISPER_SDIST, "-d", sdist_dir], check=True)
+    [sdist] = sorted(Path(sdist_dir).glob("openai_whisper-*.tar.gz"))
+    print(f"GPT-2 tokenizer ready in {install_from_sdist(sdist, dest)}")
 PY
