@@ -1,12 +1,13 @@
-"""Stage `embeddings@<year>`: pooled contextual vector V_iw (paper eq. 7) of every LM token seen
-in one year's abstracts, written to data/features/embeddings/<year>.safetensors.
+"""Stage `embeddings@<period>`: pooled contextual vector V_iw (paper eq. 7) of every LM token seen
+in one period's abstracts (a label: 2020, 2020H2, 2020Q3, 2020-07), written to
+data/features/embeddings/<label>.safetensors.
 
 Encoder and LM tokens are aligned by character offsets; abstracts longer than --max-length are
 encoded in overlapping windows; pooling happens on the device with one index_add per batch.
-The file records the identities (sha256) of the LM tokenizer and of the year's abstracts.
+The file records the identities (sha256) of the LM tokenizer and of the period's abstracts.
 
 Several processes (one per GPU): `torchrun --nproc_per_node N -m stages.embeddings ...`, or
-`--processes N` / FUTURELM_NPROC=N (runtime.yaml `nproc`), which starts torchrun itself. The year's
+`--processes N` / FUTURELM_NPROC=N (runtime.yaml `nproc`), which starts torchrun itself. The period's
 encoder batches are shared out across processes and their sums all-reduced; rank 0 writes the
 file, bit-identical to one process's.
 """
@@ -20,11 +21,11 @@ import time
 
 import torch
 
-from pipeline.corpus.years import year_abstracts
+from pipeline.corpus.by_period import period_abstracts
 from pipeline.infra import distributed
-from pipeline.features.alignment import plan_year
+from pipeline.features.alignment import plan_period
 from pipeline.infra.device import pick_device
-from pipeline.features.embeddings import adapt_encoder, extract_year, pick_dtype, write_year
+from pipeline.features.embeddings import adapt_encoder, extract_period, pick_dtype, write_period
 from pipeline.infra.errors import UserError
 from pipeline.infra.identity import corpus_identity, tokenizer_identity
 from pipeline.infra.params import EmbeddingsConfig
@@ -52,9 +53,10 @@ def peak_rss_mb() -> float:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.embeddings", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--year", type=int, required=True, help="the year to embed")
+    parser.add_argument("--period", required=True,
+                        help="the period to embed: a label such as 2020, 2020H2, 2020Q3, 2020-07")
     parser.add_argument("--abstracts", required=True,
-                        help="corpus Parquet with columns 'year' and 'abstract' "
+                        help="corpus Parquet with columns 'date' and 'abstract' "
                              "(data/corpus/abstracts.parquet)")
     parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
     add_options(parser, EmbeddingsConfig, "encoder and pooling (params embeddings.*)")
@@ -65,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--processes", type=int, default=None,
                         help="processes to run, one per GPU, started with torchrun (runtime setting; "
                              "default: runtime.yaml `nproc` / FUTURELM_NPROC); ignored under torchrun")
-    parser.add_argument("--out", required=True, help="output .safetensors for this year")
+    parser.add_argument("--out", required=True, help="output .safetensors for this period")
     return parser
 
 
@@ -82,14 +84,14 @@ def main(argv: list[str] | None = None) -> None:
     if threads > 0:
         torch.set_num_threads(threads)
     with distributed.session(pick_device(args.device)) as (dist, device):
-        embed_year(args, dist, device)
+        embed_period(args, dist, device)
 
 
-def embed_year(args: argparse.Namespace, dist: distributed.Dist, device: torch.device) -> None:
+def embed_period(args: argparse.Namespace, dist: distributed.Dist, device: torch.device) -> None:
     started = time.perf_counter()
     dtype = pick_dtype(args.dtype, device)
     check_encoder(args.encoder)  # config + readable weights, before any expensive work
-    texts = year_abstracts(args.abstracts, args.year)
+    texts = period_abstracts(args.abstracts, args.period)
     tokenizer_id = tokenizer_identity(args.tokenizer)
     lm_tok = load_tokenizer(args.tokenizer)
     enc_tok = load_tokenizer_for(args.encoder)
@@ -105,15 +107,15 @@ def embed_year(args: argparse.Namespace, dist: distributed.Dist, device: torch.d
     else:
         encoder = load_encoder(args.encoder)
     encoder = encoder.to(device=device, dtype=dtype)
-    plan = plan_year(texts, lm_tok, enc_tok, args.max_length, args.stride, args.batch_size)
-    token_ids, counts, vectors = extract_year(encoder, plan, args.layer, device,
+    plan = plan_period(texts, lm_tok, enc_tok, args.max_length, args.stride, args.batch_size)
+    token_ids, counts, vectors = extract_period(encoder, plan, args.layer, device,
                                               progress=not quiet, dist=dist)
-    distributed.on_main(dist, write_year, args.out, args.year, token_ids, counts, vectors,
+    distributed.on_main(dist, write_period, args.out, args.period, token_ids, counts, vectors,
                         encoder=args.encoder, layer=args.layer, vocab_size=len(lm_tok),
                         tokenizer_id=tokenizer_id, corpus_id=corpus_identity(texts))
     if dist.is_main:
         procs = f" x {dist.world_size} processes" if dist.enabled else ""
-        print(f"{args.year}: {len(texts)} abstracts, {plan.n_encoder_tokens} encoder tokens, "
+        print(f"{args.period}: {len(texts)} abstracts, {plan.n_encoder_tokens} encoder tokens, "
               f"{len(token_ids)} LM tokens seen, {time.perf_counter() - started:.1f} s on {device}"
               f"{procs} ({dtype}), peak RSS {peak_rss_mb():.0f} MB -> {args.out}")
 

@@ -1,13 +1,14 @@
-"""Stage `frequencies@<year>`: count every LM token in one year's abstracts and write
-log((c+1)/(N+|V|)) per token id (paper §3.2) to data/features/frequencies/<year>.parquet.
-The file records the identities (sha256) of the tokenizer and of the year's abstracts it counted."""
+"""Stage `frequencies@<period>`: count every LM token in one period's abstracts and write
+log((c+1)/(N+|V|)) per token id (paper §3.2) to data/features/frequencies/<label>.parquet.
+The period is a label (2020, 2020H2, 2020Q3, 2020-07); its documents are those whose date falls in
+it. The file records the identities (sha256) of the tokenizer and of the abstracts it counted."""
 
 from __future__ import annotations
 
 import argparse
 
-from pipeline.corpus.years import year_abstracts
-from pipeline.features.frequencies import count_tokens, write_year
+from pipeline.corpus.by_period import period_abstracts
+from pipeline.features.frequencies import count_tokens, write_period
 from pipeline.infra.identity import corpus_identity, tokenizer_identity
 from pipeline.features.tokenizer import load_tokenizer
 from stages._cli import stage_main
@@ -15,12 +16,13 @@ from stages._cli import stage_main
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.frequencies", description=__doc__)
-    parser.add_argument("--year", type=int, required=True, help="the year to count")
+    parser.add_argument("--period", required=True,
+                        help="the period to count: a label such as 2020, 2020H2, 2020Q3, 2020-07")
     parser.add_argument("--abstracts", required=True,
-                        help="corpus Parquet with columns 'year' and 'abstract' "
+                        help="corpus Parquet with columns 'date' and 'abstract' "
                              "(data/corpus/abstracts.parquet)")
     parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    parser.add_argument("--out", required=True, help="output Parquet for this year")
+    parser.add_argument("--out", required=True, help="output Parquet for this period")
     return parser
 
 
@@ -28,12 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    texts = year_abstracts(args.abstracts, args.year)
+    texts = period_abstracts(args.abstracts, args.period)
     tokenizer_id = tokenizer_identity(args.tokenizer)
     counts = count_tokens(load_tokenizer(args.tokenizer), texts)
-    write_year(args.out, args.year, counts, tokenizer_id=tokenizer_id,
+    write_period(args.out, args.period, counts, tokenizer_id=tokenizer_id,
                corpus_id=corpus_identity(texts))
-    print(f"{args.year}: {len(texts)} abstracts, {int(counts.sum())} LM tokens, "
+    print(f"{args.period}: {len(texts)} abstracts, {int(counts.sum())} LM tokens, "
           f"{int((counts > 0).sum())} distinct -> {args.out}")
 
 

@@ -1,8 +1,9 @@
-"""Stage `frequency_plot`: log frequency by year of chosen words (the paper's Figure 1b).
+"""Stage `frequency_plot`: log frequency by period of chosen words (the paper's Figure 1b).
 
-Reads exactly the per-year files data/features/frequencies/<year>.parquet it is given (or every
-year file of a folder, by hand), refusing any computed with another tokenizer, and writes a long
-CSV (year, word, log_freq, match) declared as a DVC plot, plus an optional PNG. A word is read from
+Reads exactly the per-period files data/features/frequencies/<label>.parquet it is given (or every
+period file of a folder, by hand), refusing any computed with another tokenizer, and writes a long
+CSV (period, word, log_freq, match), periods in time order, declared as a DVC plot, plus an
+optional PNG. A word is read from
 the LM tokens it is a single token as (any casing, with or without the leading space); a word
 split into several tokens is read from its first token, and the `match` column says so.
 """
@@ -15,7 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.infra.errors import UserError
-from pipeline.features.frequencies import match_word, read_year, word_log_freq
+from pipeline.corpus.periods import kind_of, ordinal
+from pipeline.features.frequencies import match_word, read_period, word_log_freq
 from pipeline.infra.identity import tokenizer_identity
 from pipeline.infra.io import atomic_path
 from pipeline.features.tokenizer import load_tokenizer
@@ -27,13 +29,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.frequency_plot", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--frequencies", required=True, nargs="+",
-                        help="the <year>.parquet frequency files to plot, or a folder of them")
+                        help="the <period>.parquet frequency files to plot, or a folder of them")
     parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
     # Both spellings: DVC's dict unpacking (`${frequencies}`) writes the key as is, `--plot_words`.
     parser.add_argument("--plot_words", "--plot-words", dest="plot_words", nargs="+",
                         default=list(default(FrequenciesConfig, "plot_words")),
                         help="words to plot (params frequencies.plot_words; default: %(default)s)")
-    parser.add_argument("--out", required=True, help="output CSV (year, word, log_freq, match)")
+    parser.add_argument("--out", required=True, help="output CSV (period, word, log_freq, match)")
     parser.add_argument("--png", default=None, help="optional PNG line chart of the same data")
     return parser
 
@@ -48,10 +50,13 @@ def main(argv: list[str] | None = None) -> None:
     matches = [match_word(tok, w) for w in args.plot_words]
     rows = []
     for path in files:
-        freqs = read_year(path, tokenizer_id)
-        rows += [{"year": freqs.year, "word": m.word, "log_freq": round(word_log_freq(freqs, m), 6),
-                  "match": m.match} for m in matches]
-    table = pd.DataFrame(rows).sort_values(["word", "year"], kind="stable")
+        freqs = read_period(path, tokenizer_id)
+        rows += [{"period": freqs.period, "word": m.word,
+                  "log_freq": round(word_log_freq(freqs, m), 6), "match": m.match}
+                 for m in matches]
+    table = pd.DataFrame(rows)
+    time = table["period"].map(ordinal)  # in time, not alphabetically
+    table = table.assign(_t=time).sort_values(["word", "_t"], kind="stable").drop(columns="_t")
     with atomic_path(args.out) as tmp:
         table.to_csv(tmp, index=False)
     if args.png:
@@ -62,8 +67,12 @@ def main(argv: list[str] | None = None) -> None:
 
         fig, ax = plt.subplots(figsize=(6, 4))
         for word, part in table.groupby("word", sort=False):
-            ax.plot(part["year"], part["log_freq"], marker="o", label=word)
-        ax.set_xlabel("year")
+            ax.plot(part["period"].map(ordinal), part["log_freq"], marker="o", label=word)
+        kind = kind_of(table["period"].iloc[0])
+        if kind != "year":  # ordinals are years for years; other kinds get their labels
+            ticks = sorted(set(table["period"]), key=ordinal)
+            ax.set_xticks([ordinal(t) for t in ticks], ticks, rotation=45, ha="right")
+        ax.set_xlabel(kind)
         ax.set_ylabel("log relative frequency")
         ax.legend()
         fig.tight_layout()
@@ -75,17 +84,26 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def frequency_files(paths: list[Path]) -> list[Path]:
-    """The year files to read: files as given (DVC lists exactly its deps); a folder's year files."""
+    """The period files to read: files as given (DVC lists exactly its deps); a folder's period
+    files (named by a period label)."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files += sorted(p for p in path.glob("*.parquet") if p.stem.isdigit())
+            files += sorted(p for p in path.glob("*.parquet") if _is_label(p.stem))
         else:
             files.append(path)  # a missing one is reported by read_year, with its stage
     if not files:
-        raise UserError("no <year>.parquet frequency files", path=" ".join(map(str, paths)),
+        raise UserError("no <period>.parquet frequency files", path=" ".join(map(str, paths)),
                         fix="run `dvc repro frequencies` first")
     return files
+
+
+def _is_label(name: str) -> bool:
+    try:
+        kind_of(name)
+    except ValueError:
+        return False
+    return True
 
 
 if __name__ == "__main__":

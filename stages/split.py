@@ -1,18 +1,30 @@
-"""Stage `split`: abstracts.parquet -> data/splits/{train,dev,test}.parquet + abstracts per year.
+"""Stage `split`: abstracts.parquet -> data/splits/{train,dev,test}.parquet + documents per period.
 
-train = years --train-first..--train-last, dev = --dev-year, test = --test-year. Every year from
-train_first - window to test_year - 1 must have abstracts (the history of some split); a missing
-one is an error naming it. --counts-plot gets the per-year counts with each year's role (the
-paper's Figure 3; a DVC plot).
+Each document's period (--period: year 2020, half 2020H2, quarter 2020Q3, month 2020-07) comes
+from its date; a document whose date is coarser than the period (a bare year under quarters) has
+none and goes to --rejects with its reason. train = --train-first..--train-last, dev = --dev,
+test = --test. Every period the run reads (the history train_first - window .. test - 1, dev,
+test, and --needs: the periods the score, forecast and report stages read, written by the stage
+graph) must hold documents: an empty one stops here, before any training, naming it and a coarser
+period to try; one below --min-documents warns. --counts-plot gets the per-period counts with each
+period's role, in time order (the paper's Figure 3; a DVC plot).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
+from pipeline.corpus.splits import (
+    SplitPeriods,
+    check_periods,
+    document_periods,
+    make_splits,
+    period_counts,
+    period_rejects,
+)
 from pipeline.infra.io import atomic_path, read_parquet, write_parquet
-from pipeline.corpus.splits import SplitYears, make_splits, year_counts
 from pipeline.infra.params import SplitConfig
 from stages._args import add_options
 from stages._cli import stage_main
@@ -24,11 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--abstracts", required=True, help="kept abstracts Parquet (stage filter)")
     parser.add_argument("--out-dir", required=True,
                         help="folder for train.parquet, dev.parquet and test.parquet")
-    add_options(parser, SplitConfig, "years (params split.*)")
+    add_options(parser, SplitConfig, "periods (params split.*)")
     parser.add_argument("--window", type=int, required=True,
-                        help="history window m in years (params features.window)")
+                        help="history window m in periods (params features.window)")
+    parser.add_argument("--needs", nargs="*", default=[], metavar="LABEL",
+                        help="other periods some stage reads (scored, forecast, report periods "
+                             "and their histories); the stage graph lists them")
+    parser.add_argument("--rejects", required=True,
+                        help="output Parquet: key, date, reason of documents without a period")
     parser.add_argument("--counts-plot", required=True,
-                        help="output CSV: year, abstracts, split (train/dev/test/history/unused)")
+                        help="output CSV: period, abstracts, split (train/dev/test/history/unused)")
     return parser
 
 
@@ -36,17 +53,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    # A SplitError (a UserError) names the param or the missing years and the fix.
-    years = SplitYears(args.train_first, args.train_last, args.dev_year, args.test_year,
-                       args.window)
+    # A SplitError (a UserError) names the param or the empty periods and the fix.
+    split = SplitPeriods.from_params(args.period, args.train_first, args.train_last, args.dev,
+                                     args.test, args.window)
     abstracts = read_parquet(args.abstracts)
-    splits = make_splits(abstracts, years)
+    periods = document_periods(abstracts, split.kind)
+    rejects = period_rejects(abstracts, periods, split.kind)
+    write_parquet(rejects, args.rejects)
+    for reason, n in rejects["reason"].value_counts().sort_index().items():
+        print(f"rejected {n:,}: {reason} -> {args.rejects}")
+    for warning in check_periods(periods, split, args.needs, args.min_documents):
+        print(f"warning: {warning}", file=sys.stderr)
     out_dir = Path(args.out_dir)
-    for name, frame in splits.items():
+    for name, frame in make_splits(abstracts, periods, split).items():
         write_parquet(frame, out_dir / f"{name}.parquet")
         print(f"{name}: {len(frame):,} abstracts -> {out_dir / f'{name}.parquet'}")
     with atomic_path(args.counts_plot) as tmp:
-        year_counts(abstracts, years).to_csv(tmp, index=False)
+        period_counts(periods, split).to_csv(tmp, index=False)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Stage `tokenizer`: write the LM tokenizer every temporal feature is indexed by (data/tokenizer/).
 
-`--base scratch` trains a GPT-2-style byte-level BPE on the training years' abstracts only;
+`--base scratch` trains a GPT-2-style byte-level BPE on the training periods' abstracts only;
 any other base (a Hugging Face id or a local path) saves that LM's own tokenizer, resolved
 offline by pipeline.models.hub. This is the first stage that names the base LM, so it also checks
 the WHOLE model (config of a causal LM + readable weights): a name that training could not load

@@ -1,101 +1,198 @@
-"""Year-based train / dev / test splits and the years of history they need.
+"""Period-based train / dev / test splits and the periods of history they need.
 
-The future LM for year i conditions on the documents of years i-m .. i-1 (the history window m,
-paper Section 3). So training on years ``train_first .. train_last`` and evaluating on
-``dev_year`` and ``test_year`` needs abstracts in every year from ``train_first - m`` to
-``test_year - 1``; a gap there would silently give a model an empty history, so it is an error
-that names the year.
+The future LM for period i conditions on the documents of periods i-m .. i-1 (the history window
+m, paper Section 3). So training on periods ``train_first .. train_last`` and evaluating on ``dev``
+and ``test`` needs documents in every period from ``train_first - m`` to ``test - 1``, and the
+stages that score or forecast other periods need theirs too. An empty period there would silently
+give a model an empty history (or a feature stage nothing to count), so it stops the split stage,
+before any training, naming every empty period and a coarser ``split.period`` to try. A period
+with documents but fewer than ``min_documents`` only warns: its features are noisy, not wrong.
+
+A document's period comes from its ``date`` (:func:`pipeline.corpus.periods.assign_periods`);
+a corpus table without dates (written before they existed) has ``year``, which serves years only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
 
+from pipeline.corpus.periods import (
+    KINDS,
+    NOUN,
+    assign_periods,
+    check_kind,
+    in_time_order,
+    ordinal,
+    param_label,
+    shift,
+    span,
+)
 from pipeline.infra.errors import UserError
 
-SPLIT_COLUMNS = ["key", "year", "title", "abstract"]
+SPLIT_COLUMNS = ["key", "period", "title", "abstract"]
+REJECT_COLUMNS = ["key", "date", "reason"]
 
 
 class SplitError(UserError, ValueError):
-    """The split years are inconsistent or the corpus lacks a needed year."""
+    """The split periods are inconsistent or the corpus lacks a needed period."""
+
+
+def coarser(kind: str) -> str | None:
+    """The next coarser period kind (``month`` -> ``quarter``), ``None`` for years."""
+    i = KINDS.index(check_kind(kind))
+    return KINDS[i - 1] if i > 0 else None
 
 
 @dataclass(frozen=True)
-class SplitYears:
-    train_first: int
-    train_last: int
-    dev_year: int
-    test_year: int
-    window: int  # history length m
+class SplitPeriods:
+    """The split's periods as labels of ``kind``; build with :meth:`from_params` to validate."""
 
-    def __post_init__(self) -> None:
-        if self.window < 1:
-            raise SplitError(f"the history window must be >= 1 year, got {self.window}",
+    kind: str
+    train_first: str
+    train_last: str
+    dev: str
+    test: str
+    window: int  # history length m, in periods
+
+    @classmethod
+    def from_params(cls, kind: str, train_first: object, train_last: object, dev: object,
+                    test: object, window: int) -> SplitPeriods:
+        """Labels checked against ``kind`` (a :class:`UserError` naming the key) and ordered."""
+        check_kind(kind)
+        labels = {key: param_label(value, kind, f"split.{key}") for key, value in
+                  (("train_first", train_first), ("train_last", train_last), ("dev", dev),
+                   ("test", test))}
+        if window < 1:
+            raise SplitError(f"the history window must be >= 1 period, got {window}",
                              path="params.yaml: features.window", fix="set it to 1 or more")
-        if not self.train_first <= self.train_last < self.dev_year < self.test_year:
+        first, last, dev_, test_ = (ordinal(labels[k]) for k in
+                                    ("train_first", "train_last", "dev", "test"))
+        if not first <= last < dev_ < test_:
             raise SplitError(
-                "split years must satisfy train_first <= train_last < dev_year < test_year, got "
-                f"train {self.train_first}-{self.train_last}, dev {self.dev_year}, "
-                f"test {self.test_year}", path="params.yaml: split",
-                fix="order the years as train_first <= train_last < dev_year < test_year")
+                "split periods must satisfy train_first <= train_last < dev < test, got train "
+                f"{labels['train_first']}-{labels['train_last']}, dev {labels['dev']}, test "
+                f"{labels['test']}", path="params.yaml: split",
+                fix="order the periods as train_first <= train_last < dev < test")
+        return cls(kind, window=window, **labels)
 
     @property
-    def history_years(self) -> list[int]:
-        """Years whose documents some split's history uses: train_first-m .. test_year-1."""
-        return list(range(self.train_first - self.window, self.test_year))
+    def train_periods(self) -> list[str]:
+        return span(self.train_first, self.train_last)
 
-    def split_of(self, year: int) -> str:
-        """``train``/``dev``/``test``, ``history`` (only a history year) or ``unused``."""
-        if self.train_first <= year <= self.train_last:
+    @property
+    def history_periods(self) -> list[str]:
+        """Periods whose documents some split's history uses: train_first-m .. test-1."""
+        return span(shift(self.train_first, -self.window), shift(self.test, -1))
+
+    def split_of(self, label: str) -> str:
+        """``train``/``dev``/``test``, ``history`` (only a history period) or ``unused``."""
+        o = ordinal(label)
+        if ordinal(self.train_first) <= o <= ordinal(self.train_last):
             return "train"
-        if year == self.dev_year:
+        if label == self.dev:
             return "dev"
-        if year == self.test_year:
+        if label == self.test:
             return "test"
-        if self.train_first - self.window <= year < self.test_year:
+        if ordinal(self.train_first) - self.window <= o < ordinal(self.test):
             return "history"
         return "unused"
 
 
-def check_years(abstracts: pd.DataFrame, years: SplitYears) -> None:
-    """Raise :class:`SplitError` naming the first needed year that has no abstracts (and all
-    the missing ones)."""
-    present = set(abstracts["year"].astype(int).tolist())
-    needed = sorted(set(years.history_years) | {years.dev_year, years.test_year})
-    for year in needed:
-        if year not in present:
-            role = years.split_of(year)
-            first, last = (min(present), max(present)) if present else (None, None)
-            missing = [y for y in needed if y not in present]
-            raise SplitError(
-                f"year {year} ({role} year) has no abstracts in the corpus (it has years "
-                f"{first}-{last}); with a history window of {years.window}, years "
-                f"{years.history_years[0]}-{years.test_year} are needed; missing: "
-                f"{', '.join(map(str, missing))}", path="params.yaml: split, features.window",
-                fix="choose split years inside the corpus (params.yaml: split, "
-                    "features.window) or use a larger export (data.source)")
+def document_periods(abstracts: pd.DataFrame, kind: str) -> pd.Series:
+    """Each row's period label (``None`` where its date is coarser than ``kind`` or missing):
+    from ``date``, or from ``year`` for a table without dates (years only)."""
+    if "date" in abstracts.columns:
+        return assign_periods(abstracts["date"], kind)
+    if kind != "year":
+        raise SplitError(f"the corpus table has no `date` column, so it has no {NOUN[kind]}s",
+                         path="params.yaml: split.period",
+                         fix="rerun the parse and filter stages, which write dates, or use "
+                             "split.period: year")
+    return abstracts["year"].astype(int).astype(str).astype(object)
 
 
-def make_splits(abstracts: pd.DataFrame, years: SplitYears) -> dict[str, pd.DataFrame]:
-    """``{"train", "dev", "test"}`` -> rows of that split (SPLIT_COLUMNS), corpus order."""
-    check_years(abstracts, years)
-    year = abstracts["year"].astype(int)
+def period_rejects(abstracts: pd.DataFrame, periods: pd.Series, kind: str) -> pd.DataFrame:
+    """The rows without a period (REJECT_COLUMNS), each with why."""
+    missing = periods.isna()
+    rows = abstracts.loc[missing]
+    date = rows["date"] if "date" in rows.columns else pd.Series(None, index=rows.index)
+    reason = [f"date coarser than split.period: {kind}" if pd.notna(d) else "no date"
+              for d in date]
+    return pd.DataFrame({"key": rows["key"].astype(str).to_numpy(),
+                         "date": date.astype("string").to_numpy(),
+                         "reason": pd.Series(reason, dtype="string").to_numpy()})
+
+
+def check_periods(periods: pd.Series, split: SplitPeriods, needs: Iterable[str] = (),
+                  min_documents: int = 0) -> list[str]:
+    """Raise :class:`SplitError` naming every needed period without documents; return a
+    warning (none or one) naming each needed period with fewer than ``min_documents``.
+
+    Needed: the split's history (train_first-m .. test-1), dev and test, and ``needs`` (the
+    periods other stages read: scored, forecast and report periods, from the stage graph).
+    """
+    counts = periods.dropna().value_counts()
+    needed = in_time_order([*split.history_periods, split.dev, split.test,
+                            *(param_label(n, split.kind, "split stage --needs") for n in needs)])
+    empty = [p for p in needed if p not in counts.index]
+    noun = NOUN[split.kind]
+    if empty:
+        have = in_time_order(counts.index)
+        corpus = f"{have[0]}..{have[-1]}" if have else "none"
+        roles = ", ".join(f"{p} ({split.split_of(p)})" if split.split_of(p) != "unused" else p
+                          for p in empty)
+        bigger = coarser(split.kind)
+        fix = (f"use a coarser period, split.period: {bigger}, or choose periods the corpus "
+               f"covers (params.yaml: split, features.window, score.periods, forecast.*)"
+               if bigger else "choose years the corpus covers (params.yaml: split, "
+               "features.window, score.periods, forecast.*) or use a larger corpus (data.source)")
+        raise SplitError(f"{_count(len(empty), noun)} the run reads {_have(len(empty))} no documents: {roles}; the "
+                         f"corpus has {noun}s {corpus} ({len(have)} non-empty); with a history "
+                         f"window of {split.window}, {needed[0]}..{needed[-1]} are read",
+                         path="params.yaml: split.period, split, features.window", fix=fix)
+    thin = [f"{p} ({int(counts[p])})" for p in needed if int(counts[p]) < min_documents]
+    if not thin:
+        return []
+    return [f"{_count(len(thin), noun)} the run reads {_have(len(thin))} fewer than split.min_documents = "
+            f"{min_documents} documents, so their frequencies and scores are noisy: "
+            f"{', '.join(thin)}"]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("s" if n != 1 else "")
+
+
+def _have(n: int) -> str:
+    return "has" if n == 1 else "have"
+
+
+def make_splits(abstracts: pd.DataFrame, periods: pd.Series,
+                split: SplitPeriods) -> dict[str, pd.DataFrame]:
+    """``{"train", "dev", "test"}`` -> rows of that split (SPLIT_COLUMNS), corpus order.
+    ``periods`` is :func:`document_periods` of ``abstracts``."""
+    frame = abstracts.assign(period=periods.astype(object))
+    known = periods.notna()
+    o = pd.Series(-1, index=periods.index)
+    o[known] = [ordinal(p) for p in periods[known]]
     masks = {
-        "train": year.between(years.train_first, years.train_last),
-        "dev": year == years.dev_year,
-        "test": year == years.test_year,
+        "train": known & o.between(ordinal(split.train_first), ordinal(split.train_last)),
+        "dev": periods == split.dev,
+        "test": periods == split.test,
     }
-    return {name: abstracts.loc[mask, SPLIT_COLUMNS].reset_index(drop=True)
+    return {name: frame.loc[mask.fillna(False).astype(bool), SPLIT_COLUMNS].reset_index(drop=True)
             for name, mask in masks.items()}
 
 
-def year_counts(abstracts: pd.DataFrame, years: SplitYears) -> pd.DataFrame:
-    """Abstracts per year with each year's role (the paper's Figure 3): year, abstracts, split."""
-    counts = abstracts["year"].astype(int).value_counts().sort_index()
+def period_counts(periods: pd.Series, split: SplitPeriods) -> pd.DataFrame:
+    """Documents per period in time order with each period's role (the paper's Figure 3):
+    period, abstracts, split."""
+    counts = periods.dropna().value_counts()
+    order = in_time_order(counts.index)
     return pd.DataFrame({
-        "year": counts.index.astype(int),
-        "abstracts": counts.to_numpy().astype(int),
-        "split": [years.split_of(int(y)) for y in counts.index],
+        "period": order,
+        "abstracts": [int(counts[p]) for p in order],
+        "split": [split.split_of(p) for p in order],
     })

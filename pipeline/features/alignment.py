@@ -10,8 +10,8 @@ Long abstracts do not fit one encoder window, so the encoder sees overlapping wi
 furthest from an edge), so no occurrence is counted twice and none is lost to truncation.
 
 Everything here works on whole batches of documents at once with NumPy (``searchsorted`` on
-offsets shifted per document): there is no Python loop per token. :func:`plan_year` puts it
-together for one year: padded encoder batches plus, for each batch, which flat positions feed
+offsets shifted per document): there is no Python loop per token. :func:`plan_period` puts it
+together for one period: padded encoder batches plus, for each batch, which flat positions feed
 which LM token id with which weight, so the device pools a batch with one ``index_add``.
 """
 
@@ -145,7 +145,7 @@ class Batch:
 
 
 @dataclass(frozen=True)
-class YearPlan:
+class PeriodPlan:
     """Everything computed on the CPU before the encoder runs: batches and occurrence counts."""
 
     batches: list[Batch]
@@ -153,9 +153,9 @@ class YearPlan:
     n_encoder_tokens: int
 
 
-def plan_year(texts: list[str], lm_tok: PreTrainedTokenizerBase, enc_tok: PreTrainedTokenizerBase,
-              max_length: int, stride: int, batch_size: int) -> YearPlan:
-    """Tokenize one year's abstracts with both tokenizers, align them, window and batch them.
+def plan_period(texts: list[str], lm_tok: PreTrainedTokenizerBase, enc_tok: PreTrainedTokenizerBase,
+                max_length: int, stride: int, batch_size: int) -> PeriodPlan:
+    """Tokenize one period's abstracts with both tokenizers, align them, window and batch them.
 
     Each (owned encoder token, LM token) pair becomes one row of a batch's ``positions`` /
     ``token_ids`` / ``weights``, with weight 1/(encoder tokens of that LM occurrence), so summing
@@ -209,7 +209,7 @@ def plan_year(texts: list[str], lm_tok: PreTrainedTokenizerBase, enc_tok: PreTra
         flat = row_of[owner[enc_tokens]] * width + pos_in_window[enc_tokens]
         batches.append(Batch(ids, mask, torch.from_numpy(flat),
                              torch.from_numpy(lm_ids[lm_index[pairs]]), torch.from_numpy(weights[pairs])))
-    return YearPlan(batches=batches, counts=counts, n_encoder_tokens=int(en_ids.shape[0]))
+    return PeriodPlan(batches=batches, counts=counts, n_encoder_tokens=int(en_ids.shape[0]))
 
 
 def _special_affixes(enc_tok: PreTrainedTokenizerBase) -> tuple[list[int], list[int]]:
@@ -217,3 +217,8 @@ def _special_affixes(enc_tok: PreTrainedTokenizerBase) -> tuple[list[int], list[
     probe = plain_backend(enc_tok).encode("a", add_special_tokens=True)
     content = [i for i, special in enumerate(probe.special_tokens_mask) if not special]
     return probe.ids[:content[0]], probe.ids[content[-1] + 1:]
+
+
+# The names before periods (issue 17), for callers not yet moved; new code uses the ones above.
+YearPlan = PeriodPlan
+plan_year = plan_period

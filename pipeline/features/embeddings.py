@@ -1,27 +1,30 @@
-"""Per-year pooled contextual embeddings V_iw (paper §3.3, eq. 7), one safetensors file per year.
+"""Per-period pooled contextual embeddings V_iw (paper §3.3, eq. 7), one safetensors file per period.
 
-V_iw is the mean, over every occurrence of LM token w in year i's abstracts, of that occurrence's
+V_iw is the mean, over every occurrence of LM token w in period i's abstracts, of that occurrence's
 contextual vector; an occurrence's vector is the mean of the encoder sub-token vectors that
 overlap its characters (:mod:`pipeline.features.alignment`; the identity when encoder and LM share a BPE).
 
-Storage (compact: only tokens seen that year, fp16; never a dense [years x |V| x d] table)::
+Storage (compact: only tokens seen that period, fp16; never a dense [periods x |V| x d] table),
+``<label>.safetensors`` (``2020``, ``2020H2``; :mod:`pipeline.corpus.periods`)::
 
-    token_ids int64 [n]     sorted ids of the LM tokens seen in the year
+    token_ids int64 [n]     sorted ids of the LM tokens seen in the period
     counts    int64 [n]     occurrences that received a vector
     vectors   float16 [n,d] V_iw
-    metadata  year, encoder, layer, dim, vocab_size,   (strings)
+    metadata  period, encoder, layer, dim, vocab_size, (strings; period = the label)
               tokenizer_sha256, corpus_sha256         (pipeline.infra.identity)
 
-A token absent from a year's file was not seen that year. Consumers (``pipeline.features.history``) use,
-for such a token, its vector from the latest earlier year where it was seen, else zeros with a
+A token absent from a period's file was not seen that period. Consumers
+(``pipeline.features.history``) use, for such a token, its vector from the latest earlier period
+where it was seen, else zeros with a
 ``seen=False`` mask — never the encoder's static input embedding, which lives in another space.
 
-Extraction (:func:`extract_year`) runs the encoder over the batches planned by
-:func:`pipeline.features.alignment.plan_year` and pools each batch on the device with one ``index_add``
-into a [|V|, d] sum; :func:`adapt_encoder` optionally MLM-adapts the encoder to the year first.
+Extraction (:func:`extract_period`) runs the encoder over the batches planned by
+:func:`pipeline.features.alignment.plan_period` and pools each batch on the device with one
+``index_add`` into a [|V|, d] sum; :func:`adapt_encoder` optionally MLM-adapts the encoder to the
+period first. Files written before periods existed say ``year``: read as its label.
 The sum is kept in fixed point (int64, 2^-24 units): integer addition is associative, so the
 result does not depend on the order of the additions — the same bytes with any batch order,
-CUDA's atomic ``index_add``, or the year's batches sharded over N processes and all-reduced
+CUDA's atomic ``index_add``, or the period's batches sharded over N processes and all-reduced
 (:mod:`pipeline.infra.distributed`). fp16 output needs far less than 2^-24 absolute resolution.
 """
 
@@ -39,7 +42,7 @@ from tqdm import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.infra import distributed
-from pipeline.features.alignment import Batch, YearPlan
+from pipeline.features.alignment import Batch, PeriodPlan
 from pipeline.infra.errors import UserError
 from pipeline.infra.identity import (CORPUS_KEY, TOKENIZER_KEY, check_tokenizer,
                                      require_feature_file)
@@ -50,10 +53,10 @@ _MAX_SUM = 2.0 ** 62                    # headroom below int64's 2^63
 
 
 @dataclass(frozen=True)
-class YearEmbeddings:
-    """One year's pooled vectors for the LM tokens seen that year."""
+class PeriodEmbeddings:
+    """One period's pooled vectors for the LM tokens seen in it."""
 
-    year: int
+    period: str               # the period's label, e.g. "2020" or "2020H2"
     token_ids: torch.Tensor   # int64 [n], sorted
     counts: torch.Tensor      # int64 [n]
     vectors: torch.Tensor     # float16 [n, d]
@@ -62,14 +65,14 @@ class YearEmbeddings:
     encoder: str = ""
     layer: int = -1
     tokenizer_id: str | None = None   # sha256 of the LM tokenizer folder (pipeline.infra.identity)
-    corpus_id: str | None = None      # sha256 of the year's abstracts
+    corpus_id: str | None = None      # sha256 of the period's abstracts
 
 
-def write_year(path: str | os.PathLike[str], year: int, token_ids: torch.Tensor | np.ndarray,
+def write_period(path: str | os.PathLike[str], period: str, token_ids: torch.Tensor | np.ndarray,
                counts: torch.Tensor | np.ndarray, vectors: torch.Tensor | np.ndarray,
                encoder: str, layer: int, vocab_size: int | None = None, *,
                tokenizer_id: str | None = None, corpus_id: str | None = None) -> None:
-    """Write one year's embeddings atomically; rows are sorted by token id, vectors stored fp16.
+    """Write one period's embeddings (``period``: its label) atomically; rows are sorted by token id, vectors stored fp16.
 
     ``vocab_size`` (|V| of the LM) defaults to ``max(token_ids) + 1``; pass it so that consumers
     can size dense tables without the tokenizer. ``tokenizer_id`` / ``corpus_id``
@@ -79,14 +82,14 @@ def write_year(path: str | os.PathLike[str], year: int, token_ids: torch.Tensor 
     cnt = torch.as_tensor(np.asarray(counts), dtype=torch.int64).reshape(-1)
     vec = torch.as_tensor(vectors).to(torch.float16)
     if vec.ndim != 2 or vec.shape[0] != ids.shape[0] or cnt.shape[0] != ids.shape[0]:
-        raise ValueError(f"embeddings for {year}: token_ids {tuple(ids.shape)}, counts "
+        raise ValueError(f"embeddings for {period}: token_ids {tuple(ids.shape)}, counts "
                          f"{tuple(cnt.shape)} and vectors {tuple(vec.shape)} do not line up")
     if ids.unique().shape[0] != ids.shape[0]:
-        raise ValueError(f"embeddings for {year}: token_ids contain duplicates")
+        raise ValueError(f"embeddings for {period}: token_ids contain duplicates")
     order = torch.argsort(ids)
     if vocab_size is None:
         vocab_size = int(ids.max()) + 1 if ids.numel() else 0
-    metadata = {"year": str(int(year)), "encoder": str(encoder), "layer": str(int(layer)),
+    metadata = {"period": str(period), "encoder": str(encoder), "layer": str(int(layer)),
                 "dim": str(int(vec.shape[1])), "vocab_size": str(int(vocab_size))}
     if tokenizer_id is not None:
         metadata[TOKENIZER_KEY] = tokenizer_id
@@ -108,8 +111,8 @@ def _canonical(blob: bytes) -> bytes:
     return blob[:8] + header.ljust(n, b" ") + blob[8 + n:]
 
 
-def read_year(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> YearEmbeddings:
-    """Read a file written by :func:`write_year` (memory-mapped read; a few MB per year).
+def read_period(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> PeriodEmbeddings:
+    """Read a file written by :func:`write_period` (memory-mapped read; a few MB per period).
 
     With ``tokenizer_id`` (the identity of the tokenizer in use), a file computed with another
     tokenizer, or recording none, is refused with the stage that recomputes it.
@@ -119,17 +122,19 @@ def read_year(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> 
         with safe_open(os.fspath(path), framework="pt") as f:
             meta = f.metadata() or {}
             tensors = {k: f.get_tensor(k) for k in ("token_ids", "counts", "vectors")}
-        year, dim, vocab_size = int(meta["year"]), int(meta["dim"]), int(meta["vocab_size"])
+        period = meta["period"] if "period" in meta else str(int(meta["year"]))
+        dim, vocab_size = int(meta["dim"]), int(meta["vocab_size"])
     except Exception as err:  # noqa: BLE001 - safetensors raises its own, untyped errors
         raise UserError(f"the embeddings file is damaged or not an embeddings file "
                         f"({type(err).__name__}: {err})", path=path,
                         fix=f"recompute it: `dvc repro {stage}`") from err
     if tokenizer_id is not None:
         check_tokenizer(path, meta.get(TOKENIZER_KEY), tokenizer_id, stage)
-    return YearEmbeddings(year=year, token_ids=tensors["token_ids"], counts=tensors["counts"],
-                          vectors=tensors["vectors"], dim=dim, vocab_size=vocab_size,
-                          encoder=meta.get("encoder", ""), layer=int(meta.get("layer", -1)),
-                          tokenizer_id=meta.get(TOKENIZER_KEY), corpus_id=meta.get(CORPUS_KEY))
+    return PeriodEmbeddings(period=period, token_ids=tensors["token_ids"],
+                            counts=tensors["counts"], vectors=tensors["vectors"], dim=dim,
+                            vocab_size=vocab_size, encoder=meta.get("encoder", ""),
+                            layer=int(meta.get("layer", -1)),
+                            tokenizer_id=meta.get(TOKENIZER_KEY), corpus_id=meta.get(CORPUS_KEY))
 
 
 # --- extraction ---------------------------------------------------------------------------------
@@ -185,7 +190,7 @@ def check_layer(model: PreTrainedModel, layer: int) -> None:
 @torch.inference_mode()
 def pool_sums(model: PreTrainedModel, batches: list[Batch], vocab_size: int, layer: int,
               device: torch.device, progress: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
-    """Fixed-point sums [|V|, d] int64 of eq. 7's numerators over ``batches`` (all of a year's,
+    """Fixed-point sums [|V|, d] int64 of eq. 7's numerators over ``batches`` (all of a period's,
     or one rank's share of them), and the largest ``|contribution|`` seen (0-d fp32 tensor)."""
     check_layer(model, layer)
     model.eval()
@@ -215,10 +220,11 @@ def mean_vectors(sums: torch.Tensor, counts: np.ndarray) -> tuple[np.ndarray, np
 
 
 @torch.inference_mode()
-def extract_year(model: PreTrainedModel, plan: YearPlan, layer: int, device: torch.device,
-                 progress: bool = True,
-                 dist: distributed.Dist = distributed.SINGLE) -> tuple[np.ndarray, np.ndarray, torch.Tensor]:
-    """V_iw (eq. 7) for the tokens seen in a year: ``(token_ids, counts, vectors fp16 [n, d])``.
+def extract_period(model: PreTrainedModel, plan: PeriodPlan, layer: int, device: torch.device,
+                   progress: bool = True,
+                   dist: distributed.Dist = distributed.SINGLE
+                   ) -> tuple[np.ndarray, np.ndarray, torch.Tensor]:
+    """V_iw (eq. 7) for the tokens seen in a period: ``(token_ids, counts, vectors fp16 [n, d])``.
 
     With ``dist`` of N processes, each pools every N-th batch of the plan (the same plan on every
     rank) and the fixed-point sums are all-reduced: the result is bit-identical to one process.
@@ -235,12 +241,12 @@ def adapt_encoder(mlm_model: PreTrainedModel, enc_tok: PreTrainedTokenizerBase, 
                   epochs: int, max_length: int, stride: int, batch_size: int, device: torch.device,
                   lr: float = 5e-5, seed: int = 0, progress: bool = True,
                   dist: distributed.Dist = distributed.SINGLE) -> PreTrainedModel:
-    """Fine-tune an encoder with its MLM head on one year's abstracts (paper §3.3: the encoder
-    is adapted to each year before its vectors are pooled). Returns the bare encoder.
+    """Fine-tune an encoder with its MLM head on one period's abstracts (paper §3.3: the encoder
+    is adapted to each period before its vectors are pooled). Returns the bare encoder.
 
     Long abstracts are windowed as for extraction; masking is 15 % (BERT/RoBERTa recipe) and
-    seeded, so the same year always yields the same adapted encoder. With several processes,
-    rank 0 adapts and the others receive its weights (one encoder for all the year's shards).
+    seeded, so the same period always yields the same adapted encoder. With several processes,
+    rank 0 adapts and the others receive its weights (one encoder for all the period's shards).
     """
     from transformers import DataCollatorForLanguageModeling
 
@@ -264,3 +270,10 @@ def adapt_encoder(mlm_model: PreTrainedModel, enc_tok: PreTrainedTokenizerBase, 
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
     return distributed.broadcast_module(model.base_model.eval(), dist)
+
+
+# The names before periods (issue 17), for callers not yet moved; new code uses the ones above.
+YearEmbeddings = PeriodEmbeddings
+read_year = read_period
+write_year = write_period
+extract_year = extract_period

@@ -1,6 +1,6 @@
-"""Per-year LM-token frequencies f_iw (paper §3.2), one Parquet file per year.
+"""Per-period LM-token frequencies f_iw (paper §3.2), one Parquet file per period.
 
-f_iw is the log relative frequency of LM token w among the tokens of year i's abstracts, with
+f_iw is the log relative frequency of LM token w among the tokens of period i's abstracts, with
 add-one smoothing over the whole vocabulary (the reference implementation's definition)::
 
     log_freq[w] = log((count[w] + 1) / (N + |V|)),   N = sum_w count[w]
@@ -9,11 +9,12 @@ What is counted: the tokens the LM is trained to predict for each abstract, i.e.
 tokens plus its closing end-of-text token (``eos + abstract + eos`` minus the leading context EOS,
 see :func:`pipeline.features.tokenizer.encode_abstracts`), without truncation.
 
-File: ``<year>.parquet`` with one row per token id 0..|V|-1 (``token_id`` int32, ``count`` int64,
-``log_freq`` float64) and schema metadata ``year``, ``n_tokens``, ``vocab_size``, and the
+File: ``<label>.parquet`` (``2020.parquet``, ``2020H2.parquet``; :mod:`pipeline.corpus.periods`)
+with one row per token id 0..|V|-1 (``token_id`` int32, ``count`` int64, ``log_freq`` float64)
+and schema metadata ``period`` (the label), ``n_tokens``, ``vocab_size``, and the
 identities (:mod:`pipeline.infra.identity`) ``tokenizer_sha256`` and ``corpus_sha256`` of the tokenizer
-and abstracts it was counted with. :func:`read_year` given the tokenizer in use refuses a file
-counted with another one.
+and abstracts it was counted with. :func:`read_period` given the tokenizer in use refuses a file
+counted with another one. Files written before periods existed say ``year``: read as its label.
 """
 
 from __future__ import annotations
@@ -36,15 +37,15 @@ from pipeline.features.tokenizer import tokenize_texts
 
 
 @dataclass(frozen=True)
-class YearFrequencies:
-    """One year's counts and smoothed log frequencies, indexed by LM token id."""
+class PeriodFrequencies:
+    """One period's counts and smoothed log frequencies, indexed by LM token id."""
 
-    year: int
+    period: str             # the period's label, e.g. "2020" or "2020H2"
     counts: np.ndarray      # int64 [|V|]
     log_freq: np.ndarray    # float64 [|V|]
     n_tokens: int
     tokenizer_id: str | None = None   # sha256 of the tokenizer folder (pipeline.infra.identity)
-    corpus_id: str | None = None      # sha256 of the year's abstracts
+    corpus_id: str | None = None      # sha256 of the period's abstracts
 
     @property
     def vocab_size(self) -> int:
@@ -76,7 +77,7 @@ def count_tokens(tok: PreTrainedTokenizerBase, texts: Sequence[str],
 
 
 def frequencies_table(counts: np.ndarray) -> pd.DataFrame:
-    """The per-year table: one row per token id with its count and log frequency."""
+    """The per-period table: one row per token id with its count and log frequency."""
     counts = np.asarray(counts, dtype=np.int64)
     return pd.DataFrame({
         "token_id": np.arange(counts.shape[0], dtype=np.int32),
@@ -85,17 +86,18 @@ def frequencies_table(counts: np.ndarray) -> pd.DataFrame:
     })
 
 
-def write_year(path: str | os.PathLike[str], year: int, counts: np.ndarray, *,
-               tokenizer_id: str | None = None, corpus_id: str | None = None) -> None:
-    """Write one year's frequencies (atomically, deterministically) to ``path``.
+def write_period(path: str | os.PathLike[str], period: str, counts: np.ndarray, *,
+                 tokenizer_id: str | None = None, corpus_id: str | None = None) -> None:
+    """Write one period's frequencies (atomically, deterministically) to ``path``; ``period``
+    is its label (``"2020"``, ``"2020H2"``).
 
     ``tokenizer_id`` / ``corpus_id`` (:mod:`pipeline.infra.identity`) are recorded in the metadata; the
     frequencies stage always passes both, readers checking the tokenizer refuse a file without.
     """
     counts = np.asarray(counts, dtype=np.int64)
     if counts.ndim != 1 or (counts < 0).any():
-        raise ValueError(f"counts for {year} must be a 1-D array of non-negative integers")
-    metadata = {"year": str(int(year)), "n_tokens": str(int(counts.sum())),
+        raise ValueError(f"counts for {period} must be a 1-D array of non-negative integers")
+    metadata = {"period": str(period), "n_tokens": str(int(counts.sum())),
                 "vocab_size": str(int(counts.shape[0]))}
     if tokenizer_id is not None:
         metadata[TOKENIZER_KEY] = tokenizer_id
@@ -104,8 +106,8 @@ def write_year(path: str | os.PathLike[str], year: int, counts: np.ndarray, *,
     write_parquet(frequencies_table(counts), path, metadata=metadata)
 
 
-def read_year(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> YearFrequencies:
-    """Read a file written by :func:`write_year` (two columns only, no pandas round trip).
+def read_period(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> PeriodFrequencies:
+    """Read a file written by :func:`write_period` (two columns only, no pandas round trip).
 
     With ``tokenizer_id`` (the identity of the tokenizer in use), a file counted with another
     tokenizer, or recording none, is refused with the stage that recomputes it.
@@ -114,7 +116,8 @@ def read_year(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> 
     try:
         meta = parquet_metadata(path)
         table = pq.read_table(path, columns=["count", "log_freq"])
-        year, vocab_size, n_tokens = int(meta["year"]), int(meta["vocab_size"]), int(meta["n_tokens"])
+        period = meta["period"] if "period" in meta else str(int(meta["year"]))
+        vocab_size, n_tokens = int(meta["vocab_size"]), int(meta["n_tokens"])
     except (pa.ArrowException, OSError, KeyError, ValueError) as err:
         raise UserError(f"the frequency file is damaged or not a frequency file ({err})", path=path,
                         fix=f"recompute it: `dvc repro {stage}`") from err
@@ -124,10 +127,11 @@ def read_year(path: str | os.PathLike[str], tokenizer_id: str | None = None) -> 
                         "it is damaged", path=path, fix=f"recompute it: `dvc repro {stage}`")
     if tokenizer_id is not None:
         check_tokenizer(path, meta.get(TOKENIZER_KEY), tokenizer_id, stage)
-    return YearFrequencies(year=year, counts=counts,
-                           log_freq=table.column("log_freq").to_numpy().astype(np.float64, copy=False),
-                           n_tokens=n_tokens, tokenizer_id=meta.get(TOKENIZER_KEY),
-                           corpus_id=meta.get(CORPUS_KEY))
+    return PeriodFrequencies(period=period, counts=counts,
+                             log_freq=table.column("log_freq").to_numpy().astype(np.float64,
+                                                                                 copy=False),
+                             n_tokens=n_tokens, tokenizer_id=meta.get(TOKENIZER_KEY),
+                             corpus_id=meta.get(CORPUS_KEY))
 
 
 @dataclass(frozen=True)
@@ -162,7 +166,13 @@ def match_word(tok: PreTrainedTokenizerBase, word: str) -> WordMatch:
     return WordMatch(word, (pieces[0],), f"first token {shown[0]!r} of {len(pieces)}: {' '.join(shown)}")
 
 
-def word_log_freq(freqs: YearFrequencies, match: WordMatch) -> float:
+def word_log_freq(freqs: PeriodFrequencies, match: WordMatch) -> float:
     """log((c+1)/(N+|V|)) with c summed over the word's matched tokens."""
     c = int(freqs.counts[list(match.token_ids)].sum())
     return float(np.log(c + 1.0) - np.log(float(freqs.n_tokens) + freqs.vocab_size))
+
+
+# The names before periods (issue 17), for callers not yet moved; new code uses the ones above.
+YearFrequencies = PeriodFrequencies
+read_year = read_period
+write_year = write_period

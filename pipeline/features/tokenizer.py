@@ -1,7 +1,7 @@
 """The LM tokenizer: the index of every temporal feature (a word w is an LM token id).
 
-Two sources: a byte-level BPE trained from scratch on the training years (``lm.base: scratch``,
-the offline default; GPT-2's recipe, so nothing from dev/test years leaks into the vocabulary),
+Two sources: a byte-level BPE trained from scratch on the training periods (``lm.base: scratch``,
+the offline default; GPT-2's recipe, so nothing from dev/test periods leaks into the vocabulary),
 or the base LM's own tokenizer (resolved offline by :mod:`pipeline.models.hub`). Either way the
 folder written here is a plain Hugging Face tokenizer folder with a fast tokenizer (character
 offsets work) and one end-of-text token used as BOS, EOS and PAD, as in GPT-2.
@@ -19,9 +19,9 @@ END_OF_TEXT = "<|endoftext|>"
 
 
 def train_scratch_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenizerFast:
-    """Train a GPT-2-style byte-level BPE on ``texts`` (the training years only).
+    """Train a GPT-2-style byte-level BPE on ``texts`` (the training periods only).
 
-    The 256 byte symbols are always in the alphabet, so any later text (another year, another
+    The 256 byte symbols are always in the alphabet, so any later text (another period, another
     script) encodes without unknown tokens. ``<|endoftext|>`` gets id 0 and serves as BOS, EOS
     and PAD. The vocabulary can come out smaller than ``vocab_size`` on a tiny corpus.
     """

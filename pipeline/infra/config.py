@@ -62,7 +62,8 @@ class ModelConfig:
         "baseline, baseline-N (the N latest training years only), frequency-nolstm, frequency, "
         "context or context2"))
     window: int = field(default=2, metadata=_help(
-        "history length m in years: year i is predicted from years i-m .. i-1 (features.window)"))
+        "history length m in periods: period i is predicted from periods i-m .. i-1 "
+        "(features.window)"))
     lstm_hidden: int = field(default=768, metadata=_help("hidden size of the bias LSTM"))
     alpha: float | None = field(default=None, metadata=_help(
         "context2's alpha: 'learned' (a parameter initialised at 1) or a fixed number",
@@ -128,12 +129,12 @@ class ScoreConfig:
     """What the score stage evaluates (params ``score.*``); decoding is GenerationSettings."""
 
     batch_size: int = field(default=8, metadata=_help("abstracts per PPL/CPL batch"))
-    years: tuple[int, ...] = field(default=(), metadata=_help(
-        "years to evaluate besides the dev and test years (staleness curves), read from "
-        "--abstracts; each is scored with its own history"))
-    generate_years: tuple[int, ...] | None = field(default=None, metadata=_help(
-        "years for which abstracts are generated and CM computed; the option with no year "
-        "generates none", shown_default="the dev and test years"))
+    periods: tuple[str, ...] = field(default=(), metadata=_help(
+        "period labels to evaluate besides the dev and test periods (staleness curves), read "
+        "from --abstracts; each is scored with its own history"))
+    generate_periods: tuple[str, ...] | None = field(default=None, metadata=_help(
+        "period labels for which abstracts are generated and CM computed; the option with no "
+        "period generates none", shown_default="the dev and test periods"))
     precision: Precision = field(default="fp32", metadata=_help(
         "scoring and generation: fp32, tf32 (CUDA only; = fp32 on a CPU) or bf16 autocast "
         "(pipeline/infra/precision.py)"))

@@ -1,6 +1,6 @@
-"""Identities of what a feature file was computed from: the LM tokenizer and the year's corpus.
+"""Identities of what a feature file was computed from: the LM tokenizer and the period's corpus.
 
-A per-year feature file (frequencies, embeddings) means something only together with the
+A per-period feature file (frequencies, embeddings) means something only together with the
 tokenizer whose ids index its rows and the abstracts it was computed over. Each file records
 both as sha256 hex digests in its metadata (keys :data:`TOKENIZER_KEY`, :data:`CORPUS_KEY`);
 readers compare the recorded tokenizer with the one in use and refuse a mismatch, so a file
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from pipeline.infra.errors import UserError
 
 TOKENIZER_KEY = "tokenizer_sha256"
 CORPUS_KEY = "corpus_sha256"
+# A period label (pipeline.corpus.periods, which infra may not import): 2020, 2020H2, 2020Q3, 2020-07.
+_PERIOD_LABEL = re.compile(r"\d{4}(H[12]|Q[1-4]|-(0[1-9]|1[0-2]))?")
 
 
 def tokenizer_identity(folder: str | os.PathLike[str]) -> str:
@@ -46,7 +49,7 @@ def tokenizer_identity(folder: str | os.PathLike[str]) -> str:
 
 
 def corpus_identity(texts: Sequence[str]) -> str:
-    """sha256 of a year's abstracts as read (in corpus order), each length-prefixed UTF-8."""
+    """sha256 of a period's abstracts as read (in corpus order), each length-prefixed UTF-8."""
     digest = hashlib.sha256(len(texts).to_bytes(8, "little"))
     for text in texts:
         data = text.encode("utf-8")
@@ -72,10 +75,10 @@ def check_tokenizer(path: str | os.PathLike[str], recorded: str | None, expected
 
 
 def repro_stage(stage: str, path: str | os.PathLike[str]) -> str:
-    """The DVC stage that writes a per-year feature file: ``frequencies@2018`` for
-    ``.../2018.parquet``; the stage family alone when the file name is not a year."""
+    """The DVC stage that writes a per-period feature file: ``frequencies@2018H2`` for
+    ``.../2018H2.parquet``; the stage family alone when the file name is not a period label."""
     stem = Path(path).stem
-    return f"{stage}@{stem}" if stem.isdigit() else stage
+    return f"{stage}@{stem}" if _PERIOD_LABEL.fullmatch(stem) else stage
 
 
 def require_feature_file(stage: str, path: str | os.PathLike[str], what: str) -> str:

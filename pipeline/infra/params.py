@@ -47,12 +47,21 @@ class FilterConfig:
 
 @dataclass(frozen=True)
 class SplitConfig:
-    """Year-based train/dev/test split (params ``split.*``); the years have no default."""
+    """Period-based train/dev/test split (params ``split.*``). The periods have no default; each
+    is a label of kind ``period`` (``pipeline.corpus.periods``; YAML ints are years)."""
 
-    train_first: int = field(metadata=_help("first training year (paper: 2003)"))
-    train_last: int = field(metadata=_help("last training year (paper: 2019)"))
-    dev_year: int = field(metadata=_help("the dev year (early stopping)"))
-    test_year: int = field(metadata=_help("the test year"))
+    train_first: str = field(metadata=_help("first training period (paper: 2003)"))
+    train_last: str = field(metadata=_help("last training period (paper: 2019)"))
+    dev: str = field(metadata=_help("the dev period (early stopping)"))
+    test: str = field(metadata=_help("the test period"))
+    period: Literal["year", "half", "quarter", "month"] = field(default="year", metadata=_help(
+        "what one period is: year (2020), half (2020H2), quarter (2020Q3) or month (2020-07)"))
+    # 50: fifty ~100-token abstracts are ~5,000 LM tokens, about the size of the default vocabulary
+    # (4,096), so below that a period's add-one-smoothed frequencies are mostly smoothing and its
+    # PPL rests on a handful of texts. The sample's thinnest period the default run reads (2015,
+    # history only) has 58, so the default run does not warn.
+    min_documents: int = field(default=50, metadata=_help(
+        "warn when a period the run reads has fewer documents than this"))
 
 
 @dataclass(frozen=True)
@@ -118,10 +127,12 @@ class TrainDesign:
 class ForecastConfig:
     """The next period's forecast and its backtests (params ``forecast.*``)."""
 
-    year: int = field(metadata=_help(
-        "the year to forecast (read from the history and the abstracts of year - 1)"))
-    backtest_years: tuple[int, ...] = field(default=(), metadata=_help(
-        "years after the training years whose text is known: forecast as if unknown, then scored"))
+    period: str | None = field(default=None, metadata=_help(
+        "the period to forecast (read from its history and the documents of the period before); "
+        "null: the period after the latest of split.test and score.periods", none="null"))
+    backtest_periods: tuple[str, ...] = field(default=(), metadata=_help(
+        "periods after the training periods whose text is known: forecast as if unknown, then "
+        "scored"))
     batch_size: int = field(default=8, metadata=_help("reference contexts per forward pass"))
 
 
@@ -153,7 +164,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
     "train": ((TrainConfig, ("epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "lr_new",
                              "weight_decay", "warmup_steps", "grad_clip", "patience", "precision")),
               (ModelConfig, ("lstm_hidden", "alpha", "dropout")), (TrainDesign, None)),
-    "score": ((ScoreConfig, ("batch_size", "years", "precision")), (GenerationSettings, None)),
+    "score": ((ScoreConfig, ("batch_size", "periods", "precision")), (GenerationSettings, None)),
     "forecast": ((ForecastConfig, None), (GenerationSettings, ("n",))),
     "report": ((ReportConfig, ("examples",)),),
 }
