@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Literal, get_args
-
-import torch
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pipeline.infra.errors import UserError
+
+if TYPE_CHECKING:  # torch is imported where it is used: the params schema (and so every stage
+    import torch   # CLI, torch-free ones too) imports this module for the Precision names.
 
 Precision = Literal["fp32", "tf32", "bf16"]
 PRECISIONS: tuple[str, ...] = get_args(Precision)
@@ -35,6 +36,8 @@ PRECISIONS: tuple[str, ...] = get_args(Precision)
 
 def check_precision(precision: str, device: torch.device) -> None:
     """A :class:`UserError` for an unknown precision or bf16 on a GPU without bf16 support."""
+    import torch
+
     if precision not in PRECISIONS:
         raise UserError(f"unknown precision {precision!r}", path="train.precision / score.precision",
                         fix=f"use one of {', '.join(PRECISIONS)}")
@@ -52,6 +55,8 @@ def matmul_precision(device: torch.device | str, precision: str) -> Iterator[Non
     state, restored on exit. It never touches the CPU's own reduced-precision modes
     (``torch.set_float32_matmul_precision`` would make oneDNN round fp32 products on the CPU too).
     """
+    import torch
+
     check_precision(precision, torch.device(device))
     matmul = torch.backends.cuda.matmul
     previous = matmul.fp32_precision
@@ -65,6 +70,8 @@ def matmul_precision(device: torch.device | str, precision: str) -> Iterator[Non
 def autocast(device: torch.device | str, precision: str) -> contextlib.AbstractContextManager:
     """bf16 autocast on ``device`` for ``bf16``, nothing otherwise. Forward passes only:
     backward runs outside it, in the dtypes autocast chose for the forward (torch's rule)."""
+    import torch
+
     if precision == "bf16":
         return torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
     return contextlib.nullcontext()
