@@ -1,11 +1,11 @@
 """The stage graph: write ``dvc.yaml`` from ``params.yaml`` (``make graph``), or check it is current.
 
 DVC templating cannot turn a list into several deps, yet each stage must depend on exactly the
-files it reads: a train or score stage on the per-year feature files of the years whose history
+files it reads: a train or score stage on the per-period feature files of the periods whose history
 it uses, and only on the kinds of features its variant reads; every stage on its own code (the
 import closure of its module). So ``dvc.yaml`` is generated, deterministically, from the
-*structural* params (split years, window, variants, seeds, ``train.base``, ``score.years``, the
-forecast years) and committed; values that do not change the graph's shape stay ``${...}``
+*structural* params (split kind and periods, window, variants, seeds, ``train.base``,
+``score.periods``, the forecast periods) and committed; values that do not change the graph's shape stay ``${...}``
 templates in ``cmd``, so editing them needs no regeneration. The logic is ``pipeline.graph``.
 
     python -m stages.graph            # (re)write dvc.yaml for params.yaml; prune dvc.lock

@@ -2,7 +2,7 @@
 
 DVC templating cannot turn a list into several deps, yet each stage must depend on exactly the
 files it reads, so ``dvc.yaml`` is generated (``python -m stages.graph``, ``make graph``):
-``plan`` validates the params that shape the graph and derives the feature years they imply,
+``plan`` validates the params that shape the graph and derives the feature periods they imply,
 ``code_deps`` computes each stage's code deps (the import closure of its module, read from
 source), ``files`` names the files stages pass along, ``data_stages`` / ``model_stages`` /
 ``build`` make the stage dicts, ``render`` writes and checks the YAML, ``lock`` prunes

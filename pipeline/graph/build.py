@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def build(params: Mapping[str, Any], root: Path = ROOT) -> dict[str, Any]:
     """The whole graph for ``params`` (a parsed params.yaml), code deps read under ``root``."""
     plan, code = Plan(params), Code(root)
-    stages = {**data_stages(code), **feature_stages(plan, code)}
+    stages = {**data_stages(plan, code), **feature_stages(plan, code)}
     for variant, seed in plan.runs:
         stages[f"train-{run(variant, seed)}"] = train_stage(plan, variant, seed, code)
     for variant, seed in plan.runs:

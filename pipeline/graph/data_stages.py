@@ -1,11 +1,12 @@
 """The stages before any model: the graph check, the corpus, the splits, the tokenizer and the
-per-year features (``foreach`` over exactly the years :class:`pipeline.graph.plan.Plan` derives
-from the structural params)."""
+per-period features (``foreach`` over exactly the period labels :class:`pipeline.graph.plan.Plan`
+derives from the structural params, so a stage is named ``frequencies@2020H2``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pipeline.corpus.periods import shift, span
 from pipeline.graph.code_deps import Code
 from pipeline.graph.files import (
     ABSTRACTS,
@@ -14,6 +15,8 @@ from pipeline.graph.files import (
     DEV,
     DOWNLOAD_INFO,
     PAPERS,
+    PERIOD_COUNTS,
+    PERIOD_REJECTS,
     RAW,
     STAMP,
     TEST,
@@ -32,7 +35,7 @@ def _flags(section: str, keys: list[str]) -> str:
     return " ".join(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for k in keys)
 
 
-def data_stages(code: Code) -> dict[str, Any]:
+def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
     return {
         "graph": {
             "cmd": f"python -m stages.graph --check --stamp {STAMP}",
@@ -70,14 +73,18 @@ def data_stages(code: Code) -> dict[str, Any]:
         },
         "split": {
             "cmd": f"python -m stages.split --abstracts {ABSTRACTS} --out-dir data/splits "
+                   "--period ${split.period} "
                    "--train-first ${split.train_first} --train-last ${split.train_last} "
-                   "--dev-year ${split.dev_year} --test-year ${split.test_year} "
-                   "--window ${features.window} --counts-plot plots/abstracts_per_year.csv",
+                   "--dev ${split.dev} --test ${split.test} "
+                   "--min-documents ${split.min_documents} --window ${features.window} "
+                   + _needs(plan) + f"--rejects {PERIOD_REJECTS} --counts-plot {PERIOD_COUNTS}",
             "deps": [*code("split"), ABSTRACTS],
             "params": ["split", "features.window"],
-            "outs": [TRAIN, DEV, TEST],
-            "plots": [{"plots/abstracts_per_year.csv": {
-                "cache": False, "x": "abstracts", "y": "year", "template": "bar_horizontal"}}],
+            "outs": [TRAIN, DEV, TEST, PERIOD_REJECTS],
+            # rows in time order; labels of one kind also sort alphabetically in time (zero-
+            # padded: 2020-09 < 2020-10, 2020H2 < 2021H1), which is how vega-lite orders the bars
+            "plots": [{PERIOD_COUNTS: {
+                "cache": False, "x": "abstracts", "y": "period", "template": "bar_horizontal"}}],
         },
         "tokenizer": {
             "cmd": "python -m stages.tokenizer --base ${lm.base} "
@@ -89,14 +96,22 @@ def data_stages(code: Code) -> dict[str, Any]:
     }
 
 
+def _needs(plan: Plan) -> str:
+    """``--needs`` with the periods the split stage does not read itself but later stages read
+    the documents of (scored, forecast and report periods and their histories), or nothing."""
+    own = span(shift(plan.train_periods[0], -plan.window), plan.test)  # the split's own check
+    extra = [p for p in plan.text_periods if p not in own]
+    return f"--needs {' '.join(extra)} " if extra else ""
+
+
 def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
-    """Frequencies of every year some stage reads, their plot, and the embeddings only when a
+    """Frequencies of every period some stage reads, their plot, and the embeddings only when a
     variant reads them (no ``embeddings`` stage otherwise)."""
-    freq_years, emb_years = plan.years("frequencies"), plan.years("embeddings")
-    freq_files = feature_files(["frequencies"], freq_years)
+    freq_periods, emb_periods = plan.periods("frequencies"), plan.periods("embeddings")
+    freq_files = feature_files(["frequencies"], freq_periods)
     stages: dict[str, Any] = {
-        "frequencies": {"foreach": freq_years, "do": {
-            "cmd": "python -m stages.frequencies --year ${item} "
+        "frequencies": {"foreach": freq_periods, "do": {
+            "cmd": "python -m stages.frequencies --period ${item} "
                    f"--abstracts {ABSTRACTS} --tokenizer {TOKENIZER} "
                    "--out data/features/frequencies/${item}.parquet",
             "deps": [*code("frequencies"), ABSTRACTS, TOKENIZER],
@@ -110,13 +125,13 @@ def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
             "params": ["frequencies.plot_words"],
             # by_word (.dvc/plots/by_word.json): one line per word of the long CSV
             "plots": [{"plots/word_frequencies.csv": {
-                          "cache": False, "x": "year", "y": "log_freq", "template": "by_word"}},
+                          "cache": False, "x": "period", "y": "log_freq", "template": "by_word"}},
                       {"plots/word_frequencies.png": {"cache": False}}],
         },
     }
-    if emb_years:
-        stages["embeddings"] = {"foreach": emb_years, "do": {
-            "cmd": "python -m stages.embeddings --year ${item} "
+    if emb_periods:
+        stages["embeddings"] = {"foreach": emb_periods, "do": {
+            "cmd": "python -m stages.embeddings --period ${item} "
                    f"--abstracts {ABSTRACTS} --tokenizer {TOKENIZER} "
                    + _flags("embeddings", EMBEDDING_KEYS)
                    + " --out data/features/embeddings/${item}.safetensors",

@@ -11,6 +11,8 @@ STAMP = "data/graph-checked"
 RAW = "data/raw/anthology+abstracts.bib.gz"
 PAPERS = "data/corpus/papers.parquet"
 ABSTRACTS = "data/corpus/abstracts.parquet"
+PERIOD_REJECTS = "data/corpus/period_rejects.parquet"   # documents without a period (split)
+PERIOD_COUNTS = "plots/abstracts_per_period.csv"       # the paper's Figure 3
 TRAIN = "data/splits/train.parquet"
 DEV = "data/splits/dev.parquet"
 TEST = "data/splits/test.parquet"
@@ -22,15 +24,16 @@ CORPUS_METRICS = "metrics/corpus.json"         # papers, kept, dropped
 CORPUS_COUNTS = "reports/corpus.json"          # by reason, language and year
 DOWNLOAD_INFO = "reports/download.json"        # source, sha256, sizes
 VARIANT_METRICS = "metrics/variants"           # <variant>.json: dev/test PPL, CPL, CM
-RESULTS_DETAILS = "reports/results.json"       # stds, p-values, counts, seeds, every year
+RESULTS_DETAILS = "reports/results.json"       # stds, p-values, counts, seeds, every period
 FORECAST_DETAILS = "reports/forecast.json"     # the backtests
 
 FREQ = "data/features/frequencies/{}.parquet"
 EMB = "data/features/embeddings/{}.safetensors"
 
 
-def feature_files(kinds: Iterable[str], years: Iterable[int]) -> list[str]:
-    """The per-year feature files of each kind (``frequencies``, ``embeddings``), kind outermost."""
+def feature_files(kinds: Iterable[str], periods: Iterable[str]) -> list[str]:
+    """The per-period feature files (named by label) of each kind (``frequencies``,
+    ``embeddings``), kind outermost."""
     template = {"frequencies": FREQ, "embeddings": EMB}
-    years = list(years)
-    return [template[k].format(y) for k in kinds for y in years]
+    periods = list(periods)
+    return [template[k].format(p) for k in kinds for p in periods]

@@ -1,7 +1,7 @@
 """Prune ``dvc.lock`` of entries for stages ``dvc.yaml`` no longer defines.
 
 DVC keeps a lock entry for every stage it ever ran, even after the stage is gone from dvc.yaml
-(renamed stages, dropped variants or years): such entries mislead a reader of the committed lock
+(renamed stages, dropped variants or periods): such entries mislead a reader of the committed lock
 about what the current graph produced. A foreach stage's entries are named ``name@item``; one is
 current when ``name`` is a foreach stage whose items include ``item``. A ``matrix`` stage, or a
 foreach over something other than a literal list or mapping, cannot be expanded here, so its

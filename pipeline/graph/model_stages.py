@@ -1,5 +1,5 @@
 """The stages of each run (a variant and a seed: train, score, forecast) and the two reports over
-all runs. Each run's stages depend on exactly the per-year feature files its variant reads (the
+all runs. Each run's stages depend on exactly the per-period feature files its variant reads (the
 registry's ``feature_files``) and declare only the params they read, so changing a bias's own
 param reruns only that variant."""
 
@@ -75,9 +75,9 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
 def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     model = model_dir(variant, seed)
-    extra = plan.extra_years
+    extra = plan.extra_periods
     cmd = [f"python -m stages.score --model {model} --dev {DEV} --test {TEST}",
-           *([f"--years {' '.join(map(str, plan.score_years))} --abstracts {ABSTRACTS}"]
+           *([f"--periods {' '.join(plan.score_periods)} --abstracts {ABSTRACTS}"]
              if extra else []),
            f"--tokenizer {TOKENIZER}",
            *(f"--{k} data/features/{k}" for k in kinds),
@@ -98,14 +98,16 @@ def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str,
     cmd = [f"python -m stages.forecast --model {model} --abstracts {ABSTRACTS} "
            f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies",
            *(["--embeddings data/features/embeddings"] if "embeddings" in kinds else []),
-           "--year ${forecast.year} --backtest-years " + " ".join(map(str, plan.backtest_years)),
+           # the resolved label: forecast.period may be null (the period after the last known)
+           f"--period {plan.forecast_period} --backtest-periods "
+           + " ".join(plan.backtest_periods),
            "--batch-size ${forecast.batch_size} --n-generate ${forecast.n_generate}",
            _flags("score", DECODING), f"--out data/forecast/{run(variant, seed)}"]
     return {
         "cmd": " ".join(cmd),
         "deps": [*code("forecast"), model, ABSTRACTS, TOKENIZER,
                  *feature_files(kinds, plan.forecast_history)],
-        "params": ["forecast.year", "forecast.batch_size", "forecast.n_generate",
+        "params": ["forecast.period", "forecast.batch_size", "forecast.n_generate",
                    *(f"score.{k}" for k in DECODING)],
         "outs": [f"data/forecast/{run(variant, seed)}"],
     }
@@ -116,23 +118,23 @@ def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
     return {
         "cmd": "python -m stages.report --scores data/scores ${experiment} --baseline baseline "
                "--examples ${report.examples} --frequencies data/features/frequencies "
-               "--window ${features.window} --train-years ${split.train_first} ${split.train_last} "
+               "--window ${features.window} --train-periods ${split.train_first} ${split.train_last} "
                f"--corpus-counts {CORPUS_COUNTS} --out reports/results.md "
                f"--metrics-dir {VARIANT_METRICS} --details {RESULTS_DETAILS} "
                "--plots plots/results.csv --staleness plots/staleness.csv "
                "--buckets plots/buckets.csv",
         "deps": [*code("report"), *(f"data/scores/{r}" for r in runs),
-                 *feature_files(["frequencies"], plan.report_years), CORPUS_COUNTS],
+                 *feature_files(["frequencies"], plan.report_periods), CORPUS_COUNTS],
         "params": ["experiment", "report", "features.window", "split.train_first",
                    "split.train_last"],
         "outs": [{"reports/results.md": {"cache": False}}, {RESULTS_DETAILS: {"cache": False}}],
         "metrics": [{VARIANT_METRICS: {"cache": False}}],
         # bar_horizontal: x is the number, y the category (one bar per variant). by_model and
-        # by_model_year: templates in .dvc/plots, one line per model (and per year).
+        # by_model_year: templates in .dvc/plots, one line per model (and per period).
         "plots": [{"plots/results.csv": {
                       "cache": False, "x": "test_ppl", "y": "variant", "template": "bar_horizontal"}},
                   {"plots/staleness.csv": {
-                      "cache": False, "x": "year", "y": "ppl", "template": "by_model"}},
+                      "cache": False, "x": "period", "y": "ppl", "template": "by_model"}},
                   {"plots/staleness.png": {"cache": False}},
                   {"plots/buckets.csv": {
                       "cache": False, "x": "history_bucket", "y": "mean_nll",
@@ -145,16 +147,16 @@ def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
     runs = [run(v, s) for v, s in plan.runs]
     return {
         "cmd": "python -m stages.forecast_report --forecasts data/forecast ${experiment} "
-               "--year ${forecast.year} --backtest-years "
-               + " ".join(map(str, plan.backtest_years))
+               f"--period {plan.forecast_period} --backtest-periods "
+               + " ".join(plan.backtest_periods)
                + f" --window ${{features.window}} --frequencies data/features/frequencies "
                f"--tokenizer {TOKENIZER} --stopwords {STOPWORDS} --abstracts {ABSTRACTS} "
                f"--out reports/forecast.md --json {FORECAST_DETAILS} "
                "--plot plots/forecast_risers.png",
         "deps": [*code("forecast_report"), *(f"data/forecast/{r}" for r in runs),
-                 *feature_files(["frequencies"], plan.forecast_report_years), TOKENIZER,
+                 *feature_files(["frequencies"], plan.forecast_report_periods), TOKENIZER,
                  STOPWORDS, ABSTRACTS],
-        "params": ["experiment", "forecast.year", "features.window"],
+        "params": ["experiment", "forecast.period", "features.window"],
         "outs": [{"reports/forecast.md": {"cache": False}}, {FORECAST_DETAILS: {"cache": False}}],
         "plots": [{"plots/forecast_risers.png": {"cache": False}}],
     }

@@ -1,10 +1,12 @@
-"""The structural params, validated, and the feature years they imply.
+"""The structural params, validated, and the feature periods they imply.
 
-Only the params that decide the graph's *shape* are read here (split years, window, variants,
-seeds, ``train.base``, ``score.years``, the forecast years); every other value stays a ``${...}``
-template in a stage's ``cmd``, so editing it needs no regeneration. Feature years are derived,
-never listed by hand: every year in the history of a training year, the dev year, a scored year,
-a forecast year, or a year a report reads.
+Only the params that decide the graph's *shape* are read here (the split's period kind and
+periods, window, variants, seeds, ``train.base``, ``score.periods``, the forecast periods); every
+other value stays a ``${...}`` template in a stage's ``cmd``, so editing it needs no
+regeneration. Periods are labels of ``split.period``'s kind (:mod:`pipeline.corpus.periods`),
+checked here, so a wrong label stops ``make graph`` naming the key; every list below is in time
+order. Feature periods are derived, never listed by hand: every period in the history of a
+training period, the dev period, a scored period, a forecast period, or a period a report reads.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pipeline.features.windows import bucket_years, history_years
+from pipeline.corpus.periods import check_kind, in_time_order, ordinal, param_label, shift, span
+from pipeline.features.windows import bucket_periods, history_periods
 from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup
 
 # The params that decide the graph's shape; the `graph` stage declares them.
-STRUCTURE = ["split", "features.window", "experiment", "train.base", "score.years", "forecast.year",
-             "forecast.backtest_years"]
+STRUCTURE = ["split", "features.window", "experiment", "train.base", "score.periods",
+             "forecast.period", "forecast.backtest_periods"]
 
 
 def get(params: Mapping[str, Any], dotted: str) -> Any:
@@ -34,7 +37,7 @@ def get(params: Mapping[str, Any], dotted: str) -> Any:
 
 
 def feature_kinds(variant: str) -> tuple[str, ...]:
-    """Per-year feature files a variant's train/score stages read: none, frequencies, or both.
+    """Per-period feature files a variant's train/score stages read: none, frequencies, or both.
 
     ``load_history`` always reads the frequency files (they give the ``observed`` mask); the
     embeddings only when the bias reads them.
@@ -43,19 +46,33 @@ def feature_kinds(variant: str) -> tuple[str, ...]:
 
 
 class Plan:
-    """The structural params, validated, and the feature years they imply."""
+    """The structural params, validated, and the feature periods they imply."""
 
     def __init__(self, params: Mapping[str, Any]) -> None:
+        self.kind = check_kind(str(get(params, "split.period")))
+
+        def labels(key: str) -> list[str]:
+            return [param_label(v, self.kind, key) for v in get(params, key) or []]
+
+        def one(key: str) -> str:
+            return param_label(get(params, key), self.kind, key)
+
         self.window = int(get(params, "features.window"))
-        first, last = int(get(params, "split.train_first")), int(get(params, "split.train_last"))
-        self.dev, self.test = int(get(params, "split.dev_year")), int(get(params, "split.test_year"))
-        self.train_years = list(range(first, last + 1))
-        self.score_years = [int(y) for y in get(params, "score.years")]
+        first, last = one("split.train_first"), one("split.train_last")
+        self.dev, self.test = one("split.dev"), one("split.test")
+        if ordinal(first) > ordinal(last):
+            raise UserError(f"split.train_first {first} is after split.train_last {last}",
+                            path="params.yaml: split", fix="order the training periods")
+        self.train_periods = span(first, last)
+        self.score_periods = labels("score.periods")
         self.variants = [str(v) for v in get(params, "experiment.variants")]
         self.seeds = [int(s) for s in get(params, "experiment.seeds")]
         self.base = str(get(params, "train.base"))
-        self.forecast_year = int(get(params, "forecast.year"))
-        self.backtest_years = [int(y) for y in get(params, "forecast.backtest_years")]
+        forecast = get(params, "forecast.period")
+        # null: the period after the latest one the run knows the text of (test, score.periods)
+        self.forecast_period = (shift(in_time_order([self.test, *self.score_periods])[-1], 1)
+                                if forecast is None else one("forecast.period"))
+        self.backtest_periods = labels("forecast.backtest_periods")
         self._validate()
 
     def _validate(self) -> None:
@@ -64,13 +81,13 @@ class Plan:
 
         if self.window < 1:
             raise bad(f"features.window must be >= 1, got {self.window}", "features.window",
-                      "use the number of history years m (paper: 2)")
-        if not self.train_years or not self.train_years[-1] < self.dev < self.test:
-            raise bad("split years must satisfy train_first <= train_last < dev_year < test_year",
-                      "split", "fix the four years")
-        if len(set(self.score_years)) != len(self.score_years):
-            raise bad(f"score.years must list distinct years, got {self.score_years}", "score.years",
-                      f"e.g. [{self.dev}, {self.test}] (the dev and test year)")
+                      "use the number of history periods m (paper: 2)")
+        if not ordinal(self.train_periods[-1]) < ordinal(self.dev) < ordinal(self.test):
+            raise bad("split periods must satisfy train_first <= train_last < dev < test",
+                      "split", "fix the four periods")
+        if len(set(self.score_periods)) != len(self.score_periods):
+            raise bad(f"score.periods must list distinct periods, got {self.score_periods}",
+                      "score.periods", f"e.g. [{self.dev}, {self.test}] (the dev and test period)")
         for variant in self.variants:
             try:
                 lookup(variant)
@@ -79,9 +96,10 @@ class Plan:
             except ValueError as err:
                 raise bad(str(err), "experiment.variants", "fix the variant name") from None
             n = re.fullmatch(r"baseline-(\d+)", variant)
-            if n and not 1 <= int(n.group(1)) <= len(self.train_years):
-                raise bad(f"{variant} needs 1 .. {len(self.train_years)} training years",
-                          "experiment.variants", "use baseline-N with N <= the number of training years")
+            if n and not 1 <= int(n.group(1)) <= len(self.train_periods):
+                raise bad(f"{variant} needs 1 .. {len(self.train_periods)} training periods",
+                          "experiment.variants",
+                          "use baseline-N with N <= the number of training periods")
         if len(set(self.variants)) != len(self.variants) or len(set(self.seeds)) != len(self.seeds):
             raise bad("experiment.variants and experiment.seeds must not repeat", "experiment",
                       "list each variant and seed once")
@@ -89,11 +107,13 @@ class Plan:
             raise bad(f"train.base must be joint or shared, got {self.base!r}", "train.base",
                       "joint: every variant fine-tunes the LM; shared: temporal variants start "
                       "from the trained Baseline with the LM frozen")
-        if len(set(self.backtest_years)) != len(self.backtest_years) or any(
-                not self.train_years[-1] < y < self.forecast_year for y in self.backtest_years):
-            raise bad(f"forecast.backtest_years must be distinct years after the training years "
-                      f"and before forecast.year {self.forecast_year}, got {self.backtest_years}",
-                      "forecast.backtest_years", f"e.g. [{self.dev}, {self.test}]")
+        last, target = ordinal(self.train_periods[-1]), ordinal(self.forecast_period)
+        if len(set(self.backtest_periods)) != len(self.backtest_periods) or any(
+                not last < ordinal(p) < target for p in self.backtest_periods):
+            raise bad(f"forecast.backtest_periods must be distinct periods after the training "
+                      f"periods and before the forecast period {self.forecast_period}, got "
+                      f"{self.backtest_periods}", "forecast.backtest_periods",
+                      f"e.g. [{self.dev}, {self.test}]")
         if self.base == "shared" and "baseline" not in self.variants:
             raise bad("train.base: shared starts every temporal variant from the Baseline model, "
                       "but `baseline` is not among experiment.variants", "train.base",
@@ -104,57 +124,67 @@ class Plan:
         """Every (variant, seed) pair, variants outermost: the order the stages are written in."""
         return [(v, s) for v in self.variants for s in self.seeds]
 
-    def history(self, years: Iterable[int]) -> list[int]:
-        return sorted({h for y in years for h in history_years(y, self.window)})
+    def history(self, periods: Iterable[str]) -> list[str]:
+        return in_time_order(h for p in periods for h in history_periods(p, self.window))
 
     @property
-    def train_history(self) -> list[int]:
-        """Feature years training reads: the history of every training year and the dev year."""
-        return self.history([*self.train_years, self.dev])
+    def train_history(self) -> list[str]:
+        """Feature periods training reads: the history of every training period and the dev one."""
+        return self.history([*self.train_periods, self.dev])
 
     @property
-    def scored_years(self) -> list[int]:
-        """The score stage always scores the dev and test year, and every year of score.years."""
-        return sorted({self.dev, self.test, *self.score_years})
+    def scored_periods(self) -> list[str]:
+        """The score stage always scores the dev and test period, and every one of score.periods."""
+        return in_time_order([self.dev, self.test, *self.score_periods])
 
     @property
-    def extra_years(self) -> list[int]:
-        """Scored years outside the dev and test splits: read from the corpus table."""
-        return [y for y in self.scored_years if y not in (self.dev, self.test)]
+    def extra_periods(self) -> list[str]:
+        """Scored periods outside the dev and test splits: read from the corpus table."""
+        return [p for p in self.scored_periods if p not in (self.dev, self.test)]
 
     @property
-    def score_history(self) -> list[int]:
-        return self.history(self.scored_years)
+    def score_history(self) -> list[str]:
+        return self.history(self.scored_periods)
 
     @property
-    def forecast_years(self) -> list[int]:
-        return sorted({self.forecast_year, *self.backtest_years})
+    def forecast_periods(self) -> list[str]:
+        return in_time_order([self.forecast_period, *self.backtest_periods])
 
     @property
-    def forecast_history(self) -> list[int]:
-        """A forecast of Y reads the history of Y, and of Y-1 for the predicted change."""
-        return self.history(y for f in self.forecast_years for y in (f, f - 1))
+    def forecast_history(self) -> list[str]:
+        """A forecast of P reads the history of P, and of P-1 for the predicted change."""
+        return self.history(q for f in self.forecast_periods for q in (f, shift(f, -1)))
 
     @property
-    def report_years(self) -> list[int]:
-        """Frequency years the report reads: the buckets' years for each scored year, and the
-        training years for the unigram reference perplexity."""
-        buckets = {y for s in self.scored_years for y in bucket_years(s, self.window)}
-        return sorted(buckets | set(self.train_years))
+    def report_periods(self) -> list[str]:
+        """Frequency periods the report reads: the buckets' periods for each scored period, and
+        the training periods for the unigram reference perplexity."""
+        buckets = [b for s in self.scored_periods for b in bucket_periods(s, self.window)]
+        return in_time_order([*buckets, *self.train_periods])
 
     @property
-    def forecast_report_years(self) -> list[int]:
+    def forecast_report_periods(self) -> list[str]:
         """Observed frequencies the forecast report reads (as stages/forecast_report.py does):
-        each backtest year and its history, and the history of the forecast year."""
-        backtests = {y for b in self.backtest_years for y in (b, *history_years(b, self.window))}
-        return sorted(backtests | set(history_years(self.forecast_year, self.window)))
+        each backtest period and its history, and the history of the forecast period."""
+        backtests = [q for b in self.backtest_periods
+                     for q in (b, *history_periods(b, self.window))]
+        return in_time_order([*backtests, *history_periods(self.forecast_period, self.window)])
 
-    def years(self, kind: str) -> list[int]:
-        """Years whose ``kind`` features some stage reads: frequencies for the reports and the
+    def periods(self, kind: str) -> list[str]:
+        """Periods whose ``kind`` features some stage reads: frequencies for the reports and the
         plot too; embeddings only when a contextual variant is trained."""
         if not any(kind in feature_kinds(v) for v in self.variants) and kind != "frequencies":
             return []
-        years = {*self.train_history, *self.score_history, *self.forecast_history}
+        periods = [*self.train_history, *self.score_history, *self.forecast_history]
         if kind == "frequencies":
-            years |= {*self.report_years, *self.forecast_report_years}
-        return sorted(years)
+            periods += [*self.report_periods, *self.forecast_report_periods]
+        return in_time_order(periods)
+
+    @property
+    def text_periods(self) -> list[str]:
+        """Every period whose documents some stage reads: each feature period, the scored and
+        backtest periods, the training periods and the period before each forecast (its
+        reference contexts). The split stage stops, naming it, if one of them is empty."""
+        return in_time_order([*self.periods("frequencies"), *self.scored_periods,
+                              *self.backtest_periods, *self.train_periods,
+                              *(shift(f, -1) for f in self.forecast_periods)])
