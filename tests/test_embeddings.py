@@ -1,5 +1,5 @@
 """Pooled contextual embeddings: file round trip, pooling vs a naive loop, windows, devices,
-layers, MLM adaptation, and the unseen-token rule on real per-year files."""
+layers, MLM adaptation, and the unseen-token rule on real per-period files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from pipeline.features import embeddings as em
-from pipeline.features.alignment import plan_year
+from pipeline.features.alignment import plan_period
 from pipeline.infra.device import pick_device
 from pipeline.infra.errors import UserError
 from pipeline.features.history import dense_history
@@ -69,9 +69,9 @@ def naive_year(texts, lm_tok, enc_tok, model, size, stride):
 
 
 def test_pooled_mean_equals_naive_loop(lm_tok, enc_tok, encoder) -> None:
-    plan = plan_year(TEXTS, lm_tok, enc_tok, max_length=34, stride=8, batch_size=3)
+    plan = plan_period(TEXTS, lm_tok, enc_tok, max_length=34, stride=8, batch_size=3)
     assert len(plan.batches) >= 2  # windows of the long text spread over batches
-    ids, counts, vectors = em.extract_year(encoder, plan, -1, CPU, progress=False)
+    ids, counts, vectors = em.extract_period(encoder, plan, -1, CPU, progress=False)
     ref_ids, ref_counts, ref_vectors = naive_year(TEXTS, lm_tok, enc_tok, encoder, size=32, stride=8)
     np.testing.assert_array_equal(ids, ref_ids)
     np.testing.assert_array_equal(counts, ref_counts)
@@ -80,15 +80,15 @@ def test_pooled_mean_equals_naive_loop(lm_tok, enc_tok, encoder) -> None:
 
 
 def test_batching_does_not_change_results(lm_tok, enc_tok, encoder) -> None:
-    a = em.extract_year(encoder, plan_year(TEXTS, lm_tok, enc_tok, 34, 8, 1), -1, CPU, False)
-    b = em.extract_year(encoder, plan_year(TEXTS, lm_tok, enc_tok, 34, 8, 16), -1, CPU, False)
+    a = em.extract_period(encoder, plan_period(TEXTS, lm_tok, enc_tok, 34, 8, 1), -1, CPU, False)
+    b = em.extract_period(encoder, plan_period(TEXTS, lm_tok, enc_tok, 34, 8, 16), -1, CPU, False)
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
     torch.testing.assert_close(a[2].float(), b[2].float(), atol=2e-3, rtol=2e-3)
 
 
 def test_long_abstract_is_windowed_not_truncated(lm_tok, enc_tok) -> None:
-    plan = plan_year(TEXTS[3:], lm_tok, enc_tok, max_length=34, stride=8, batch_size=64)
+    plan = plan_period(TEXTS[3:], lm_tok, enc_tok, max_length=34, stride=8, batch_size=64)
     n_enc = len(plain_backend(enc_tok).encode(TEXTS[3], add_special_tokens=False).ids)
     owned = sum(int(b.positions.numel()) for b in plan.batches)
     assert n_enc > 32 and plan.n_encoder_tokens == n_enc
@@ -103,39 +103,39 @@ def test_long_abstract_is_windowed_not_truncated(lm_tok, enc_tok) -> None:
 
 
 def test_layer_selection(lm_tok, enc_tok, encoder) -> None:
-    plan = plan_year(TEXTS[:2], lm_tok, enc_tok, 64, 8, 8)
-    last = em.extract_year(encoder, plan, -1, CPU, False)[2]
-    six = em.extract_year(encoder, plan, 6, CPU, False)[2]
-    first = em.extract_year(encoder, plan, 0, CPU, False)[2]
+    plan = plan_period(TEXTS[:2], lm_tok, enc_tok, 64, 8, 8)
+    last = em.extract_period(encoder, plan, -1, CPU, False)[2]
+    six = em.extract_period(encoder, plan, 6, CPU, False)[2]
+    first = em.extract_period(encoder, plan, 0, CPU, False)[2]
     torch.testing.assert_close(last, six)  # 6 layers: index 6 is the last
     assert not torch.allclose(last.float(), first.float(), atol=1e-2)
     with pytest.raises(UserError, match="embeddings.layer=7"):
-        em.extract_year(encoder, plan, 7, CPU, False)
+        em.extract_period(encoder, plan, 7, CPU, False)
 
 
 def test_write_read_round_trip_sorts_and_stores_fp16(tmp_path) -> None:
     path = tmp_path / "2018.safetensors"
     vectors = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-    em.write_year(path, 2018, np.array([7, 2, 5]), np.array([1, 4, 2]), vectors,
+    em.write_period(path, "2018", np.array([7, 2, 5]), np.array([1, 4, 2]), vectors,
                   encoder="enc", layer=-2, vocab_size=10)
-    year = em.read_year(path)
-    assert (year.year, year.dim, year.vocab_size, year.encoder, year.layer) == (2018, 2, 10, "enc", -2)
+    year = em.read_period(path)
+    assert (year.period, year.dim, year.vocab_size, year.encoder, year.layer) == ("2018", 2, 10, "enc", -2)
     assert year.token_ids.tolist() == [2, 5, 7] and year.counts.tolist() == [4, 2, 1]
     assert year.vectors.dtype == torch.float16
     assert year.vectors.tolist() == [[3.0, 4.0], [5.0, 6.0], [1.0, 2.0]]
     first = path.read_bytes()
-    em.write_year(path, 2018, np.array([7, 2, 5]), np.array([1, 4, 2]), vectors,
+    em.write_period(path, "2018", np.array([7, 2, 5]), np.array([1, 4, 2]), vectors,
                   encoder="enc", layer=-2, vocab_size=10)
     assert path.read_bytes() == first
 
 
 def test_write_rejects_mismatched_or_duplicate_rows(tmp_path) -> None:
     with pytest.raises(ValueError, match="do not line up"):
-        em.write_year(tmp_path / "x.safetensors", 2018, [1, 2], [1], torch.zeros(2, 3), "e", -1)
+        em.write_period(tmp_path / "x.safetensors", "2018", [1, 2], [1], torch.zeros(2, 3), "e", -1)
     with pytest.raises(ValueError, match="duplicates"):
-        em.write_year(tmp_path / "x.safetensors", 2018, [1, 1], [1, 1], torch.zeros(2, 3), "e", -1)
+        em.write_period(tmp_path / "x.safetensors", "2018", [1, 1], [1, 1], torch.zeros(2, 3), "e", -1)
     with pytest.raises(UserError, match="does not exist") as err:
-        em.read_year(tmp_path / "2017.safetensors")
+        em.read_period(tmp_path / "2017.safetensors")
     assert "dvc repro embeddings@2017" in err.value.fix
 
 
@@ -144,11 +144,11 @@ def test_unseen_token_falls_back_to_latest_earlier_year(tmp_path, lm_tok, enc_to
     seen=False; a token never seen is zeros; nothing comes from the encoder's input embeddings."""
     years = {2018: TEXTS[:1], 2019: TEXTS[1:2]}
     for year, texts in years.items():
-        ids, counts, vectors = em.extract_year(encoder, plan_year(texts, lm_tok, enc_tok, 64, 8, 4),
+        ids, counts, vectors = em.extract_period(encoder, plan_period(texts, lm_tok, enc_tok, 64, 8, 4),
                                                -1, CPU, False)
-        em.write_year(tmp_path / f"{year}.safetensors", year, ids, counts, vectors, MINILM, -1,
+        em.write_period(tmp_path / f"{year}.safetensors", str(year), ids, counts, vectors, MINILM, -1,
                       vocab_size=len(lm_tok))
-    y18, y19 = (em.read_year(tmp_path / f"{y}.safetensors") for y in years)
+    y18, y19 = (em.read_period(tmp_path / f"{y}.safetensors") for y in years)
     X, seen = dense_history([y18, y19])
     only_2018 = sorted(set(y18.token_ids.tolist()) - set(y19.token_ids.tolist()))[0]
     row = y18.token_ids.tolist().index(only_2018)
@@ -175,9 +175,9 @@ def test_cuda_path_is_chosen_when_available(lm_tok, enc_tok) -> None:
     dtype = em.pick_dtype("auto", device)
     assert device.type == "cuda" and dtype in (torch.bfloat16, torch.float16)
     model = load_encoder(MINILM).to(device=device, dtype=dtype)
-    plan = plan_year(TEXTS, lm_tok, enc_tok, 34, 8, 4)
-    ids, counts, vectors = em.extract_year(model, plan, -1, device, False)
-    cpu = em.extract_year(load_encoder(MINILM), plan, -1, CPU, False)
+    plan = plan_period(TEXTS, lm_tok, enc_tok, 34, 8, 4)
+    ids, counts, vectors = em.extract_period(model, plan, -1, device, False)
+    cpu = em.extract_period(load_encoder(MINILM), plan, -1, CPU, False)
     np.testing.assert_array_equal(ids, cpu[0])
     torch.testing.assert_close(vectors.float(), cpu[2].float(), atol=5e-2, rtol=5e-2)
 
@@ -201,7 +201,7 @@ def test_mlm_adaptation_updates_a_real_mlm_encoder(tmp_path, lm_tok, enc_tok) ->
                                batch_size=4, device=CPU, progress=False)
     after = encoder.encoder.layer[0].attention.self.query.weight
     assert not torch.equal(before, after)
-    ids, counts, vectors = em.extract_year(encoder, plan_year(TEXTS, lm_tok, enc_tok, 32, 8, 4),
+    ids, counts, vectors = em.extract_period(encoder, plan_period(TEXTS, lm_tok, enc_tok, 32, 8, 4),
                                            -1, CPU, False)
     assert vectors.shape == (len(ids), 32) and torch.isfinite(vectors.float()).all()
 
@@ -209,7 +209,7 @@ def test_mlm_adaptation_updates_a_real_mlm_encoder(tmp_path, lm_tok, enc_tok) ->
 def test_pooling_is_exact_whatever_the_order_or_split(lm_tok, enc_tok, encoder) -> None:
     """Fixed-point sums: any order of the batches, or any split of them into shards whose sums
     are added afterwards (what the all-reduce does), gives the same bits."""
-    plan = plan_year(TEXTS, lm_tok, enc_tok, max_length=34, stride=8, batch_size=2)
+    plan = plan_period(TEXTS, lm_tok, enc_tok, max_length=34, stride=8, batch_size=2)
     assert len(plan.batches) >= 3
     vocab = plan.counts.shape[0]
     whole, _ = em.pool_sums(encoder, plan.batches, vocab, -1, CPU, progress=False)
@@ -218,7 +218,7 @@ def test_pooling_is_exact_whatever_the_order_or_split(lm_tok, enc_tok, encoder) 
               for r in range(3)]
     assert whole.dtype == torch.int64 and whole.abs().sum() > 0
     assert torch.equal(whole, backwards) and torch.equal(whole, shards[2] + shards[0] + shards[1])
-    ids, counts, vectors = em.extract_year(encoder, plan, -1, CPU, progress=False)
+    ids, counts, vectors = em.extract_period(encoder, plan, -1, CPU, progress=False)
     assert torch.equal(vectors, em.mean_vectors(shards[0] + shards[1] + shards[2], plan.counts)[2])
 
 
@@ -231,22 +231,22 @@ def test_non_finite_encoder_output_is_refused() -> None:
 
 def test_identities_are_recorded_and_the_tokenizer_is_checked(tmp_path) -> None:
     path = tmp_path / "2018.safetensors"
-    em.write_year(path, 2018, np.array([1, 2]), np.array([1, 1]), torch.zeros(2, 3), "enc", -1,
+    em.write_period(path, "2018", np.array([1, 2]), np.array([1, 1]), torch.zeros(2, 3), "enc", -1,
                   vocab_size=5, tokenizer_id="a" * 64, corpus_id="c" * 64)
-    year = em.read_year(path, tokenizer_id="a" * 64)
+    year = em.read_period(path, tokenizer_id="a" * 64)
     assert (year.tokenizer_id, year.corpus_id) == ("a" * 64, "c" * 64)
     with pytest.raises(UserError, match="another tokenizer") as err:
-        em.read_year(path, tokenizer_id="b" * 64)
+        em.read_period(path, tokenizer_id="b" * 64)
     assert err.value.fix == "recompute it: `dvc repro embeddings@2018`"
-    em.write_year(path, 2018, np.array([1, 2]), np.array([1, 1]), torch.zeros(2, 3), "enc", -1)
+    em.write_period(path, "2018", np.array([1, 2]), np.array([1, 1]), torch.zeros(2, 3), "enc", -1)
     with pytest.raises(UserError, match="does not record which tokenizer"):
-        em.read_year(path, tokenizer_id="a" * 64)
+        em.read_period(path, tokenizer_id="a" * 64)
 
 
 def test_damaged_file_is_a_user_error_naming_it(tmp_path) -> None:
     path = tmp_path / "2018.safetensors"
-    em.write_year(path, 2018, np.array([1, 2]), np.array([1, 1]), torch.zeros(2, 3), "enc", -1)
+    em.write_period(path, "2018", np.array([1, 2]), np.array([1, 1]), torch.zeros(2, 3), "enc", -1)
     path.write_bytes(path.read_bytes()[:-7])
     with pytest.raises(UserError, match="damaged") as err:
-        em.read_year(path)
+        em.read_period(path)
     assert err.value.path == str(path) and "dvc repro embeddings@2018" in err.value.fix

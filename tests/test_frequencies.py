@@ -1,4 +1,4 @@
-"""Per-year frequencies: hand counts, add-one smoothing, file round trip with the recorded
+"""Per-period frequencies: hand counts, add-one smoothing, file round trip with the recorded
 tokenizer and corpus identities, refusal of stale or damaged files, plotted-word matching."""
 
 from __future__ import annotations
@@ -43,50 +43,51 @@ def test_log_frequencies_add_one_smoothing() -> None:
 
 def test_write_read_round_trip(tmp_path) -> None:
     counts = np.array([5, 0, 2, 7, 0], dtype=np.int64)
-    path = tmp_path / "2019.parquet"
-    fq.write_year(path, 2019, counts)
-    year = fq.read_year(path)
-    assert (year.year, year.n_tokens, year.vocab_size) == (2019, 14, 5)
+    path = tmp_path / "2019H2.parquet"
+    fq.write_period(path, "2019H2", counts)
+    year = fq.read_period(path)
+    assert (year.period, year.n_tokens, year.vocab_size) == ("2019H2", 14, 5)
     np.testing.assert_array_equal(year.counts, counts)
     np.testing.assert_allclose(year.log_freq, np.log((counts + 1) / (14 + 5)))
     table = pq.read_table(path)
     assert table.schema.names == ["token_id", "count", "log_freq"]
     assert str(table.schema.field("token_id").type) == "int32"
     first = path.read_bytes()
-    fq.write_year(path, 2019, counts)
+    fq.write_period(path, "2019H2", counts)
     assert path.read_bytes() == first  # deterministic bytes: DVC sees no change
 
 
 def test_write_rejects_negative_counts(tmp_path) -> None:
     with pytest.raises(ValueError, match="non-negative"):
-        fq.write_year(tmp_path / "x.parquet", 2019, np.array([1, -1]))
+        fq.write_period(tmp_path / "x.parquet", "2019", np.array([1, -1]))
 
 
-def test_read_missing_year_names_the_stage(tmp_path) -> None:
-    with pytest.raises(UserError, match="dvc repro frequencies@2019") as err:
-        fq.read_year(tmp_path / "2019.parquet")
-    assert err.value.path == str(tmp_path / "2019.parquet")
+@pytest.mark.parametrize("label", ["2019", "2019H2", "2019Q3", "2019-07"])
+def test_read_missing_period_names_the_stage(tmp_path, label) -> None:
+    with pytest.raises(UserError, match=f"dvc repro frequencies@{label}`") as err:
+        fq.read_period(tmp_path / f"{label}.parquet")
+    assert err.value.path == str(tmp_path / f"{label}.parquet")
 
 
 def test_identities_are_recorded_and_the_tokenizer_is_checked(tmp_path) -> None:
     path = tmp_path / "2019.parquet"
-    fq.write_year(path, 2019, np.array([1, 2, 3]), tokenizer_id="a" * 64, corpus_id="c" * 64)
-    year = fq.read_year(path, tokenizer_id="a" * 64)
+    fq.write_period(path, "2019", np.array([1, 2, 3]), tokenizer_id="a" * 64, corpus_id="c" * 64)
+    year = fq.read_period(path, tokenizer_id="a" * 64)
     assert (year.tokenizer_id, year.corpus_id) == ("a" * 64, "c" * 64)
     with pytest.raises(UserError, match="another tokenizer") as err:
-        fq.read_year(path, tokenizer_id="b" * 64)
+        fq.read_period(path, tokenizer_id="b" * 64)
     assert err.value.path == str(path) and "dvc repro frequencies@2019" in err.value.fix
     # a file from before identities were recorded cannot be vouched for
-    fq.write_year(path, 2019, np.array([1, 2, 3]))
-    assert fq.read_year(path).tokenizer_id is None
+    fq.write_period(path, "2019", np.array([1, 2, 3]))
+    assert fq.read_period(path).tokenizer_id is None
     with pytest.raises(UserError, match="does not record which tokenizer"):
-        fq.read_year(path, tokenizer_id="a" * 64)
+        fq.read_period(path, tokenizer_id="a" * 64)
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "rows"])
 def test_damaged_file_is_a_user_error_naming_it(tmp_path, damage) -> None:
     path = tmp_path / "2018.parquet"
-    fq.write_year(path, 2018, np.array([1, 2, 3]))
+    fq.write_period(path, "2018", np.array([1, 2, 3]))
     if damage == "truncate":
         path.write_bytes(path.read_bytes()[:40])
     elif damage == "garbage":
@@ -95,7 +96,7 @@ def test_damaged_file_is_a_user_error_naming_it(tmp_path, damage) -> None:
         table = pq.read_table(path)
         pq.write_table(table.slice(0, 2).replace_schema_metadata(table.schema.metadata), path)
     with pytest.raises(UserError, match="damaged") as err:
-        fq.read_year(path)
+        fq.read_period(path)
     assert err.value.path == str(path) and "dvc repro frequencies@2018" in err.value.fix
 
 
@@ -116,7 +117,7 @@ def test_match_word_multi_token_uses_first_token_and_says_so(tok) -> None:
 
 def test_word_log_freq_sums_matched_tokens(tok) -> None:
     counts = fq.count_tokens(tok, ["BERT and Bert", "the Bert"])
-    year = fq.YearFrequencies(2020, counts, fq.log_frequencies(counts), int(counts.sum()))
+    year = fq.PeriodFrequencies("2020", counts, fq.log_frequencies(counts), int(counts.sum()))
     match = fq.match_word(tok, "bert")
     c = sum(int(counts[i]) for i in match.token_ids)
     assert c == 3

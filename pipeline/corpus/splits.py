@@ -118,12 +118,11 @@ def period_rejects(abstracts: pd.DataFrame, periods: pd.Series, kind: str) -> pd
     """The rows without a period (REJECT_COLUMNS), each with why."""
     missing = periods.isna()
     rows = abstracts.loc[missing]
-    date = rows["date"] if "date" in rows.columns else pd.Series(None, index=rows.index)
-    reason = [f"date coarser than split.period: {kind}" if pd.notna(d) else "no date"
-              for d in date]
-    return pd.DataFrame({"key": rows["key"].astype(str).to_numpy(),
-                         "date": date.astype("string").to_numpy(),
-                         "reason": pd.Series(reason, dtype="string").to_numpy()})
+    dates = rows["date"].tolist() if "date" in rows.columns else [None] * len(rows)
+    dates = [str(d) if pd.notna(d) else None for d in dates]
+    reason = [f"date coarser than split.period: {kind}" if d else "no date" for d in dates]
+    return pd.DataFrame({"key": rows["key"].astype(str).tolist(), "date": dates,
+                         "reason": reason}, columns=REJECT_COLUMNS)
 
 
 def check_periods(periods: pd.Series, split: SplitPeriods, needs: Iterable[str] = (),
@@ -149,15 +148,16 @@ def check_periods(periods: pd.Series, split: SplitPeriods, needs: Iterable[str] 
                f"covers (params.yaml: split, features.window, score.periods, forecast.*)"
                if bigger else "choose years the corpus covers (params.yaml: split, "
                "features.window, score.periods, forecast.*) or use a larger corpus (data.source)")
-        raise SplitError(f"{_count(len(empty), noun)} the run reads {_have(len(empty))} no documents: {roles}; the "
-                         f"corpus has {noun}s {corpus} ({len(have)} non-empty); with a history "
+        raise SplitError(f"{_count(len(empty), noun)} the run reads {_have(len(empty))} no "
+                         f"documents: {roles}; the corpus has {noun}s {corpus} ({len(have)} non-empty); with a history "
                          f"window of {split.window}, {needed[0]}..{needed[-1]} are read",
                          path="params.yaml: split.period, split, features.window", fix=fix)
     thin = [f"{p} ({int(counts[p])})" for p in needed if int(counts[p]) < min_documents]
     if not thin:
         return []
     return [f"{_count(len(thin), noun)} the run reads {_have(len(thin))} fewer than split.min_documents = "
-            f"{min_documents} documents, so their frequencies and scores are noisy: "
+            f"{min_documents} documents, so {'its' if len(thin) == 1 else 'their'} frequencies "
+            f"and scores are noisy: "
             f"{', '.join(thin)}"]
 
 
