@@ -1,6 +1,6 @@
 """The generated stage graph (pipeline/graph, written by stages/graph.py): dvc.yaml is what
 `make graph` makes of params.yaml, each stage depends on exactly its code (import closure) and on
-exactly the per-year feature files its variant reads, settings that cannot change results are
+exactly the per-period feature files its variant reads (named by label, at any period kind), settings that cannot change results are
 neither params nor flags, and building the graph never imports torch."""
 
 from __future__ import annotations
@@ -36,18 +36,20 @@ def body(stage: dict[str, Any]) -> dict[str, Any]:
     return stage.get("do", stage)
 
 
-def feature_deps(stage: dict[str, Any]) -> dict[str, list[int]]:
-    found: dict[str, list[int]] = {"frequencies": [], "embeddings": []}
+def feature_deps(stage: dict[str, Any]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {"frequencies": [], "embeddings": []}
     for dep in body(stage)["deps"]:
-        m = re.fullmatch(r"data/features/(frequencies|embeddings)/(\d{4})\.\w+", dep)
+        m = re.fullmatch(r"data/features/(frequencies|embeddings)/(\d{4}(?:H\d|Q\d|-\d\d)?)\.\w+",
+                         dep)
         if m:
-            found[m.group(1)].append(int(m.group(2)))
+            found[m.group(1)].append(m.group(2))
         assert not re.fullmatch(r"data/features(/\w+)?", dep), f"a whole feature folder: {dep}"
     return found
 
 
-def years(first: int, last: int) -> list[int]:
-    return list(range(first, last + 1))
+def years(first: int, last: int) -> list[str]:
+    """Year labels ``first .. last``: the years' strings."""
+    return [str(y) for y in range(first, last + 1)]
 
 
 # --- the committed graph ----------------------------------------------------------------------------
@@ -155,15 +157,15 @@ def test_building_the_graph_imports_no_torch() -> None:
 
 def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
     params = deep_merge(PARAMS, {
-        "split": {"train_first": 2010, "train_last": 2012, "dev_year": 2013, "test_year": 2014},
-        "features": {"window": 3}, "score": {"years": [2016]},
-        "forecast": {"year": 2015, "backtest_years": [2014]},
+        "split": {"train_first": 2010, "train_last": 2012, "dev": 2013, "test": 2014},
+        "features": {"window": 3}, "score": {"periods": [2016]},
+        "forecast": {"period": 2015, "backtest_periods": [2014]},
         "experiment": {"variants": ALL_VARIANTS, "seeds": [0, 1]}})
     stages = stages_of(params)
     train_history = years(2007, 2012)   # train 2010-2012 and dev 2013, m = 3
     score_history = years(2010, 2015)   # dev 2013, test 2014 and 2016
     forecast_history = years(2010, 2014)   # 2015 and 2014, each also against the year before
-    none: dict[str, list[int]] = {"frequencies": [], "embeddings": []}
+    none: dict[str, list[str]] = {"frequencies": [], "embeddings": []}
     for seed in (0, 1):
         for variant in ("baseline", "baseline-2"):
             assert feature_deps(stages[f"train-{variant}-s{seed}"]) == none
@@ -196,7 +198,7 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
     assert feature_deps(plot)["frequencies"] == years(2007, 2015)
     # the later year is read from the corpus table
     score = stages["score-frequency-s0"]
-    assert "--years 2016 --abstracts data/corpus/abstracts.parquet" in score["cmd"]
+    assert "--periods 2016 --abstracts data/corpus/abstracts.parquet" in score["cmd"]
     assert "data/corpus/abstracts.parquet" in score["deps"]
     assert "--abstracts" not in stages_of(PARAMS)["score-frequency-s0"]["cmd"]
 
@@ -244,10 +246,18 @@ def test_shared_base_trains_temporal_variants_on_the_baseline_model() -> None:
     ({"experiment": {"variants": ["baseline-4"]}}, "baseline-4 needs 1 .. 3"),
     ({"experiment": {"variants": ["frequencies"]}}, "unknown variant"),
     ({"features": {"window": 0}}, "window"),
-    ({"split": {"dev_year": 2019}}, "train_first <= train_last < dev_year"),
-    ({"score": {"years": [2021, 2021]}}, "distinct"),
-    ({"forecast": {"year": 2021, "backtest_years": [2020, 2021]}}, "before forecast.year 2021"),
-    ({"forecast": {"backtest_years": [2019]}}, "after the training years"),
+    ({"split": {"dev": 2019}}, "train_first <= train_last < dev < test"),
+    ({"split": {"train_first": 2020}}, "train_first 2020 is after split.train_last 2019"),
+    ({"score": {"periods": [2021, 2021]}}, "distinct"),
+    ({"forecast": {"period": 2021, "backtest_periods": [2020, 2021]}},
+     "before the forecast period 2021"),
+    ({"forecast": {"backtest_periods": [2019]}}, "after the training periods"),
+    ({"split": {"period": "week"}}, "unknown period kind 'week'"),
+    ({"split": {"dev": "2020H2"}}, r"split.dev = '2020H2': '2020H2' is a half label"),
+    ({"score": {"periods": ["2021Q1"]}}, "score.periods = '2021Q1'"),
+    ({"forecast": {"period": "2022-01"}}, "forecast.period = '2022-01'"),
+    ({"split": {"period": "half"}}, r"split.train_first = 2017: '2017' is a year label, expected "
+                                    r"a half label such as 2020H2"),
 ])
 def test_bad_structural_params_are_refused_naming_the_param(change, message) -> None:
     with pytest.raises(UserError, match=message) as err:
@@ -273,6 +283,55 @@ def test_paper_profile_graph() -> None:
     assert stages["embeddings"]["foreach"] == years(2001, 2021)
     assert feature_deps(stages["train-context2-s2"])["embeddings"] == years(2001, 2019)
     assert feature_deps(stages["score-context2-s2"])["embeddings"] == years(2018, 2020)
+
+
+def half_year_params() -> dict[str, Any]:
+    """The issue's acceptance setting: train 2018H1-2020H1, dev 2020H2, test 2021H1, window 2."""
+    return deep_merge(PARAMS, {
+        "split": {"period": "half", "train_first": "2018H1", "train_last": "2020H1",
+                  "dev": "2020H2", "test": "2021H1"},
+        "score": {"periods": ["2020H2", "2021H1"]},
+        "forecast": {"period": None, "backtest_periods": ["2021H1"]},
+        "experiment": {"variants": ["baseline", "frequency", "context"]}})
+
+
+def halves(first: str, last: str) -> list[str]:
+    from pipeline.corpus.periods import span
+    return span(first, last)
+
+
+def test_half_year_graph_names_stages_and_files_by_label() -> None:
+    stages = stages_of(half_year_params())
+    assert stages["frequencies"]["foreach"] == halves("2017H1", "2021H1")
+    assert stages["embeddings"]["foreach"] == halves("2017H1", "2021H1")
+    assert "--period ${item}" in body(stages["frequencies"])["cmd"]
+    assert body(stages["frequencies"])["outs"] == ["data/features/frequencies/${item}.parquet"]
+    # history of 2018H1..2020H1 and of the dev 2020H2, m = 2, across the year boundaries
+    assert feature_deps(stages["train-frequency-s0"])["frequencies"] == halves("2017H1", "2020H1")
+    assert feature_deps(stages["score-context-s0"])["embeddings"] == halves("2019H2", "2020H2")
+    # forecast.period null: the period after the latest of split.test and score.periods
+    forecast = stages["forecast-frequency-s0"]["cmd"]
+    assert "--period 2021H2 --backtest-periods 2021H1" in forecast
+    assert feature_deps(stages["forecast-frequency-s0"])["frequencies"] == \
+        halves("2019H2", "2021H1")
+    split = stages["split"]
+    assert "--period ${split.period}" in split["cmd"] and "--dev ${split.dev}" in split["cmd"]
+    assert "--needs" not in split["cmd"]  # every period read is within the split's own range
+    assert "--rejects data/corpus/period_rejects.parquet" in split["cmd"]
+    assert "data/corpus/period_rejects.parquet" in split["outs"]
+    assert {"split", "features.window"} <= set(split["params"])
+    # the rendered YAML says the labels as strings, so DVC names the stages frequencies@2020H2
+    text = render(half_year_params(), REPO)
+    assert "- 2020H2\n" in text and "python -m stages.frequencies --period ${item}" in text
+
+
+def test_split_needs_the_periods_later_stages_read() -> None:
+    params = deep_merge(PARAMS, {"score": {"periods": [2020, 2021, 2023]},
+                                 "forecast": {"period": None, "backtest_periods": [2020]}})
+    stages = stages_of(params)
+    # 2023 is scored (so its history 2021-2022 is read); the forecast of 2024 reads 2022-2023
+    assert "--needs 2022 2023 " in stages["split"]["cmd"]
+    assert "--period 2024 " in stages["forecast-frequency-s0"]["cmd"]
 
 
 # --- stale graphs are caught --------------------------------------------------------------------------
