@@ -45,3 +45,34 @@ def test_stage_options_default_to_the_schema() -> None:
     assert (args.language, args.seed, args.min_words) == (
         default(FilterConfig, "language"), default(FilterConfig, "seed"),
         default(FilterConfig, "min_words"))
+
+
+def test_the_period_keys_of_issue_17() -> None:
+    """Periods are labels; the old year keys are gone, so a stale params.yaml is an error."""
+    from pipeline.infra.config import ScoreConfig
+    from pipeline.infra.params import ForecastConfig, SplitConfig
+
+    assert section_keys("split") == {"period", "train_first", "train_last", "dev", "test",
+                                     "min_documents"}
+    assert {"periods"} <= section_keys("score") and "years" not in section_keys("score")
+    assert {"period", "backtest_periods"} <= section_keys("forecast")
+    assert default(SplitConfig, "period") == "year"
+    assert default(SplitConfig, "min_documents") == 50
+    assert default(ForecastConfig, "period") is None   # the period after the last known one
+    assert default(ScoreConfig, "periods") == ()
+    old = {"split": {"dev_year": 2020, "test_year": 2021}, "score": {"years": [2020]},
+           "forecast": {"year": 2022, "backtest_years": [2021]}}
+    assert unknown_keys(old) == ["split.dev_year", "split.test_year", "score.years",
+                                 "forecast.year", "forecast.backtest_years"]
+
+
+def test_the_split_stage_takes_the_schema_options() -> None:
+    from stages.split import build_parser
+    args = build_parser().parse_args([
+        "--abstracts", "a", "--out-dir", "o", "--train-first", "2018H1", "--train-last",
+        "2020H1", "--dev", "2020H2", "--test", "2021H1", "--window", "2", "--rejects", "r",
+        "--counts-plot", "c", "--period", "half"])
+    assert (args.period, args.train_first, args.dev, args.test, args.min_documents) == (
+        "half", "2018H1", "2020H2", "2021H1", 50)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--period", "week"])

@@ -20,8 +20,8 @@ VARIANTS = {"baseline", "baseline-2", "baseline-3", "frequency-nolstm", "frequen
 def test_profile_runs_the_full_export_with_the_papers_split_and_every_variant() -> None:
     p = load(PROFILE)
     assert p["data"]["source"] == "../shared/data/anthology+abstracts.bib.gz"
-    assert (p["split"]["train_first"], p["split"]["train_last"], p["split"]["dev_year"],
-            p["split"]["test_year"], p["features"]["window"]) == (2003, 2019, 2020, 2021, 2)
+    assert (p["split"]["train_first"], p["split"]["train_last"], p["split"]["dev"],
+            p["split"]["test"], p["features"]["window"]) == (2003, 2019, 2020, 2021, 2)
     assert set(p["experiment"]["variants"]) == VARIANTS
     assert p["score"]["n_generate"] == 100
     # GPT-2's own tokenizer or a scratch BPE larger than the sample's 4,096 tokens

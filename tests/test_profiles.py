@@ -51,8 +51,8 @@ def test_every_profile_builds_a_valid_stage_graph(path: Path) -> None:
 def test_paper_profile_holds_the_papers_settings() -> None:
     p = load(PAPER)
     assert p["data"]["source"] == "https://aclanthology.org/anthology+abstracts.bib.gz"
-    assert (p["split"]["train_first"], p["split"]["train_last"], p["split"]["dev_year"],
-            p["split"]["test_year"]) == (2003, 2019, 2020, 2021)
+    assert (p["split"]["train_first"], p["split"]["train_last"], p["split"]["dev"],
+            p["split"]["test"]) == (2003, 2019, 2020, 2021)
     assert p["lm"]["base"] == "gpt2" and p["embeddings"]["encoder"] == "roberta-large"
     t = p["train"]
     assert (t["batch_size"], t["grad_accum"], t["epochs"]) == (2, 2, 10)
