@@ -22,8 +22,8 @@ OPTIONS = {
     parse: ["--raw", "--papers", "--rejects", "--workers"],
     filter_stage: ["--papers", "--kept", "--dropped", "--metrics", "--counts", "--language", "--seed",
                    "--min-words", "--workers"],
-    split: ["--abstracts", "--out-dir", "--train-first", "--train-last", "--dev-year",
-            "--test-year", "--window", "--counts-plot"],
+    split: ["--abstracts", "--out-dir", "--period", "--train-first", "--train-last", "--dev",
+            "--test", "--min-documents", "--window", "--needs", "--rejects", "--counts-plot"],
 }
 
 
@@ -99,24 +99,27 @@ def abstracts(tmp_path, sample_bib) -> Path:
     return path
 
 
-def split_args(abstracts: Path, out: Path, **years: int) -> list[str]:
-    years = {"train_first": 2017, "train_last": 2019, "dev_year": 2020, "test_year": 2021,
-             "window": 2} | years
+def split_args(abstracts: Path, out: Path, **periods: int) -> list[str]:
+    periods = {"train_first": 2017, "train_last": 2019, "dev": 2020, "test": 2021,
+               "window": 2} | periods
     return ["--abstracts", str(abstracts), "--out-dir", str(out / "splits"),
-            "--train-first", str(years["train_first"]), "--train-last", str(years["train_last"]),
-            "--dev-year", str(years["dev_year"]), "--test-year", str(years["test_year"]),
-            "--window", str(years["window"]), "--counts-plot", str(out / "plots/counts.csv")]
+            "--train-first", str(periods["train_first"]),
+            "--train-last", str(periods["train_last"]),
+            "--dev", str(periods["dev"]), "--test", str(periods["test"]),
+            "--window", str(periods["window"]), "--rejects", str(out / "period_rejects.parquet"),
+            "--counts-plot", str(out / "plots/counts.csv")]
 
 
 def test_split_stage_writes_splits_and_plot(abstracts, tmp_path):
     split.main(split_args(abstracts, tmp_path))
     frames = {n: read_parquet(tmp_path / "splits" / f"{n}.parquet") for n in ("train", "dev",
                                                                                "test")}
-    assert set(frames["train"]["year"]) == {2017, 2018, 2019}
+    assert set(frames["train"]["period"]) == {"2017", "2018", "2019"}
+    assert list(frames["dev"].columns) == ["key", "period", "title", "abstract"]
     assert len(frames["train"]) == 900 and len(frames["dev"]) == len(frames["test"]) == 300
     plot = pd.read_csv(tmp_path / "plots/counts.csv")
-    assert list(plot.columns) == ["year", "abstracts", "split"]
-    assert dict(zip(plot["year"], plot["split"])) == {
+    assert list(plot.columns) == ["period", "abstracts", "split"]
+    assert dict(zip(plot["period"], plot["split"])) == {
         2015: "history", 2016: "history", 2017: "train", 2018: "train", 2019: "train",
         2020: "dev", 2021: "test"}
     assert plot["abstracts"].sum() == 1949
@@ -127,5 +130,5 @@ def test_split_stage_names_a_missing_history_year(abstracts, tmp_path, capsys):
     with pytest.raises(SystemExit) as done:
         split.main(split_args(abstracts, tmp_path, train_first=2016))
     assert done.value.code == 2
-    assert "year 2014 (history year) has no abstracts" in capsys.readouterr().err
+    assert "1 year the run reads has no documents: 2014 (history)" in capsys.readouterr().err
     assert not (tmp_path / "splits").exists()

@@ -92,9 +92,10 @@ def test_filter_workers_come_from_the_runtime_settings(papers, tmp_path, capsys,
 def test_split_stage_refuses_inverted_years(papers, tmp_path, capsys):
     err = fails_with(capsys, split.main, [
         "--abstracts", str(papers), "--out-dir", str(tmp_path / "splits"), "--train-first",
-        "2021", "--train-last", "2019", "--dev-year", "2020", "--test-year", "2021",
-        "--window", "1", "--counts-plot", str(tmp_path / "counts.csv")])
-    assert "train_first <= train_last < dev_year < test_year" in err
+        "2021", "--train-last", "2019", "--dev", "2020", "--test", "2021",
+        "--window", "1", "--rejects", str(tmp_path / "rejects.parquet"),
+        "--counts-plot", str(tmp_path / "counts.csv")])
+    assert "train_first <= train_last < dev < test" in err
     assert "params.yaml: split" in err
     assert not (tmp_path / "splits").exists()
 
@@ -103,6 +104,7 @@ def test_split_stage_lists_every_missing_year(papers, tmp_path, capsys):
     # fuzz_base.bib has 2019-2021; training 2019 with a 2-year window needs 2017 and 2018
     err = fails_with(capsys, split.main, [
         "--abstracts", str(papers), "--out-dir", str(tmp_path / "splits"), "--train-first",
-        "2019", "--train-last", "2019", "--dev-year", "2020", "--test-year", "2021",
-        "--window", "2", "--counts-plot", str(tmp_path / "counts.csv")])
-    assert "year 2017 (history year) has no abstracts" in err and "missing: 2017, 2018" in err
+        "2019", "--train-last", "2019", "--dev", "2020", "--test", "2021",
+        "--window", "2", "--rejects", str(tmp_path / "rejects.parquet"),
+        "--counts-plot", str(tmp_path / "counts.csv")])
+    assert "2 years the run reads have no documents: 2017 (history), 2018 (history)" in err
