@@ -43,11 +43,12 @@ def corpus(tmp_path_factory):
             if year == 2019:
                 words = np.append(words, ["zyxwvut"] * 3)  # a word only outside the training years
             rows.append({"key": f"p{year}-{i}", "entry_type": "inproceedings", "year": year,
-                         "month": None, "title": f"Paper {i}", "abstract": " ".join(words) + ".",
+                         "date": f"{year}-{i + 1:02d}", "month": i + 1, "title": f"Paper {i}", "abstract": " ".join(words) + ".",
                          "venue": "ACL", "url": None, "doi": None, "language": None, "authors": "Doe, J"})
     papers = pd.DataFrame(rows).astype({"year": "int32"})
     write_parquet(papers, root / "abstracts.parquet")
-    train = papers[papers.year.isin([2017, 2018])][["key", "year", "title", "abstract"]]
+    train = papers[papers.year.isin([2017, 2018])].assign(period=lambda f: f.year.astype(str))
+    train = train[["key", "period", "title", "abstract"]]
     write_parquet(train, root / "train.parquet")
     return root, papers
 
@@ -96,24 +97,40 @@ def test_tokenizer_stage_with_a_pretrained_base(tmp_path, corpus, monkeypatch) -
 def test_frequencies_stage_counts_one_year(tmp_path, corpus, tokenizer_dir) -> None:
     root, papers = corpus
     out = tmp_path / "2018.parquet"
-    frequencies_stage.main(["--year", "2018", "--abstracts", str(root / "abstracts.parquet"),
+    frequencies_stage.main(["--period", "2018", "--abstracts", str(root / "abstracts.parquet"),
                             "--tokenizer", str(tokenizer_dir), "--out", str(out)])
-    year = fq.read_year(out)
+    year = fq.read_period(out)
     tok = load_tokenizer(tokenizer_dir)
     expected = fq.count_tokens(tok, papers[papers.year == 2018]["abstract"].tolist())
-    assert year.year == 2018 and year.vocab_size == len(tok)
+    assert year.period == "2018" and year.vocab_size == len(tok)
     np.testing.assert_array_equal(year.counts, expected)
+
+
+@pytest.mark.parametrize("label, months", [("2018H2", range(7, 13)), ("2018Q1", range(1, 4)),
+                                           ("2018-05", [5])])
+def test_frequencies_stage_counts_one_sub_year_period(tmp_path, corpus, tokenizer_dir, label,
+                                                      months) -> None:
+    root, papers = corpus
+    out = tmp_path / f"{label}.parquet"
+    frequencies_stage.main(["--period", label, "--abstracts", str(root / "abstracts.parquet"),
+                            "--tokenizer", str(tokenizer_dir), "--out", str(out)])
+    written = fq.read_period(out)
+    texts = papers[(papers.year == 2018) & papers.month.isin(list(months))]["abstract"].tolist()
+    assert written.period == label and len(texts) == len(months)
+    np.testing.assert_array_equal(written.counts,
+                                  fq.count_tokens(load_tokenizer(tokenizer_dir), texts))
+    assert written.corpus_id == corpus_identity(texts)
 
 
 def test_frequencies_stage_missing_year_is_a_clear_error(tmp_path, corpus, tokenizer_dir,
                                                         capsys) -> None:
     root, _ = corpus
     with pytest.raises(SystemExit) as done:
-        frequencies_stage.main(["--year", "2005", "--abstracts", str(root / "abstracts.parquet"),
+        frequencies_stage.main(["--period", "2005", "--abstracts", str(root / "abstracts.parquet"),
                                 "--tokenizer", str(tokenizer_dir), "--out", str(tmp_path / "x.parquet")])
     assert done.value.code == 2
     err = capsys.readouterr().err
-    assert "no abstracts for 2005" in err and "covers 2005" in err
+    assert "no documents in 2005" in err and "covers 2005" in err
     assert "Traceback" not in err
     assert not (tmp_path / "x.parquet").exists()
 
@@ -121,19 +138,19 @@ def test_frequencies_stage_missing_year_is_a_clear_error(tmp_path, corpus, token
 def test_frequency_plot_stage(tmp_path, corpus, tokenizer_dir) -> None:
     root, _ = corpus
     for year in (2017, 2018):
-        frequencies_stage.main(["--year", str(year), "--abstracts", str(root / "abstracts.parquet"),
+        frequencies_stage.main(["--period", str(year), "--abstracts", str(root / "abstracts.parquet"),
                                 "--tokenizer", str(tokenizer_dir),
                                 "--out", str(tmp_path / "freq" / f"{year}.parquet")])
     plot_stage.main(["--frequencies", str(tmp_path / "freq"), "--tokenizer", str(tokenizer_dir),
                      "--plot_words", "neural", "zyxwvut", "--out", str(tmp_path / "wf.csv"),
                      "--png", str(tmp_path / "wf.png")])
     table = pd.read_csv(tmp_path / "wf.csv")
-    assert list(table.columns) == ["year", "word", "log_freq", "match"]
-    assert sorted(table.year.unique()) == [2017, 2018] and set(table.word) == {"neural", "zyxwvut"}
+    assert list(table.columns) == ["period", "word", "log_freq", "match"]
+    assert sorted(table.period.unique()) == [2017, 2018] and set(table.word) == {"neural", "zyxwvut"}
     neural = table[table.word == "neural"].iloc[0]
     assert neural.match.startswith("tokens")
     assert table[table.word == "zyxwvut"].match.str.startswith("first token").all()
-    year = fq.read_year(tmp_path / "freq" / f"{neural.year}.parquet")
+    year = fq.read_period(tmp_path / "freq" / f"{neural.period}.parquet")
     match = fq.match_word(load_tokenizer(tokenizer_dir), "neural")
     assert neural.log_freq == pytest.approx(fq.word_log_freq(year, match), abs=1e-6)
     assert (tmp_path / "wf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -142,13 +159,13 @@ def test_frequency_plot_stage(tmp_path, corpus, tokenizer_dir) -> None:
 def test_embeddings_stage_writes_one_year(tmp_path, corpus, tokenizer_dir) -> None:
     root, papers = corpus
     out = tmp_path / "2017.safetensors"
-    embeddings_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
+    embeddings_stage.main(["--period", "2017", "--abstracts", str(root / "abstracts.parquet"),
                            "--tokenizer", str(tokenizer_dir), "--encoder", MINILM, "--layer", "-1",
                            "--batch-size", "8", "--max-length", "64", "--stride", "16",
                            "--dtype", "auto", "--device", "cpu", "--out", str(out)])
-    year = em.read_year(out)
+    year = em.read_period(out)
     tok = load_tokenizer(tokenizer_dir)
-    assert (year.year, year.encoder, year.layer) == (2017, MINILM, -1)
+    assert (year.period, year.encoder, year.layer) == ("2017", MINILM, -1)
     assert (year.dim, year.vocab_size) == (384, len(tok))
     assert year.vectors.dtype == torch.float16 and year.vectors.shape == (len(year.token_ids), 384)
     counts = fq.count_tokens(tok, papers[papers.year == 2017]["abstract"].tolist())
@@ -160,7 +177,7 @@ def test_embeddings_stage_refuses_adaptation_without_mlm_head(tmp_path, corpus, 
                                                               capsys) -> None:
     root, _ = corpus
     with pytest.raises(SystemExit) as done:
-        embeddings_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
+        embeddings_stage.main(["--period", "2017", "--abstracts", str(root / "abstracts.parquet"),
                                "--tokenizer", str(tokenizer_dir), "--encoder", MINILM,
                                "--adapt-epochs", "1", "--out", str(tmp_path / "x.safetensors")])
     assert done.value.code == 2
@@ -180,7 +197,7 @@ def test_features_from_a_retrained_tokenizer_are_refused(tmp_path, corpus, capsy
                               str(root / "train.parquet"), "--out", str(tok)])
 
     def frequencies(year: int) -> None:
-        frequencies_stage.main(["--year", str(year), "--abstracts", str(root / "abstracts.parquet"),
+        frequencies_stage.main(["--period", str(year), "--abstracts", str(root / "abstracts.parquet"),
                                 "--tokenizer", str(tok), "--out", str(freq / f"{year}.parquet")])
 
     def plot() -> None:
@@ -191,12 +208,12 @@ def test_features_from_a_retrained_tokenizer_are_refused(tmp_path, corpus, capsy
     tokenizer(500)
     for year in (2017, 2018):
         frequencies(year)
-    written = fq.read_year(freq / "2017.parquet")
+    written = fq.read_period(freq / "2017.parquet")
     texts = papers[papers.year == 2017]["abstract"].tolist()
     assert written.tokenizer_id == tokenizer_identity(tok)
     assert written.corpus_id == corpus_identity(texts)
     plot()
-    assert load_history(2019, 2, freq, None, tokenizer=tok).years == (2017, 2018)
+    assert load_history(2019, 2, freq, None, tokenizer=tok).periods == ("2017", "2018")
 
     tokenizer(280)  # retrained differently; the frequency files are left as they were
     assert tokenizer_identity(tok) != written.tokenizer_id
@@ -217,12 +234,12 @@ def test_features_from_a_retrained_tokenizer_are_refused(tmp_path, corpus, capsy
     frequencies(2018)
     (freq / "2016.parquet").write_text("left over from a removed year")
     plot()  # reads exactly the files it is given, never the leftover
-    assert load_history(2019, 2, freq, None, tokenizer=tok).years == (2017, 2018)
+    assert load_history(2019, 2, freq, None, tokenizer=tok).periods == ("2017", "2018")
 
 
 def test_frequency_plot_names_a_missing_year(tmp_path, corpus, tokenizer_dir, capsys) -> None:
     root, _ = corpus
-    frequencies_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
+    frequencies_stage.main(["--period", "2017", "--abstracts", str(root / "abstracts.parquet"),
                             "--tokenizer", str(tokenizer_dir), "--out", str(tmp_path / "2017.parquet")])
     with pytest.raises(SystemExit) as done:
         plot_stage.main(["--frequencies", str(tmp_path / "2017.parquet"),
@@ -240,11 +257,11 @@ def test_embeddings_stage_records_identities_and_uses_the_recorded_threads(
     root, papers = corpus
     monkeypatch.setenv("FUTURELM_THREADS", "1")
     out = tmp_path / "2018.safetensors"
-    embeddings_stage.main(["--year", "2018", "--abstracts", str(root / "abstracts.parquet"),
+    embeddings_stage.main(["--period", "2018", "--abstracts", str(root / "abstracts.parquet"),
                            "--tokenizer", str(tokenizer_dir), "--encoder", MINILM,
                            "--batch-size", "8", "--max-length", "64", "--stride", "16",
                            "--device", "cpu", "--out", str(out)])
-    year = em.read_year(out, tokenizer_id=tokenizer_identity(tokenizer_dir))
+    year = em.read_period(out, tokenizer_id=tokenizer_identity(tokenizer_dir))
     assert year.corpus_id == corpus_identity(papers[papers.year == 2018]["abstract"].tolist())
     assert torch.get_num_threads() == THREADS
 
@@ -259,7 +276,7 @@ def test_embeddings_stage_bad_params_are_messages(tmp_path, corpus, tokenizer_di
                                                  flags, message) -> None:
     root, _ = corpus
     with pytest.raises(SystemExit) as done:
-        embeddings_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
+        embeddings_stage.main(["--period", "2017", "--abstracts", str(root / "abstracts.parquet"),
                                "--tokenizer", str(tokenizer_dir), "--encoder", MINILM,
                                "--device", "cpu", "--out", str(tmp_path / "x.safetensors"), *flags])
     assert done.value.code == 2
@@ -280,9 +297,25 @@ def test_embeddings_stage_checks_the_whole_encoder_first(tmp_path, corpus, token
     weights = folder / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:100])
     with pytest.raises(SystemExit) as done:
-        embeddings_stage.main(["--year", "2017", "--abstracts", str(root / "abstracts.parquet"),
+        embeddings_stage.main(["--period", "2017", "--abstracts", str(root / "abstracts.parquet"),
                                "--tokenizer", str(tokenizer_dir), "--encoder", str(folder),
                                "--device", "cpu", "--out", str(tmp_path / "x.safetensors")])
     assert done.value.code == 2
     err = capsys.readouterr().err
     assert str(weights) in err and "Traceback" not in err
+
+
+def test_frequency_plot_orders_periods_in_time(tmp_path, corpus, tokenizer_dir) -> None:
+    root, _ = corpus
+    labels = ["2018-11", "2019-02", "2018-12", "2019-01"]
+    for label in labels:
+        frequencies_stage.main(["--period", label, "--abstracts", str(root / "abstracts.parquet"),
+                                "--tokenizer", str(tokenizer_dir),
+                                "--out", str(tmp_path / "freq" / f"{label}.parquet")])
+    (tmp_path / "freq" / "notes.parquet").write_text("not a period file: ignored")
+    plot_stage.main(["--frequencies", str(tmp_path / "freq"), "--tokenizer", str(tokenizer_dir),
+                     "--plot_words", "neural", "--out", str(tmp_path / "wf.csv"),
+                     "--png", str(tmp_path / "wf.png")])
+    table = pd.read_csv(tmp_path / "wf.csv", dtype={"period": str})
+    assert table["period"].tolist() == ["2018-11", "2018-12", "2019-01", "2019-02"]
+    assert (tmp_path / "wf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
