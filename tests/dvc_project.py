@@ -96,7 +96,7 @@ def write_params(proj: Path, params: Mapping[str, Any], graph: bool = False) -> 
     """Deep-merge ``params`` into ``proj/params.yaml`` (no commit).
 
     ``graph=True`` also regenerates ``proj/dvc.yaml`` for the new params (``make graph``); needed
-    when a structural param changes (split years, window, variants, seeds, train.base, score.years).
+    when a structural param changes (split periods, window, variants, seeds, train.base, score.periods).
     """
     path = proj / "params.yaml"
     current = yaml.safe_load(path.read_text()) or {}

@@ -16,8 +16,8 @@ from dvc_project import dvc_repo, git, make_project, run_dvc, stages_that_would_
 pytestmark = pytest.mark.slow
 
 # Train 2017-2018 leaves room to move the dev year (2019 -> 2020) without touching train/test.
-PARAMS = {"split": {"train_first": 2017, "train_last": 2018, "dev_year": 2019, "test_year": 2021},
-          "score": {"years": [2019, 2021]}}
+PARAMS = {"split": {"train_first": 2017, "train_last": 2018, "dev": 2019, "test": 2021},
+          "score": {"periods": [2019, 2021]}}
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +50,15 @@ def test_repro_builds_the_corpus_and_a_second_repro_runs_nothing(proj):
     assert set(counts["per_year"]) == {str(y) for y in range(2015, 2022)}
     download = json.loads((proj / "reports/download.json").read_text())
     assert download["sha256"] == ("b5f86a5f77f786beabccd84d66d712b47d78696fa8d0e8793c5a9285d22ebb5a")
-    plot = pd.read_csv(proj / "plots/abstracts_per_year.csv")
+    plot = pd.read_csv(proj / "plots/abstracts_per_period.csv")
     # 2020 is neither train, dev nor test, but the test year 2021 needs it as history
     assert plot["split"].tolist() == ["history", "history", "train", "train", "dev", "history",
                                       "test"]
 
-    # The DVC plot (the paper's Figure 3) renders from the CSV: one bar per year.
+    # The DVC plot (the paper's Figure 3) renders from the CSV: one bar per period.
     plots = json.loads(run_dvc(proj, "plots", "show", "--json").stdout)
-    rendered = plots["data"]["plots/abstracts_per_year.csv"][0]["content"]["data"]["values"]
-    assert sorted(int(v["year"]) for v in rendered) == list(range(2015, 2022))
+    rendered = plots["data"]["plots/abstracts_per_period.csv"][0]["content"]["data"]["values"]
+    assert sorted(int(v["period"]) for v in rendered) == list(range(2015, 2022))
 
     assert stages_that_would_run(proj, "split") == []
     second = run_dvc(proj, "repro", "split")
@@ -70,15 +70,15 @@ def test_repro_builds_the_corpus_and_a_second_repro_runs_nothing(proj):
 def test_changing_the_dev_year_reruns_split_only(proj):
     # a structural param: the graph is regenerated (`make graph`); its check stage reruns, and
     # passes, without touching anything downstream of it but `split`
-    write_params(proj, {"split": {"dev_year": 2020}, "score": {"years": [2020, 2021]}}, graph=True)
+    write_params(proj, {"split": {"dev": 2020}, "score": {"periods": [2020, 2021]}}, graph=True)
     assert stages_that_would_run(proj, "split") == ["graph", "split"]
     rerun = run_dvc(proj, "repro", "split")
     assert "Running stage 'split'" in rerun.stdout
     for stage in ("download", "parse", "filter"):
         assert f"Running stage '{stage}'" not in rerun.stdout
-    assert set(pd.read_parquet(proj / "data/splits/dev.parquet")["year"]) == {2020}
-    plot = pd.read_csv(proj / "plots/abstracts_per_year.csv")
-    assert dict(zip(plot["year"], plot["split"]))[2020] == "dev"
+    assert set(pd.read_parquet(proj / "data/splits/dev.parquet")["period"]) == {"2020"}
+    plot = pd.read_csv(proj / "plots/abstracts_per_period.csv")
+    assert dict(zip(plot["period"], plot["split"]))[2020] == "dev"
     assert stages_that_would_run(proj, "split") == []
 
 

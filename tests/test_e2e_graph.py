@@ -37,7 +37,7 @@ PER_YEAR = 14
 # train 2018-2019, dev 2020, test 2021, m = 1, forecast 2022: features of 2017-2021
 TINY = {
     "data": {"source": "data/tiny.bib.gz"},
-    "split": {"train_first": 2018, "train_last": 2019, "dev_year": 2020, "test_year": 2021},
+    "split": {"train_first": 2018, "train_last": 2019, "dev": 2020, "test": 2021},
     "features": {"window": 1},
     "experiment": {"variants": ["baseline", "frequency", "context2"], "seeds": [0]},
     "forecast": {"n_generate": 1, "batch_size": 16},

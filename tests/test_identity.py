@@ -1,4 +1,4 @@
-"""Identities of a tokenizer folder and of a year's corpus (pipeline.infra.identity)."""
+"""Identities of a tokenizer folder and of a period's corpus (pipeline.infra.identity)."""
 
 from __future__ import annotations
 
@@ -43,3 +43,6 @@ def test_check_tokenizer_and_repro_stage() -> None:
         check_tokenizer("f", "a" * 64, "b" * 64, "frequencies@2018")
     assert repro_stage("embeddings", "data/features/embeddings/2018.safetensors") == "embeddings@2018"
     assert repro_stage("frequencies", "/tmp/x.parquet") == "frequencies"
+    for label in ("2018H2", "2018Q3", "2018-07"):
+        assert repro_stage("frequencies", f"f/{label}.parquet") == f"frequencies@{label}"
+    assert repro_stage("frequencies", "f/2018-13.parquet") == "frequencies"
