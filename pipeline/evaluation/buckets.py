@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.corpus.years import missing_feature_fix
+from pipeline.corpus.by_period import missing_feature_fix
 from pipeline.infra.errors import UserError
 from pipeline.features.windows import bucket_years
 from pipeline.features.frequencies import read_year

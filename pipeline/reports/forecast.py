@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.corpus.years import missing_feature_fix
+from pipeline.corpus.by_period import missing_feature_fix
 from pipeline.forecast import backtest as bt
 from pipeline.infra.errors import UserError
 from pipeline.forecast.vocabulary import linear_extrapolation, persistence, rank_terms
