@@ -1,7 +1,7 @@
 """DVC's own views of the results, readable (issue 16 §5): ``dvc metrics show`` fits a 200-column
 terminal, every plot the generated graph declares renders the intended series from the CSV its
 stage writes, ``make plots`` makes a page that loads no script from the network, and ``make dag``
-collapses the per-year and per-run stage families.
+collapses the per-period and per-run stage families.
 
 The metrics and plot files are written by the same functions the stages call, in a throw-away
 git + DVC repo whose dvc.yaml declares exactly the metrics and plots of ``build(params.yaml)``.
@@ -22,7 +22,7 @@ import yaml
 
 from dvc_project import dvc_env
 from pipeline.corpus.language import corpus_headline
-from pipeline.corpus.splits import SplitYears, year_counts
+from pipeline.corpus.splits import SplitPeriods, document_periods, period_counts
 from pipeline.evaluation.buckets import BUCKETS, EMERGING
 from pipeline.evaluation.staleness import staleness_frame
 from pipeline.graph.build import build
@@ -37,7 +37,7 @@ STAGES = build(PARAMS)["stages"]
 VARIANTS = list(dict.fromkeys(v for v, _ in Plan(PARAMS).runs))
 WORDS = list(PARAMS["frequencies"]["plot_words"])
 YEARS = list(range(PARAMS["split"]["train_first"] - PARAMS["features"]["window"],
-                   PARAMS["split"]["test_year"] + 1))
+                   PARAMS["split"]["test"] + 1))
 
 
 def declared(kind: str) -> dict[str, dict]:
@@ -61,10 +61,10 @@ def summary() -> dict[str, dict]:
         split = {s: {"year": y, "ppl": 413.1564967427601 + i, "cpl": 2290.4728657147457 + i,
                      "cm": 0.06904691056955127, "ppl_std": 1.2345678901234567,
                      "ppl_p": 7.269710785464626e-74, "ppl_better": 2, "ppl_worse": 257}
-                 for s, y in (("dev", PARAMS["split"]["dev_year"]),
-                              ("test", PARAMS["split"]["test_year"]))}
+                 for s, y in (("dev", PARAMS["split"]["dev"]),
+                              ("test", PARAMS["split"]["test"]))}
         years = {str(y): {"ppl": 400.0 + i + y % 10, "cpl": 2000.0 + i, "cm": 0.05}
-                 for y in (PARAMS["split"]["dev_year"], PARAMS["split"]["test_year"])}
+                 for y in (PARAMS["split"]["dev"], PARAMS["split"]["test"])}
         out[v] = {"seeds": [0, 1, 2], **split, "years": years}
     return out
 
@@ -72,16 +72,16 @@ def summary() -> dict[str, dict]:
 def buckets_frame() -> pd.DataFrame:
     rows = [{"model": display_name(v), "year": y, "bucket": b, "n": 10, "mean_nll": 11.0 - k,
              "nll_vs_baseline": 0.1, "recall10": 0.2}
-            for y in (PARAMS["split"]["dev_year"], PARAMS["split"]["test_year"])
+            for y in (PARAMS["split"]["dev"], PARAMS["split"]["test"])
             for v in VARIANTS for k, b in enumerate((*BUCKETS, EMERGING))]
     return pd.DataFrame(rows)
 
 
 def words_frame() -> pd.DataFrame:
-    """plots/word_frequencies.csv as stages/frequency_plot.py writes it (long: year, word, ...)."""
-    rows = [{"year": y, "word": w, "log_freq": -10.0 + k + (y - YEARS[0]) / 10,
+    """plots/word_frequencies.csv as stages/frequency_plot.py writes it (long: period, word, ...)."""
+    rows = [{"period": str(y), "word": w, "log_freq": -10.0 + k + (y - YEARS[0]) / 10,
              "match": f"tokens ' {w}'"} for y in YEARS for k, w in enumerate(WORDS)]
-    return pd.DataFrame(rows).sort_values(["word", "year"], kind="stable")
+    return pd.DataFrame(rows).sort_values(["word", "period"], kind="stable")
 
 
 def write_views(root: Path) -> None:
@@ -94,15 +94,16 @@ def write_views(root: Path) -> None:
               "per_year": {str(y): {"kept": 250, "dropped": {"language": 9}} for y in YEARS}}
     (root / "metrics" / "corpus.json").write_text(json.dumps(corpus_headline(counts)))
     sp = PARAMS["split"]
-    split_years = SplitYears(sp["train_first"], sp["train_last"], sp["dev_year"], sp["test_year"],
-                             PARAMS["features"]["window"])
-    abstracts = pd.DataFrame({"year": [y for y in YEARS for _ in range(3 + y % 4)]})
+    split_periods = SplitPeriods.from_params(sp["period"], sp["train_first"], sp["train_last"],
+                                             sp["dev"], sp["test"], PARAMS["features"]["window"])
+    abstracts = pd.DataFrame({"date": [str(y) for y in YEARS for _ in range(3 + y % 4)]})
     frames = {
         "plots/results.csv": plot_rows(s),
         "plots/staleness.csv": staleness_frame(s, {v: display_name(v) for v in VARIANTS}),
         "plots/buckets.csv": bucket_plot_frame(buckets_frame()),
         "plots/word_frequencies.csv": words_frame(),
-        "plots/abstracts_per_year.csv": year_counts(abstracts, split_years),
+        "plots/abstracts_per_period.csv": period_counts(document_periods(abstracts, "year"),
+                                                        split_periods),
     }
     missing = set(csv_plots()) - set(frames)
     assert not missing, f"a declared plot this test does not write: {missing}"
@@ -204,9 +205,9 @@ def test_the_plots_show_what_they_mean(views):
     stale = specs["plots/staleness.csv"]
     assert len(series(stale)) == len(VARIANTS)
     assert x_order(stale) == sorted(x_order(stale), key=int)
-    # Figure 3: one bar per year
-    per_year = specs["plots/abstracts_per_year.csv"]["data"]["values"]
-    assert sorted(int(r["year"]) for r in per_year) == YEARS
+    # Figure 3: one bar per period
+    per_period = specs["plots/abstracts_per_period.csv"]["data"]["values"]
+    assert sorted(int(r["period"]) for r in per_period) == YEARS
 
 
 def test_plots_page_renders_offline(views, tmp_path):
@@ -234,7 +235,7 @@ def test_dag_collapses_the_stage_families():
     assert not any("-s0" in label for label in labels.values())
     runs = len(Plan(PARAMS).runs)
     assert labels["n_train"] == f"train-&lt;variant&gt;-s&lt;seed&gt; ({runs} runs)"
-    assert labels["n_frequencies"].startswith("frequencies@year")
+    assert labels["n_frequencies"].startswith("frequencies@period")
     edges = set(re.findall(r"^\s+(\w+) --> (\w+)$", text, re.M))
     for edge in [("graph", "download"), ("filter", "report"), ("tokenizer", "frequencies"),
                  ("frequencies", "train"), ("train", "score"), ("score", "report"),
