@@ -31,8 +31,9 @@ lock: install
 	  > requirements.lock.tmp  # torch without +cpu: the same pins serve a CUDA install
 	mv requirements.lock.tmp requirements.lock
 
-# dvc.yaml is generated from params.yaml (split, window, variants, seeds, train.base, score.years
-# decide which stages exist and which per-year files each reads): regenerate it, then reproduce.
+# dvc.yaml is generated from params.yaml (split, window, variants, seeds, train.base, score.periods,
+# the forecast periods decide which stages exist and which per-period files each reads):
+# regenerate it, then reproduce.
 graph:
 	python -m stages.graph
 	python -m stages.graph --dag docs/dag.md >/dev/null

@@ -54,11 +54,11 @@ def helpers(dist: distributed.Dist, out: Path) -> dict:
 
 
 def pooling(dist: distributed.Dist, out: Path) -> dict:
-    """extract_year over the ranks' shards of one plan, all-reduced (tiny random-init BERT)."""
+    """extract_period over the ranks' shards of one plan, all-reduced (tiny random-init BERT)."""
     from transformers import BertConfig, BertModel
 
-    from pipeline.features.alignment import plan_year
-    from pipeline.features.embeddings import extract_year
+    from pipeline.features.alignment import plan_period
+    from pipeline.features.embeddings import extract_period
     from pipeline.models.hub import MINILM, load_tokenizer_for
     from pipeline.features.tokenizer import train_scratch_tokenizer
 
@@ -70,9 +70,9 @@ def pooling(dist: distributed.Dist, out: Path) -> dict:
     config = BertConfig(vocab_size=enc_tok.vocab_size, hidden_size=16, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
     encoder = BertModel(config).eval()
-    plan = plan_year(texts, lm_tok, enc_tok, max_length=24, stride=6, batch_size=3)
-    ids, counts, vectors = extract_year(encoder, plan, -1, torch.device("cpu"), progress=False,
-                                        dist=dist)
+    plan = plan_period(texts, lm_tok, enc_tok, max_length=24, stride=6, batch_size=3)
+    ids, counts, vectors = extract_period(encoder, plan, -1, torch.device("cpu"), progress=False,
+                                          dist=dist)
     if dist.is_main:
         np.save(out / f"ids-{dist.world_size}.npy", ids)
         np.save(out / f"counts-{dist.world_size}.npy", counts)

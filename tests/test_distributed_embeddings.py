@@ -45,7 +45,7 @@ def test_stage_under_two_processes_writes_the_same_file(tmp_path) -> None:
 
     def stage(nproc: int) -> bytes:
         out = tmp_path / f"2018-{nproc}.safetensors"
-        cmd = [sys.executable, "-m", "stages.embeddings", "--year", "2018",
+        cmd = [sys.executable, "-m", "stages.embeddings", "--period", "2018",
                "--abstracts", str(tmp_path / "abstracts.parquet"), "--tokenizer", str(tmp_path / "tok"),
                "--encoder", MINILM, "--batch-size", "4", "--max-length", "32", "--stride", "8",
                "--device", "cpu", "--threads", "1", "--processes", str(nproc), "--out", str(out)]
@@ -56,5 +56,5 @@ def test_stage_under_two_processes_writes_the_same_file(tmp_path) -> None:
         return out.read_bytes()
 
     assert stage(2) == stage(1)
-    year = em.read_year(tmp_path / "2018-2.safetensors")
-    assert year.year == 2018 and year.vectors.abs().sum() > 0
+    year = em.read_period(tmp_path / "2018-2.safetensors")
+    assert year.period == "2018" and year.vectors.abs().sum() > 0
