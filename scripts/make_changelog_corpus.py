@@ -28,16 +28,19 @@ urgency       ``low`` / ``medium`` / ``high`` ...: another ignored column
 ============  ==========================================================================
 
 Several binary packages of one source package ship the same changelog: an entry is kept once
-(first file in sorted path order). Only entries whose text has MIN_WORDS..MAX_WORDS words are
-candidates (shorter ones are "New upstream release." and would only be dropped by the filter
-stage; longer ones are rare release-notes dumps that would make the fixture large). From those,
+(first file in sorted path order), and so is a text that several entries share (first entry id).
+Only entries with more than MIN_WORDS words of prose (``pipeline.corpus.language.word_count``,
+what the filter stage counts, so every real row passes the default ``filter.min_words: 10``) and
+at most MAX_WORDS whitespace-separated tokens are candidates (shorter ones are "New upstream
+release." and would only be dropped by the filter stage; longer ones are rare release-notes
+dumps that would make the fixture large). From those,
 PER_PERIOD entries are drawn per half-year FIRST..LAST with ``random.Random(SEED)`` from the
 candidates in entry-id order, so the same machine gives the same file; rows are written in date
 order, then the deliberately bad rows below. gzip with mtime 0 (byte-identical reruns).
 
-Counts of candidates per half-year on the machine that built the committed file (Debian 12,
-669 changelogs, 9,698 distinct entries) range from 63 (2017H1) to 627 (2020H1). Per quarter the
-Debian 10 freeze shows: 2019Q2 has only 8 candidates (2019Q3 has 325), so the quarter-period test
+Counts of candidates per half-year on the machine that built the committed file (Debian 12.11,
+669 changelogs, 9,698 distinct entries) range from 53 (2017H1) to 510 (2020H1). Per quarter the
+Debian 10 freeze shows: 2019Q2 has only 7 candidates (2019Q3 has 273), so the quarter-period test
 meets a real thin quarter.
 
 The deliberately bad rows (BAD_ROWS; each must end up in a rejects table with its reason):
@@ -65,17 +68,21 @@ import gzip
 import json
 import random
 import re
+import sys
 import textwrap
 from collections import defaultdict
 from datetime import timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from pipeline.corpus.language import word_count  # noqa: E402
+
 OUT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "debian_changelogs.jsonl.gz"
 SEED = 17
 PER_PERIOD = 50
 FIRST, LAST = (2017, 1), (2021, 2)  # (year, half) inclusive
-MIN_WORDS, MAX_WORDS = 11, 200
+MIN_WORDS, MAX_WORDS = 10, 200
 
 _HEADER = re.compile(r"^(?P<package>[a-z0-9][a-z0-9+.-]*) \((?P<version>[^)\s]+)\) "
                      r"(?P<dist>[^;]*);(?P<rest>.*)$")
@@ -127,15 +134,20 @@ def half_of(released: str) -> tuple[int, int]:
 
 
 def candidates(doc_root: Path) -> dict[tuple[int, int], list[dict[str, str]]]:
-    """Distinct entries with MIN_WORDS..MAX_WORDS words, by half-year, in entry-id order."""
+    """Distinct entries and texts of more than MIN_WORDS words (at most MAX_WORDS tokens), by
+    half-year, in entry-id order."""
     seen: dict[str, dict[str, str]] = {}
     for path in sorted(doc_root.glob("*/changelog.Debian.gz")):
         for entry in entries(path):
             seen.setdefault(entry["entry_id"], entry)
     by_half: dict[tuple[int, int], list[dict[str, str]]] = defaultdict(list)
+    texts: set[str] = set()
     for key in sorted(seen):
         entry = seen[key]
-        if MIN_WORDS <= len(entry["changes"].split()) <= MAX_WORDS:
+        if entry["changes"] in texts:
+            continue
+        texts.add(entry["changes"])
+        if word_count(entry["changes"]) > MIN_WORDS and len(entry["changes"].split()) <= MAX_WORDS:
             by_half[half_of(entry["released"])].append(entry)
     return by_half
 

@@ -1,0 +1,279 @@
+"""Issue 17's acceptance test: a user's own corpus, end to end, at half-year and quarter periods.
+
+The corpus is real and not ACL: 500 Debian changelog entries, 50 per half-year 2017H1-2021H2,
+as gzipped JSON Lines with its own column names (``entry_id``, ``released`` an ISO date-time,
+``package``, ``changes``) and 8 deliberately bad rows (tests/fixtures/debian_changelogs.jsonl.gz,
+built by scripts/make_changelog_corpus.py, provenance in tests/fixtures/SOURCE.md).
+
+* **Half-years.** A throw-away DVC project (tests/dvc_project.py) with ``data.columns`` mapping
+  those names, the language filter and the ACL rules off, ``split.period: half``, train
+  2018H1-2020H1, dev 2020H2, test 2021H1, window 2, a tiny from-scratch model and two variants
+  (Baseline, Frequency) runs the generated graph (``python -m stages.graph``, as ``make graph``)
+  and ``dvc repro`` end to end. Checked: stages and per-period feature files are named by
+  half-year labels, every bad row is in a rejects table with its reason, the counts plot is in
+  time order, scores, a forecast and the reports name the half-years.
+* **Quarters.** The same corpus at quarters has no empty quarter, but a thin one: the Debian 10
+  freeze leaves 2019Q2 with 6 entries. The run passes the split stage (the point where an empty
+  period would stop it, before any training) with a warning naming 2019Q2. A copy of the corpus
+  without 2019Q2's rows stops at the split stage, before any train stage, naming 2019Q2 and
+  suggesting ``split.period: half``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pipeline.corpus.periods import ordinal
+from tests.dvc_project import git, make_project, run_dvc, stages_run, write_graph
+
+pytestmark = pytest.mark.slow
+
+FIXTURE = Path(__file__).parent / "fixtures" / "debian_changelogs.jsonl.gz"
+SOURCE = "data/changelogs.jsonl.gz"   # where the project keeps its copy (data.source)
+COLUMNS = {"id": "entry_id", "date": "released", "title": "package", "text": "changes"}
+
+TINY_MODEL = {
+    "experiment": {"variants": ["baseline", "frequency"], "seeds": [0]},
+    "tokenizer": {"vocab_size": 400},
+    "lm": {"n_layer": 1, "n_head": 2, "n_embd": 16, "n_positions": 64},
+    "train": {"epochs": 1, "batch_size": 8, "max_length": 64, "lstm_hidden": 8,
+              "warmup_steps": 1},
+    "score": {"n_generate": 1, "max_new_tokens": 6, "num_beams": 2, "batch_size": 16},
+    "forecast": {"n_generate": 1, "batch_size": 16},
+    "report": {"examples": 1},
+    "frequencies": {"plot_words": ["upstream", "release", "python3"]},
+}
+CORPUS = {
+    "data": {"source": SOURCE, "columns": COLUMNS},
+    # Changelogs are English by construction; langdetect calls 2 of the 500 French or Italian, so the
+    # language filter would only drop real text: off, as the ACL rules (shared tasks, ...).
+    "filter": {"language": None, "acl_rules": False},
+}
+HALF = {
+    **CORPUS,
+    "split": {"period": "half", "train_first": "2018H1", "train_last": "2020H1",
+              "dev": "2020H2", "test": "2021H1", "min_documents": 20},
+    "features": {"window": 2},
+    "score": {**TINY_MODEL["score"], "periods": ["2020H2", "2021H1", "2021H2"]},
+    "forecast": {**TINY_MODEL["forecast"], "period": "2022H1",
+                 "backtest_periods": ["2021H1"]},
+}
+QUARTER = {
+    **CORPUS,
+    "split": {"period": "quarter", "train_first": "2018Q1", "train_last": "2020Q2",
+              "dev": "2020Q3", "test": "2021Q1", "min_documents": 10},
+    "features": {"window": 2},
+    "score": {**TINY_MODEL["score"], "periods": ["2020Q3", "2021Q1"]},
+    "forecast": {**TINY_MODEL["forecast"], "period": "2021Q2", "backtest_periods": ["2021Q1"]},
+}
+RUNTIME = {"FUTURELM_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}
+
+# The bad rows scripts/make_changelog_corpus.py appends (its docstring), and the words the
+# reason recorded for each must contain.
+BAD = {
+    "not-json": ("bad/not-json", r"json"),
+    "no-id": (None, r"\bid\b"),
+    "no-date": ("bad/no-date", r"date"),
+    "month-13": ("bad/month-13", r"date"),
+    "free-text-date": ("bad/free-text-date", r"date"),
+    "empty-text": ("bad/empty-text", r"text"),
+    "duplicate-id": ("<the first row's entry_id>", r"duplicate"),
+}
+
+
+def read_fixture(path: Path = FIXTURE) -> tuple[list[dict], list[str]]:
+    """(the rows that are JSON objects, every raw line) of a JSON Lines .gz file."""
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    rows = []
+    for line in lines:
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            pass
+    return rows, lines
+
+
+def label_of(released: str, kind: str) -> str:
+    year, month = int(released[:4]), int(released[5:7])
+    return f"{year}H{1 + (month > 6)}" if kind == "half" else f"{year}Q{(month - 1) // 3 + 1}"
+
+
+def good_rows() -> list[dict]:
+    """The 500 real entries (the bad rows all carry package 'futurelm-fixture')."""
+    rows, _ = read_fixture()
+    return [r for r in rows if r["package"] != "futurelm-fixture"]
+
+
+def build(tmp_path: Path, params: dict, corpus: Path = FIXTURE) -> Path:
+    """A committed tmp DVC project with ``params`` and ``corpus`` at SOURCE; `make graph` run."""
+    proj = make_project(tmp_path, {**TINY_MODEL, **params})
+    (proj / SOURCE).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(corpus, proj / SOURCE)
+    write_graph(proj)   # `make graph` (make_project already did; the graph does not read data)
+    git(proj, "add", "-A")
+    git(proj, "commit", "-q", "-m", "own corpus")
+    return proj
+
+
+def dvc_stages(proj: Path) -> list[str]:
+    """Every stage of the project's graph, foreach stages expanded (``frequencies@2020H2``)."""
+    return run_dvc(proj, "stage", "list", "--name-only").stdout.split()
+
+
+@pytest.fixture(scope="module")
+def half(tmp_path_factory) -> tuple[Path, list[str], float, str]:
+    proj = build(tmp_path_factory.mktemp("own-half"), HALF)
+    start = time.monotonic()
+    proc = run_dvc(proj, "repro", env=RUNTIME)
+    return proj, stages_run(proc), time.monotonic() - start, proc.stdout + proc.stderr
+
+
+# -- half-years -------------------------------------------------------------------------------
+
+def test_half_year_graph_is_named_by_labels(half) -> None:
+    proj, ran, seconds, log = half
+    print(f"dvc repro: {len(ran)} stages in {seconds:.0f} s: {ran}")
+    names = dvc_stages(proj)
+    assert "frequencies@2020H2" in names
+    per_period = [n for n in names if "@" in n]
+    assert per_period and all(re.fullmatch(r"\w+@\d{4}H[12]", n) for n in per_period), per_period
+    assert sorted(ran) == sorted(names)   # every stage of the graph ran, in one `dvc repro`
+    for stage in ("graph", "download", "parse", "filter", "split", "tokenizer",
+                  "train-baseline-s0", "train-frequency-s0", "score-baseline-s0",
+                  "score-frequency-s0", "forecast-frequency-s0", "report", "forecast_report"):
+        assert stage in ran, (stage, ran)
+
+
+def test_half_year_features_per_period(half) -> None:
+    proj, ran, _, _ = half
+    folder = proj / "data" / "features" / "frequencies"
+    files = sorted(p.stem for p in folder.glob("*.parquet"))
+    # history of 2018H1 (2017H1, 2017H2) .. that of the forecast 2022H1 (2021H1, 2021H2)
+    wanted = [f"{y}H{h}" for y in range(2017, 2022) for h in (1, 2)]
+    assert files == sorted(wanted)
+    assert {f"frequencies@{p}" for p in wanted} <= set(ran)
+    for label in ("2017H1", "2020H2"):
+        table = pd.read_parquet(folder / f"{label}.parquet")
+        assert len(table) > 0
+
+
+def test_every_bad_row_is_rejected_with_its_reason(half) -> None:
+    proj, _, _, log = half
+    rejects = pd.read_parquet(proj / "data" / "corpus" / "parse_rejects.parquet")
+    print(rejects.drop(columns=[c for c in rejects.columns if c == "raw"]).to_string())
+    assert "reason" in rejects.columns
+    assert len(rejects) == len(BAD), rejects
+    ids = rejects[[c for c in rejects.columns if c in ("key", "id")][0]].astype(object)
+    first = good_rows()[0]["entry_id"]
+    for name, (key, pattern) in BAD.items():
+        if key is None or name == "not-json":
+            continue
+        key = first if name == "duplicate-id" else key
+        mine = rejects[ids == key]
+        assert len(mine) == 1, (name, rejects)
+        assert re.search(pattern, mine["reason"].iloc[0], re.IGNORECASE), (name, mine)
+    # the duplicate's first occurrence (a real 2017H1 entry) is kept
+    papers = pd.read_parquet(proj / "data" / "corpus" / "papers.parquet")
+    assert (papers["key"] == first).sum() == 1
+    assert not papers["key"].astype(str).str.startswith("bad/").any()
+    # the bare year is a valid date, coarser than a half-year: the split stage rejects it
+    periods = pd.read_parquet(proj / "data" / "corpus" / "period_rejects.parquet")
+    assert periods["key"].tolist() == ["bad/bare-year"]
+    assert periods["reason"].tolist() == ["date coarser than split.period: half"]
+
+
+def test_counts_plot_in_time_order(half) -> None:
+    proj, _, _, _ = half
+    counts = pd.read_csv(proj / "plots" / "abstracts_per_period.csv", dtype={"period": str})
+    labels = counts["period"].tolist()
+    assert labels == [f"{y}H{h}" for y in range(2017, 2022) for h in (1, 2)]
+    assert [ordinal(p) for p in labels] == sorted(ordinal(p) for p in labels)
+    kept = pd.read_parquet(proj / "data" / "corpus" / "abstracts.parquet")
+    assert counts["abstracts"].sum() == len(kept)
+    # 50 per half-year in the fixture, each passing the default filters
+    assert counts["abstracts"].tolist() == [50] * 10
+    roles = dict(zip(counts["period"], counts["split"]))
+    assert roles["2017H1"] == "history" and roles["2018H1"] == "train"
+    assert roles["2020H2"] == "dev" and roles["2021H1"] == "test"
+
+
+def test_scores_forecast_and_report_name_the_half_years(half) -> None:
+    proj, _, _, _ = half
+    for variant in ("baseline-s0", "frequency-s0"):
+        scores = proj / "data" / "scores" / variant
+        assert scores.is_dir() and any(scores.iterdir())
+        text = " ".join(p.read_text(errors="replace") for p in scores.rglob("*.json"))
+        assert "2020H2" in text and "2021H1" in text
+        forecast = proj / "data" / "forecast" / variant
+        assert forecast.is_dir() and any(forecast.iterdir())
+    results = (proj / "reports" / "results.md").read_text()
+    assert "2020H2" in results and "2021H1" in results
+    assert not re.search(r"\b(dev|test) year\b", results)
+    forecast_md = (proj / "reports" / "forecast.md").read_text()
+    assert "2022H1" in forecast_md
+
+
+# -- quarters ---------------------------------------------------------------------------------
+
+def quarter_counts() -> pd.Series:
+    labels = [label_of(r["released"], "quarter") for r in good_rows()]
+    return pd.Series(labels).value_counts()
+
+
+def test_the_fixture_has_no_empty_quarter_but_a_thin_one() -> None:
+    counts = quarter_counts()
+    quarters = [f"{y}Q{q}" for y in range(2017, 2022) for q in range(1, 5)]
+    assert [q for q in quarters if q not in counts.index] == []
+    assert counts.idxmin() == "2019Q2" and counts.min() < 10
+
+
+def test_quarters_pass_the_split_with_a_thin_quarter_warning(tmp_path: Path) -> None:
+    proj = build(tmp_path, QUARTER)
+    names = dvc_stages(proj)
+    assert "frequencies@2019Q2" in names and "train-frequency-s0" in names
+    proc = run_dvc(proj, "repro", "split", env=RUNTIME)
+    log = proc.stdout + proc.stderr
+    assert "split" in stages_run(proc)
+    assert re.search(r"warning: .*2019Q2 \(\d\)", log), log
+    periods = pd.read_parquet(proj / "data" / "corpus" / "period_rejects.parquet")
+    assert periods["reason"].tolist() == ["date coarser than split.period: quarter"]
+    counts = pd.read_csv(proj / "plots" / "abstracts_per_period.csv", dtype={"period": str})
+    assert counts["period"].tolist() == [f"{y}Q{q}" for y in range(2017, 2022)
+                                         for q in range(1, 5)]
+
+
+def test_an_empty_quarter_stops_before_training_naming_it(tmp_path: Path) -> None:
+    rows, lines = read_fixture()
+    kept = [line for line in lines
+            if not (line.startswith("{") and _released_in(line, "2019Q2"))]
+    assert len(lines) - len(kept) == quarter_counts()["2019Q2"]
+    corpus = tmp_path / "no-2019Q2.jsonl.gz"
+    corpus.write_bytes(gzip.compress(("\n".join(kept) + "\n").encode(), mtime=0))
+    proj = build(tmp_path, QUARTER, corpus=corpus)
+    proc = run_dvc(proj, "repro", check=False, env=RUNTIME)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    ran = stages_run(proc)
+    assert "split" in ran and not [s for s in ran if s.startswith(("train", "tokenizer"))], ran
+    assert "Traceback" not in log
+    assert re.search(r"2019Q2 \(train\)", log), log
+    assert "split.period: half" in log
+    assert not (proj / "data" / "models").exists()
+
+
+def _released_in(line: str, quarter: str) -> bool:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    released = row.get("released")
+    return (row.get("package") != "futurelm-fixture" and isinstance(released, str)
+            and label_of(released, "quarter") == quarter)
