@@ -147,7 +147,8 @@ def assign_periods(dates: pd.Series, kind: str) -> pd.Series:
         return year.astype("string")
     month = pd.to_numeric(text.str.slice(5, 7).replace("", pd.NA), errors="raise").astype("Int64")
     ordinals = year * PER_YEAR[kind] + (month - 1) * PER_YEAR[kind] // 12
-    return pd.Series([None if pd.isna(o) else label(int(o), kind) for o in ordinals],
+    names = {o: label(int(o), kind) for o in ordinals.dropna().unique()}  # per period, not row
+    return pd.Series([None if pd.isna(o) else names[o] for o in ordinals],
                      index=dates.index, dtype="object")
 
 

@@ -175,8 +175,8 @@ def make_splits(abstracts: pd.DataFrame, periods: pd.Series,
     ``periods`` is :func:`document_periods` of ``abstracts``."""
     frame = abstracts.assign(period=periods.astype(object))
     known = periods.notna()
-    o = pd.Series(-1, index=periods.index)
-    o[known] = [ordinal(p) for p in periods[known]]
+    # one ordinal per distinct label, not per row (a large corpus has few periods)
+    o = periods.map({p: ordinal(p) for p in periods[known].unique()}).fillna(-1)
     masks = {
         "train": known & o.between(ordinal(split.train_first), ordinal(split.train_last)),
         "dev": periods == split.dev,
