@@ -1,7 +1,8 @@
 """The generated stage graph (pipeline/graph, written by stages/graph.py): dvc.yaml is what
 `make graph` makes of params.yaml, each stage depends on exactly its code (import closure) and on
-exactly the per-period feature files its variant reads (named by label, at any period kind), settings that cannot change results are
-neither params nor flags, and building the graph never imports torch."""
+exactly the per-period feature files its variant reads (named by label, at any period kind),
+settings that cannot change results are neither params nor flags, and building the graph never
+imports torch."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""pipeline.corpus.splits: periods of each kind, history coverage, rejects, empty and thin periods."""
+"""pipeline.corpus.splits: periods of each kind, history coverage, rejects, empty and thin
+periods."""
 
 import pandas as pd
 import pytest

@@ -48,7 +48,8 @@ def _in_period(table: pa.Table, label: str, corpus: str | os.PathLike[str]) -> p
         if kind != "year":
             raise UserError(f"the corpus table has no `date` column, so it has no {kind} periods",
                             path=corpus, fix="rerun the parse and filter stages (`dvc repro "
-                                             "filter`), which write dates, or use split.period: year")
+                                             "filter`), which write dates, or use "
+                                             "split.period: year")
         return pc.fill_null(pc.equal(table["year"], int(label)), False)
     date = table["date"].cast(pa.string())
     if kind == "year":

@@ -149,15 +149,16 @@ def check_periods(periods: pd.Series, split: SplitPeriods, needs: Iterable[str] 
                if bigger else "choose years the corpus covers (params.yaml: split, "
                "features.window, score.periods, forecast.*) or use a larger corpus (data.source)")
         raise SplitError(f"{_count(len(empty), noun)} the run reads {_have(len(empty))} no "
-                         f"documents: {roles}; the corpus has {noun}s {corpus} ({len(have)} non-empty); with a history "
-                         f"window of {split.window}, {needed[0]}..{needed[-1]} are read",
+                         f"documents: {roles}; the corpus has {noun}s {corpus} ({len(have)} "
+                         f"non-empty); with a history window of {split.window}, "
+                         f"{needed[0]}..{needed[-1]} are read",
                          path="params.yaml: split.period, split, features.window", fix=fix)
     thin = [f"{p} ({int(counts[p])})" for p in needed if int(counts[p]) < min_documents]
     if not thin:
         return []
-    return [f"{_count(len(thin), noun)} the run reads {_have(len(thin))} fewer than split.min_documents = "
-            f"{min_documents} documents, so {'its' if len(thin) == 1 else 'their'} frequencies "
-            f"and scores are noisy: "
+    return [f"{_count(len(thin), noun)} the run reads {_have(len(thin))} fewer than "
+            f"split.min_documents = {min_documents} documents, so "
+            f"{'its' if len(thin) == 1 else 'their'} frequencies and scores are noisy: "
             f"{', '.join(thin)}"]
 
 
