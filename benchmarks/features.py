@@ -178,7 +178,7 @@ def bench_stage(bib: Path, year: int, distinct: dict[int, int]) -> list[str]:
     rows = []
     for name in ("scratch", "gpt2"):
         out = work / f"{name}.safetensors"
-        cmd = [sys.executable, "-m", "stages.embeddings", "--year", str(year), "--abstracts",
+        cmd = [sys.executable, "-m", "stages.embeddings", "--period", str(year), "--abstracts",
                str(work / "abstracts.parquet"), "--tokenizer", str(work / f"tok-{name}"),
                "--encoder", MINILM, "--out", str(out)]
         t0 = time.perf_counter()
