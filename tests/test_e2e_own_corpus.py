@@ -76,17 +76,17 @@ QUARTER = {
 }
 RUNTIME = {"FUTURELM_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}
 
-# The bad rows scripts/make_changelog_corpus.py appends (its docstring), and the words the
-# reason recorded for each must contain.
-BAD = {
-    "not-json": ("bad/not-json", r"json"),
-    "no-id": (None, r"\bid\b"),
-    "no-date": ("bad/no-date", r"date"),
-    "month-13": ("bad/month-13", r"date"),
-    "free-text-date": ("bad/free-text-date", r"date"),
-    "empty-text": ("bad/empty-text", r"text"),
-    "duplicate-id": ("<the first row's entry_id>", r"duplicate"),
-}
+# The bad rows scripts/make_changelog_corpus.py appends after the 500 real ones (its docstring),
+# in file order, with a regex the recorded reason must match.
+BAD = [
+    ("not-json", r"not valid JSON"),
+    ("no-id", r"missing id \(column 'entry_id'\)"),
+    ("no-date", r"missing date \(column 'released'\)"),
+    ("month-13", r"date '2019-13-02T10:00:00\+00:00' does not parse: month 13"),
+    ("free-text-date", r"date 'sometime in spring 2019' does not parse"),
+    ("empty-text", r"missing text \(column 'changes'\)"),
+    ("duplicate-id", r"duplicate id \(first at line 1\)"),
+]
 
 
 def read_fixture(path: Path = FIXTURE) -> tuple[list[dict], list[str]]:
@@ -168,22 +168,24 @@ def test_half_year_features_per_period(half) -> None:
 def test_every_bad_row_is_rejected_with_its_reason(half) -> None:
     proj, _, _, log = half
     rejects = pd.read_parquet(proj / "data" / "corpus" / "parse_rejects.parquet")
-    print(rejects.drop(columns=[c for c in rejects.columns if c == "raw"]).to_string())
-    assert "reason" in rejects.columns
-    assert len(rejects) == len(BAD), rejects
-    ids = rejects[[c for c in rejects.columns if c in ("key", "id")][0]].astype(object)
+    print(rejects[["key", "line", "reason"]].to_string())
+    rows, lines = read_fixture()
     first = good_rows()[0]["entry_id"]
-    for name, (key, pattern) in BAD.items():
-        if key is None or name == "not-json":
-            continue
-        key = first if name == "duplicate-id" else key
-        mine = rejects[ids == key]
-        assert len(mine) == 1, (name, rejects)
-        assert re.search(pattern, mine["reason"].iloc[0], re.IGNORECASE), (name, mine)
+    # one reject per bad row, at its line (1-based; the bad rows follow the 500 real ones)
+    assert rejects["line"].tolist() == list(range(501, 501 + len(BAD)))
+    for (name, pattern), (_, reject) in zip(BAD, rejects.iterrows()):
+        assert re.search(pattern, reject["reason"]), (name, reject["reason"])
+        assert reject["raw"] and reject["raw"] in lines[reject["line"] - 1], name
+    keys = rejects["key"].where(rejects["key"].notna(), None).tolist()
+    assert keys == [None, None, "bad/no-date", "bad/month-13", "bad/free-text-date",
+                    "bad/empty-text", first]
+    # the stage printed the counts per reason
+    assert re.search(r"rejected 2: date does not parse", log), log
     # the duplicate's first occurrence (a real 2017H1 entry) is kept
     papers = pd.read_parquet(proj / "data" / "corpus" / "papers.parquet")
     assert (papers["key"] == first).sum() == 1
-    assert not papers["key"].astype(str).str.startswith("bad/").any()
+    assert len(papers) == 501
+    assert papers.loc[papers["key"].str.startswith("bad/"), "key"].tolist() == ["bad/bare-year"]
     # the bare year is a valid date, coarser than a half-year: the split stage rejects it
     periods = pd.read_parquet(proj / "data" / "corpus" / "period_rejects.parquet")
     assert periods["key"].tolist() == ["bad/bare-year"]
@@ -197,7 +199,7 @@ def test_counts_plot_in_time_order(half) -> None:
     assert labels == [f"{y}H{h}" for y in range(2017, 2022) for h in (1, 2)]
     assert [ordinal(p) for p in labels] == sorted(ordinal(p) for p in labels)
     kept = pd.read_parquet(proj / "data" / "corpus" / "abstracts.parquet")
-    assert counts["abstracts"].sum() == len(kept)
+    assert counts["abstracts"].sum() == len(kept) - 1 == 500   # all but the bare year
     # 50 per half-year in the fixture, each passing the default filters
     assert counts["abstracts"].tolist() == [50] * 10
     roles = dict(zip(counts["period"], counts["split"]))
