@@ -1,9 +1,12 @@
-"""Stage `download`: fetch the ACL Anthology export to data/raw/anthology+abstracts.bib.gz.
+"""Stage `download`: fetch the corpus (data.source) to data/raw/, checked before anything parses it.
 
---source is an http(s) URL (official: https://aclanthology.org/anthology+abstracts.bib.gz) or a
-local path (default: the embedded sample data/sample/anthology-sample.bib.gz). The copy is checked
-to be complete gzip holding BibTeX entries and published atomically; its source, sha256 and size
-go to --info (reports/download.json: plain JSON, not a DVC metric).
+--source is an http(s) URL (the ACL Anthology's: https://aclanthology.org/anthology+abstracts.bib.gz)
+or a local path (default: the embedded sample data/sample/anthology-sample.bib.gz). The format is
+recognised from the content: BibTeX, CSV, TSV, JSON Lines (each optionally gzipped) or Parquet;
+anything else stops here, naming what was found and the formats accepted. A table must have the
+id, date and text columns given by the column mapping (params data.columns). The copy keeps the
+bytes and is published atomically; its source, format, sha256 and size go to --info
+(reports/download.json: plain JSON, not a DVC metric).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import argparse
 
 from pipeline.corpus.download import fetch
 from pipeline.infra.io import write_json
+from pipeline.infra.params import ColumnsConfig
+from stages._args import add_options, build
 from stages._cli import stage_main
 
 
@@ -19,13 +24,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.download", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", required=True,
-                        help="http(s) URL or local path of an anthology+abstracts.bib.gz export "
-                             "(params data.source)")
-    parser.add_argument("--out", required=True, help="where to write the .bib.gz (atomically)")
+                        help="http(s) URL or local path of the corpus (params data.source)")
+    parser.add_argument("--out", required=True, help="where to write the copy (atomically)")
     parser.add_argument("--info", required=True,
-                        help="JSON file recording source, sha256, size and uncompressed size")
+                        help="JSON file recording source, format, sha256, size and "
+                             "uncompressed size")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="network timeout in seconds for URL sources (default: 60)")
+    add_options(parser, ColumnsConfig, "column mapping, checked for tables (params data.columns)")
     return parser
 
 
@@ -33,9 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    info = fetch(args.source, args.out, timeout=args.timeout)  # a UserError names the source
+    info = fetch(args.source, args.out, timeout=args.timeout,
+                 columns=build(ColumnsConfig, args))  # a UserError names the source
     write_json(info.to_dict(), args.info)
-    print(f"{args.source} -> {args.out}: {info.size:,} bytes, sha256 {info.sha256}")
+    print(f"{args.source} -> {args.out}: {info.format}{' (gzip)' if info.gzipped else ''}, "
+          f"{info.size:,} bytes, sha256 {info.sha256}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,9 @@
-"""Stage `filter`: papers.parquet -> English, non-shared-task, long enough, de-duplicated abstracts.
+"""Stage `filter`: papers.parquet -> abstracts in one language, long enough, de-duplicated and
+(for the ACL Anthology) not shared-task papers.
 
+Each filter is an option (params filter.*): --language None keeps every language, --acl-rules
+auto applies the shared-task rule when papers.parquet came from BibTeX (the format the parse
+stage records in its metadata) and not for CSV, TSV, JSON Lines or Parquet corpora.
 Kept rows go to --kept, every dropped row with its reason (too_short, shared_task,
 language:<code>, duplicate_of:<key>) to --dropped, the DVC metrics (papers, kept, dropped) to
 --metrics and per-year kept / dropped-by-reason counts to --counts. Language detection is langdetect with a fixed seed, one fresh detector per
@@ -11,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 from pipeline.infra.errors import UserError
-from pipeline.infra.io import read_parquet, write_json, write_parquet
+from pipeline.infra.io import parquet_metadata, read_parquet, write_json, write_parquet
 from pipeline.corpus.language import corpus_counts, corpus_headline, filter_papers
 from pipeline.infra.params import FilterConfig
 from stages._args import add_options
@@ -51,15 +55,20 @@ def main(argv: list[str] | None = None) -> None:
                         path="params.yaml: filter.min_words", fix="use 0 or more")
 
     papers = read_parquet(args.papers)
+    source_format = parquet_metadata(args.papers).get(
+        "format", "bibtex" if "entry_type" in papers.columns else "table")
+    acl_rules = args.acl_rules == "true" or (args.acl_rules == "auto"
+                                             and source_format == "bibtex")
     result = filter_papers(papers, language=args.language, seed=args.seed,
-                           min_words=args.min_words, workers=workers)
+                           min_words=args.min_words, workers=workers, acl_rules=acl_rules)
     write_parquet(result.kept, args.kept)
     write_parquet(result.dropped, args.dropped)
     counts = corpus_counts(result)
     write_json(counts, args.counts)
     write_json(corpus_headline(counts), args.metrics)
     print(f"kept {counts['kept']:,} of {counts['papers']:,} abstracts -> {args.kept}; "
-          f"dropped {counts['dropped']}")
+          f"dropped {counts['dropped']} (language: {args.language or 'any'}, ACL rules: "
+          f"{'on' if acl_rules else 'off'} for {source_format})")
 
 
 if __name__ == "__main__":

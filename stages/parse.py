@@ -1,31 +1,42 @@
-"""Stage `parse`: Anthology BibTeX export -> data/corpus/papers.parquet (+ parse_rejects.parquet).
+"""Stage `parse`: the corpus copy -> data/corpus/papers.parquet (+ parse_rejects.parquet).
 
-One row per entry in file order, LaTeX decoded to Unicode (pipeline.corpus.anthology, pipeline.corpus.latex).
-Entries that are malformed, truncated, duplicated, not UTF-8, followed by stray text (an
-unbalanced '}') or lack a year, title or abstract are written to --rejects with their line,
-reason and raw text instead of being dropped silently. A file without any entry is an error.
+The format is recognised from the content (pipeline.corpus.formats). BibTeX (the ACL Anthology
+export): one row per entry in file order, LaTeX decoded to Unicode (pipeline.corpus.anthology);
+entries that are malformed, truncated, duplicated, not UTF-8, followed by stray text (an
+unbalanced '}') or lack a year, title or abstract are rejects; `date` is YYYY-MM when the month
+field names a month, else YYYY. CSV, TSV, JSON Lines (each optionally gzipped) and Parquet are
+streamed (pipeline.corpus.tables) with the column mapping (params data.columns): a malformed line,
+no id, no date, a date that does not parse, no text or a repeated id is a reject. Every reject
+goes to --rejects with its line, reason and raw text, never dropped silently; the counts per
+reason are printed. A file without a single usable document is an error.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections import Counter
 
 from pipeline.corpus.anthology import parse_file
+from pipeline.corpus.formats import detect
+from pipeline.corpus.tables import nothing_usable, read_table, reason_kind
 from pipeline.infra.io import write_parquet
+from pipeline.infra.params import ColumnsConfig
+from stages._args import add_options, build
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.parse", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--raw", required=True, help="the .bib or .bib.gz export to parse")
+    parser.add_argument("--raw", required=True, help="the corpus copy to parse (stage download)")
     parser.add_argument("--papers", required=True, help="output Parquet of parsed papers")
     parser.add_argument("--rejects", required=True,
-                        help="output Parquet of rejected entries (key, line, reason, raw)")
+                        help="output Parquet of rejected rows (key, line, reason, raw)")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
-                        help="processes parsing parts of the file; the output does not depend "
-                             "on it (default: min(2, CPUs))")
+                        help="processes parsing parts of a BibTeX file; the output does not "
+                             "depend on it (default: min(2, CPUs))")
+    add_options(parser, ColumnsConfig, "column mapping, ignored for BibTeX (params data.columns)")
     return parser
 
 
@@ -33,12 +44,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
-    result = parse_file(args.raw, workers=args.workers)  # a UserError names the file
-    write_parquet(result.papers, args.papers)
-    write_parquet(result.rejects, args.rejects)
-    print(f"{len(result.papers):,} papers -> {args.papers}; "
-          f"{len(result.rejects):,} rejects -> {args.rejects}")
-    for reason, count in result.rejects["reason"].value_counts().items():
+    found = detect(args.raw)  # a UserError names the file and what it holds
+    if found.format == "bibtex":
+        result = parse_file(args.raw, workers=args.workers)  # a UserError names the file
+        if result.papers.empty:
+            raise nothing_usable(args.raw, found.describe(), result.rejects["reason"].tolist())
+        write_parquet(result.papers, args.papers, metadata={"format": "bibtex"})
+        papers, rejects = len(result.papers), result.rejects
+    else:
+        table = read_table(args.raw, found, build(ColumnsConfig, args), args.papers)
+        papers, rejects = table.papers, table.rejects
+    write_parquet(rejects, args.rejects)
+    print(f"{found.describe()}: {papers:,} papers -> {args.papers}; "
+          f"{len(rejects):,} rejects -> {args.rejects}")
+    for reason, count in Counter(map(reason_kind, rejects["reason"])).most_common():
         print(f"  rejected {count:,}: {reason}")
 
 

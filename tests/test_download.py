@@ -112,10 +112,11 @@ def test_corrupt_gzip_is_rejected_and_the_old_file_kept(export, tmp_path):
     assert only_file(out.parent) == ["anthology+abstracts.bib.gz"]
 
 
-def test_plain_text_is_not_accepted_as_gzip(tmp_path):
-    with pytest.raises(DownloadError, match="not a valid, complete gzip"):
-        fetch(str(FIXTURES / "real_entries.bib"), tmp_path / "out.bib.gz")
-    assert not (tmp_path / "out.bib.gz").exists()
+def test_plain_bibtex_is_accepted_uncompressed(tmp_path):
+    # Formats are read from the content (issue 17): a plain .bib is BibTeX, copied as it is.
+    info = fetch(str(FIXTURES / "real_entries.bib"), tmp_path / "out")
+    assert (info.format, info.gzipped) == ("bibtex", False)
+    assert (tmp_path / "out").read_bytes() == (FIXTURES / "real_entries.bib").read_bytes()
 
 
 def test_missing_local_source_is_a_clear_error(tmp_path):
@@ -133,18 +134,21 @@ def test_unsupported_scheme(tmp_path):
 DATA = Path(__file__).parent / "data"
 
 
-@pytest.mark.parametrize("name", ["empty.bib.gz", "not_bibtex.txt.gz"])
-def test_gzip_without_entries_is_refused(name, tmp_path):
+@pytest.mark.parametrize("name, found", [
+    ("empty.bib.gz", "gzip-compressed empty text"),
+    ("not_bibtex.txt.gz", "a gzip-compressed HTML/XML document whose first line is '<html>")])
+def test_gzip_without_entries_is_refused(name, found, tmp_path):
     # Before: accepted with exit 0; parse and filter then produced empty tables.
     out = tmp_path / "raw" / "anthology+abstracts.bib.gz"
-    with pytest.raises(UserError, match=f"no BibTeX entries found in .*{name}") as err:
+    with pytest.raises(UserError, match=f"{name} is not a corpus file: found {found}") as err:
         fetch(str(DATA / name), out)
+    assert "accepted formats: BibTeX (.bib), CSV, TSV, JSON Lines" in str(err.value)
     assert "data.source" in err.value.fix
     assert not out.exists() and only_file(out.parent) == []
 
 
 def test_empty_file_is_refused(tmp_path):
-    with pytest.raises(UserError, match="no BibTeX entries found in .*empty.bib"):
+    with pytest.raises(UserError, match="empty.bib is not a corpus file: found an empty file"):
         fetch(str(DATA / "empty.bib"), tmp_path / "out.bib.gz")
 
 

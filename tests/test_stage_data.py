@@ -18,10 +18,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[1]
 
 OPTIONS = {
-    download: ["--source", "--out", "--info", "--timeout"],
-    parse: ["--raw", "--papers", "--rejects", "--workers"],
+    download: ["--source", "--out", "--info", "--timeout", "--id", "--date", "--title", "--text"],
+    parse: ["--raw", "--papers", "--rejects", "--workers", "--id", "--date", "--title", "--text"],
     filter_stage: ["--papers", "--kept", "--dropped", "--metrics", "--counts", "--language", "--seed",
-                   "--min-words", "--workers"],
+                   "--min-words", "--acl-rules", "--workers"],
     split: ["--abstracts", "--out-dir", "--period", "--train-first", "--train-last", "--dev",
             "--test", "--min-documents", "--window", "--needs", "--rejects", "--counts-plot"],
 }

@@ -31,10 +31,10 @@ def test_download_and_parse_stop_on_a_file_without_entries(name, tmp_path, capsy
     source = str(DATA / name)
     err = fails_with(capsys, download.main, ["--source", source, "--out", str(tmp_path / "raw.gz"),
                                              "--info", str(tmp_path / "info.json")])
-    assert f"no BibTeX entries found in {source}" in err
+    assert f"{source} is not a corpus file: found " in err
     err = fails_with(capsys, parse.main, ["--raw", source, "--papers", str(tmp_path / "p.parquet"),
                                           "--rejects", str(tmp_path / "r.parquet")])
-    assert f"no BibTeX entries found in {source}" in err
+    assert f"{source} is not a corpus file: found " in err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -58,12 +58,12 @@ def test_parse_stage_output_folder_that_cannot_be_written(tmp_path, capsys):
 def test_debug_shows_the_traceback(tmp_path):
     argv = ["--raw", str(DATA / "empty.bib"), "--papers", str(tmp_path / "p.parquet"),
             "--rejects", str(tmp_path / "r.parquet")]
-    with pytest.raises(UserError, match="no BibTeX entries found"):
+    with pytest.raises(UserError, match="is not a corpus file: found an empty file"):
         parse.main(argv + ["--debug"])
     proc = subprocess.run([sys.executable, "-m", "stages.parse", *argv], cwd=REPO,
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "no BibTeX entries found" in proc.stderr
+    assert "is not a corpus file: found an empty file" in proc.stderr
 
 
 @pytest.fixture()

@@ -54,9 +54,13 @@ from pipeline.corpus.bibfile import (
 )
 from pipeline.corpus.bibrecords import entry_record
 from pipeline.corpus.bibvalues import MONTHS, safe_resolve
+from pipeline.corpus.dates import month_number
+from pipeline.corpus.periods import date_from_year_month
 
-PAPER_COLUMNS = ["key", "entry_type", "year", "month", "title", "abstract", "venue", "url", "doi",
-                 "language", "authors"]
+# `date` is derived from year and month (pipeline.corpus.dates.bibtex_date): the papers contract
+# every reader writes (key, year, date, title, abstract), plus the export's own fields.
+PAPER_COLUMNS = ["key", "entry_type", "year", "month", "date", "title", "abstract", "venue", "url",
+                 "doi", "language", "authors"]
 REJECT_COLUMNS = ["key", "line", "reason", "raw"]
 
 _ENTRY_HEAD = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s]*)")
@@ -308,6 +312,10 @@ def parse_bibtex(text: str, workers: int = 1, min_chunk_chars: int = 500_000,
 def _papers_frame(records: list[dict[str, object]]) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(records, columns=PAPER_COLUMNS)
     frame["year"] = frame["year"].astype("int32")
+    # one month_number call per distinct month text ("oct # "-" # nov" occurs 555 times)
+    months = {m: month_number(m) for m in frame["month"].dropna().unique()}
+    frame["date"] = [date_from_year_month(y, months.get(m) if isinstance(m, str) else None)
+                     for y, m in zip(frame["year"].tolist(), frame["month"].tolist())]
     return frame
 
 

@@ -1,9 +1,13 @@
-"""Fetch the Anthology export from an http(s) URL or a local path, atomically and verified.
+"""Fetch the corpus from an http(s) URL or a local path, atomically and verified.
 
-The file is streamed to a temporary sibling of the output, checked to be a complete gzip stream
-that holds at least one BibTeX entry (an empty file, a gzip of nothing or of other text stops
-here: "no BibTeX entries found in <source>"), and only then moved into place (pipeline.infra.io.atomic_path): a dropped connection or a corrupt copy
-never leaves a file that later stages would take for the corpus. Its sha256 and size are returned
+The file is streamed to a temporary sibling of the output and checked before it is moved into
+place (pipeline.infra.io.atomic_path): its format is recognised from its content
+(:func:`pipeline.corpus.formats.detect`: BibTeX, CSV, TSV, JSON Lines, each optionally gzipped,
+or Parquet), a gzip stream must be complete, BibTeX must hold an entry, and a table must have the
+id, date and text columns ``data.columns`` names (:func:`pipeline.corpus.tables.check_columns`).
+A file that fails stops here, the first stage, with what was found and the formats accepted: a
+dropped connection, an HTML error page or a wrong mapping never leaves a file that later stages
+would take for the corpus. The copy keeps the bytes; its format, sha256 and size are returned
 so the stage can record them.
 """
 
@@ -22,8 +26,11 @@ from typing import BinaryIO
 from tqdm import tqdm
 
 from pipeline.corpus.bibfile import ENTRY_START_OVERLAP, has_entries, no_entries_error
+from pipeline.corpus.formats import FormatError, detect
+from pipeline.corpus.tables import check_columns
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path
+from pipeline.infra.params import ColumnsConfig
 
 OFFICIAL_URL = "https://aclanthology.org/anthology+abstracts.bib.gz"
 _CHUNK = 1 << 20
@@ -37,8 +44,10 @@ class DownloadError(UserError):
 class DownloadInfo:
     source: str
     sha256: str
-    size: int               # bytes of the .gz file
-    uncompressed_size: int  # bytes of the BibTeX text
+    size: int               # bytes of the file
+    uncompressed_size: int  # bytes of its text (= size unless gzipped; Parquet: size)
+    format: str = "bibtex"  # pipeline.corpus.formats.Format
+    gzipped: bool = True
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -61,10 +70,10 @@ def _copy(reader: BinaryIO, writer: BinaryIO, total: int | None, label: str) -> 
             bar.update(len(chunk))
 
 
-def _validate_gzip(path: Path, source: str) -> int:
+def _validate_gzip(path: Path, source: str, bibtex: bool = True) -> int:
     """Decompress ``path`` fully; return the uncompressed size, or raise a UserError when it is
-    not complete gzip or holds no BibTeX entry."""
-    size, found, tail = 0, False, b""
+    not complete gzip or (``bibtex``) holds no BibTeX entry."""
+    size, found, tail = 0, not bibtex, b""
     try:
         with gzip.open(path, "rb") as stream:
             while chunk := stream.read(_CHUNK):
@@ -72,8 +81,8 @@ def _validate_gzip(path: Path, source: str) -> int:
                 found = found or has_entries(tail + chunk)
                 tail = chunk[-ENTRY_START_OVERLAP:]
     except (OSError, EOFError, zlib.error) as err:
-        raise DownloadError(f"{source} is not a valid, complete gzip file ({err}). Expected "
-                            f"an anthology+abstracts.bib.gz export", path=source,
+        raise DownloadError(f"{source} is not a valid, complete gzip file ({err})",
+                            path=source,
                             fix="fetch it again or point `data.source` in params.yaml at a "
                                 "good copy") from err
     if not found:
@@ -89,8 +98,26 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def fetch(source: str, out: str | Path, timeout: float = 60.0) -> DownloadInfo:
-    """Copy ``source`` (http(s) URL or local path) to ``out`` after checking it is valid gzip."""
+def _validate(path: Path, source: str, columns: ColumnsConfig) -> DownloadInfo:
+    """Check the copy at ``path`` is a corpus (module docstring); its DownloadInfo."""
+    try:
+        found = detect(path, source)
+    except FormatError as err:  # one error class for everything the download stage refuses
+        raise DownloadError(err.what, path=err.path, fix=err.fix) from err
+    size = path.stat().st_size
+    uncompressed = (_validate_gzip(path, source, bibtex=found.format == "bibtex")
+                    if found.gzipped else size)
+    if found.format != "bibtex":
+        check_columns(path, found, columns, source)
+    return DownloadInfo(source=source, sha256=_sha256(path), size=size,
+                        uncompressed_size=uncompressed, format=found.format,
+                        gzipped=found.gzipped)
+
+
+def fetch(source: str, out: str | Path, timeout: float = 60.0,
+          columns: ColumnsConfig | None = None) -> DownloadInfo:
+    """Copy ``source`` (http(s) URL or local path) to ``out`` after checking it is a corpus in
+    one of the accepted formats with the columns ``columns`` names (tables only)."""
     out = Path(out)
     with atomic_path(out) as tmp:
         if is_url(source):
@@ -117,8 +144,6 @@ def fetch(source: str, out: str | Path, timeout: float = 60.0) -> DownloadInfo:
                                         f"or to {OFFICIAL_URL}")
             with path.open("rb") as reader, tmp.open("wb") as writer:
                 _copy(reader, writer, path.stat().st_size, "copy")
-        uncompressed = _validate_gzip(tmp, source)
-        info = DownloadInfo(source=source, sha256=_sha256(tmp), size=tmp.stat().st_size,
-                            uncompressed_size=uncompressed)
+        info = _validate(tmp, source, columns or ColumnsConfig())
     return info
 

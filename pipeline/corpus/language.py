@@ -1,4 +1,8 @@
-"""The paper's corpus filters: English only, no shared-task papers, > N words, no duplicates.
+"""The corpus filters: one language, > N words, no duplicates, and the paper's ACL rules.
+
+Which of them apply is a choice (params ``filter.*``): ``language=None`` keeps every language
+(langdetect is not even run) and ``acl_rules=False`` keeps shared-task papers, so a corpus that
+is not the ACL Anthology (news, changelogs, patents) loses nothing to rules written for it.
 
 Language identification uses langdetect, which is randomised (it samples n-grams). The authors
 called it unseeded, so their corpus changed from run to run. Here every abstract gets a *fresh*
@@ -111,18 +115,25 @@ class FilterResult:
     dropped: pd.DataFrame  # the input columns + ``reason``, corpus order
 
 
-def filter_papers(papers: pd.DataFrame, language: str = "en", seed: int = 0,
-                  min_words: int = 10, workers: int = 1, progress: bool = True) -> FilterResult:
-    """Apply the corpus filters (module docstring) to a papers table (docs/design.md)."""
-    titles, abstracts, urls = (papers[c].tolist() for c in ("title", "abstract", "url"))
-    detected = detect_languages(abstracts, seed=seed, workers=workers, progress=progress)
+def filter_papers(papers: pd.DataFrame, language: str | None = "en", seed: int = 0,
+                  min_words: int = 10, workers: int = 1, progress: bool = True,
+                  acl_rules: bool = True) -> FilterResult:
+    """Apply the corpus filters (module docstring) to a papers table (docs/design.md).
+
+    ``language=None`` turns the language filter off, ``acl_rules=False`` the shared-task rule;
+    a table without a ``url`` column (not BibTeX) is checked on title and abstract only.
+    """
+    titles, abstracts = papers["title"].tolist(), papers["abstract"].tolist()
+    urls = papers["url"].tolist() if "url" in papers.columns else [None] * len(papers)
+    detected = (detect_languages(abstracts, seed=seed, workers=workers, progress=progress)
+                if language is not None else [None] * len(papers))
     reasons: list[str | None] = [None] * len(papers)
     for i, (title, abstract, url, code) in enumerate(zip(titles, abstracts, urls, detected)):
         if word_count(abstract) <= min_words:
             reasons[i] = "too_short"
-        elif code != language:
+        elif language is not None and code != language:
             reasons[i] = f"language:{code}"
-        elif is_shared_task(title, abstract, url if isinstance(url, str) else None):
+        elif acl_rules and is_shared_task(title, abstract, url if isinstance(url, str) else None):
             reasons[i] = "shared_task"
 
     first_key: dict[str, str] = {}

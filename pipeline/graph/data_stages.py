@@ -45,28 +45,30 @@ def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
             "outs": [STAMP],
         },
         "download": {
-            "cmd": "python -m stages.download --source ${data.source} "
+            # ${data.columns} unpacks to --id X --date Y --title Z --text W (DVC dict syntax)
+            "cmd": "python -m stages.download --source ${data.source} ${data.columns} "
                    f"--out {RAW} --info {DOWNLOAD_INFO}",
             "deps": [*code("download"), STAMP],
-            "params": ["data.source"],
+            "params": ["data.source", "data.columns"],
             # persist: DVC would delete the previous export before the command runs; kept, a
             # failed download (atomic write) leaves the last good copy in place.
             "outs": [{RAW: {"persist": True}}, {DOWNLOAD_INFO: {"cache": False}}],
         },
         "parse": {
-            "cmd": f"python -m stages.parse --raw {RAW} "
+            "cmd": f"python -m stages.parse --raw {RAW} ${{data.columns}} "
                    f"--papers {PAPERS} --rejects data/corpus/parse_rejects.parquet",
             "deps": [*code("parse"), RAW],
+            "params": ["data.columns"],
             "outs": [PAPERS, "data/corpus/parse_rejects.parquet"],
         },
         "filter": {
             "cmd": f"python -m stages.filter --papers {PAPERS} "
                    f"--kept {ABSTRACTS} --dropped data/corpus/filtered_out.parquet "
                    f"--metrics {CORPUS_METRICS} --counts {CORPUS_COUNTS} "
-                   "--language ${filter.language} "
+                   "--language ${filter.language} --acl-rules ${filter.acl_rules} "
                    "--seed ${filter.seed} --min-words ${filter.min_words}",
             "deps": [*code("filter"), PAPERS],
-            "params": ["filter.language", "filter.seed", "filter.min_words"],
+            "params": ["filter.language", "filter.seed", "filter.min_words", "filter.acl_rules"],
             "outs": [ABSTRACTS, "data/corpus/filtered_out.parquet",
                      {CORPUS_COUNTS: {"cache": False}}],
             "metrics": [{CORPUS_METRICS: {"cache": False}}],

@@ -26,23 +26,43 @@ def _help(text: str, **meta: Any) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class ColumnsConfig:
+    """params ``data.columns``: the corpus's own column (or JSON key) names of the four fields a
+    document needs; ignored for BibTeX. DVC passes the mapping as ``--id X --date Y ...``."""
+
+    id: str = field(default="id", metadata=_help("column holding the document's unique id"))
+    date: str = field(default="date", metadata=_help(
+        "column holding its date: YYYY, YYYY-MM, YYYY-MM-DD or an ISO date-time"))
+    title: str | None = field(default="title", metadata=_help(
+        "column holding its title; absent or null: no titles", none="None"))
+    text: str = field(default="text", metadata=_help("column holding its text (the abstract)"))
+
+
+@dataclass(frozen=True)
 class DataConfig:
     """Where the corpus comes from (params ``data.*``)."""
 
     source: str = field(metadata=_help(
-        "http(s) URL or local path of an anthology+abstracts.bib.gz export"))
+        "http(s) URL or local path of the corpus: BibTeX (the Anthology's "
+        "anthology+abstracts.bib.gz), CSV, TSV, JSON Lines (each optionally gzipped) or Parquet"))
+    columns: ColumnsConfig = field(default_factory=ColumnsConfig, metadata=_help(
+        "the corpus's names of id, date, title and text (ColumnsConfig); ignored for BibTeX"))
 
 
 @dataclass(frozen=True)
 class FilterConfig:
     """The paper's corpus filters (params ``filter.*``)."""
 
-    language: str = field(default="en", metadata=_help(
-        "langdetect code of the language to keep"))
+    language: str | None = field(default="en", metadata=_help(
+        "langdetect code of the language to keep; null in params.yaml (None on the command "
+        "line, as DVC writes null) keeps every language", none="None"))
     seed: int = field(default=0, metadata=_help(
         "langdetect seed: the same input always keeps the same set"))
     min_words: int = field(default=10, metadata=_help(
         "keep abstracts with MORE than this many words (paper: 10)"))
+    acl_rules: Literal["auto", "true", "false"] = field(default="auto", metadata=_help(
+        "drop shared-task and SemEval papers (the paper's ACL Anthology rules); auto: on when "
+        "the corpus is BibTeX, off for CSV, TSV, JSON Lines and Parquet"))
 
 
 @dataclass(frozen=True)
