@@ -53,8 +53,8 @@ TINY_MODEL = {
 }
 CORPUS = {
     "data": {"source": SOURCE, "columns": COLUMNS},
-    # Changelogs are English by construction; langdetect calls 2 of the 500 French or Italian, so the
-    # language filter would only drop real text: off, as the ACL rules (shared tasks, ...).
+    # Changelogs are English by construction; langdetect calls 2 of the 500 French or Italian,
+    # so the language filter would only drop real text: off, as the ACL rules (shared tasks).
     "filter": {"language": None, "acl_rules": False},
 }
 HALF = {
@@ -221,6 +221,11 @@ def test_scores_forecast_and_report_name_the_half_years(half) -> None:
     assert not re.search(r"\b(dev|test) year\b", results)
     forecast_md = (proj / "reports" / "forecast.md").read_text()
     assert "2022H1" in forecast_md
+
+
+def test_a_second_repro_runs_nothing(half) -> None:
+    proj, _, _, _ = half
+    assert stages_run(run_dvc(proj, "repro", env=RUNTIME)) == []
 
 
 # -- quarters ---------------------------------------------------------------------------------
