@@ -291,3 +291,27 @@ def test_bibtex_date_from_year_and_month(tmp_path):
     assert papers["date"].tolist() == ["2020-10", "2020-01", "2020-07", "2020", "2020"]
     assert pd.read_parquet(tmp_path / "r.parquet").empty  # a month that does not parse is kept
     assert pq.read_schema(tmp_path / "p.parquet").metadata[b"format"] == b"bibtex"
+
+
+def test_parquet_timestamps_and_long_csv_fields(tmp_path):
+    import datetime
+
+    for when, date in [(datetime.datetime(2020, 5, 6, 7, 8), "2020-05-06"),
+                       (datetime.date(2021, 1, 2), "2021-01-02")]:
+        path = tmp_path / f"news-{date}.parquet"
+        pq.write_table(pa.Table.from_pylist([{"doc_id": 1, "published": when, "body": TEXT}]),
+                       path)
+        papers, _ = read(path)
+        assert (papers["key"].tolist(), papers["date"].tolist()) == (["1"], [date])
+    long_text = "word " * 60_000   # 300 KB: over the csv module's default field limit
+    papers, _ = read(write_csv(tmp_path / "long.csv", [
+        {"doc_id": "l", "published": "2020", "headline": "", "body": long_text}]))
+    assert papers["abstract"].tolist() == [long_text.strip()]
+
+
+def test_a_nul_byte_in_csv_is_a_reject_not_a_traceback(tmp_path):
+    path = tmp_path / "news.csv"
+    good = b"".join(b"g%d,2020,fine text here\n" % i for i in range(300))  # > 4 KiB, no NUL
+    path.write_bytes(b"doc_id,published,body\n" + good + b"n2,2020,bad \0 text\nn3,2021,more\n")
+    papers, rejects = read(path)
+    assert len(papers) + len(rejects) == 302 and "n3" in set(papers["key"])

@@ -1,8 +1,9 @@
 """A corpus's dates -> the normalised ``YYYY`` | ``YYYY-MM`` | ``YYYY-MM-DD`` the periods read.
 
 Readers accept what real exports hold: a bare year (``2019``, also as a JSON number), a month
-(``2019-03``), a day (``2019-03-02``) or an ISO date-time (``2019-03-02T10:00:00+00:00``, the
-time part dropped: a period is never finer than a month). Anything else — month 13, 30 February,
+(``2019-03``), a day (``2019-03-02``), an ISO date-time (``2019-03-02T10:00:00+00:00``) or a
+Parquet date or timestamp; the time part is dropped (a period is never finer than a month).
+Anything else — month 13, 30 February,
 free text — raises :class:`ValueError` whose message is the reject reason, naming the value, so a
 bad date is never silently coarsened or dropped.
 
@@ -29,6 +30,8 @@ _MONTH_IN_TEXT = re.compile(r"(?<![A-Za-z])(" + "|".join(_MONTH_NAMES) + r")[a-z
 def normalise_date(value: object) -> str:
     """``value`` as ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``; ValueError (the reject reason)
     when it is not one of the accepted forms or names no real month or day."""
+    if isinstance(value, datetime.date):  # a Parquet date or timestamp column
+        value = value.isoformat()
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError(f"date {value!r} does not parse (expected YYYY, YYYY-MM, YYYY-MM-DD "
                          "or an ISO date-time)")

@@ -43,8 +43,9 @@ SCHEMA = pa.schema([("key", pa.string()), ("year", pa.int32()), ("date", pa.stri
 REJECT_COLUMNS = ["key", "line", "reason", "raw"]
 _RAW_CHARS = 2000  # a reject keeps this much of its raw line (a bad 1 MB line stays readable)
 
-# (line, raw text, the record's fields or None, the reason when None)
-Row = tuple[int, str, "dict[str, Any] | None", "str | None"]
+# (line, the raw line as read — bytes, CSV fields or a Parquet record, turned into text only for
+# a reject —, the record's fields or None, the reason when None)
+Row = tuple[int, object, "dict[str, Any] | None", "str | None"]
 
 
 @dataclass(frozen=True)
@@ -58,20 +59,20 @@ def json_rows(path: Path, detected: Detected) -> Iterator[Row]:
         for number, line in enumerate(stream, 1):
             if not line.strip():
                 continue
-            raw = line.decode("utf-8", "backslashreplace").rstrip("\r\n")
             try:
                 value = orjson.loads(line)
             except orjson.JSONDecodeError as err:
-                yield number, raw, None, f"malformed line: not valid JSON ({err})"
+                yield number, line, None, f"malformed line: not valid JSON ({err})"
                 continue
             if isinstance(value, dict):
-                yield number, raw, value, None
+                yield number, line, value, None
             else:
-                yield number, raw, None, (f"malformed line: a JSON {type(value).__name__} "
-                                          "where an object was expected")
+                yield number, line, None, (f"malformed line: a JSON {type(value).__name__} "
+                                           "where an object was expected")
 
 
 def delimited_rows(path: Path, detected: Detected) -> Iterator[Row]:
+    csv.field_size_limit(1 << 30)  # the default (128 KiB) would fail on a long document
     with io.TextIOWrapper(open_binary(path, detected.gzipped), encoding="utf-8",
                           errors="backslashreplace", newline="") as text:
         reader = csv.reader(text, delimiter=detected.delimiter or ",",
@@ -80,16 +81,23 @@ def delimited_rows(path: Path, detected: Detected) -> Iterator[Row]:
         if header:
             header[0] = header[0].lstrip("\ufeff")
         start = reader.line_num + 1
-        for fields in reader:
+        while True:
+            try:
+                fields = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as err:  # e.g. a NUL byte: that record is a reject, not the file
+                line, start = start, reader.line_num + 1
+                yield line, [], None, f"malformed line: {err}"
+                continue
             line, start = start, reader.line_num + 1
             if not fields:
                 continue  # a blank line holds no document
-            raw = (detected.delimiter or ",").join(fields)
             if len(fields) != len(header):
-                yield line, raw, None, (f"malformed line: wrong number of fields ({len(fields)}"
-                                        f" where the header has {len(header)})")
+                yield line, fields, None, (f"malformed line: wrong number of fields "
+                                           f"({len(fields)} where the header has {len(header)})")
             else:
-                yield line, raw, dict(zip(header, fields)), None
+                yield line, fields, dict(zip(header, fields)), None
 
 
 def parquet_rows(path: Path, columns: ColumnsConfig, batch_rows: int) -> Iterator[Row]:
@@ -101,7 +109,7 @@ def parquet_rows(path: Path, columns: ColumnsConfig, batch_rows: int) -> Iterato
     for batch in stored.iter_batches(batch_size=batch_rows, columns=wanted):
         for record in batch.to_pylist():
             number += 1
-            yield number, json.dumps(record, default=str, ensure_ascii=False), record, None
+            yield number, record, record, None
 
 
 def rows(path: Path, detected: Detected, columns: ColumnsConfig, batch_rows: int) -> Iterator[Row]:
@@ -112,6 +120,16 @@ def rows(path: Path, detected: Detected, columns: ColumnsConfig, batch_rows: int
     if detected.format == "parquet":
         return parquet_rows(path, columns, batch_rows)
     raise ValueError(f"not a table format: {detected.format}")
+
+
+def raw_text(raw: object, detected: Detected) -> str:
+    """A reject's raw line as text: the JSON line, the CSV fields joined by the delimiter, or the
+    Parquet record as JSON."""
+    if isinstance(raw, bytes):
+        return raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
+    if isinstance(raw, list):
+        return (detected.delimiter or ",").join(raw)
+    return json.dumps(raw, default=str, ensure_ascii=False)
 
 
 def _blank(value: object) -> bool:
@@ -184,7 +202,7 @@ def read_table(path: str | Path, detected: Detected, columns: ColumnsConfig,
                             batches.add(key, date, title, text)
                             continue
                 rejects.append({"key": key, "line": line, "reason": reason,
-                                "raw": raw[:_RAW_CHARS]})
+                                "raw": raw_text(raw, detected)[:_RAW_CHARS]})
             batches.flush()
             if batches.written == 0:
                 raise _nothing_usable(source, detected, rejects)
