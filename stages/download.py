@@ -1,4 +1,4 @@
-"""Stage `download`: fetch the corpus (data.source) to data/raw/, checked before anything parses it.
+"""Stage `download`: fetch the corpus (data.source) to data/raw/corpus, checked before any parse.
 
 --source is an http(s) URL (the ACL Anthology's: https://aclanthology.org/anthology+abstracts.bib.gz)
 or a local path (default: the embedded sample data/sample/anthology-sample.bib.gz). The format is

@@ -38,7 +38,7 @@ def proj(built, tmp_path) -> Path:
 
 
 def test_repro_builds_the_corpus_and_a_second_repro_runs_nothing(proj):
-    for out in ["data/raw/anthology+abstracts.bib.gz", "data/corpus/papers.parquet",
+    for out in ["data/raw/corpus", "data/corpus/papers.parquet",
                 "data/corpus/parse_rejects.parquet", "data/corpus/abstracts.parquet",
                 "data/corpus/filtered_out.parquet", "data/splits/train.parquet",
                 "data/splits/dev.parquet", "data/splits/test.parquet"]:
@@ -94,7 +94,7 @@ def test_push_clone_pull_round_trip(proj, tmp_path):
     git(tmp_path, "clone", "-q", str(proj), str(clone))
     assert not (clone / "data/splits/train.parquet").exists()
     run_dvc(clone, "pull", "--with-deps", "split")
-    for out in ["data/raw/anthology+abstracts.bib.gz", "data/corpus/abstracts.parquet",
+    for out in ["data/raw/corpus", "data/corpus/abstracts.parquet",
                 "data/splits/train.parquet", "data/splits/test.parquet"]:
         assert (clone / out).read_bytes() == (proj / out).read_bytes(), out
     status = run_dvc(clone, "status", "--with-deps", "split")
@@ -104,7 +104,7 @@ def test_push_clone_pull_round_trip(proj, tmp_path):
 
 
 def test_a_failed_download_keeps_the_previous_good_copy(proj):
-    raw = proj / "data/raw/anthology+abstracts.bib.gz"
+    raw = proj / "data/raw/corpus"
     good = raw.read_bytes()
     broken = proj / "broken.bib.gz"
     broken.write_bytes(b"not a gzip file at all")

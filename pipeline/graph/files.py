@@ -8,7 +8,7 @@ from collections.abc import Iterable
 # Written by the `graph` stage when dvc.yaml is current; every other stage is downstream of it.
 STAMP = "data/graph-checked"
 
-RAW = "data/raw/anthology+abstracts.bib.gz"
+RAW = "data/raw/corpus"   # the copy of data.source, bytes unchanged (any accepted format)
 PAPERS = "data/corpus/papers.parquet"
 ABSTRACTS = "data/corpus/abstracts.parquet"
 PERIOD_REJECTS = "data/corpus/period_rejects.parquet"   # documents without a period (split)
