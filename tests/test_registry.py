@@ -13,8 +13,8 @@ from pipeline.models.registry import BIAS_KINDS, VARIANTS, by_kind, display_name
 
 def test_variant_names_map_to_bias_kinds_and_features() -> None:
     assert lookup("baseline").kind == "none" and lookup("baseline-3").kind == "none"
-    assert (lookup("baseline-3").latest_years, lookup("baseline").latest_years,
-            lookup("context").latest_years) == (3, None, None)
+    assert (lookup("baseline-3").latest_periods, lookup("baseline").latest_periods,
+            lookup("context").latest_periods) == (3, None, None)
     assert lookup("context2").kind == "context2"
     assert lookup("frequency").reads == {"frequencies"} and lookup("context2").reads == {"embeddings"}
     assert lookup("baseline-2").feature_files == ()

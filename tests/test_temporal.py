@@ -235,10 +235,10 @@ def test_context2_fused_backward_matches_autograd() -> None:
 
 
 def test_year_lstm_equals_torch_lstm_over_the_years() -> None:
-    from pipeline.models.temporal import YearLSTM
+    from pipeline.models.temporal import PeriodLSTM
 
     torch.manual_seed(0)
-    year_lstm = YearLSTM(D_ENC, 5, dropout=0.0)
+    year_lstm = PeriodLSTM(D_ENC, 5, dropout=0.0)
     x = torch.randn(V, M, D_ENC)
     _, (h_n, _) = year_lstm.lstm(x)   # batch_first: rows = words, time = years
     torch.testing.assert_close(year_lstm(x), h_n[-1])

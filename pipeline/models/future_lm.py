@@ -1,7 +1,8 @@
 """The future LM: any Hugging Face causal LM plus a temporal bias on its logits (paper §3).
 
 ``logits_k = Eᵀ H_k + B_ik`` where ``B_i`` comes from :mod:`pipeline.models.temporal` and the history of
-year ``i`` (:class:`pipeline.features.history.YearHistory`).
+period ``i`` (:class:`pipeline.features.history.PeriodHistory`; a period is a year, half-year,
+quarter or month, :mod:`pipeline.corpus.periods`).
 
 How the bias gets in: while a history is active (:meth:`FutureLM.biased`), a forward hook on the
 LM's output-embedding layer (``lm_head``) adds the bias to that layer's output. The hook sees the
@@ -48,7 +49,8 @@ from transformers.modeling_outputs import CausalLMOutputWithPast
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 from pipeline.infra.errors import UserError
-from pipeline.features.history import YearHistory, load_history
+from pipeline.corpus.periods import in_time_order
+from pipeline.features.history import PeriodHistory, load_history
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.models.nll import mean_nll, next_token_targets
 from pipeline.models.portable import ATTENTION as PORTABLE_ATTENTION
@@ -62,7 +64,7 @@ WEIGHTS_NAME = "model.safetensors"
 
 
 class FutureLM(nn.Module):
-    """A causal LM whose logits for year ``i`` carry the temporal bias predicted from its history.
+    """A causal LM whose logits for period ``i`` carry the temporal bias predicted from its history.
 
     ``bias_config.kind == "none"`` gives the Baseline: the plain LM (``history`` may be ``None``).
     ``context_length``: tokens per abstract the model is trained and scored on (default: the LM's
@@ -104,13 +106,13 @@ class FutureLM(nn.Module):
         """The features :func:`pipeline.features.history.load_history` must load for this model."""
         return set(by_kind(self.bias_config.kind).reads)
 
-    def word_terms(self, history: YearHistory) -> Tensor:
-        """The history-only part of year ``i``'s bias (:meth:`TemporalBias.word_terms`), padded to
+    def word_terms(self, history: PeriodHistory) -> Tensor:
+        """The history-only part of period ``i``'s bias (:meth:`TemporalBias.word_terms`), padded to
         the LM's output vocabulary. Cached without gradients in eval mode (module doc)."""
         if self.bias is None:
             raise ValueError(f"the {self.variant} model has no temporal bias")
         if history is None:
-            raise ValueError(f"the {self.variant} model needs the history of the scored year: "
+            raise ValueError(f"the {self.variant} model needs the history of the scored period: "
                              "pass history=pipeline.features.history.load_history(...)")
         missing = self.history_kinds - _loaded_kinds(history)
         if missing:
@@ -136,8 +138,8 @@ class FutureLM(nn.Module):
         return terms
 
     @contextlib.contextmanager
-    def biased(self, history: YearHistory | None, terms: Tensor | None = None) -> Iterator[None]:
-        """Within this block every logits computation of ``self.lm`` includes year ``i``'s bias.
+    def biased(self, history: PeriodHistory | None, terms: Tensor | None = None) -> Iterator[None]:
+        """Within this block every logits computation of ``self.lm`` includes period ``i``'s bias.
 
         ``terms``: :meth:`word_terms` of ``history``, when the caller computed them already (a
         training step shares them across its micro-batches).
@@ -159,7 +161,7 @@ class FutureLM(nn.Module):
             handle.remove()
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None,
-                history: YearHistory | None = None, labels: Tensor | None = None,
+                history: PeriodHistory | None = None, labels: Tensor | None = None,
                 terms: Tensor | None = None) -> CausalLMOutputWithPast:
         """Biased logits ``[B, T, |V|]``; with ``labels`` also the mean next-token NLL.
 
@@ -176,9 +178,9 @@ class FutureLM(nn.Module):
         return CausalLMOutputWithPast(loss=loss, logits=out.logits)
 
     @torch.no_grad()
-    def generate(self, input_ids: Tensor, history: YearHistory | None = None,
+    def generate(self, input_ids: Tensor, history: PeriodHistory | None = None,
                  **generate_kwargs: Any) -> Tensor:
-        """``self.lm.generate`` with the bias of ``history``'s year applied at every step."""
+        """``self.lm.generate`` with the bias of ``history``'s period applied at every step."""
         with self.biased(history):
             return self.lm.generate(input_ids=input_ids, **generate_kwargs)
 
@@ -189,7 +191,7 @@ def _tensor_versions(tensors: Iterable[Tensor]) -> tuple[tuple[int, int], ...]:
     return tuple((t.data_ptr(), t._version) for t in tensors)
 
 
-def _loaded_kinds(history: YearHistory) -> set[str]:
+def _loaded_kinds(history: PeriodHistory) -> set[str]:
     kinds = {"frequencies"}
     if history.emb is not None:
         kinds.add("embeddings")
@@ -221,24 +223,25 @@ def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, lstm_hidde
     return FutureLM(lm, config, variant, context_length=context_length, seed=seed)
 
 
-def load_histories(years: Iterable[int], window: int, kinds: Collection[str],
+def load_histories(periods: Iterable[str | int], window: int, kinds: Collection[str],
                    frequencies_dir: str | Path | None, embeddings_dir: str | Path | None, *,
-                   tokenizer: str | Path | None = None) -> dict[int, YearHistory]:
-    """The history of each of ``years`` for a model reading ``kinds`` (``{}`` when it reads none).
+                   tokenizer: str | Path | None = None) -> dict[str, PeriodHistory]:
+    """The history of each of ``periods`` (labels, :mod:`pipeline.corpus.periods`; an int is a
+    year), keyed by label in time order, for a model reading ``kinds`` (``{}`` when it reads none).
 
     ``tokenizer``: the LM tokenizer folder in use; feature files computed with another one are
-    refused (:func:`pipeline.features.history.load_history`). A missing feature folder or year is a
+    refused (:func:`pipeline.features.history.load_history`). A missing feature folder or period is a
     :class:`UserError` naming it and the stage to run.
     """
     if not kinds:
         return {}
     if frequencies_dir is None or ("embeddings" in kinds and embeddings_dir is None):
         needed = "--frequencies and --embeddings" if "embeddings" in kinds else "--frequencies"
-        raise UserError(f"a model reading {sorted(kinds)} needs the per-year feature folders",
+        raise UserError(f"a model reading {sorted(kinds)} needs the per-period feature folders",
                         fix=f"pass {needed}")
-    return {year: load_history(year, window, frequencies_dir, embeddings_dir, kinds=kinds,
-                               tokenizer=tokenizer)
-            for year in sorted(set(years))}
+    return {period: load_history(period, window, frequencies_dir, embeddings_dir, kinds=kinds,
+                                 tokenizer=tokenizer)
+            for period in in_time_order(periods)}
 
 
 def scratch_gpt2(vocab_size: int, eos_token_id: int, *, n_layer: int, n_head: int, n_embd: int,

@@ -2,7 +2,7 @@
 
 Each abstract starts from the LM's end-of-text token alone (GPT-2 convention: EOS precedes every
 training abstract) and is decoded with beam search with sampling (beam 5, top-k 50, top-p 0.92,
-no repeated bigram), the paper's settings. The target year's temporal bias is on during the whole
+no repeated bigram), the paper's settings. The target period's temporal bias is on during the whole
 ``generate`` call (:meth:`pipeline.models.future_lm.FutureLM.generate`), i.e. at every decoding step.
 Abstract ``i`` uses seed ``i``, so abstract ``i`` of two models is a paired sample.
 """
@@ -16,7 +16,7 @@ from transformers import PreTrainedTokenizerBase
 
 from pipeline.infra.config import GenerationSettings
 from pipeline.models.future_lm import FutureLM
-from pipeline.features.history import YearHistory
+from pipeline.features.history import PeriodHistory
 
 
 class EmptyGenerationError(ValueError):
@@ -25,9 +25,9 @@ class EmptyGenerationError(ValueError):
 
 @torch.no_grad()
 def generate_abstracts(model: FutureLM, tokenizer: PreTrainedTokenizerBase,
-                       history: YearHistory | None, settings: GenerationSettings,
+                       history: PeriodHistory | None, settings: GenerationSettings,
                        desc: str = "generating") -> pd.DataFrame:
-    """``settings.n`` abstracts for ``history``'s year: columns ``index``, ``seed``, ``text``,
+    """``settings.n`` abstracts for ``history``'s period: columns ``index``, ``seed``, ``text``,
     ``n_new_tokens``. Raises :class:`EmptyGenerationError` naming the seed if a text is empty."""
     eos = tokenizer.eos_token_id
     if eos is None:

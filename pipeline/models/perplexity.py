@@ -63,5 +63,5 @@ def cross_entropy(counts: np.ndarray, log_p: np.ndarray) -> float:
     counts = np.asarray(counts, dtype=np.float64)
     n = counts.sum()
     if n <= 0:
-        raise ValueError("the year has no tokens to score the forecast on")
+        raise ValueError("the period has no tokens to score the forecast on")
     return float(-(counts @ np.asarray(log_p, dtype=np.float64)[:len(counts)]) / n)

@@ -2,12 +2,12 @@
 
 Each row names a variant (its ``experiment.variants`` name), the paper's name for it, the bias
 module it adds to the base LM (a ``module:Class`` path, imported only when a model is built, so
-that reading the table needs no torch), the per-year history features the bias reads, and the
+that reading the table needs no torch), the per-period history features the bias reads, and the
 params its train stage reads beyond the ones every variant reads. The stage graph, training,
 scoring, the forecast and both reports read this table; nothing else lists variant names. A new
 variant is one bias module plus one row here.
 
-``baseline-N`` is a family, not a row: the Baseline LM trained on the N latest training years
+``baseline-N`` is a family, not a row: the Baseline LM trained on the N latest training periods
 only (the paper's Baseline-2/3); :func:`lookup` builds its entry.
 
 =====================  ===================  ================================  ==================
@@ -36,14 +36,14 @@ NO_BIAS = "none"
 class Variant:
     """One registry row. ``kind`` is the bias kind saved with a model (``none`` for baselines);
     ``reads`` the history features its bias reads (``frequencies``/``embeddings``); ``params``
-    the dotted params only this variant's train stage reads; ``latest_years`` N of baseline-N."""
+    the dotted params only this variant's train stage reads; ``latest_periods`` N of baseline-N."""
 
     name: str
     display: str
     bias: str | None = None
     reads: frozenset[str] = frozenset()
     params: tuple[str, ...] = ()
-    latest_years: int | None = None
+    latest_periods: int | None = None
 
     @property
     def kind(self) -> str:
@@ -55,7 +55,7 @@ class Variant:
 
     @property
     def feature_files(self) -> tuple[str, ...]:
-        """Per-year feature files its stages read: none, or frequencies (always: they give the
+        """Per-period feature files its stages read: none, or frequencies (always: they give the
         history's ``observed`` mask) plus what the bias reads."""
         if not self.temporal:
             return ()
@@ -89,7 +89,7 @@ BIAS_KINDS = (NO_BIAS, *(v.name for v in VARIANTS.values() if v.temporal))
 
 def _unknown(name: str) -> UserError:
     return UserError(f"unknown variant {name!r}", path="experiment.variants",
-                     fix="use baseline, baseline-N (N >= 1 latest training years) or one of "
+                     fix="use baseline, baseline-N (N >= 1 latest training periods) or one of "
                          f"{', '.join(BIAS_KINDS[1:])}")
 
 
@@ -102,11 +102,11 @@ def lookup(name: str) -> Variant:
         n = name[len("baseline-"):]
         if not n.isdigit() or int(n) < 1:
             raise UserError(f"unknown variant {name!r}: baseline-N needs N >= 1 (the number of "
-                            "latest training years)", path="experiment.variants",
+                            "latest training periods)", path="experiment.variants",
                             fix="use baseline, baseline-N with N >= 1, or one of "
                                 f"{', '.join(BIAS_KINDS[1:])}")
         return replace(VARIANTS["baseline"], name=name, display=f"Baseline-{int(n)}",
-                       latest_years=int(n))
+                       latest_periods=int(n))
     raise _unknown(name)
 
 

@@ -1,6 +1,6 @@
 """Scoring abstracts with a future LM: per-abstract NLL sums behind PPL (§4.4) and CPL (§4.5).
 
-Every abstract of year ``i`` is scored with the bias computed from year ``i``'s *own* history
+Every abstract of period ``i`` is scored with the bias computed from period ``i``'s *own* history
 (the reference scored the test year with the dev year's history). The LM sees
 ``eos + abstract + eos`` cut to the model's context length — the length it was trained on
 (:func:`pipeline.models.encoding.encode_for_model`) — and predicts every token after the first:
@@ -28,7 +28,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from pipeline.features.history import YearHistory
+from pipeline.features.history import PeriodHistory
 from pipeline.models.encoding import longest_first
 from pipeline.models.future_lm import FutureLM
 from pipeline.models.nll import IGNORE, collate, in_top_k, next_token_targets, token_nll
@@ -51,7 +51,7 @@ class Scores:
 
 @torch.no_grad()
 def score_abstracts(model: FutureLM, encoded: Sequence[Sequence[int]],
-                    content_mask: np.ndarray | None, history: YearHistory | None,
+                    content_mask: np.ndarray | None, history: PeriodHistory | None,
                     batch_size: int = 8, pad_id: int = 0, desc: str = "scoring", *,
                     positions: bool = False) -> Scores:
     """Per-abstract NLL sums over all predicted tokens and over content tokens.

@@ -1,9 +1,9 @@
 """Temporal bias predictors: the part of a future LM that looks at a word's history (paper §3).
 
-A future LM for year ``i`` adds a bias to the base LM's logits before the softmax,
+A future LM for period ``i`` adds a bias to the base LM's logits before the softmax,
 ``p(w | context) ∝ exp(z_kw + B_ikw)`` with ``z_k = Eᵀ H_k``. The bias of word ``w`` is predicted
-from that word's temporal features in the ``m`` previous years ``i-m .. i-1``
-(:class:`pipeline.features.history.YearHistory`, oldest year first):
+from that word's temporal features in the ``m`` previous periods ``i-m .. i-1``
+(:class:`pipeline.features.history.PeriodHistory`, oldest period first):
 
 =====================  =====================================================================
 variant                bias
@@ -15,12 +15,12 @@ variant                bias
 ``context2``           ``B_ikw = α σ(H_kᵀ C B̃_iw)(E_wᵀ D B̃_iw)``          eq. 9-10 (:class:`Context2Bias`)
 =====================  =====================================================================
 
-The contextual LSTMs read, per year, either eq. 8's ``V`` alone (``context_input: paper``,
-zeros for a year in which the word does not occur) or ``V`` plus a seen flag with the latest
+The contextual LSTMs read, per period, either eq. 8's ``V`` alone (``context_input: paper``,
+zeros for a period in which the word does not occur) or ``V`` plus a seen flag with the latest
 earlier vector carried forward (``flagged``, the default): :func:`context_inputs`.
 
 Every module works in two phases so that the expensive, history-only part runs once per batch
-(training batches hold a single year) or once per ``generate`` call, never once per position:
+(training batches hold a single period) or once per ``generate`` call, never once per position:
 
 * :meth:`TemporalBias.word_terms` -> per-word tensors computed from the history (and, for
   Context², the LM's output embeddings ``E``);
@@ -28,7 +28,7 @@ Every module works in two phases so that the expensive, history-only part runs o
   final hidden states ``H`` that produced those logits. Only Context² uses ``H``.
   :meth:`TemporalBias.add_bias` returns ``logits + bias`` (fused for Context²).
 
-The LSTMs run over the *years of each word*, batched across the vocabulary: the input is
+The LSTMs run over the *periods of each word*, batched across the vocabulary: the input is
 ``[|V|, m, features]`` with ``batch_first=True``, so row ``w`` is the sequence
 ``x_{i-m,w}, …, x_{i-1,w}``. (The reference implementation reshaped without a permute and so ran
 its LSTM across adjacent vocabulary ids; ``tests/test_temporal.py`` pins the correct order.)
@@ -46,7 +46,7 @@ from typing import Any, ClassVar, TypeVar
 import torch
 from torch import Tensor, nn
 
-from pipeline.features.history import YearHistory
+from pipeline.features.history import PeriodHistory
 from pipeline.models.registry import by_kind
 
 CONTEXT_INPUTS = ("flagged", "paper")
@@ -59,7 +59,7 @@ class BiasConfig:
 
     ``alpha`` is Context²'s α: ``None`` = a learned scalar initialised at 1, a number = fixed.
     ``feature_dim`` is the contextual embedding size d_enc (Context, Context²); ``lm_dim`` the LM's
-    hidden size d (Context²). ``context_input`` is what the contextual LSTMs read per year
+    hidden size d (Context²). ``context_input`` is what the contextual LSTMs read per period
     (:func:`context_inputs`): ``paper`` = eq. 8's V alone, ``flagged`` = V plus a seen flag.
     """
 
@@ -79,7 +79,7 @@ class BiasConfig:
 
     @property
     def context_features(self) -> int:
-        """Features per year the contextual LSTMs read: d_enc, plus the flag if ``flagged``."""
+        """Features per period the contextual LSTMs read: d_enc, plus the flag if ``flagged``."""
         if not self.feature_dim:
             raise ValueError(f"{self.kind} bias needs feature_dim (the contextual embedding size)")
         return self.feature_dim + (1 if self.context_input == "flagged" else 0)
@@ -103,7 +103,7 @@ class TemporalBias(nn.Module, ABC):
         self._cache = HistoryCache()   # history-only inputs, built once per history
 
     @abstractmethod
-    def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
+    def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
         """Per-word quantities from the history; last dimension |V| of ``history``."""
 
     def position_bias(self, terms: Tensor, hidden: Tensor) -> Tensor:
@@ -117,13 +117,13 @@ class TemporalBias(nn.Module, ABC):
         """``logits + bias``: what the future LM computes (subclasses may fuse the two)."""
         return logits + self.position_bias(terms, hidden).to(logits.dtype)
 
-    def forward(self, history: YearHistory, output_embeddings: Tensor, hidden: Tensor) -> Tensor:
+    def forward(self, history: PeriodHistory, output_embeddings: Tensor, hidden: Tensor) -> Tensor:
         """Convenience: both phases at once, the bias for ``hidden``'s positions."""
         return self.position_bias(self.word_terms(history, output_embeddings), hidden)
 
 
 class FrequencyNoLSTMBias(TemporalBias):
-    """Frequency-NoLSTM: ``B_iw = a · log f_{i-1,w} + b`` — only the previous year is read.
+    """Frequency-NoLSTM: ``B_iw = a · log f_{i-1,w} + b`` — only the previous period is read.
 
     ``a`` starts at 0, so training starts from the base LM. ``b`` is the paper's offset; being
     the same for every word it cannot change the softmax (its gradient is zero), kept for fidelity.
@@ -135,14 +135,14 @@ class FrequencyNoLSTMBias(TemporalBias):
         self.a = nn.Parameter(torch.zeros(()))
         self.b = nn.Parameter(torch.zeros(()))
 
-    def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
+    def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
         return self.a * history.log_freq[:, -1] + self.b
 
 
-class YearLSTM(nn.Module):
-    """One LSTM shared by all words, run over each word's years (oldest -> newest).
+class PeriodLSTM(nn.Module):
+    """One LSTM shared by all words, run over each word's periods (oldest -> newest).
 
-    Input ``[|V|, m, features]``: the vocabulary is the LSTM's *batch* dimension and the years its
+    Input ``[|V|, m, features]``: the vocabulary is the LSTM's *batch* dimension and the periods its
     *time* dimension. Returns the last hidden state ``[|V|, hidden]`` (after dropout).
     """
 
@@ -165,7 +165,7 @@ class YearLSTM(nn.Module):
     def _last_hidden(self, sequences: Tensor) -> Tensor:
         """``nn.LSTM``'s recurrence (gate order i, f, g, o) with its own weights, written out.
 
-        The input projections of all years are one matrix product. The features are data, so
+        The input projections of all periods are one matrix product. The features are data, so
         autograd computes only the weight gradient; ``nn.LSTM``'s fused kernel would also return
         the gradient w.r.t. its input — the dominant cost with 50k words x 1,024 features
         (2.2x slower fwd+bwd in our measurement). Equality with ``nn.LSTM`` is tested.
@@ -173,7 +173,7 @@ class YearLSTM(nn.Module):
         lstm = self.lstm
         gates_x = nn.functional.linear(sequences, lstm.weight_ih_l0, lstm.bias_ih_l0 + lstm.bias_hh_l0)
         h = c = None
-        for t in range(sequences.shape[1]):   # over the years, oldest first
+        for t in range(sequences.shape[1]):   # over the periods, oldest first
             gates = gates_x[:, t] if h is None else gates_x[:, t] + h @ lstm.weight_hh_l0.t()
             i, f, g, o = gates.chunk(4, dim=1)
             i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
@@ -196,7 +196,7 @@ class CompactRows:
 def compact_rows(sequences: Tensor, observed: Tensor | None) -> CompactRows:
     """The rows of ``sequences`` ``[|V|, m, f]`` the LSTM must run on (:class:`CompactRows`)."""
     if sequences.dim() != 3:
-        raise ValueError(f"YearLSTM expects [|V|, years, features], got {tuple(sequences.shape)}")
+        raise ValueError(f"PeriodLSTM expects [|V|, periods, features], got {tuple(sequences.shape)}")
     if observed is None or bool(observed.all()):
         return CompactRows(sequences)
     rows = observed.nonzero().squeeze(1)
@@ -211,14 +211,14 @@ class HistoryCache:
 
     A history does not change, so what the bias modules derive from it (the contextual LSTM
     input, its compact rows) is built once per history instead of once per training step; a
-    training run holds one history per year, so this is one entry per year. Keyed by object
+    training run holds one history per period, so this is one entry per period. Keyed by object
     identity (a history's tensors are never compared).
     """
 
     def __init__(self) -> None:
         self._items: dict[int, tuple[weakref.ref, Any]] = {}
 
-    def get(self, history: YearHistory, build: Callable[[], T]) -> T:
+    def get(self, history: PeriodHistory, build: Callable[[], T]) -> T:
         key = id(history)
         hit = self._items.get(key)
         if hit is not None and hit[0]() is history:
@@ -231,19 +231,19 @@ class HistoryCache:
         return HistoryCache()   # a copied module starts with an empty cache
 
 
-def context_rows(bias: TemporalBias, history: YearHistory) -> CompactRows:
+def context_rows(bias: TemporalBias, history: PeriodHistory) -> CompactRows:
     """The contextual LSTM's compact input for ``history`` (built once per history)."""
     return bias._cache.get(history, lambda: compact_rows(
         context_inputs(history, bias.config.context_input), history.observed))
 
 
-def context_inputs(history: YearHistory, mode: str) -> Tensor:
-    """The contextual LSTMs' input per word and year, ``[|V|, m, features]``.
+def context_inputs(history: PeriodHistory, mode: str) -> Tensor:
+    """The contextual LSTMs' input per word and period, ``[|V|, m, features]``.
 
     * ``paper`` — eq. 8 exactly: ``V_{y,w}`` (eq. 7), ``[|V|, m, d_enc]``. The paper does not
-      define ``V_{y,w}`` for a year in which ``w`` does not occur; that year's input is zeros.
-    * ``flagged`` — ``[V_{y,w}, seen_{y,w}]``, ``[|V|, m, d_enc + 1]``, where an unseen year's
-      ``V`` is carried forward from the latest earlier year of the window in which ``w`` occurred
+      define ``V_{y,w}`` for a period in which ``w`` does not occur; that period's input is zeros.
+    * ``flagged`` — ``[V_{y,w}, seen_{y,w}]``, ``[|V|, m, d_enc + 1]``, where an unseen period's
+      ``V`` is carried forward from the latest earlier period of the window in which ``w`` occurred
       (:func:`pipeline.features.history.dense_history`). The flag lets the LSTM tell a real vector from a
       carried one or from the zeros of a never-seen token.
     """
@@ -264,10 +264,10 @@ class FrequencyBias(TemporalBias):
 
     def __init__(self, config: BiasConfig) -> None:
         super().__init__(config)
-        self.lstm = YearLSTM(1, config.lstm_hidden, config.dropout)
+        self.lstm = PeriodLSTM(1, config.lstm_hidden, config.dropout)
         self.A = nn.Linear(config.lstm_hidden, 1, bias=False)
 
-    def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
+    def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
         rows = self._cache.get(history, lambda: compact_rows(history.log_freq.unsqueeze(-1),
                                                              history.observed))
         return self.A(self.lstm.run(rows)).squeeze(-1)
@@ -279,10 +279,10 @@ class ContextBias(TemporalBias):
 
     def __init__(self, config: BiasConfig) -> None:
         super().__init__(config)
-        self.lstm = YearLSTM(config.context_features, config.lstm_hidden, config.dropout)
+        self.lstm = PeriodLSTM(config.context_features, config.lstm_hidden, config.dropout)
         self.A = nn.Linear(config.lstm_hidden, 1, bias=False)
 
-    def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
+    def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
         return self.A(self.lstm.run(context_rows(self, history))).squeeze(-1)
 
 
@@ -300,7 +300,7 @@ class Context2Bias(TemporalBias):
 
         B_ikw = α · σ(g_k · s_w) · (s_w · v_w)
 
-    ``word_terms`` returns ``[s_w, s_w v_w]`` (cost O(|V|·d), once per year) and ``position_bias``
+    ``word_terms`` returns ``[s_w, s_w v_w]`` (cost O(|V|·d), once per period) and ``position_bias``
     an outer product through the sigmoid, ``[..., T, |V|]`` — the size of the logits themselves;
     no ``[T, |V|, d]`` tensor is ever formed. With ``α = 0`` the bias is exactly zero.
 
@@ -315,7 +315,7 @@ class Context2Bias(TemporalBias):
         if not config.feature_dim or not config.lm_dim:
             raise ValueError("context2 bias needs feature_dim (embeddings) and lm_dim (LM hidden size)")
         d = config.lm_dim
-        self.lstm = YearLSTM(config.context_features, config.lstm_hidden, config.dropout)
+        self.lstm = PeriodLSTM(config.context_features, config.lstm_hidden, config.dropout)
         self.to_lm = (nn.Identity() if config.lstm_hidden == d
                       else nn.Linear(config.lstm_hidden, d, bias=False))
         self.A = nn.Parameter(torch.randn(d) / math.sqrt(d))
@@ -326,7 +326,7 @@ class Context2Bias(TemporalBias):
         else:
             self.register_buffer("alpha", torch.tensor(float(config.alpha)))
 
-    def word_terms(self, history: YearHistory, output_embeddings: Tensor) -> Tensor:
+    def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
         E = output_embeddings[: history.vocab_size]                     # [|V|, d]
         U = self.to_lm(self.lstm.run(context_rows(self, history)))        # [|V|, d] (eq. 9)
         with fp32(E.device):   # the per-word scalars of the gate, in fp32 (under bf16 autocast too)

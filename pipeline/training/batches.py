@@ -1,9 +1,12 @@
-"""Year-bucketed batches (paper §4.2): every optimizer step holds abstracts of a single year.
+"""Period-bucketed batches (paper §4.2): every optimizer step holds abstracts of a single period.
 
-A training abstract of year ``i`` is scored with the bias of year ``i``, so a step of one year
-computes the bias's history-only part once. :func:`year_steps` shuffles the steps within and
-across years from an RNG seeded by ``(seed, epoch)``, so the order of any epoch can be rebuilt
-exactly on resume.
+A training abstract of period ``i`` (a label, :mod:`pipeline.corpus.periods`: ``2020``,
+``2020H2``, ``2020Q3``, ``2020-07``) is scored with the bias of period ``i``, so a step of one
+period computes the bias's history-only part once. :func:`period_steps` shuffles the steps within
+and across periods from an RNG seeded by ``(seed, epoch)``, so the order of any epoch can be
+rebuilt exactly on resume. Periods are visited in time order (by ordinal), never by their text:
+for years that is the order of the years, so the default run draws exactly the numbers it drew
+when periods were ints.
 """
 
 from __future__ import annotations
@@ -12,53 +15,59 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from pipeline.corpus.periods import in_time_order
 
-Sequences = Mapping[int, Sequence[Sequence[int]]]   # year -> token-id lists (eos + text + eos)
+
+Sequences = Mapping[str, Sequence[Sequence[int]]]   # period label -> token-id lists (eos + text + eos)
 
 # ---------------------------------------------------------------------------------- data
 
-Step = tuple[int, list[list[int]]]   # (year, micro-batches of example indices)
+Step = tuple[str, list[list[int]]]   # (period label, micro-batches of example indices)
 
 
-def year_steps(sizes: Mapping[int, int], batch_size: int, grad_accum: int, seed: int,
-               epoch: int) -> list[Step]:
-    """Shuffled single-year optimizer steps ``(year, micro-batches)`` for one epoch.
+def period_steps(sizes: Mapping[str, int], batch_size: int, grad_accum: int, seed: int,
+                 epoch: int) -> list[Step]:
+    """Shuffled single-period optimizer steps ``(period, micro-batches)`` for one epoch.
 
-    Examples are shuffled within each year and cut into steps of ``batch_size x grad_accum``
-    (a year's last step may be smaller), each step into micro-batches of ``batch_size``; the
-    steps of all years are shuffled together. Deterministic in ``(seed, epoch)``.
+    Examples are shuffled within each period (periods in time order) and cut into steps of
+    ``batch_size x grad_accum`` (a period's last step may be smaller), each step into
+    micro-batches of ``batch_size``; the steps of all periods are shuffled together.
+    Deterministic in ``(seed, epoch)``.
     """
     rng = np.random.default_rng([seed, epoch])
     span = batch_size * grad_accum
-    groups: list[tuple[int, list[int]]] = []
-    for year in sorted(sizes):
-        order = rng.permutation(sizes[year]).tolist()
-        groups += [(year, order[i:i + span]) for i in range(0, len(order), span)]
-    return [(year, [index[j:j + batch_size] for j in range(0, len(index), batch_size)])
-            for year, index in (groups[i] for i in rng.permutation(len(groups)))]
+    groups: list[tuple[str, list[int]]] = []
+    for period in in_time_order(sizes):
+        order = rng.permutation(sizes[period]).tolist()
+        groups += [(period, order[i:i + span]) for i in range(0, len(order), span)]
+    return [(period, [index[j:j + batch_size] for j in range(0, len(index), batch_size)])
+            for period, index in (groups[i] for i in rng.permutation(len(groups)))]
 
 
-def year_batches(sizes: Mapping[int, int], batch_size: int, seed: int,
-                 epoch: int) -> list[tuple[int, list[int]]]:
-    """The single-year batches of :func:`year_steps` without gradient accumulation."""
-    return [(year, micro[0]) for year, micro in year_steps(sizes, batch_size, 1, seed, epoch)]
+def period_batches(sizes: Mapping[str, int], batch_size: int, seed: int,
+                   epoch: int) -> list[tuple[str, list[int]]]:
+    """The single-period batches of :func:`period_steps` without gradient accumulation."""
+    return [(period, micro[0])
+            for period, micro in period_steps(sizes, batch_size, 1, seed, epoch)]
 
 
-def latest_years(sequences: Sequences, n: int | None) -> dict[int, Sequence[Sequence[int]]]:
-    """The ``n`` most recent years of ``sequences`` (all when ``n`` is None): Baseline-n's data."""
-    years = sorted(sequences)
+def latest_periods(sequences: Sequences, n: int | None) -> dict[str, Sequence[Sequence[int]]]:
+    """The ``n`` most recent periods of ``sequences`` (all when ``n`` is None), in time order:
+    Baseline-n's data."""
+    periods = in_time_order(sequences)
     if n is not None:
         if n < 1:
             raise ValueError(f"baseline-N needs N >= 1, got {n}")
-        years = years[-n:]
-    return {y: sequences[y] for y in years}
+        periods = periods[-n:]
+    return {p: sequences[p] for p in periods}
 
 
-def group_by_year(years: Iterable[int], sequences: Iterable[Sequence[int]]) -> dict[int, list[Sequence[int]]]:
-    """``{year: [sequence, ...]}`` in input order."""
-    grouped: dict[int, list[Sequence[int]]] = {}
-    for year, seq in zip(years, sequences, strict=True):
-        grouped.setdefault(int(year), []).append(seq)
+def group_by_period(periods: Iterable[str | int],
+                    sequences: Iterable[Sequence[int]]) -> dict[str, list[Sequence[int]]]:
+    """``{label: [sequence, ...]}`` in input order (labels as strings; an int is a year)."""
+    grouped: dict[str, list[Sequence[int]]] = {}
+    for period, seq in zip(periods, sequences, strict=True):
+        grouped.setdefault(str(period), []).append(seq)
     return grouped
 
 

@@ -1,12 +1,13 @@
-"""Training a future LM (paper §4.2): year-bucketed steps, two learning rates, early stopping.
+"""Training a future LM (paper §4.2): period-bucketed steps, two learning rates, early stopping.
 
-* **Year-bucketed steps.** A training abstract of year ``i`` is scored with the bias of year
-  ``i`` (predicted from years ``i-m .. i-1``). Every optimizer step holds abstracts of one year:
+* **Period-bucketed steps.** A training abstract of period ``i`` (a label: a year, half-year,
+  quarter or month, :mod:`pipeline.corpus.periods`) is scored with the bias of period ``i``
+  (predicted from periods ``i-m .. i-1``). Every optimizer step holds abstracts of one period:
   ``batch_size x grad_accum`` of them, in ``grad_accum`` micro-batches of ``batch_size``
-  (:func:`pipeline.training.batches.year_steps`). The bias's history-only part (the LSTM over the vocabulary's years) is
+  (:func:`pipeline.training.batches.period_steps`). The bias's history-only part (the LSTM over the vocabulary's periods) is
   therefore computed once per step, its backward run once with the gradients of all
   micro-batches summed — the same gradient as computing it per micro-batch. Steps are shuffled
-  within and across years, from an RNG seeded by ``(seed, epoch)``; the order of any epoch can be
+  within and across periods, from an RNG seeded by ``(seed, epoch)``; the order of any epoch can be
   rebuilt exactly on resume.
 * **Optimisation.** AdamW with one learning rate for the base LM and one for the new temporal
   modules (reference: 5e-5 / 1e-3), linear warm-up then linear decay to 0, gradient clipping,
@@ -14,7 +15,7 @@
   dev perplexity after each epoch, early stopping with ``patience``; the weights of the best
   epoch are the result. The dev perplexity is the score stage's computation
   (:func:`pipeline.models.scoring.score_abstracts`) on the same tokens, so the number early stopping
-  sees is the number reported for the dev year (in the same ``precision``).
+  sees is the number reported for the dev period (in the same ``precision``).
 * **Precision** (``config.precision``, :mod:`pipeline.infra.precision`): forward passes under bf16
   autocast for ``bf16``; TF32 CUDA matrix products for ``tf32`` and ``bf16``; the NLL in fp32.
 * **Frozen LM (shared-base training).** With ``freeze_lm`` only the bias module is optimised; the
@@ -24,7 +25,7 @@
 * **Several processes** (``dist``, :mod:`pipeline.infra.distributed`; ``torchrun``): the model is
   wrapped in DistributedDataParallel. Each micro-batch is one *global* batch of ``batch_size``
   abstracts, split across the ranks (:func:`pipeline.infra.distributed.split_evenly`), so every rank
-  has the same year — one history — at every step. Each rank's loss is its tokens' NLL sum over
+  has the same period — one history — at every step. Each rank's loss is its tokens' NLL sum over
   the global batch's token count (times the world size, which DDP's gradient average divides
   out), so the all-reduced gradient is the single-process one; a rank whose share of a small
   batch is empty runs its forward with weight 0. Dev perplexity is computed on a share of the
@@ -63,13 +64,14 @@ from tqdm.auto import tqdm
 from pipeline.infra.config import TrainConfig
 from pipeline.infra.distributed import SINGLE, Dist, all_reduce_sum, shard, split_evenly
 from pipeline.models.future_lm import FutureLM
-from pipeline.features.history import YearHistory
+from pipeline.corpus.periods import in_time_order
+from pipeline.features.history import PeriodHistory
 from pipeline.models.encoding import longest_first
 from pipeline.models.nll import collate, next_token_targets, token_nll
 from pipeline.models.perplexity import Perplexity
 from pipeline.models.scoring import score_abstracts
 from pipeline.infra.precision import autocast, compute_precision, matmul_precision
-from pipeline.training.batches import Sequences, year_steps
+from pipeline.training.batches import Sequences, period_steps
 from pipeline.training.checkpoints import CHECKPOINT, Checkpoints, TrainState, seed_process
 from pipeline.training.optim import build_optimizer, linear_schedule
 
@@ -77,11 +79,12 @@ StepCallback = Callable[[TrainState, float], None]   # called after each optimiz
 
 
 
-def evaluate(model: FutureLM, sequences: Sequences, histories: Mapping[int, YearHistory | None],
+def evaluate(model: FutureLM, sequences: Sequences, histories: Mapping[str, PeriodHistory | None],
              batch_size: int, pad_id: int, *, precision: str = "fp32",
              dist: Dist = SINGLE) -> Perplexity:
-    """Token-level perplexity of ``sequences``, each year scored with its own history: the
-    score stage's :func:`pipeline.models.scoring.score_abstracts`, summed over the years.
+    """Token-level perplexity of ``sequences``, each period scored with its own history: the
+    score stage's :func:`pipeline.models.scoring.score_abstracts`, summed over the periods in
+    time order.
 
     With several processes each rank scores every ``world``-th of the batches score_abstracts
     forms (longest abstracts first, ``batch_size`` each), so every abstract is scored in the very
@@ -90,16 +93,16 @@ def evaluate(model: FutureLM, sequences: Sequences, histories: Mapping[int, Year
     """
     device = model.device
     total = Perplexity(0.0, 0)
-    for year in sorted(sequences):
-        seqs = sequences[year]
+    for period in in_time_order(sequences):
+        seqs = sequences[period]
         order = longest_first(seqs)                          # score_abstracts' order
         batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
         mine = [i for batch in shard(batches, dist) for i in batch]
         sums = torch.zeros(len(seqs), 2, dtype=torch.float64)
         if mine:
             with compute_precision(device, precision):
-                tokens = score_abstracts(model, [seqs[i] for i in mine], None, histories.get(year),
-                                         batch_size, pad_id=pad_id, desc=f"dev {year}").tokens
+                tokens = score_abstracts(model, [seqs[i] for i in mine], None, histories.get(period),
+                                         batch_size, pad_id=pad_id, desc=f"dev {period}").tokens
             sums[mine] = torch.as_tensor(tokens[["nll_sum", "n_tokens"]].to_numpy(np.float64))
         sums = all_reduce_sum(sums.to(device), dist).cpu()   # NCCL reduces on the GPU
         total = total + Perplexity(float(pd.Series(sums[:, 0].numpy()).sum()),
@@ -135,7 +138,7 @@ def _log(live: Live | None, row: Mapping[str, float]) -> None:
 def _wrap(model: FutureLM, dist: Dist) -> nn.Module:
     """The module a training forward runs through: DDP across ranks, the model itself alone.
 
-    Buffers are constants here (not broadcast each step). An LSTM over a one-year window never
+    Buffers are constants here (not broadcast each step). An LSTM over a one-period window never
     multiplies by its recurrent weights, so DDP must then look for unused parameters.
     """
     if not dist.enabled:
@@ -146,20 +149,20 @@ def _wrap(model: FutureLM, dist: Dist) -> nn.Module:
 
 
 def train(model: FutureLM, train_data: Sequences, dev_data: Sequences,
-          histories: Mapping[int, YearHistory | None], config: TrainConfig, *, pad_id: int,
+          histories: Mapping[str, PeriodHistory | None], config: TrainConfig, *, pad_id: int,
           device: torch.device | str, checkpoints: Checkpoints, live_dir: str | Path,
           on_step: StepCallback | None = None, dist: Dist = SINGLE) -> TrainState:
     """Train ``model`` in place (rank 0's copy ends with the weights of its best dev epoch);
     returns the state.
 
-    ``histories[year]`` is the history of each train and dev year (``None`` for the baseline).
+    ``histories[period]`` is the history of each train and dev period (``None`` for the baseline).
     ``on_step(state, loss)`` is called after each optimizer step (after any checkpoint).
     ``dist``: this process's place when several train together (module doc).
     """
     device = torch.device(device)
     histories = _histories_on(model, train_data, dev_data, histories, device)
-    sizes = {y: len(s) for y, s in train_data.items()}
-    epoch_plan = year_steps(sizes, config.batch_size, config.grad_accum, config.seed, 0)
+    sizes = {p: len(s) for p, s in train_data.items()}
+    epoch_plan = period_steps(sizes, config.batch_size, config.grad_accum, config.seed, 0)
     n_batches = sum(len(micro) for _, micro in epoch_plan)  # micro-batches per epoch
     model.to(device)
     optimizer = build_optimizer(model, config)
@@ -191,7 +194,7 @@ class _Session:
     runner: nn.Module                  # the model, or its DDP wrapper (:func:`_wrap`)
     optimizer: torch.optim.Optimizer
     scheduler: torch.optim.lr_scheduler.LRScheduler
-    histories: Mapping[int, YearHistory | None]
+    histories: Mapping[str, PeriodHistory | None]
     config: TrainConfig
     pad_id: int
     device: torch.device
@@ -203,14 +206,14 @@ class _Session:
 
 
 def _histories_on(model: FutureLM, train_data: Sequences, dev_data: Sequences,
-                  histories: Mapping[int, YearHistory | None],
-                  device: torch.device) -> dict[int, YearHistory | None]:
-    """Every history on ``device``; a bias model missing a train or dev year's is an error."""
-    missing = [y for y in (*train_data, *dev_data) if model.bias is not None and histories.get(y) is None]
+                  histories: Mapping[str, PeriodHistory | None],
+                  device: torch.device) -> dict[str, PeriodHistory | None]:
+    """Every history on ``device``; a bias model missing a train or dev period's is an error."""
+    missing = [p for p in (*train_data, *dev_data) if model.bias is not None and histories.get(p) is None]
     if missing:
-        raise ValueError(f"no history for years {sorted(set(missing))}: the {model.variant} model "
-                         "needs the features of the m years before each train/dev year")
-    return {y: (h.to(device) if h is not None else None) for y, h in histories.items()}
+        raise ValueError(f"no history for periods {in_time_order(missing)}: the {model.variant} "
+                         "model needs the features of the m periods before each train/dev period")
+    return {p: (h.to(device) if h is not None else None) for p, h in histories.items()}
 
 
 def _start_or_resume(model: FutureLM, optimizer: torch.optim.Optimizer,
@@ -227,27 +230,27 @@ def _start_or_resume(model: FutureLM, optimizer: torch.optim.Optimizer,
     return state
 
 
-def _progress_bar(model: FutureLM, sizes: Mapping[int, int], config: TrainConfig,
+def _progress_bar(model: FutureLM, sizes: Mapping[str, int], config: TrainConfig,
                   state: TrainState, n_batches: int, dist: Dist) -> tqdm:
     """Micro-batches over the whole run, starting where ``state`` is (rank 0 only)."""
-    done = sum(len(m) for _, m in year_steps(sizes, config.batch_size, config.grad_accum,
-                                             config.seed, state.epoch)[:state.epoch_step])
+    done = sum(len(m) for _, m in period_steps(sizes, config.batch_size, config.grad_accum,
+                                               config.seed, state.epoch)[:state.epoch_step])
     return tqdm(total=config.epochs * n_batches, initial=state.epoch * n_batches + done,
                 desc=f"train {model.variant}", unit="batch", dynamic_ncols=True,
                 disable=not dist.is_main)
 
 
-def _train_epoch(run: _Session, train_data: Sequences, sizes: Mapping[int, int],
+def _train_epoch(run: _Session, train_data: Sequences, sizes: Mapping[str, int],
                  state: TrainState, bar: tqdm, on_step: StepCallback | None) -> None:
     """The optimizer steps of ``state.epoch`` from ``state.epoch_step`` on (all of them unless
     resumed mid-epoch), with checkpoints every ``checkpoint_every`` steps."""
     config = run.config
     set_train_mode(run.model, config)
-    plan = year_steps(sizes, config.batch_size, config.grad_accum, config.seed, state.epoch)
+    plan = period_steps(sizes, config.batch_size, config.grad_accum, config.seed, state.epoch)
     while state.epoch_step < len(plan):
-        year, micro = plan[state.epoch_step]
-        step_loss = _optimizer_step(run, year, [[train_data[year][i] for i in index]
-                                                for index in micro], state)
+        period, micro = plan[state.epoch_step]
+        step_loss = _optimizer_step(run, period, [[train_data[period][i] for i in index]
+                                                  for index in micro], state)
         bar.update(len(micro))
         elapsed = max(1e-9, time.perf_counter() - run.started)
         bar.set_postfix(loss=f"{step_loss:.3f}",
@@ -258,17 +261,17 @@ def _train_epoch(run: _Session, train_data: Sequences, sizes: Mapping[int, int],
             on_step(state, step_loss)
 
 
-def _optimizer_step(run: _Session, year: int, batches: list[list[Sequence[int]]],
+def _optimizer_step(run: _Session, period: str, batches: list[list[Sequence[int]]],
                     state: TrainState) -> float:
-    """One optimizer step on one year's micro-batches: gradients, clipping, the update, the
+    """One optimizer step on one period's micro-batches: gradients, clipping, the update, the
     schedule, and the step's row of the curve; returns the step's loss."""
     config = run.config
     run.optimizer.zero_grad(set_to_none=True)
-    step_loss = _forward_backward(run.model, run.runner, batches, run.histories.get(year), config,
+    step_loss = _forward_backward(run.model, run.runner, batches, run.histories.get(period), config,
                                   run.pad_id, run.device, run.dist)
     if not math.isfinite(step_loss):
         raise FloatingPointError(f"non-finite training loss at step {state.step} "
-                                 f"(year {year}): lower train.lr_lm / train.lr_new")
+                                 f"(period {period}): lower train.lr_lm / train.lr_new")
     if config.grad_clip > 0:
         nn.utils.clip_grad_norm_(run.model.parameters(), config.grad_clip)
     lr = run.optimizer.param_groups[0]["lr"]
@@ -284,7 +287,7 @@ def _optimizer_step(run: _Session, year: int, batches: list[list[Sequence[int]]]
 
 
 def _forward_backward(model: FutureLM, runner: nn.Module, batches: list[list[Sequence[int]]],
-                      history: YearHistory | None, config: TrainConfig, pad_id: int,
+                      history: PeriodHistory | None, config: TrainConfig, pad_id: int,
                       device: torch.device, dist: Dist) -> float:
     """Forward and backward of one optimizer step (gradients accumulate in the parameters);
     returns the step's loss, the same on every rank.
@@ -322,7 +325,7 @@ def _forward_backward(model: FutureLM, runner: nn.Module, batches: list[list[Seq
     return float(all_reduce_sum(step_loss, dist))
 
 
-def _end_epoch(model: FutureLM, dev_data: Sequences, histories: Mapping[int, YearHistory | None],
+def _end_epoch(model: FutureLM, dev_data: Sequences, histories: Mapping[str, PeriodHistory | None],
                config: TrainConfig, pad_id: int, state: TrainState, checkpoints: Checkpoints,
                live: Live | None, dist: Dist) -> None:
     """Dev perplexity, best-weights bookkeeping and early stopping at the end of an epoch."""

@@ -2,7 +2,7 @@
 
 :func:`prepare_run` builds everything :func:`pipeline.training.loop.train` needs: the tokenised train
 and dev abstracts (cut at ``train.max_length`` by the scoring rule, :func:`pipeline.models.encoding.encode_for_model`, so the dev perplexity
-of early stopping is the reported one), the history of every train and dev year, the base LM and
+of early stopping is the reported one), the history of every train and dev period, the base LM and
 the bias module, and the run's identity (the key its resume checkpoints carry). :func:`execute`
 trains it and assembles the metrics. The stage only parses options and writes the outputs.
 
@@ -39,18 +39,19 @@ from pipeline.models.future_lm import (
     scratch_gpt2,
     use_sdpa,
 )
-from pipeline.features.history import YearHistory
+from pipeline.corpus.periods import in_time_order
+from pipeline.features.history import PeriodHistory
 from pipeline.infra.io import read_parquet
 from pipeline.models.encoding import encode_for_model
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import lookup
 from pipeline.features.tokenizer import load_tokenizer
-from pipeline.training.batches import group_by_year, latest_years
+from pipeline.training.batches import group_by_period, latest_periods
 from pipeline.training.checkpoints import Checkpoints, TrainState, run_key
 from pipeline.training.loop import train
 from pipeline.training.optim import set_dropout
 
-Sequences = dict[int, list[list[int]]]
+Sequences = dict[str, list[list[int]]]   # period label -> token-id lists
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class TrainRun:
     model: FutureLM
     train_data: Sequences
     dev_data: Sequences
-    histories: dict[int, YearHistory]
+    histories: dict[str, PeriodHistory]
     pad_id: int
     key: str
     lm_config: LMConfig
@@ -80,10 +81,11 @@ class TrainRun:
 
 
 def read_sequences(path: Path, tok: PreTrainedTokenizerBase, max_length: int) -> Sequences:
-    """``{year: [eos + abstract + eos cut to max_length, ...]}`` of a split file, in file order."""
-    df = read_parquet(path, columns=["year", "abstract"])
+    """``{period: [eos + abstract + eos cut to max_length, ...]}`` of a split file (columns
+    ``period``, a label, and ``abstract``), in file order."""
+    df = read_parquet(path, columns=["period", "abstract"])
     encoded, _ = encode_for_model(tok, df["abstract"].tolist(), max_length)
-    return group_by_year(df["year"], encoded)
+    return group_by_period(df["period"], encoded)
 
 
 def build_base_lm(lm: LMConfig, tok: PreTrainedTokenizerBase, context_length: int,
@@ -121,8 +123,8 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig,
     """Data, histories, model and identity of one run (module doc)."""
     variant = lookup(spec.variant)
     tok = load_tokenizer(inputs.tokenizer)
-    train_data = latest_years(read_sequences(inputs.train, tok, config.max_length),
-                              variant.latest_years)
+    train_data = latest_periods(read_sequences(inputs.train, tok, config.max_length),
+                                variant.latest_periods)
     dev_data = read_sequences(inputs.dev, tok, config.max_length)
     for path, data in ((inputs.train, train_data), (inputs.dev, dev_data)):
         if not data:
@@ -142,12 +144,12 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig,
                            seed=config.seed)
 
     # Resume only from a checkpoint of this very configuration and these very inputs.
-    history_years = sorted({y for h in histories.values() for y in h.years})
+    history_periods = in_time_order({p for h in histories.values() for p in h.periods})
     files = [inputs.train, inputs.dev, inputs.tokenizer]
     if kinds:
-        files += [Path(inputs.frequencies or "") / f"{y}.parquet" for y in history_years]
+        files += [Path(inputs.frequencies or "") / f"{p}.parquet" for p in history_periods]
     if "embeddings" in kinds:
-        files += [Path(inputs.embeddings or "") / f"{y}.safetensors" for y in history_years]
+        files += [Path(inputs.embeddings or "") / f"{p}.safetensors" for p in history_periods]
     if lm.init_from is not None:
         files += [Path(lm.init_from) / CONFIG_NAME, Path(lm.init_from) / WEIGHTS_NAME]
     key = run_key({"lm": identity(lm), "model": identity(spec), "train": identity(config)},
@@ -185,7 +187,7 @@ def train_metrics(run: TrainRun, state: TrainState) -> dict:
         "variant": model.variant, "seed": run.config.seed, "base": run.lm_config.base,
         "init_from": run.lm_config.init_from, "freeze_lm": run.config.freeze_lm,
         "context_length": model.context_length,
-        "train_years": sorted(run.train_data), "dev_years": sorted(run.dev_data),
+        "train_periods": in_time_order(run.train_data), "dev_periods": in_time_order(run.dev_data),
         "train_abstracts": sum(len(s) for s in run.train_data.values()),
         "epochs_run": len(state.dev_ppl), "best_epoch": state.best_epoch + 1,
         "best_dev_ppl": state.best_ppl, "dev_ppl": state.dev_ppl,
