@@ -1,12 +1,13 @@
-"""Stage `score@<variant>-<seed>`: evaluate one trained future LM on the dev, test and later years.
+"""Stage `score@<variant>-<seed>`: evaluate one trained future LM on the dev, test and later periods.
 
-For each evaluated year (the dev and test years, plus --years, e.g. for staleness curves), with
-that year's own history: PPL and CPL over every abstract (§4.4-4.5), cut at the model's context
-length (the --max-length it was trained with); a per-position NLL table; and, for the dev and
-test years (or --generate-years), N generated abstracts with the year's bias (§4.6) and their
-content METEOR against the year's gold abstracts. Writes <out>/metrics.json and per year
-tokens_<year>.parquet (per-abstract NLL sums, for paired tests), positions_<year>.parquet (one
-row per predicted token) and generations_<year>.parquet (seed, text, CM; decoding settings in
+Periods are labels of split.period's kind: 2021, 2021H1, 2021Q3 or 2021-07. For each evaluated
+period (the dev and test periods, plus --periods, e.g. for staleness curves), with that period's
+own history: PPL and CPL over every abstract (§4.4-4.5), cut at the model's context length (the
+--max-length it was trained with); a per-position NLL table; and, for the dev and test periods
+(or --generate-periods), N generated abstracts with the period's bias (§4.6) and their content
+METEOR against the period's gold abstracts. Writes <out>/metrics.json and per period
+tokens_<label>.parquet (per-abstract NLL sums, for paired tests), positions_<label>.parquet (one
+row per predicted token) and generations_<label>.parquet (seed, text, CM; decoding settings in
 the file metadata), all in one atomic folder (docs/design.md, "Scores").
 """
 
@@ -20,7 +21,7 @@ import torch
 from pipeline.infra.config import ScoreConfig
 from pipeline.evaluation.content import load_stopwords
 from pipeline.infra.device import pick_device
-from pipeline.evaluation.evaluate import evaluate_model, read_eval_years, write_evaluation
+from pipeline.evaluation.evaluate import evaluate_model, read_eval_periods, write_evaluation
 from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings
 from pipeline.infra.io import atomic_path
@@ -36,13 +37,13 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--dev", required=True, help="dev split Parquet (data/splits/dev.parquet)")
     io.add_argument("--test", required=True, help="test split Parquet (data/splits/test.parquet)")
     io.add_argument("--abstracts", default=None,
-                    help="corpus table the --years beyond dev and test are read from "
+                    help="corpus table the --periods beyond dev and test are read from "
                          "(data/corpus/abstracts.parquet)")
     io.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
     io.add_argument("--frequencies", default=None,
-                    help="per-year frequency folder (history; models with a bias)")
+                    help="per-period frequency folder, <label>.parquet (history; models with a bias)")
     io.add_argument("--embeddings", default=None,
-                    help="per-year embedding folder (history; context, context2)")
+                    help="per-period embedding folder, <label>.safetensors (history; context, context2)")
     io.add_argument("--stopwords", required=True, help="the paper's stopword list (CPL and CM)")
     io.add_argument("--out", required=True, help="output folder (data/scores/<variant>-s<seed>)")
     add_options(p, ScoreConfig, "scoring (params score.*)")
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(runtime.threads)
     config, settings = build(ScoreConfig, args), build(GenerationSettings, args)
     model = load_future_lm(args.model, pick_device(runtime.device))
-    data = read_eval_years(args.dev, args.test, config.years, args.abstracts)
+    data = read_eval_periods(args.dev, args.test, config.periods, args.abstracts)
     evaluation = evaluate_model(model, load_tokenizer(args.tokenizer), data,
                                 frequencies=args.frequencies, embeddings=args.embeddings,
                                 config=config, settings=settings,

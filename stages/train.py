@@ -1,9 +1,10 @@
 """Stage `train`: train one future-LM variant with one seed (data/models/<variant>-s<seed>/).
 
-Variants: `baseline` (the base LM fine-tuned on every training year), `baseline-N` (on the N
-latest training years only), `frequency-nolstm`, `frequency` (eq. 6), `context` (eq. 8),
-`context2` (eq. 9-10). A training abstract of year i is scored with the bias of year i, predicted
-from the features of years i-window .. i-1. Shared-base training: `--init-from
+Variants: `baseline` (the base LM fine-tuned on every training period), `baseline-N` (on the N
+latest training periods only), `frequency-nolstm`, `frequency` (eq. 6), `context` (eq. 8),
+`context2` (eq. 9-10). Periods are split.period's labels (2020, 2020H2, 2020Q3, 2020-07). A
+training abstract of period i is scored with the bias of period i, predicted from the features of
+periods i-window .. i-1; every batch holds abstracts of one period. Shared-base training: `--init-from
 data/models/baseline-s<seed> --freeze-lm` trains only the bias module on top of a trained
 Baseline's LM.
 
@@ -17,8 +18,8 @@ checkpoint folder is removed after success.
 Several processes (one per GPU; DistributedDataParallel): `torchrun --nproc_per_node N -m
 stages.train ...` (multi-node: add --nnodes/--node_rank/--master_addr), or `--processes N` /
 FUTURELM_NPROC=N (runtime.yaml `nproc`), which starts torchrun itself. --batch-size is then the
-global batch: each batch of one year is split across the processes, so every step has one year on
-every process. Rank 0 writes checkpoints, curves and the model; a resume with the same number of
+global batch: each batch of one period is split across the processes, so every step has one
+period on every process. Rank 0 writes checkpoints, curves and the model; a resume with the same number of
 processes is bit-identical to an uninterrupted run.
 """
 
@@ -44,13 +45,13 @@ from stages._cli import stage_main
 def build_parser() -> argparse.ArgumentParser:
     p = new_parser("python -m stages.train", __doc__)
     io = p.add_argument_group("inputs and outputs")
-    io.add_argument("--train", required=True, help="training split Parquet (key, year, title, abstract)")
+    io.add_argument("--train", required=True, help="training split Parquet (key, period, title, abstract)")
     io.add_argument("--dev", required=True, help="dev split Parquet, for early stopping on perplexity")
     io.add_argument("--tokenizer", required=True, help="tokenizer folder of the tokenizer stage")
     io.add_argument("--frequencies", default=None,
-                    help="folder of <year>.parquet log frequencies (variants with a bias)")
+                    help="folder of <label>.parquet log frequencies per period (variants with a bias)")
     io.add_argument("--embeddings", default=None,
-                    help="folder of <year>.safetensors contextual embeddings (context, context2)")
+                    help="folder of <label>.safetensors contextual embeddings per period (context, context2)")
     io.add_argument("--out", required=True, help="model folder to write (atomically)")
     io.add_argument("--curves", required=True,
                     help="folder for the DVCLive training curves (train/loss.tsv, train/lr.tsv, "

@@ -1,4 +1,4 @@
-"""Evaluation: scoring trained models on known years (PPL, CPL, CM) and the statistics on top.
+"""Evaluation: scoring trained models on known periods (PPL, CPL, CM) and the statistics on top.
 
 NLL scoring, generation metrics (content METEOR), significance, frequency buckets, staleness,
 the unigram reference and the human-evaluation kit.

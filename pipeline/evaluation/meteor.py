@@ -1,8 +1,8 @@
-"""Content METEOR (CM, §4.6): nltk-exact METEOR, and its max over a year's gold abstracts, fast.
+"""Content METEOR (CM, §4.6): nltk-exact METEOR, and its max over a period's gold abstracts, fast.
 
-CM scores a generated abstract by its best METEOR against *any* gold abstract of the target year.
+CM scores a generated abstract by its best METEOR against *any* gold abstract of the target period.
 The brute force calls nltk's ``single_meteor_score`` once per (generated, gold) pair; each call
-re-stems every word and re-reads WordNet, ~0.5-3 ms, times ~6,000 gold abstracts per year.
+re-stems every word and re-reads WordNet, ~0.5-3 ms, times ~6,000 gold abstracts per period.
 
 This module computes the same numbers, bit for bit, much faster:
 
@@ -191,12 +191,12 @@ class BestMatch:
 
 
 class GoldIndex:
-    """The gold abstracts of one year, encoded once, for repeated max-METEOR queries."""
+    """The gold abstracts of one period, encoded once, for repeated max-METEOR queries."""
 
     def __init__(self, references: Sequence[Sequence[str]], lexicon: Lexicon | None = None) -> None:
         if len(references) == 0:
             raise ValueError("no gold abstracts: content METEOR needs at least one gold abstract "
-                             "of the target year (check the split for that year)")
+                             "of the target period (check the split for that period)")
         self.lexicon = lexicon or Lexicon()
         self.refs = [self.lexicon.encode(r) for r in references]
         self.ref_len = np.array([len(w) for w, _ in self.refs], dtype=np.float64)
@@ -267,7 +267,7 @@ def brute_force_best(hypothesis: Sequence[str], references: Sequence[Sequence[st
 def content_meteor(generated: Sequence[str], gold: Sequence[str],
                    stopwords: frozenset[str]) -> list[BestMatch]:
     """CM (§4.6) of each generated abstract: max METEOR over the gold abstracts of the target
-    year, both sides reduced to content words (:func:`pipeline.evaluation.content.content_words`).
+    period, both sides reduced to content words (:func:`pipeline.evaluation.content.content_words`).
 
     The reported CM is the mean of the returned scores. An empty generated text is an error (it
     would silently score 0); a text without content words scores 0, as in nltk.
@@ -278,7 +278,7 @@ def content_meteor(generated: Sequence[str], gold: Sequence[str],
         raise ValueError(f"generated abstracts {empty[:5]} are empty: content METEOR needs text "
                          "(check the generation step)")
     if len(gold) == 0:
-        raise ValueError("no gold abstracts for the target year: content METEOR compares each "
-                         "generated abstract with that year's abstracts (check the dev/test split)")
+        raise ValueError("no gold abstracts for the target period: content METEOR compares each "
+                         "generated abstract with that period's abstracts (check the dev/test split)")
     index = GoldIndex([content_words(text, stopwords) for text in gold])
     return [index.best(content_words(text, stopwords)) for text in generated]

@@ -2,7 +2,7 @@
 
 Two tests, one per kind of item:
 
-* **Paired sign test** (PPL, CPL): the items are the abstracts of the scored year, which every
+* **Paired sign test** (PPL, CPL): the items are the abstracts of the scored period, which every
   model scores. For each abstract, count whether the model's per-token NLL is lower (better) or
   higher than the baseline's; ties carry no sign and are dropped. Under H0 "better and worse are
   equally likely" the number of "better" items is Binomial(n, 1/2), n = better + worse, and the

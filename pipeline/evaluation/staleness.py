@@ -1,10 +1,12 @@
-"""Staleness: how a model's PPL and CPL grow as the scored year moves away from its training data.
+"""Staleness: how a model's PPL and CPL grow as the scored period moves away from its training data.
 
-The score stage evaluates every year of ``score.years``, each with its own history; this module
-turns the per-variant means over seeds (:func:`pipeline.reports.results.summarize`, key ``"years"``) into
-a long table (``model``, ``year``, ``ppl``, ``cpl``: one DVC plot line per model) and Markdown
-tables with the slope of each metric per year (least squares over the scored years): the rate at
-which a model goes stale, and whether temporal history slows it.
+The score stage evaluates every period of ``score.periods``, each with its own history; this
+module turns the per-variant means over seeds (:func:`pipeline.reports.results.summarize`, key
+``"periods"``) into a long table (``model``, ``period``, ``ppl``, ``cpl``: one DVC plot line per
+model, rows in time order) and Markdown tables with the slope of each metric per period (least
+squares over the scored periods' ordinals, :mod:`pipeline.corpus.periods`): the rate at which a
+model goes stale, and whether temporal history slows it. For years the ordinal is the year, so
+the slope is per year, as before periods.
 """
 
 from __future__ import annotations
@@ -14,43 +16,60 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from pipeline.corpus.periods import NOUN, PER_YEAR, in_time_order, kind_of, ordinal
+
 STALENESS_METRICS = ("ppl", "cpl")
 
 
 def staleness_frame(summary: Mapping[str, dict], names: Mapping[str, str]) -> pd.DataFrame:
-    """Long table: one row per (model, year) with the seed-mean ``ppl`` and ``cpl``.
+    """Long table: one row per (model, period) with the seed-mean ``ppl`` and ``cpl``, periods in
+    time order (never alphabetical: ``2019H2`` before ``2020H1``).
 
-    ``summary[variant]["years"][str(year)]`` holds the metrics; ``names`` maps variant -> shown name.
+    ``summary[variant]["periods"][label]`` holds the metrics; ``names`` maps variant -> shown name.
     """
-    rows = [{"model": names[v], "year": int(y), **{m: entry["years"][y][m] for m in STALENESS_METRICS}}
-            for v, entry in summary.items() for y in sorted(entry["years"], key=int)]
-    return pd.DataFrame(rows, columns=["model", "year", *STALENESS_METRICS])
+    rows = [{"model": names[v], "period": p,
+             **{m: entry["periods"][p][m] for m in STALENESS_METRICS}}
+            for v, entry in summary.items() for p in in_time_order(entry["periods"])]
+    return pd.DataFrame(rows, columns=["model", "period", *STALENESS_METRICS])
 
 
-def slope(years: np.ndarray, values: np.ndarray) -> float | None:
-    """Least-squares change of ``values`` per year; None with fewer than two years."""
-    if len(years) < 2:
+def slope(periods: np.ndarray, values: np.ndarray) -> float | None:
+    """Least-squares change of ``values`` per period (``periods``: labels or ordinals); None
+    with fewer than two periods."""
+    if len(periods) < 2:
         return None
-    return float(np.polyfit(np.asarray(years, float), np.asarray(values, float), 1)[0])
+    x = [p if isinstance(p, (int, np.integer)) else ordinal(p) for p in periods]
+    return float(np.polyfit(np.asarray(x, float), np.asarray(values, float), 1)[0])
+
+
+def _in_last_year(period: str, last_corpus_year: int | None) -> bool:
+    return (last_corpus_year is not None
+            and ordinal(period) // PER_YEAR[kind_of(period)] == last_corpus_year)
 
 
 def staleness_markdown(frame: pd.DataFrame, last_corpus_year: int | None) -> str:
-    """A PPL table and a CPL table (rows: models, columns: years, then the slope per year)."""
-    years = sorted(frame["year"].unique())
+    """A PPL table and a CPL table (rows: models, columns: periods in time order, then the slope
+    per period). A period in the corpus's last year (``last_corpus_year``) is starred: that year
+    may be incomplete."""
+    periods = in_time_order(frame["period"])
+    noun = NOUN[kind_of(periods[0])] if periods else "period"
+    starred = [p for p in periods if _in_last_year(p, last_corpus_year)]
     parts = []
     for metric in STALENESS_METRICS:
-        heads = [f"{y}" + (" *" if y == last_corpus_year else "") for y in years]
-        lines = [f"| {metric.upper()} | " + " | ".join(heads) + " | per year |",
-                 "|---|" + "---:|" * (len(years) + 1)]
+        heads = [p + (" *" if p in starred else "") for p in periods]
+        lines = [f"| {metric.upper()} | " + " | ".join(heads) + f" | per {noun} |",
+                 "|---|" + "---:|" * (len(periods) + 1)]
         for model, part in frame.groupby("model", sort=False):
-            values = dict(zip(part["year"], part[metric]))
-            rate = slope(part["year"].to_numpy(), part[metric].to_numpy())
-            cells = [f"{values[y]:.2f}" if y in values else "—" for y in years]
+            values = dict(zip(part["period"], part[metric]))
+            rate = slope(part["period"].to_numpy(), part[metric].to_numpy())
+            cells = [f"{values[p]:.2f}" if p in values else "—" for p in periods]
             lines.append(f"| {model} | " + " | ".join(cells) + " | "
                          + ("—" if rate is None else f"{rate:+.2f}") + " |")
         parts.append("\n".join(lines))
     text = "\n\n".join(parts)
-    if last_corpus_year in years:
-        text += (f"\n\n\\* {last_corpus_year} is the last year of the corpus and may be incomplete "
+    if starred:
+        which = (f"{starred[0]} is the last year" if starred == [str(last_corpus_year)]
+                 else f"{', '.join(starred)} fall in {last_corpus_year}, the last year")
+        text += (f"\n\n\\* {which} of the corpus and may be incomplete "
                  "(the full export of 2024-08-15 covers 2024 only through August).")
     return text

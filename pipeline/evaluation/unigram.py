@@ -1,14 +1,14 @@
 """The unigram reference perplexity: how far above a context-free model each future LM is.
 
-A unigram LM predicts every token with the same distribution, the training years' token
-frequencies with add-one smoothing over the vocabulary — the same estimate as the per-year
+A unigram LM predicts every token with the same distribution, the training periods' token
+frequencies with add-one smoothing over the vocabulary — the same estimate as the per-period
 features (:func:`pipeline.features.frequencies.log_frequencies`), here from the counts of all training
-years summed::
+periods summed::
 
-    log p(w) = log((c_w + 1) / (N + |V|)),   c_w = sum over training years of count_i[w]
+    log p(w) = log((c_w + 1) / (N + |V|)),   c_w = sum over training periods of count_i[w]
 
 It is scored on exactly the tokens a model was scored on: the ``target_id`` column of the score
-stage's ``positions_<year>.parquet`` (one row per predicted token, after the model's context
+stage's ``positions_<label>.parquet`` (one row per predicted token, after the model's context
 length cut), so its perplexity is directly comparable with that model's PPL.
 """
 
@@ -20,18 +20,18 @@ from collections.abc import Iterable
 import numpy as np
 
 from pipeline.infra.errors import UserError
-from pipeline.features.frequencies import log_frequencies, read_year
+from pipeline.features.frequencies import log_frequencies, read_period
 from pipeline.models.perplexity import Perplexity, cross_entropy
 
 
 def summed_counts(paths: Iterable[str | os.PathLike[str]]) -> np.ndarray:
-    """Token counts of several per-year frequency files, summed (all must share one vocabulary)."""
+    """Token counts of several per-period frequency files, summed (all must share one vocabulary)."""
     total: np.ndarray | None = None
     for path in paths:
-        counts = read_year(path).counts
+        counts = read_period(path).counts
         if total is not None and counts.shape != total.shape:
             raise UserError(f"the frequency file has a vocabulary of {counts.shape[0]} tokens, the "
-                            f"other training years' have {total.shape[0]}", path=path,
+                            f"other training periods' have {total.shape[0]}", path=path,
                             fix="recompute the frequencies with one tokenizer (`dvc repro`)")
         total = counts.astype(np.int64) if total is None else total + counts
     if total is None:
