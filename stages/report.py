@@ -1,15 +1,14 @@
 """Stage `report`: the paper's Tables 2-3, staleness curves and long-tail metrics of every model.
 
-Reads data/scores/<variant>-s<seed>/ for every variant x seed (metrics.json, tokens_<year>,
-generations_<year>, positions_<year>.parquet) and the per-year frequency files, and writes
-reports/results.md (Table 3 with significance tests against the baseline, the unigram reference
-perplexity, staleness tables, NLL by history-frequency bucket, Table 2 examples), one small DVC
-metrics file per variant (metrics/variants/<variant>.json: dev and test PPL, CPL, CM), every
-number behind them in reports/results.json (stds, p-values and their log10, better/worse counts,
-seeds, each scored year), and CSVs for DVC plots: plots/results.csv (one row per variant),
-plots/staleness.csv (model, year, ppl, cpl) and plots/buckets.csv (model, year, bucket,
-history_bucket, n, mean_nll, nll_vs_baseline, recall10), plus PNG versions of the last two linked
-from the report.
+Reads data/scores/<variant>-s<seed>/ (metrics.json, tokens_, generations_, positions_<label>.parquet;
+labels of split.period's kind: 2021, 2021H1, 2021Q3, 2021-07) and the per-period frequency files.
+Writes reports/results.md (Table 3 with significance tests against the baseline, the unigram
+reference, staleness tables, NLL by history-frequency bucket, Table 2 examples; the text names the
+period kind: "test year", "test half-year"), metrics/variants/<variant>.json (dev and test PPL,
+CPL, CM: DVC metrics), reports/results.json (stds, p-values and their log10, better/worse counts,
+seeds, each scored period) and CSVs for DVC plots, periods in time order: plots/results.csv,
+plots/staleness.csv (model, period, ppl, cpl), plots/buckets.csv (model, period, bucket,
+history_bucket, n, mean_nll, nll_vs_baseline, recall10), and PNGs of the last two.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipeline.corpus.periods import in_time_order, span
 from pipeline.infra.errors import UserError
 from pipeline.reports.figures import line_panels
 from pipeline.infra.io import atomic_path, read_json, write_json
@@ -38,12 +38,12 @@ def last_corpus_year(corpus_counts: str | None) -> int | None:
     """The latest year with kept abstracts in reports/corpus.json (None without the file)."""
     if corpus_counts is None:
         return None
-    per_year = read_json(corpus_counts).get("per_year", {})
-    kept = [int(y) for y, entry in per_year.items() if entry.get("kept", 0) > 0]
+    kept = [int(y) for y, entry in read_json(corpus_counts).get("per_year", {}).items()
+            if entry.get("kept", 0) > 0]
     return max(kept) if kept else None
 
 
-def write_csv(frame, path: str) -> None:
+def write_csv(frame: pd.DataFrame, path: str) -> None:
     with atomic_path(path) as tmp:
         frame.to_csv(tmp, index=False, float_format="%.6g")
 
@@ -57,14 +57,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seeds", nargs="+", type=int, required=True, help="training seeds")
     add_options(p, ReportConfig, "report (params report.*)")
     p.add_argument("--frequencies", required=True,
-                   help="per-year frequency folder (data/features/frequencies), for the buckets")
-    p.add_argument("--window", type=int, required=True, help="history years m (features.window)")
-    p.add_argument("--train-years", nargs=2, type=int, required=True, metavar=("FIRST", "LAST"),
-                   help="training years (split.train_first, split.train_last): their frequency "
-                        "files give the unigram reference perplexity")
+                   help="per-period frequency folder (data/features/frequencies), for the buckets")
+    p.add_argument("--window", type=int, required=True, help="history periods m (features.window)")
+    p.add_argument("--train-periods", nargs=2, required=True, metavar=("FIRST", "LAST"),
+                   help="first and last training period, labels (split.train_first, "
+                        "split.train_last): their frequency files give the unigram reference "
+                        "perplexity")
     p.add_argument("--corpus-counts", default=None,
-                   help="reports/corpus.json (stage filter's per-year counts): marks the last "
-                        "corpus year as possibly partial")
+                   help="reports/corpus.json (stage filter's per-year counts): marks periods "
+                        "in the corpus's last year as possibly partial")
     p.add_argument("--out", required=True, help="Markdown report (reports/results.md)")
     p.add_argument("--metrics-dir", required=True,
                    help="DVC metrics, one small JSON per variant (metrics/variants)")
@@ -80,8 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     report = build_report(args)
     write_report(report, args)
     plot_figures(report, args.baseline)
-    print(f"wrote {args.out}, {args.metrics_dir}/, {args.details}, {args.plots}, {args.staleness}, "
-          f"{args.buckets} (+ PNGs)", file=sys.stderr)
+    print(f"wrote {args.out}, {args.metrics_dir}/, {args.details} and the plots", file=sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -103,8 +103,12 @@ def build_report(args: argparse.Namespace) -> Report:
     stale = staleness_frame(summary, names)
     buckets = bucket_frame(runs, args.variants, args.seeds, args.frequencies, args.window,
                            args.baseline)
-    first, last = args.train_years
-    unigram = unigram_reference(runs, args.frequencies, range(first, last + 1))
+    first, last = args.train_periods
+    try:
+        train = span(first, last)
+    except ValueError as err:
+        raise UserError(f"--train-periods {first} {last}: {err}", path="split.train_first") from None
+    unigram = unigram_reference(runs, args.frequencies, train)
     pngs = {k: str(Path(path).with_suffix(".png")) for k, path in
             (("staleness", args.staleness), ("buckets", args.buckets))}
     report_dir = Path(args.out).resolve().parent
@@ -131,15 +135,16 @@ def write_report(report: Report, args: argparse.Namespace) -> None:
 
 
 def plot_figures(report: Report, baseline: str) -> None:
-    """The PNGs linked from the report: staleness curves, and NLL by bucket in the last year."""
-    line_panels(report.staleness, "year", ["ppl", "cpl"], "model", report.pngs["staleness"],
-                ["PPL by scored year", "CPL by scored year"])
+    """The PNGs linked from the report: staleness curves (periods in time order), and NLL by
+    bucket in the last period."""
+    line_panels(report.staleness, "period", ["ppl", "cpl"], "model", report.pngs["staleness"],
+                ["PPL by scored period", "CPL by scored period"])
     buckets = report.buckets
-    last = buckets[buckets["year"] == buckets["year"].max()]
-    year = last["year"].iat[0]
+    period = in_time_order(buckets["period"])[-1]
+    last = buckets[buckets["period"] == period]
     line_panels(last, "bucket", ["mean_nll", "nll_vs_baseline"], "model", report.pngs["buckets"],
-                [f"mean NLL by history count ({year})",
-                 f"NLL minus {display_name(baseline)}'s ({year})"], categorical_x=True)
+                [f"mean NLL by history count ({period})",
+                 f"NLL minus {display_name(baseline)}'s ({period})"], categorical_x=True)
 
 if __name__ == "__main__":
     main()

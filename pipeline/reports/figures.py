@@ -1,7 +1,10 @@
 """PNG line plots for the Markdown reports (DVC renders the CSVs; these are for plain readers).
 
 Rendered with matplotlib's Agg backend, no timestamp in the file, so the same data gives the same
-bytes with the same matplotlib.
+bytes with the same matplotlib. A time axis of period labels (``2020``, ``2020H2``, ``2020Q3``,
+``2020-07``; :mod:`pipeline.corpus.periods`) is drawn at the periods' ordinals, so it runs in time
+(``2019H2`` before ``2020H1``, ``2020-09`` before ``2020-10``), ticked with the labels and titled
+with the kind's noun ("year", "half-year", ...); for years that is the axis it always was.
 """
 
 from __future__ import annotations
@@ -15,7 +18,27 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import pandas as pd  # noqa: E402
 
+from pipeline.corpus.periods import NOUN, kind_of, ordinal  # noqa: E402
 from pipeline.infra.io import atomic_path  # noqa: E402
+
+
+def _period_axis(values: pd.Series) -> tuple[pd.Series, str] | None:
+    """``(ordinals, noun)`` when ``values`` are period labels of one kind, else None."""
+    texts = values.astype(str)
+    try:
+        kinds = {kind_of(t) for t in texts}
+    except ValueError:
+        return None
+    if len(kinds) != 1 or not (pd.api.types.is_string_dtype(values)
+                               or pd.api.types.is_object_dtype(values)):
+        return None
+    return texts.map(ordinal), NOUN[kinds.pop()]
+
+
+def _time_ticks(ax: plt.Axes, values: pd.Series) -> None:
+    """Ticks at every period of ``values`` (labels), in time order."""
+    labels = {ordinal(t): t for t in values.astype(str)}
+    ax.set_xticks(sorted(labels), [labels[o] for o in sorted(labels)])
 
 
 def line_panels(frame: pd.DataFrame, x: str, ys: Sequence[str], group: str,
@@ -28,19 +51,25 @@ def line_panels(frame: pd.DataFrame, x: str, ys: Sequence[str], group: str,
     """
     fig, axes = plt.subplots(1, len(ys), figsize=(5 * len(ys), 3.6), squeeze=False)
     order = list(dict.fromkeys(frame[x]))
+    periods = None if categorical_x else _period_axis(frame[x])
     for ax, y, title in zip(axes[0], ys, titles):
         for name, part in frame.groupby(group, sort=False):
-            xs = [order.index(v) for v in part[x]] if categorical_x else part[x]
+            if categorical_x:
+                xs = [order.index(v) for v in part[x]]
+            else:
+                xs = part[x] if periods is None else periods[0].loc[part.index]
             ax.plot(xs, part[y], marker="o", linestyle="" if categorical_x else "-",
                     label=str(name))
         if categorical_x:
             ax.set_xticks(range(len(order)), [str(v) for v in order])
+        elif periods is not None:
+            _time_ticks(ax, frame[x])
         elif pd.api.types.is_integer_dtype(frame[x]):
             ax.set_xticks(sorted(set(frame[x])))
         if log_y:
             ax.set_yscale("log")
         ax.set_title(title)
-        ax.set_xlabel(x)
+        ax.set_xlabel(x if periods is None else periods[1])
         ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize="small")
     fig.tight_layout()
@@ -52,23 +81,25 @@ def line_panels(frame: pd.DataFrame, x: str, ys: Sequence[str], group: str,
 def history_forecast_panels(panels: dict[str, pd.DataFrame], path: str | os.PathLike[str],
                             ylabel: str = "log frequency") -> None:
     """One panel per forecaster: each word's observed values (solid) and its forecast (dashed,
-    from the last observed year). Frames: ``word``, ``year``, ``value``, ``forecast`` (bool)."""
+    from the last observed period). Frames: ``word``, ``period`` (labels), ``value``,
+    ``forecast`` (bool); the time axis is drawn at the periods' ordinals (module doc)."""
     cols = min(3, max(1, len(panels)))
     rows = -(-max(1, len(panels)) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.8 * rows), squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for ax, (title, frame) in zip(axes.flat, panels.items()):
+        frame = frame.assign(t=frame["period"].astype(str).map(ordinal))
         for word, part in frame.groupby("word", sort=False):
-            seen = part[~part["forecast"]].sort_values("year")
-            line, = ax.plot(seen["year"], seen["value"], marker="o", label=str(word))
+            seen = part[~part["forecast"]].sort_values("t")
+            line, = ax.plot(seen["t"], seen["value"], marker="o", label=str(word))
             ahead = pd.concat([seen.tail(1), part[part["forecast"]]])
-            ax.plot(ahead["year"], ahead["value"], linestyle="--", marker="x", color=line.get_color())
+            ax.plot(ahead["t"], ahead["value"], linestyle="--", marker="x", color=line.get_color())
         ax.set_title(title)
-        ax.set_xlabel("year")
+        ax.set_xlabel(NOUN[kind_of(str(frame["period"].iat[0]))] if len(frame) else "period")
         ax.set_ylabel(ylabel)
         if len(frame):
-            ax.set_xticks(sorted(set(frame["year"])))
+            _time_ticks(ax, frame["period"])
             ax.legend(fontsize="x-small")
         ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -1,6 +1,6 @@
 """Which variants differ beyond noise: an ordering is stated only where seeds and CPUs cannot flip it.
 
-The per-abstract tests of Table 3 say whether one *trained model* scores the year's abstracts
+The per-abstract tests of Table 3 say whether one *trained model* scores the period's abstracts
 differently from Baseline's; they say nothing about the *variant*, because a second seed trains
 another model. On the sample, variant differences are 1-2 % of PPL, of the order of what a seed or
 a CPU changes. So a pair of variants is ordered only when

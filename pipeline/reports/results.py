@@ -1,23 +1,26 @@
 """The paper's result tables from the score folders, plus staleness and long-tail metrics.
 
 Input: one folder per trained model, ``<scores>/<variant>-s<seed>/`` (score stage, layout in
-docs/design.md): ``metrics.json`` with ``dev_year``, ``test_year`` and ``years`` (every scored
-year), and per year ``tokens_<year>.parquet`` (per-abstract NLL sums), ``generations_<year>.parquet``
-(generated abstracts with CM) and ``positions_<year>.parquet`` (per-position NLL and top-10 hit).
-Output pieces, all deterministic:
+docs/design.md): ``metrics.json`` with ``dev_period``, ``test_period`` and ``periods`` (every
+scored period, by label: ``2021``, ``2021H1``, ``2021Q3``, ``2021-07``), and per period
+``tokens_<label>.parquet`` (per-abstract NLL sums), ``generations_<label>.parquet`` (generated
+abstracts with CM) and ``positions_<label>.parquet`` (per-position NLL and top-10 hit). Periods
+are listed in time order (by ordinal, :mod:`pipeline.corpus.periods`), never alphabetically, and
+the text names them with the run's period noun (:data:`pipeline.corpus.periods.NOUN`: "test
+year 2021", "test half-year 2021H1"). Output pieces, all deterministic:
 
 - Table 3: Dev and Test x PPL, CM, CPL per variant, mean ± sample std over seeds, with a
   two-sided test of each variant against the baseline (§4.7, :mod:`pipeline.evaluation.significance`):
   the exact sign test over abstracts for PPL/CPL, the exact rank-sum test over generated
   abstracts for CM; each item's score is averaged over seeds first (:func:`seed_mean_items`);
-- the unigram reference: PPL of the training years' add-one unigram model on the same tokens
+- the unigram reference: PPL of the training periods' add-one unigram model on the same tokens
   (:mod:`pipeline.evaluation.unigram`), so readers see how far above a context-free model each one is;
-- staleness: PPL and CPL of every scored year (:mod:`pipeline.evaluation.staleness`);
+- staleness: PPL and CPL of every scored period (:mod:`pipeline.evaluation.staleness`);
 - frequency buckets: NLL by history frequency, emerging tokens, recall@10 (:mod:`pipeline.evaluation.buckets`);
-- Table 2: the first generated abstracts of each variant for the test year;
+- Table 2: the first generated abstracts of each variant for the test period;
 - per variant, the headline DVC metrics (:func:`headline`: dev/test PPL, CPL, CM) and the full
   numbers beside them (:func:`details_json`: stds, p-values, better/worse counts, seeds, every
-  scored year); one flat row per variant and one sortable bucket label (DVC plots).
+  scored period); one flat row per variant and one sortable bucket label (DVC plots).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline.corpus.periods import NOUN, in_time_order, kind_of
 from pipeline.evaluation.buckets import BUCKETS, EMERGING, RARE_BUCKETS, bucket_metrics, load_bucket_features
 from pipeline.infra.errors import UserError
 from pipeline.evaluation.layout import METRICS_FILE, generations_file, positions_file, tokens_file
@@ -48,41 +52,42 @@ METRICS = ("ppl", "cm", "cpl")                      # Table 3 column order
 HIGHER_IS_BETTER = {"ppl": False, "cm": True, "cpl": False}
 @dataclass(frozen=True)
 class Run:
-    """The scores of one trained model (one variant, one seed) for every scored year."""
+    """The scores of one trained model (one variant, one seed) for every scored period."""
     variant: str
     seed: int
     folder: Path
     metrics: dict
-    tokens: dict[int, pd.DataFrame]
-    generations: dict[int, pd.DataFrame]
+    tokens: dict[str, pd.DataFrame]
+    generations: dict[str, pd.DataFrame]
 
     @property
-    def years(self) -> list[int]:
-        return sorted(int(y) for y in self.metrics["years"])
+    def periods(self) -> list[str]:
+        """The scored periods' labels in time order."""
+        return in_time_order(self.metrics["periods"])
 
-    def split_year(self, split: str) -> int:
-        return int(self.metrics[f"{split}_year"])
+    def split_period(self, split: str) -> str:
+        return str(self.metrics[f"{split}_period"])
 
-    def year_metrics(self, year: int) -> dict:
-        return self.metrics["years"][str(year)]
+    def period_metrics(self, period: str) -> dict:
+        return self.metrics["periods"][str(period)]
 
-    def items(self, year: int, metric: str) -> pd.Series:
+    def items(self, period: str, metric: str) -> pd.Series:
         """Per-item scores, indexed by item id: the abstract's key for PPL (NLL per token) and
         CPL (content NLL per content token; abstracts without content tokens dropped), the
         generated abstract's index for CM."""
         if metric == "cm":
-            gen = self.generations[year]
+            gen = self.generations[period]
             return pd.Series(gen["cm"].to_numpy(), index=gen["index"].to_numpy())
-        tok = self.tokens[year]
+        tok = self.tokens[period]
         if metric == "ppl":
             return pd.Series((tok["nll_sum"] / tok["n_tokens"]).to_numpy(), index=tok["key"])
         keep = tok["n_content"] > 0
         return pd.Series((tok["content_nll_sum"][keep] / tok["n_content"][keep]).to_numpy(),
                          index=tok["key"][keep])
 
-    def positions(self, year: int) -> pd.DataFrame:
-        """Per-position targets, NLLs and top-10 hits of ``year`` (read on demand: it is large)."""
-        return read_parquet(self.folder / positions_file(year),
+    def positions(self, period: str) -> pd.DataFrame:
+        """Per-position targets, NLLs and top-10 hits of ``period`` (read on demand: it is large)."""
+        return read_parquet(self.folder / positions_file(period),
                             columns=["target_id", "nll", "top10"])
 
 
@@ -94,14 +99,14 @@ def load_run(scores_dir: str | os.PathLike[str], variant: str, seed: int) -> Run
                         fix=f"score this model first (`dvc repro score-{run}`), or drop "
                             f"{variant!r}/seed {seed} from `experiment` in params.yaml")
     metrics = read_json(folder / METRICS_FILE)
-    if "years" not in metrics or "dev_year" not in metrics:
-        raise UserError("metrics.json predates per-year scoring (no `years`/`dev_year`)",
+    if "periods" not in metrics or "dev_period" not in metrics:
+        raise UserError("metrics.json predates per-period scoring (no `periods`/`dev_period`)",
                         path=folder / METRICS_FILE, fix=f"re-run `dvc repro score-{run}`")
-    years = sorted(int(y) for y in metrics["years"])
-    generations = {y: read_parquet(folder / generations_file(y)) for y in years
-                   if (folder / generations_file(y)).exists()}
+    periods = in_time_order(metrics["periods"])
+    generations = {p: read_parquet(folder / generations_file(p)) for p in periods
+                   if (folder / generations_file(p)).exists()}
     return Run(variant=variant, seed=seed, folder=folder, metrics=metrics,
-               tokens={y: read_parquet(folder / tokens_file(y)) for y in years},
+               tokens={p: read_parquet(folder / tokens_file(p)) for p in periods},
                generations=generations)
 
 
@@ -111,48 +116,50 @@ def load_runs(scores_dir: str | os.PathLike[str], variants: Sequence[str],
     first = next(iter(runs.values()))
     for (v, s), run in runs.items():
         for split in SPLITS:
-            if run.split_year(split) != first.split_year(split):
-                raise UserError(f"{v} seed {s} has {split} year {run.split_year(split)}, but "
-                                f"{first.variant} seed {first.seed} has {first.split_year(split)}",
-                                path=run.folder, fix="re-score every model with the same split years")
+            if run.split_period(split) != first.split_period(split):
+                raise UserError(f"{v} seed {s} has {split} period {run.split_period(split)}, but "
+                                f"{first.variant} seed {first.seed} has "
+                                f"{first.split_period(split)}", path=run.folder,
+                                fix="re-score every model with the same split periods")
     return runs
 
 
 def seed_mean_items(runs: dict[tuple[str, int], Run], variant: str, seeds: Sequence[int],
-                    year: int, metric: str) -> pd.Series:
+                    period: str, metric: str) -> pd.Series:
     """Each item's score averaged over seeds: one value per abstract (or generated index).
 
     Seeds re-train the same model on the same data; counting an abstract once per seed would
     treat k correlated scores as k independent items and shrink p-values (issue 8 §1).
     """
-    per_seed = [runs[(variant, s)].items(year, metric) for s in seeds]
+    per_seed = [runs[(variant, s)].items(period, metric) for s in seeds]
     table = pd.concat(per_seed, axis=1, join="inner")
     if any(len(series) != len(table) for series in per_seed):
-        raise ValueError(f"the seeds of {variant} scored different {metric} items in {year}: "
+        raise ValueError(f"the seeds of {variant} scored different {metric} items in {period}: "
                          "were they scored on the same data?")
     return table.mean(axis=1)
 
 
 def compare(runs: dict[tuple[str, int], Run], variant: str, baseline: str, seeds: Sequence[int],
-            year: int, metric: str) -> SignTest | RankSumTest:
+            period: str, metric: str) -> SignTest | RankSumTest:
     """``variant`` vs ``baseline`` on seed-averaged items: sign test (PPL/CPL, paired abstracts)
     or rank-sum test (CM, two independent samples of generated abstracts)."""
-    model = seed_mean_items(runs, variant, seeds, year, metric)
-    base = seed_mean_items(runs, baseline, seeds, year, metric)
+    model = seed_mean_items(runs, variant, seeds, period, metric)
+    base = seed_mean_items(runs, baseline, seeds, period, metric)
     if metric == "cm":
         return rank_sum_test(model.to_numpy(), base.to_numpy(), HIGHER_IS_BETTER[metric])
     common = model.index.intersection(base.index)
     if len(common) == 0:
-        raise ValueError(f"{variant} and {baseline} share no {year} items for {metric}: were "
-                         "they scored on the same year?")
+        raise ValueError(f"{variant} and {baseline} share no {period} items for {metric}: were "
+                         "they scored on the same period?")
     return paired_sign_test(model.loc[common].to_numpy(), base.loc[common].to_numpy(),
                             HIGHER_IS_BETTER[metric])
 
 
 def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
               baseline: str) -> dict[str, dict]:
-    """Per variant: {"seeds", split: {"year", metric, metric_std, metric_p, metric_log10_p,
-    metric_better, metric_worse}, "years": {year: {ppl, cpl, cm}}} (means over seeds).
+    """Per variant: {"seeds", split: {"period", metric, metric_std, metric_p, metric_log10_p,
+    metric_better, metric_worse}, "periods": {label: {ppl, cpl, cm}}} (means over seeds; periods
+    in time order).
 
     ``metric_log10_p`` is log10 of the p-value, computed in log space for the sign tests so it
     stays finite where the p-value itself underflows to 0.0 (see :func:`details_json`)."""
@@ -162,23 +169,23 @@ def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: 
     for v in variants:
         entry: dict = {"seeds": list(seeds)}
         for split in SPLITS:
-            year = runs[(v, seeds[0])].split_year(split)
-            stats: dict = {"year": year}
+            period = runs[(v, seeds[0])].split_period(split)
+            stats: dict = {"period": period}
             for metric in METRICS:
-                values = [float(runs[(v, s)].year_metrics(year)[metric]) for s in seeds]
+                values = [float(runs[(v, s)].period_metrics(period)[metric]) for s in seeds]
                 stats[metric] = float(np.mean(values))
                 stats[f"{metric}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else None
                 if v != baseline:
-                    test = compare(runs, v, baseline, seeds, year, metric)
+                    test = compare(runs, v, baseline, seeds, period, metric)
                     stats[f"{metric}_p"] = test.p_value
                     stats[f"{metric}_log10_p"] = _log10_p(test)
                     stats[f"{metric}_better"] = test.better
                     stats[f"{metric}_worse"] = test.worse
             entry[split] = stats
-        entry["years"] = {
-            str(y): {m: float(np.mean([runs[(v, s)].year_metrics(y)[m] for s in seeds]))
-                     for m in ("ppl", "cpl", "cm") if m in runs[(v, seeds[0])].year_metrics(y)}
-            for y in runs[(v, seeds[0])].years}
+        entry["periods"] = {
+            p: {m: float(np.mean([runs[(v, s)].period_metrics(p)[m] for s in seeds]))
+                for m in ("ppl", "cpl", "cm") if m in runs[(v, seeds[0])].period_metrics(p)}
+            for p in runs[(v, seeds[0])].periods}
         out[v] = entry
     return out
 
@@ -192,48 +199,48 @@ def _log10_p(test: SignTest | RankSumTest) -> float | None:
 def bucket_frame(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
                  frequencies_dir: str | os.PathLike[str], window: int,
                  baseline: str) -> pd.DataFrame:
-    """Bucket metrics per (model, year), averaged over seeds: columns ``model``, ``year``,
+    """Bucket metrics per (model, period), averaged over seeds: columns ``model``, ``period``,
     ``bucket``, ``n``, ``mean_nll``, ``nll_vs_baseline`` (minus the baseline's mean NLL in the
-    same year and bucket: where the history helps), ``recall10``."""
+    same period and bucket: where the history helps), ``recall10``; periods in time order."""
     frames = []
-    years = runs[(variants[0], seeds[0])].years
-    for year in years:
-        history, emerging = load_bucket_features(frequencies_dir, year, window)
+    for period in runs[(variants[0], seeds[0])].periods:
+        history, emerging = load_bucket_features(frequencies_dir, period, window)
         for v in variants:
             per_seed = []
             for s in seeds:
-                pos = runs[(v, s)].positions(year)
+                pos = runs[(v, s)].positions(period)
                 per_seed.append(bucket_metrics(pos["target_id"].to_numpy(), pos["nll"].to_numpy(),
                                                pos["top10"].to_numpy(), history, emerging))
             mean = pd.concat(per_seed).groupby("bucket", sort=False).mean()
-            frames.append(mean.reset_index().assign(model=display_name(v), year=year))
+            frames.append(mean.reset_index().assign(model=display_name(v), period=period))
     frame = pd.concat(frames, ignore_index=True)
     frame["n"] = frame["n"].round().astype("int64")
-    base = frame[frame["model"] == display_name(baseline)].set_index(["year", "bucket"])["mean_nll"]
+    base = frame[frame["model"] == display_name(baseline)].set_index(["period", "bucket"])["mean_nll"]
     frame["nll_vs_baseline"] = frame["mean_nll"].to_numpy() - base.reindex(
-        pd.MultiIndex.from_frame(frame[["year", "bucket"]])).to_numpy()
-    return frame[["model", "year", "bucket", "n", "mean_nll", "nll_vs_baseline", "recall10"]]
+        pd.MultiIndex.from_frame(frame[["period", "bucket"]])).to_numpy()
+    return frame[["model", "period", "bucket", "n", "mean_nll", "nll_vs_baseline", "recall10"]]
 
 
 def unigram_reference(runs: dict[tuple[str, int], Run], frequencies_dir: str | os.PathLike[str],
-                      train_years: Iterable[int]) -> dict[int, Perplexity]:
-    """The unigram model of the training years (:mod:`pipeline.evaluation.unigram`) scored on each scored
-    year's target tokens: every run scores the same tokens (one tokenizer, one context length), so
-    the first run's ``positions_<year>`` stand for all."""
-    counts = summed_counts(Path(frequencies_dir) / f"{y}.parquet" for y in train_years)
+                      train_periods: Iterable[str]) -> dict[str, Perplexity]:
+    """The unigram model of the training periods (labels; :mod:`pipeline.evaluation.unigram`)
+    scored on each scored period's target tokens: every run scores the same tokens (one
+    tokenizer, one context length), so the first run's ``positions_<label>`` stand for all."""
+    counts = summed_counts(Path(frequencies_dir) / f"{p}.parquet" for p in train_periods)
     first = next(iter(runs.values()))
-    return {year: unigram_perplexity(counts, first.positions(year)["target_id"].to_numpy())
-            for year in first.years}
+    return {period: unigram_perplexity(counts, first.positions(period)["target_id"].to_numpy())
+            for period in first.periods}
 
 
-def unigram_markdown(unigram: dict[int, Perplexity], summary: dict[str, dict]) -> str:
-    """One line per scored year: the unigram PPL, and how far below it the lowest model PPL is
+def unigram_markdown(unigram: dict[str, Perplexity], summary: dict[str, dict]) -> str:
+    """One line per scored period (time order): the unigram PPL, and how far below it the lowest model PPL is
     (a reference point, not a ranking: see :mod:`pipeline.reports.ranking`)."""
     lines = []
-    for year, ref in sorted(unigram.items()):
-        ppls = {v: e["years"][str(year)]["ppl"] for v, e in summary.items()}
+    for period in in_time_order(unigram):
+        ref = unigram[period]
+        ppls = {v: e["periods"][period]["ppl"] for v, e in summary.items()}
         best = min(ppls, key=ppls.get)
-        lines.append(f"- {year}: unigram PPL {ref.ppl:.2f} over {ref.n_tokens:,} tokens; lowest "
+        lines.append(f"- {period}: unigram PPL {ref.ppl:.2f} over {ref.n_tokens:,} tokens; lowest "
                      f"model PPL {display_name(best)} {ppls[best]:.2f} "
                      f"({ppls[best] / ref.ppl:.0%} of the unigram's)")
     return "\n".join(lines)
@@ -262,7 +269,7 @@ def _p(value: float | None) -> str:
 def table3(summary: dict[str, dict], baseline: str) -> tuple[str, str]:
     """Markdown Table 3 (metrics) and its companion table of p-values."""
     any_v = next(iter(summary.values()))
-    heads = [f"{s.capitalize()} {any_v[s]['year']} {m.upper()}" for s in SPLITS for m in METRICS]
+    heads = [f"{s.capitalize()} {any_v[s]['period']} {m.upper()}" for s in SPLITS for m in METRICS]
     lines = ["| Model | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
     p_lines = list(lines)
     for v, entry in summary.items():
@@ -276,44 +283,45 @@ def table3(summary: dict[str, dict], baseline: str) -> tuple[str, str]:
 
 
 def examples(runs: dict[tuple[str, int], Run], variants: Sequence[str], seed: int,
-             n: int, year: int) -> str:
-    """Markdown Table 2: the first ``n`` generated abstracts of each variant for ``year``."""
+             n: int, period: str) -> str:
+    """Markdown Table 2: the first ``n`` generated abstracts of each variant for ``period``."""
     parts = []
     for v in variants:
-        gen = runs[(v, seed)].generations[year].sort_values("index").head(n)
+        gen = runs[(v, seed)].generations[period].sort_values("index").head(n)
         parts.append(f"### {display_name(v)}\n")
         for row in gen.itertuples():
             parts.append(f"{row.index + 1}. (CM {row.cm:.4f}) {row.text.replace(chr(10), ' ')}\n")
     return "\n".join(parts)
 
 
-def significance_note(baseline: str, seeds: Sequence[int]) -> str:
+def significance_note(baseline: str, seeds: Sequence[int], noun: str = "year") -> str:
     averaged = (f"each item's score is first averaged over the {len(seeds)} seeds, so an item "
                 "counts once" if len(seeds) > 1 else "one seed")
     return (f"Two-sided tests against {display_name(baseline)} (p-values). PPL/CPL: exact sign "
-            "test; the items are the year's abstracts (per-token NLL of each abstract; for CPL, "
+            f"test; the items are the {noun}'s abstracts (per-token NLL of each abstract; for CPL, "
             "abstracts with content tokens), paired across models, ties dropped. CM: exact "
             "Wilcoxon-Mann-Whitney rank-sum test (exact permutation distribution with ties at "
             "mid-ranks); the items are the generated abstracts, two independent samples, since "
             f"abstract i of two models shares only a random seed. Over seeds: {averaged}.")
 
 
-def bucket_markdown(frame: pd.DataFrame) -> str:
-    """Mean NLL per history-frequency bucket and for emerging tokens, recall@10 for rare ones."""
+def bucket_markdown(frame: pd.DataFrame, noun: str = "year") -> str:
+    """Mean NLL per history-frequency bucket and for emerging tokens, recall@10 for rare ones;
+    one row per period (in ``frame``'s order) and model."""
     nll_heads = [f"NLL {b}" for b in (*BUCKETS, EMERGING)]
     rec_heads = [f"R@10 {b}" for b in RARE_BUCKETS]
-    lines = ["| Year | Model | " + " | ".join(nll_heads + rec_heads) + " |",
+    lines = [f"| {noun.capitalize()} | Model | " + " | ".join(nll_heads + rec_heads) + " |",
              "|---|---|" + "---:|" * (len(nll_heads) + len(rec_heads))]
-    counts = frame.drop_duplicates(["year", "bucket"]).set_index(["year", "bucket"])["n"]
-    for (year, model), part in frame.groupby(["year", "model"], sort=False):
+    counts = frame.drop_duplicates(["period", "bucket"]).set_index(["period", "bucket"])["n"]
+    for (period, model), part in frame.groupby(["period", "model"], sort=False):
         by = part.set_index("bucket")
         nll = [("—" if math.isnan(by.at[b, "mean_nll"]) else f"{by.at[b, 'mean_nll']:.2f}")
                for b in (*BUCKETS, EMERGING)]
         rec = [("—" if math.isnan(by.at[b, "recall10"]) else f"{by.at[b, 'recall10']:.3f}")
                for b in RARE_BUCKETS]
-        lines.append(f"| {year} | {model} | " + " | ".join(nll + rec) + " |")
-    sizes = "; ".join(f"{year}: " + ", ".join(f"{b} {counts[(year, b)]}" for b in (*BUCKETS, EMERGING))
-                      for year in dict.fromkeys(frame["year"]))
+        lines.append(f"| {period} | {model} | " + " | ".join(nll + rec) + " |")
+    sizes = "; ".join(f"{p}: " + ", ".join(f"{b} {counts[(p, b)]}" for b in (*BUCKETS, EMERGING))
+                      for p in dict.fromkeys(frame["period"]))
     return "\n".join(lines) + f"\n\nTarget positions per bucket ({sizes})."
 
 
@@ -330,19 +338,20 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
     an image path relative to the report.
     """
     first = runs[(variants[0], seeds[0])]
-    test_year = first.split_year("test")
+    test_period = first.split_period("test")
+    noun = NOUN[kind_of(test_period)]
     figures = figures or {}
-    parts = _table3_section(summary, seeds, baseline, len(first.generations[test_year]))
+    parts = _table3_section(summary, seeds, baseline, len(first.generations[test_period]), noun)
     parts += ["", "## Which variants differ", "", ranking_markdown(
         per_seed_metrics(runs, variants, seeds), len(seeds))]
     if unigram:
-        parts += _unigram_section(unigram, summary)
+        parts += _unigram_section(unigram, summary, noun)
     if staleness is not None:
-        parts += _staleness_section(staleness, figures.get("staleness"))
+        parts += _staleness_section(staleness, figures.get("staleness"), noun)
     if buckets is not None:
-        parts += _buckets_section(buckets, window, figures.get("buckets"))
-    parts += ["", f"## Table 2: generated abstracts for the test year ({test_year}, seed {seeds[0]})",
-              "", examples(runs, variants, seeds[0], n_examples, test_year)]
+        parts += _buckets_section(buckets, window, figures.get("buckets"), noun)
+    parts += ["", f"## Table 2: generated abstracts for the test {noun} ({test_period}, seed "
+              f"{seeds[0]})", "", examples(runs, variants, seeds[0], n_examples, test_period)]
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -351,18 +360,18 @@ def per_seed_metrics(runs: dict[tuple[str, int], Run], variants: Sequence[str],
     """``{(split label, metric): {variant: one value per seed}}`` for the ranking section."""
     out: dict[tuple[str, str], dict[str, list[float]]] = {}
     for split in SPLITS:
-        year = runs[(variants[0], seeds[0])].split_year(split)
+        period = runs[(variants[0], seeds[0])].split_period(split)
         for metric in METRICS:
-            out[(f"{split.capitalize()} {year}", metric)] = {
-                v: [float(runs[(v, s)].year_metrics(year)[metric]) for s in seeds]
+            out[(f"{split.capitalize()} {period}", metric)] = {
+                v: [float(runs[(v, s)].period_metrics(period)[metric]) for s in seeds]
                 for v in variants}
     return out
 
 
 def _table3_section(summary: dict[str, dict], seeds: Sequence[int], baseline: str,
-                    n_gen: int) -> list[str]:
+                    n_gen: int, noun: str = "year") -> list[str]:
     """The report's title and Table 3 with its p-values (``n_gen``: abstracts generated per
-    model for the test year)."""
+    model for the test period; ``noun``: the period kind's name)."""
     metrics_table, p_table = table3(summary, baseline)
     std_note = ("mean ± sample standard deviation over seeds " + ", ".join(map(str, seeds))
                 if len(seeds) > 1 else f"one seed ({seeds[0]}): no standard deviation")
@@ -373,43 +382,45 @@ def _table3_section(summary: dict[str, dict], seeds: Sequence[int], baseline: st
         "",
         "## Table 3: perplexity, content METEOR and content perplexity",
         "",
-        f"PPL and CPL (lower is better) over every dev/test abstract, each year scored with its own "
-        f"history; CM (higher is better) = mean over {n_gen} generated abstracts of the max METEOR "
-        f"against the year's gold abstracts, on content words. Cells: {std_note}.",
+        f"PPL and CPL (lower is better) over every dev/test abstract, each {noun} scored with its "
+        f"own history; CM (higher is better) = mean over {n_gen} generated abstracts of the max "
+        f"METEOR against the {noun}'s gold abstracts, on content words. Cells: {std_note}.",
         "",
         metrics_table,
         "",
-        significance_note(baseline, seeds),
+        significance_note(baseline, seeds, noun),
         "",
         p_table,
     ]
 
 
-def _unigram_section(unigram: dict[int, Perplexity], summary: dict[str, dict]) -> list[str]:
-    return ["", "Reference: a unigram model of the training years (token frequencies, add-one "
+def _unigram_section(unigram: dict[str, Perplexity], summary: dict[str, dict],
+                     noun: str = "year") -> list[str]:
+    return ["", f"Reference: a unigram model of the training {noun}s (token frequencies, add-one "
             "smoothed; `pipeline/evaluation/unigram.py`) scored on exactly the same target tokens. A "
             "model near it has learned little beyond word frequency.", "",
             unigram_markdown(unigram, summary)]
 
 
-def _staleness_section(staleness: str, figure: str | None) -> list[str]:
-    parts = ["", "## Staleness: PPL and CPL by scored year", "",
-             "Each year is scored with its own history (the years before it); the last column "
-             "is the least-squares change per year, i.e. how fast the model goes stale. "
+def _staleness_section(staleness: str, figure: str | None, noun: str = "year") -> list[str]:
+    parts = ["", f"## Staleness: PPL and CPL by scored {noun}", "",
+             f"Each {noun} is scored with its own history (the {noun}s before it); the last "
+             f"column is the least-squares change per {noun}, i.e. how fast the model goes stale. "
              "Means over seeds. DVC plot: `plots/staleness.csv`.", "", staleness]
     if figure is not None:
-        parts += ["", f"![PPL and CPL by year]({figure})"]
+        parts += ["", f"![PPL and CPL by {noun}]({figure})"]
     return parts
 
 
-def _buckets_section(buckets: pd.DataFrame, window: int | None, figure: str | None) -> list[str]:
+def _buckets_section(buckets: pd.DataFrame, window: int | None, figure: str | None,
+                     noun: str = "year") -> list[str]:
     parts = ["", "## Long tail: NLL by history frequency", "",
-             f"Mean NLL (nats per target token) of the scored year's target tokens, bucketed by "
-             f"their count in the {window} history years; *emerging* = log frequency rose in "
-             f"each of the last {window} years and the token occurred last year. R@10: share "
+             f"Mean NLL (nats per target token) of the scored {noun}'s target tokens, bucketed by "
+             f"their count in the {window} history {noun}s; *emerging* = log frequency rose in "
+             f"each of the last {window} {noun}s and the token occurred last {noun}. R@10: share "
              "of those positions whose target was among the model's 10 most likely tokens "
              "(rare buckets). Means over seeds. DVC plot: `plots/buckets.csv`.", "",
-             bucket_markdown(buckets)]
+             bucket_markdown(buckets, noun)]
     if figure is not None:
         parts += ["", f"![NLL by history frequency]({figure})"]
     return parts
@@ -444,7 +455,7 @@ def headline(entry: dict) -> dict:
 
 
 def details_json(summary: dict[str, dict], baseline: str) -> dict:
-    """``reports/results.json``: every variant's full :func:`summarize` entry (years, stds,
+    """``reports/results.json``: every variant's full :func:`summarize` entry (periods, stds,
     p-values against ``baseline``, better/worse counts, seeds), JSON-safe. A p-value below
     :data:`P_FLOOR` (underflowed to 0.0 for thousands of one-sided items) is stored as null, as
     the report prints it "< 1e-300"; ``<metric>_log10_p`` beside it always holds its log10 (null
