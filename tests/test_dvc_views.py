@@ -58,19 +58,19 @@ def summary() -> dict[str, dict]:
     """A report summary with long, realistic floats (what used to make lines ~9,000 wide)."""
     out = {}
     for i, v in enumerate(VARIANTS):
-        split = {s: {"year": y, "ppl": 413.1564967427601 + i, "cpl": 2290.4728657147457 + i,
+        split = {s: {"period": str(y), "ppl": 413.1564967427601 + i, "cpl": 2290.4728657147457 + i,
                      "cm": 0.06904691056955127, "ppl_std": 1.2345678901234567,
                      "ppl_p": 7.269710785464626e-74, "ppl_better": 2, "ppl_worse": 257}
                  for s, y in (("dev", PARAMS["split"]["dev"]),
                               ("test", PARAMS["split"]["test"]))}
-        years = {str(y): {"ppl": 400.0 + i + y % 10, "cpl": 2000.0 + i, "cm": 0.05}
-                 for y in (PARAMS["split"]["dev"], PARAMS["split"]["test"])}
-        out[v] = {"seeds": [0, 1, 2], **split, "years": years}
+        periods = {str(y): {"ppl": 400.0 + i + y % 10, "cpl": 2000.0 + i, "cm": 0.05}
+                   for y in (PARAMS["split"]["dev"], PARAMS["split"]["test"])}
+        out[v] = {"seeds": [0, 1, 2], **split, "periods": periods}
     return out
 
 
 def buckets_frame() -> pd.DataFrame:
-    rows = [{"model": display_name(v), "year": y, "bucket": b, "n": 10, "mean_nll": 11.0 - k,
+    rows = [{"model": display_name(v), "period": str(y), "bucket": b, "n": 10, "mean_nll": 11.0 - k,
              "nll_vs_baseline": 0.1, "recall10": 0.2}
             for y in (PARAMS["split"]["dev"], PARAMS["split"]["test"])
             for v in VARIANTS for k, b in enumerate((*BUCKETS, EMERGING))]
