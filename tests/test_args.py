@@ -49,10 +49,10 @@ def test_every_field_has_help_and_appears_in_the_stage_help() -> None:
 
 
 def test_values_types_and_special_words() -> None:
-    config = build(ScoreConfig, parser(SCORE).parse_args(["--years", "2022", "2023",
-                                                          "--generate-years"]))
-    assert config.years == (2022, 2023) and config.generate_years == ()
-    assert build(ScoreConfig, parser(SCORE).parse_args([])).generate_years is None
+    config = build(ScoreConfig, parser(SCORE).parse_args(["--periods", "2022H1", "2022H2",
+                                                          "--generate-periods"]))
+    assert config.periods == ("2022H1", "2022H2") and config.generate_periods == ()
+    assert build(ScoreConfig, parser(SCORE).parse_args([])).generate_periods is None
     ns = parser().parse_args(["--variant", "context2", "--alpha", "learned", "--freeze-lm",
                               "--n-generate", "7",
                               "--context-input", "paper", "--init-from", "data/models/baseline-s0"])
