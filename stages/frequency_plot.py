@@ -91,7 +91,7 @@ def frequency_files(paths: list[Path]) -> list[Path]:
         if path.is_dir():
             files += sorted(p for p in path.glob("*.parquet") if _is_label(p.stem))
         else:
-            files.append(path)  # a missing one is reported by read_year, with its stage
+            files.append(path)  # a missing one is reported by read_period, with its stage
     if not files:
         raise UserError("no <period>.parquet frequency files", path=" ".join(map(str, paths)),
                         fix="run `dvc repro frequencies` first")
