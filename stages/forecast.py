@@ -1,15 +1,16 @@
 """Stage `forecast-<variant>-s<seed>`: one trained future LM's forecast of the next period.
 
-For every year Y of --year and --backtest-years: the predicted vocabulary of Y (the mean
-next-token distribution with Y's bias over the abstracts of Y-1, teacher-forced) and, on the same
-contexts, with Y-1's bias (the reference for the predicted change); see pipeline/forecast/vocabulary.py.
-For --year also --n-generate abstracts with the paper's decoding settings. Year Y's own text is
-never read, so Y may lie beyond the corpus; its history (Y-m .. Y-1) and the abstracts of Y-1
-must exist. Forward passes and generation run in --precision (score.precision,
-as the score stage's).
+Periods are labels of split.period's kind (2024, 2024H1, 2024Q3, 2024-07); Y-1 is the period
+before Y (the one before 2021Q1 is 2020Q4). For every period Y of --period and
+--backtest-periods: the predicted vocabulary of Y (the mean next-token distribution with Y's bias
+over the abstracts of Y-1, teacher-forced) and, on the same contexts, with Y-1's bias (the
+reference for the predicted change); see pipeline/forecast/vocabulary.py. For --period also
+--n-generate abstracts with the paper's decoding settings. Period Y's own text is never read, so
+Y may lie beyond the corpus; its history (Y-m .. Y-1) and the abstracts of Y-1 must exist.
+Forward passes and generation run in --precision (score.precision, as the score stage's).
 
-Writes one atomic folder: vocab_<year>.parquet (token_id, log_prob, log_prob_prev),
-generations_<year>.parquet (index, seed, text, n_new_tokens, year) and forecast.json.
+Writes one atomic folder: vocab_<label>.parquet (token_id, log_prob, log_prob_prev),
+generations_<label>.parquet (index, seed, text, n_new_tokens, period) and forecast.json.
 Backtest scores need every model and the observed counts: stage `forecast_report`.
 """
 
@@ -22,7 +23,9 @@ from pathlib import Path
 import torch
 
 from pipeline.infra.device import pick_device
-from pipeline.forecast.vocabulary import reference_texts, vocabulary_forecast, year_history
+from pipeline.infra.errors import UserError
+from pipeline.corpus.periods import in_time_order, shift
+from pipeline.forecast.vocabulary import period_history, reference_texts, vocabulary_forecast
 from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings, generate_abstracts
 from pipeline.infra.io import atomic_path, write_json, write_parquet
@@ -40,15 +43,15 @@ def main(argv: list[str] | None = None) -> None:
     p = new_parser("python -m stages.forecast", __doc__)
     p.add_argument("--model", required=True, help="trained model folder (data/models/<variant>-s<seed>)")
     p.add_argument("--abstracts", required=True,
-                   help="corpus (data/corpus/abstracts.parquet): the reference contexts of Y-1")
+                   help="corpus (data/corpus/abstracts.parquet): the reference contexts, period Y-1")
     p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
     p.add_argument("--frequencies", default=None,
-                   help="per-year frequency folder (history; models with a bias)")
+                   help="per-period frequency folder (history; models with a bias)")
     p.add_argument("--embeddings", default=None,
-                   help="per-year embedding folder (history of the contextual variants)")
+                   help="per-period embedding folder (history of the contextual variants)")
     add_options(p, ForecastConfig, "forecast (params forecast.*)")
     p.add_argument("--out", required=True, help="output folder (data/forecast/<variant>-s<seed>)")
-    add_options(p, GenerationSettings, "future abstracts of --year (the paper's decoding settings)")
+    add_options(p, GenerationSettings, "future abstracts of --period (the paper's decoding settings)")
     p.add_argument("--precision", choices=PRECISIONS, default=ScoreConfig.precision,
                    help="numeric precision of the forward passes and generation, as scoring's "
                         "(params score.precision; pipeline/infra/precision.py)")
@@ -61,39 +64,43 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(runtime.threads)
     tok = load_tokenizer(args.tokenizer)
     model = load_future_lm(args.model, pick_device(runtime.device))
-    years = sorted({*args.backtest_years, args.year})
-    history = year_history(model, args.year, args.frequencies, args.embeddings,
-                           f"forecast {args.year}", args.tokenizer)   # fail early: before any pass
+    if args.period is None:
+        raise UserError("--period is required: the stage graph passes the resolved label",
+                        fix="run `make graph` (forecast.period null becomes the period after the "
+                            "last one known), or pass --period")
+    target, backtests = args.period, in_time_order(args.backtest_periods)
+    history = period_history(model, target, args.frequencies, args.embeddings,
+                             f"forecast {target}", args.tokenizer)   # fail early: before any pass
     vocab, info = {}, {}
     with compute_precision(model.device, args.precision):   # as the score stage's passes
-        for year in years:
-            start = time.perf_counter()
-            encoded, _ = encode_for_model(tok, reference_texts(args.abstracts, year),
+        for period in in_time_order({*backtests, target}):
+            start, before = time.perf_counter(), shift(period, -1)
+            encoded, _ = encode_for_model(tok, reference_texts(args.abstracts, period),
                                           model.context_length)
-            vocab[year] = vocabulary_forecast(model, encoded, year, args.frequencies,
-                                              args.embeddings, args.batch_size, tok.eos_token_id,
-                                              args.tokenizer)
+            vocab[period] = vocabulary_forecast(model, encoded, period, args.frequencies,
+                                                args.embeddings, args.batch_size, tok.eos_token_id,
+                                                args.tokenizer)
             n_positions = sum(len(ids) - 1 for ids in encoded)
-            info[str(year)] = {"reference_year": year - 1, "n_contexts": len(encoded),
-                               "n_positions": n_positions}
-            print(f"{model.variant}: vocabulary of {year} from {len(encoded)} abstracts of "
-                  f"{year - 1} ({n_positions} positions) in {time.perf_counter() - start:.1f} s",
+            info[period] = {"reference_period": before, "n_contexts": len(encoded),
+                            "n_positions": n_positions}
+            print(f"{model.variant}: vocabulary of {period} from {len(encoded)} abstracts of "
+                  f"{before} ({n_positions} positions) in {time.perf_counter() - start:.1f} s",
                   file=sys.stderr)
         start = time.perf_counter()
-        gens = generate_abstracts(model, tok, history, settings, desc=f"{args.year} generation")
-    gens["year"] = args.year
-    print(f"{model.variant}: {len(gens)} abstracts for {args.year} in "
+        gens = generate_abstracts(model, tok, history, settings, desc=f"{target} generation")
+    gens["period"] = target
+    print(f"{model.variant}: {len(gens)} abstracts for {target} in "
           f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
 
     with atomic_path(args.out) as tmp:
         tmp.mkdir()
-        for year, frame in vocab.items():
-            write_parquet(frame, Path(tmp) / f"vocab_{year}.parquet",
-                          metadata={"year": str(year), "variant": model.variant})
-        write_parquet(gens, Path(tmp) / f"generations_{args.year}.parquet",
+        for period, frame in vocab.items():
+            write_parquet(frame, Path(tmp) / f"vocab_{period}.parquet",
+                          metadata={"period": period, "variant": model.variant})
+        write_parquet(gens, Path(tmp) / f"generations_{target}.parquet",
                       metadata={"generation_settings": settings.to_json(), "variant": model.variant})
-        write_json({"variant": model.variant, "seed": model.seed, "forecast_year": args.year,
-                    "backtest_years": sorted(args.backtest_years), "years": info,
+        write_json({"variant": model.variant, "seed": model.seed, "forecast_period": target,
+                    "backtest_periods": backtests, "periods": info,
                     "context_length": model.context_length}, Path(tmp) / "forecast.json")
     print(f"wrote {args.out}", file=sys.stderr)
 

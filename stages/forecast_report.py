@@ -1,8 +1,9 @@
 """Stage `forecast_report`: reports/forecast.md from every model's forecast.
 
 Reads data/forecast/<variant>-s<seed>/ for every variant x seed (stage `forecast`), the observed
-per-year counts (data/features/frequencies), the tokenizer and stopwords (content tokens, words)
-and the abstracts of the year before the forecast year (which tokens are whole words). Writes
+per-period counts (data/features/frequencies), the tokenizer and stopwords (content tokens, words)
+and the abstracts of the period before the forecast period (which tokens are whole words).
+Periods are labels of split.period's kind (2024, 2024H1, 2024Q3, 2024-07). Writes
 reports/forecast.md (backtests with naive forecasters and bootstrap intervals, rising/falling
 terms, generated abstracts), reports/forecast.json (the backtest numbers; plain JSON, not DVC
 metrics: one line of `dvc metrics show` per number would not fit a terminal) and a PNG of the top
@@ -20,7 +21,8 @@ from pipeline.infra.errors import UserError
 from pipeline.reports.figures import history_forecast_panels
 from pipeline.forecast.vocabulary import reference_texts, whole_word_mask
 from pipeline.reports.forecast import load_forecasts, read_frequencies, render
-from pipeline.features.windows import history_years
+from pipeline.corpus.periods import in_time_order
+from pipeline.features.windows import history_periods
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.runs import run_name
 from pipeline.features.tokenizer import encode_abstracts, load_tokenizer
@@ -33,11 +35,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--forecasts", required=True, help="folder of forecast folders (data/forecast)")
     p.add_argument("--variants", nargs="+", required=True, help="variants, in table order")
     p.add_argument("--seeds", nargs="+", type=int, required=True, help="training seeds")
-    p.add_argument("--year", type=int, required=True, help="the forecast year (forecast.year)")
-    p.add_argument("--backtest-years", type=int, nargs="*", default=[],
-                   help="years with known text to score the forecasts on (forecast.backtest_years)")
-    p.add_argument("--window", type=int, required=True, help="history years m (features.window)")
-    p.add_argument("--frequencies", required=True, help="per-year frequency folder (observed counts)")
+    p.add_argument("--period", required=True,
+                   help="the forecast period, a label (forecast.period, resolved by the graph)")
+    p.add_argument("--backtest-periods", nargs="*", default=[],
+                   help="periods with known text to score the forecasts on "
+                        "(forecast.backtest_periods)")
+    p.add_argument("--window", type=int, required=True, help="history periods m (features.window)")
+    p.add_argument("--frequencies", required=True,
+                   help="per-period frequency folder (observed counts)")
     p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
     p.add_argument("--stopwords", required=True, help="the paper's stopword list (content tokens)")
     p.add_argument("--abstracts", required=True, help="corpus (data/corpus/abstracts.parquet)")
@@ -50,28 +55,28 @@ def main(argv: list[str] | None = None) -> None:
     if args.window < 1:
         raise UserError(f"--window must be >= 1, got {args.window}", path="features.window")
     forecasts = load_forecasts(args.forecasts, args.variants, args.seeds)
+    backtests = in_time_order(args.backtest_periods)
     for (v, s), f in forecasts.items():
-        have = {int(y) for y in f.info["years"]}
-        if f.info["forecast_year"] != args.year or not {*args.backtest_years, args.year} <= have:
-            raise UserError(f"the forecast of {v} seed {s} covers {sorted(have)} for forecast year "
-                            f"{f.info['forecast_year']}, not {args.year} with backtests "
-                            f"{args.backtest_years}", path=Path(args.forecasts) / run_name(v, s),
+        have = set(f.info["periods"])
+        if f.info["forecast_period"] != args.period or not {*backtests, args.period} <= have:
+            raise UserError(f"the forecast of {v} seed {s} covers {in_time_order(have)} for "
+                            f"forecast period {f.info['forecast_period']}, not {args.period} with "
+                            f"backtests {backtests}", path=Path(args.forecasts) / run_name(v, s),
                             fix=f"re-run `dvc repro forecast-{run_name(v, s)}`")
-    needed = {y for by in args.backtest_years for y in (by, *history_years(by, args.window))}
-    needed |= set(history_years(args.year, args.window))
-    # Exactly these years are read (the stage's declared deps); the risers plot shows them all.
-    freqs = read_frequencies(args.frequencies, sorted(needed), "the forecast report")
+    needed = {p for by in backtests for p in (by, *history_periods(by, args.window))}
+    needed |= set(history_periods(args.period, args.window))
+    # Exactly these periods are read (the stage's declared deps); the risers plot shows them all.
+    freqs = read_frequencies(args.frequencies, in_time_order(needed), "the forecast report")
 
     tok = load_tokenizer(args.tokenizer)
     content = content_token_mask(tok, load_stopwords(args.stopwords))
-    reference = encode_abstracts(tok, reference_texts(args.abstracts, args.year),
+    reference = encode_abstracts(tok, reference_texts(args.abstracts, args.period),
                                  max_length=sys.maxsize)
     whole = whole_word_mask(tok, content, reference)
     words = [w.strip() for w in tok.batch_decode([[i] for i in range(len(content))])]
     figure = os.path.relpath(Path(args.plot).resolve(), Path(args.out).resolve().parent)
-    text, metrics, panels = render(forecasts, args.variants, args.seeds, args.year,
-                                   sorted(args.backtest_years), freqs, content, whole, words,
-                                   args.window, figure=figure)
+    text, metrics, panels = render(forecasts, args.variants, args.seeds, args.period, backtests,
+                                   freqs, content, whole, words, args.window, figure=figure)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text, encoding="utf-8")
     write_json(metrics, args.json)

@@ -32,9 +32,9 @@ def _export(args: argparse.Namespace) -> None:
     frames = []
     for variant in args.variants:
         folder = Path(args.scores) / run_name(variant, args.seed)
-        # Score folders are per year; metrics.json says which year is the dev / test year.
-        year = read_json(folder / METRICS_FILE)[f"{args.split}_year"]
-        gen = read_parquet(folder / generations_file(year)).sort_values("index")
+        # Score folders are per period; metrics.json says which is the dev / test period.
+        period = read_json(folder / METRICS_FILE)[f"{args.split}_period"]
+        gen = read_parquet(folder / generations_file(period)).sort_values("index")
         if args.per_variant:
             gen = gen.head(args.per_variant)
         frames.append(gen.assign(variant=variant, seed=args.seed, split=args.split))
@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--variants", nargs="+", required=True, help="variants to include")
     e.add_argument("--seed", type=int, default=0, help="training seed of the models to use")
     e.add_argument("--split", default="test", choices=("dev", "test"),
-                   help="whose generations (the paper evaluated the test year)")
+                   help="whose generations: the dev or the test period's (the paper evaluated the "
+                        "test year)")
     e.add_argument("--per-variant", type=int, default=0,
                    help="first N generated abstracts per variant (0: all)")
     e.add_argument("--shuffle-seed", type=int, default=0, help="seed of the item order")

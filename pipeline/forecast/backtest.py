@@ -1,6 +1,6 @@
-"""Backtests: how good a vocabulary forecast for year Y was, once Y's text is known (issue 10 §2).
+"""Backtests: how good a vocabulary forecast for period Y was, once Y's text is known (issue 10 §2).
 
-* **Vocabulary forecast error**: the cross-entropy of year Y's observed token counts ``c`` under
+* **Vocabulary forecast error**: the cross-entropy of period Y's observed token counts ``c`` under
   the predicted distribution ``p̂``, ``H = −Σ_w c_w log p̂_w / Σ_w c_w`` (nats per token), reported
   as the unigram perplexity ``exp(H)`` (:func:`pipeline.models.perplexity.cross_entropy`). Lower
   is better.
@@ -12,7 +12,7 @@
   ``ceil(0.1 n)`` largest Δ). Ties are broken by token id. A forecaster that predicts no change
   (persistence, Baseline) has no ranking: both are undefined (NaN) for it.
 * **Uncertainty**: percentile bootstrap 95 % intervals over tokens, :data:`N_BOOTSTRAP`
-  replicates with a fixed seed. For the forecast error the year's token occurrences are resampled
+  replicates with a fixed seed. For the forecast error the period's token occurrences are resampled
   (a multinomial draw of N tokens from the observed counts); for trends the trend tokens are
   resampled. Every forecaster is scored on the same replicates, so differences between them have
   paired intervals too.
@@ -35,15 +35,15 @@ SEED = 0
 
 
 def unigram_perplexity(counts: np.ndarray, log_p: np.ndarray) -> float:
-    """The forecast error as a perplexity: ``exp(H)`` of the year's ``counts`` under ``log_p``."""
+    """The forecast error as a perplexity: ``exp(H)`` of the period's ``counts`` under ``log_p``."""
     return perplexity(cross_entropy(counts, log_p))
 
 
-def trend_tokens(counts_prev: np.ndarray, counts_year: np.ndarray, content: np.ndarray,
+def trend_tokens(counts_prev: np.ndarray, counts_period: np.ndarray, content: np.ndarray,
                  min_count: int = MIN_COUNT) -> np.ndarray:
-    """bool ``[|V|]``: content tokens seen >= ``min_count`` times in both years."""
+    """bool ``[|V|]``: content tokens seen >= ``min_count`` times in both periods."""
     return (np.asarray(content, bool) & (np.asarray(counts_prev) >= min_count)
-            & (np.asarray(counts_year) >= min_count))
+            & (np.asarray(counts_period) >= min_count))
 
 
 def spearman(predicted: np.ndarray, observed: np.ndarray) -> float:
@@ -93,7 +93,7 @@ def _precision_rows(pred: np.ndarray, obs: np.ndarray, k: int, top_fraction: flo
 def bootstrap_cross_entropy(counts: np.ndarray, log_ps: np.ndarray,
                             n_boot: int = N_BOOTSTRAP, seed: int = SEED) -> np.ndarray:
     """``[n_boot, F]`` cross-entropies of ``F`` forecasts (rows of ``log_ps``) on resampled
-    token occurrences of the year (multinomial with the observed proportions)."""
+    token occurrences of the period (multinomial with the observed proportions)."""
     counts = np.asarray(counts, dtype=np.int64)
     log_ps = np.asarray(log_ps, dtype=np.float64)[:, :len(counts)]
     n = int(counts.sum())

@@ -1,31 +1,35 @@
-"""Forecasting a year's vocabulary: the future LM's predicted distribution and naive forecasters.
+"""Forecasting a period's vocabulary: the future LM's predicted distribution and naive forecasters.
 
-**Predicted vocabulary of year Y** (issue 10 §1). A future LM with year Y's bias (its history
+Periods are labels (``2024``, ``2024H1``, ``2024Q3``, ``2024-07``; :mod:`pipeline.corpus.periods`);
+``Y−1`` is the period before ``Y`` (:func:`pipeline.corpus.periods.shift`, across year
+boundaries: the period before ``2021Q1`` is ``2020Q4``), and ``Y−m .. Y−1`` its history window.
+
+**Predicted vocabulary of period Y** (issue 10 §1). A future LM with period Y's bias (its history
 ``Y-m .. Y-1``) reads a fixed set of *reference contexts*, the abstracts of the last observed
-year ``Y-1``, teacher-forced; its predicted vocabulary is the mean of its next-token softmax over
+period ``Y-1``, teacher-forced; its predicted vocabulary is the mean of its next-token softmax over
 every position that predicts a token (the positions scored by PPL: the abstract's tokens and the
 closing EOS, cut at the model's context length)::
 
     p̂_Y(w) = (1 / #positions) · Σ_{abstracts a of Y-1} Σ_t softmax(z_{a,t} + B_Y)[w]
 
-It sums to 1, needs no text of year Y, and for Baseline (no history) it does not depend on Y:
+It sums to 1, needs no text of period Y, and for Baseline (no history) it does not depend on Y:
 Baseline is the "no change" LM forecaster. :func:`predicted_distribution` computes it in one
 batched pass over the contexts (no Python loop per token).
 
-**Predicted change** of token w in year Y (the ranking of rising and falling terms, and the
+**Predicted change** of token w in period Y (the ranking of rising and falling terms, and the
 trend backtests): ``Δ̂_Y(w) = log p̂_Y(w) − log p̂'_{Y−1}(w)``, where ``p̂'_{Y−1}`` is the same model
-on the *same* contexts with year ``Y−1``'s bias. Both terms share the LM and the contexts, so
+on the *same* contexts with period ``Y−1``'s bias. Both terms share the LM and the contexts, so
 their difference is exactly what the temporal history predicts will change; comparing p̂_Y with
 the observed frequencies of Y−1 instead would mix in how far the LM's unigram distribution is from
-the data (an LM trained years earlier), which is not a forecast. Baseline's Δ̂ is 0.
+the data (an LM trained periods earlier), which is not a forecast. Baseline's Δ̂ is 0.
 
-**Naive forecasters** (computed from the observed counts of the history years only):
+**Naive forecasters** (computed from the observed counts of the history periods only):
 
-* persistence: year Y−1's add-one smoothed unigram distribution (the frequency features'
+* persistence: period Y−1's add-one smoothed unigram distribution (the frequency features'
   ``exp(log_freq)``), predicted change 0;
 * linear extrapolation: each token's smoothed log frequency over ``Y−m .. Y−1`` fitted by least
   squares and evaluated at Y, then renormalised; its predicted change is the extrapolated log
-  frequency minus the observed one of Y−1 (for m = 2, the last year's change, repeated).
+  frequency minus the observed one of Y−1 (for m = 2, the last period's change, repeated).
 
 **Whole word** (for showing terms as words): a CPL content token (:mod:`pipeline.evaluation.content`) that
 begins a word (its text starts with the leading-space marker and the rest is letters, digits,
@@ -45,18 +49,20 @@ import pandas as pd
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from pipeline.corpus.years import missing_feature_fix, year_abstracts
+from pipeline.corpus.by_period import missing_feature_fix, period_abstracts
+from pipeline.corpus.periods import ordinal, shift
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import FutureLM
 from pipeline.features.frequencies import log_frequencies
-from pipeline.features.history import YearHistory, load_history
+from pipeline.features.history import PeriodHistory, load_history
+from pipeline.features.windows import history_periods
 from pipeline.models.encoding import longest_first
 from pipeline.models.nll import IGNORE, MAX_ELEMENTS, collate, next_token_targets
 
 
 @torch.no_grad()
 def predicted_distribution(model: FutureLM, encoded: Sequence[Sequence[int]],
-                           history: YearHistory | None, batch_size: int = 8,
+                           history: PeriodHistory | None, batch_size: int = 8,
                            pad_id: int = 0) -> np.ndarray:
     """Mean next-token distribution ``float64 [|V_out|]`` of ``model`` with ``history``'s bias
     over every predicting position of ``encoded`` (token ids per context, already cut).
@@ -83,7 +89,7 @@ def predicted_distribution(model: FutureLM, encoded: Sequence[Sequence[int]],
 
 
 def _softmax_sums(model: FutureLM, encoded: Sequence[Sequence[int]], order: list[int],
-                  history: YearHistory | None, batch_size: int, pad_id: int,
+                  history: PeriodHistory | None, batch_size: int, pad_id: int,
                   device: torch.device) -> tuple[torch.Tensor, int]:
     total: torch.Tensor | None = None
     positions = 0
@@ -104,27 +110,31 @@ def _softmax_sums(model: FutureLM, encoded: Sequence[Sequence[int]], order: list
 
 
 def persistence(last_counts: np.ndarray) -> np.ndarray:
-    """Year Y−1's add-one smoothed unigram distribution ``(c + 1) / (N + |V|)``: the frequency
+    """Period Y−1's add-one smoothed unigram distribution ``(c + 1) / (N + |V|)``: the frequency
     features' estimate (:func:`pipeline.features.frequencies.log_frequencies`), exponentiated."""
     return np.exp(log_frequencies(last_counts))
 
 
-def linear_extrapolation(log_freq: np.ndarray, years: Sequence[int], year: int) -> np.ndarray:
-    """Per token, the least-squares line through ``log_freq`` ``[|V|, m]`` (columns = ``years``)
-    evaluated at ``year``, as a distribution (softmax of the extrapolated log frequencies).
+def linear_extrapolation(log_freq: np.ndarray, periods: Sequence[str | int],
+                         period: str | int) -> np.ndarray:
+    """Per token, the least-squares line through ``log_freq`` ``[|V|, m]`` (columns =
+    ``periods``, labels) evaluated at ``period``, as a distribution (softmax of the extrapolated
+    log frequencies). Time is the periods' ordinals (consecutive within a kind; for years the
+    years themselves), so the slope is per period.
 
-    With one history year it is persistence.
+    With one history period it is persistence.
     """
     log_freq = np.asarray(log_freq, dtype=np.float64)
-    x = np.asarray(years, dtype=np.float64)
+    x = np.asarray([ordinal(p) for p in periods], dtype=np.float64)
+    at = float(ordinal(period))
     if log_freq.ndim != 2 or log_freq.shape[1] != len(x):
-        raise ValueError(f"log_freq {log_freq.shape} does not match {len(x)} years")
+        raise ValueError(f"log_freq {log_freq.shape} does not match {len(x)} periods")
     if len(x) == 1:
         predicted = log_freq[:, 0]
     else:
         xc = x - x.mean()
         slope = log_freq @ xc / (xc @ xc)
-        predicted = log_freq.mean(axis=1) + slope * (year - x.mean())
+        predicted = log_freq.mean(axis=1) + slope * (at - x.mean())
     predicted = predicted - predicted.max()
     p = np.exp(predicted)
     return p / p.sum()
@@ -168,56 +178,60 @@ def rank_terms(delta: np.ndarray, eligible: np.ndarray, k: int) -> tuple[np.ndar
     return up[np.lexsort((up, -delta[up]))][:k], down[np.lexsort((down, delta[down]))][:k]
 
 
-def reference_texts(corpus: str | os.PathLike[str], year: int) -> list[str]:
-    """The reference contexts of a forecast for ``year``: the abstracts of ``year − 1`` in the
-    corpus table (:func:`pipeline.corpus.years.year_abstracts`)."""
-    return year_abstracts(corpus, year - 1, purpose=f"forecast {year} (its reference contexts "
-                                                    f"are the abstracts of {year - 1})")
+def reference_texts(corpus: str | os.PathLike[str], period: str | int) -> list[str]:
+    """The reference contexts of a forecast for ``period``: the abstracts of the period before it
+    in the corpus table (:func:`pipeline.corpus.by_period.period_abstracts`)."""
+    prev = shift(period, -1)
+    return period_abstracts(corpus, prev, purpose=f"forecast {period} (its reference contexts "
+                                                  f"are the abstracts of {prev})")
 
 
-def year_history(model: FutureLM, year: int, frequencies_dir: str | os.PathLike[str] | None,
-                 embeddings_dir: str | os.PathLike[str] | None, purpose: str,
-                 tokenizer: str | os.PathLike[str] | None = None) -> YearHistory | None:
-    """``load_history`` for the bias of ``year`` (None for Baseline), errors naming ``purpose``;
-    ``tokenizer`` (its folder) makes feature files of another tokenizer an error."""
+def period_history(model: FutureLM, period: str | int,
+                   frequencies_dir: str | os.PathLike[str] | None,
+                   embeddings_dir: str | os.PathLike[str] | None, purpose: str,
+                   tokenizer: str | os.PathLike[str] | None = None) -> PeriodHistory | None:
+    """``load_history`` for the bias of ``period`` (None for Baseline), errors naming
+    ``purpose``; ``tokenizer`` (its folder) makes feature files of another tokenizer an error."""
     kinds = model.history_kinds
     if not kinds:
         return None
     if frequencies_dir is None or ("embeddings" in kinds and embeddings_dir is None):
         flags = "--frequencies and --embeddings" if "embeddings" in kinds else "--frequencies"
-        raise UserError(f"cannot {purpose}: the {model.variant} model reads the per-year features "
+        raise UserError(f"cannot {purpose}: the {model.variant} model reads the per-period features "
                         f"{sorted(kinds)}", fix=f"pass {flags}")
     try:
-        return load_history(year, model.window, frequencies_dir, embeddings_dir, kinds=kinds,
+        return load_history(period, model.window, frequencies_dir, embeddings_dir, kinds=kinds,
                             tokenizer=tokenizer)
     except UserError as err:
         raise UserError(f"cannot {purpose}: {err.what}", path=err.path, fix=err.fix) from None
     except FileNotFoundError as err:
-        raise UserError(f"cannot {purpose}: the history of {year} (years {year - model.window}"
-                        f"..{year - 1}) is incomplete: {err}",
-                        fix=missing_feature_fix(*(f"{kind}@{y}" for kind in sorted(kinds)
-                                                  for y in range(year - model.window, year)))
-                        ) from None
+        window = history_periods(period, model.window)
+        raise UserError(f"cannot {purpose}: the history of {period} (periods {window[0]}"
+                        f"..{window[-1]}) is incomplete: {err}",
+                        fix=missing_feature_fix(*(f"{kind}@{p}" for kind in sorted(kinds)
+                                                  for p in window))) from None
 
 
-def vocabulary_forecast(model: FutureLM, encoded: Sequence[Sequence[int]], year: int,
+def vocabulary_forecast(model: FutureLM, encoded: Sequence[Sequence[int]], period: str | int,
                         frequencies_dir: str | os.PathLike[str] | None,
                         embeddings_dir: str | os.PathLike[str] | None, batch_size: int = 8,
                         pad_id: int = 0, tokenizer: str | os.PathLike[str] | None = None
                         ) -> pd.DataFrame:
     """One row per output token id: ``log_prob`` = log p̂_Y and ``log_prob_prev`` = log p̂'_{Y−1}
     on the same contexts ``encoded`` (module doc). Baseline needs one pass (they are equal)."""
-    history = year_history(model, year, frequencies_dir, embeddings_dir, f"forecast {year}",
-                           tokenizer)
-    p_year = predicted_distribution(model, encoded, history, batch_size, pad_id)
+    history = period_history(model, period, frequencies_dir, embeddings_dir,
+                             f"forecast {period}", tokenizer)
+    p_next = predicted_distribution(model, encoded, history, batch_size, pad_id)
     if history is None:
-        p_prev = p_year
+        p_prev = p_next
     else:
-        prev = year_history(model, year - 1, frequencies_dir, embeddings_dir,
-                            f"measure the predicted change of {year} against {year - 1}", tokenizer)
+        before = shift(period, -1)
+        prev = period_history(model, before, frequencies_dir, embeddings_dir,
+                              f"measure the predicted change of {period} against {before}",
+                              tokenizer)
         p_prev = predicted_distribution(model, encoded, prev, batch_size, pad_id)
     # A probability can underflow to 0 in fp32 softmax; the floor keeps logs finite.
     tiny = np.finfo(np.float64).tiny
-    return pd.DataFrame({"token_id": np.arange(len(p_year), dtype=np.int32),
-                         "log_prob": np.log(np.maximum(p_year, tiny)),
+    return pd.DataFrame({"token_id": np.arange(len(p_next), dtype=np.int32),
+                         "log_prob": np.log(np.maximum(p_next, tiny)),
                          "log_prob_prev": np.log(np.maximum(p_prev, tiny))})

@@ -1,17 +1,20 @@
 """``reports/forecast.md``: every model's forecast of the next period, and how such forecasts did.
 
 Reads the forecast stage's folders (``<forecasts>/<variant>-s<seed>/``, :mod:`pipeline.forecast.vocabulary`)
-and the observed per-year counts (frequency files), and builds:
+and the observed per-period counts (frequency files), and builds:
 
-- **backtests** for each year with known text: the unigram perplexity of the year's tokens under
+- **backtests** for each period with known text: the unigram perplexity of the period's tokens under
   each forecast, and trend detection (Spearman ρ, precision@50) against what happened
   (:mod:`pipeline.forecast.backtest`), for the LMs beside persistence and linear extrapolation, with
   bootstrap 95 % intervals, and a plain verdict whether each temporal model beats persistence;
 - the **forecast**: each model's top rising and falling whole words (:func:`pipeline.forecast.vocabulary.rank_terms`)
-  with their observed counts in the history years, and a few generated abstracts.
+  with their observed counts in the history periods, and a few generated abstracts.
 
 With several seeds a variant's metric is the mean over its seeds (per bootstrap replicate too)
-and its ranking uses the mean predicted change.
+and its ranking uses the mean predicted change. Periods are labels (``2024``, ``2024H1``,
+``2024Q3``, ``2024-07``; :mod:`pipeline.corpus.periods`): the period before ``Y`` is
+``shift(Y, -1)`` (across year boundaries), tables and plots list periods in time order, and the
+text names the kind's noun ("year", "half-year", ...), which for years reads as it always did.
 """
 
 from __future__ import annotations
@@ -26,11 +29,12 @@ import numpy as np
 import pandas as pd
 
 from pipeline.corpus.by_period import missing_feature_fix
+from pipeline.corpus.periods import NOUN, in_time_order, kind_of, ordinal, shift
 from pipeline.forecast import backtest as bt
 from pipeline.infra.errors import UserError
 from pipeline.forecast.vocabulary import linear_extrapolation, persistence, rank_terms
-from pipeline.features.frequencies import YearFrequencies, read_year
-from pipeline.features.windows import history_years
+from pipeline.features.frequencies import PeriodFrequencies, read_period
+from pipeline.features.windows import history_periods
 from pipeline.infra.io import read_json, read_parquet
 from pipeline.infra.runs import run_name
 from pipeline.models.perplexity import cross_entropy
@@ -46,11 +50,11 @@ class ModelForecast:
     variant: str
     seed: int
     info: dict
-    vocab: dict[int, pd.DataFrame]
+    vocab: dict[str, pd.DataFrame]
     generations: pd.DataFrame
 
-    def delta(self, year: int) -> np.ndarray:
-        frame = self.vocab[year]
+    def delta(self, period: str) -> np.ndarray:
+        frame = self.vocab[period]
         return (frame["log_prob"] - frame["log_prob_prev"]).to_numpy()
 
 
@@ -65,53 +69,57 @@ def load_forecasts(folder: str | os.PathLike[str], variants: Sequence[str],
                 raise UserError(f"the forecast of {v} seed {s} is missing", path=path,
                                 fix=f"run `dvc repro forecast-{run}`")
             info = read_json(path / "forecast.json")
-            years = [int(y) for y in info["years"]]
+            if "periods" not in info:
+                raise UserError("forecast.json predates periods (no `periods`)", path=path,
+                                fix=f"re-run `dvc repro forecast-{run}`")
+            periods = in_time_order(info["periods"])
             out[(v, s)] = ModelForecast(
-                v, s, info, {y: read_parquet(path / f"vocab_{y}.parquet") for y in years},
-                read_parquet(path / f"generations_{info['forecast_year']}.parquet"))
+                v, s, info, {p: read_parquet(path / f"vocab_{p}.parquet") for p in periods},
+                read_parquet(path / f"generations_{info['forecast_period']}.parquet"))
     return out
 
 
-def read_frequencies(folder: str | os.PathLike[str], years: Sequence[int],
-                     purpose: str) -> dict[int, YearFrequencies]:
-    """The frequency files of ``years``; a missing one is a UserError naming it and ``purpose``."""
+def read_frequencies(folder: str | os.PathLike[str], periods: Sequence[str],
+                     purpose: str) -> dict[str, PeriodFrequencies]:
+    """The frequency files of ``periods`` (labels), in time order; a missing one is a UserError
+    naming it and ``purpose``."""
     out = {}
-    for y in sorted(set(years)):
-        path = Path(folder) / f"{y}.parquet"
+    for p in in_time_order(periods):
+        path = Path(folder) / f"{p}.parquet"
         if not path.exists():
-            raise UserError(f"{purpose} needs the observed counts of {y}", path=path,
-                            fix=missing_feature_fix(f"frequencies@{y}"))
-        out[y] = read_year(path)
+            raise UserError(f"{purpose} needs the observed counts of {p}", path=path,
+                            fix=missing_feature_fix(f"frequencies@{p}"))
+        out[p] = read_period(path)
     return out
 
 
 def _forecasters(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
-                 seeds: Sequence[int], year: int, freqs: dict[int, YearFrequencies],
+                 seeds: Sequence[int], period: str, freqs: dict[str, PeriodFrequencies],
                  window: int) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
     """Forecaster name -> one (log p̂, Δ̂) per seed (one for the naive forecasters)."""
-    last = freqs[year - 1]
-    history = list(history_years(year, window))
+    last = freqs[shift(period, -1)]
+    history = list(history_periods(period, window))
     log_pers = np.log(persistence(last.counts))
-    log_lin = np.log(linear_extrapolation(np.stack([freqs[y].log_freq for y in history], 1),
-                                          history, year))
+    log_lin = np.log(linear_extrapolation(np.stack([freqs[p].log_freq for p in history], 1),
+                                          history, period))
     out = {PERSISTENCE: [(log_pers, np.zeros_like(log_pers))],
            LINEAR: [(log_lin, log_lin - last.log_freq)]}
     for v in variants:
-        out[display_name(v)] = [(forecasts[(v, s)].vocab[year]["log_prob"].to_numpy(),
-                                 forecasts[(v, s)].delta(year)[:last.vocab_size]) for s in seeds]
+        out[display_name(v)] = [(forecasts[(v, s)].vocab[period]["log_prob"].to_numpy(),
+                                 forecasts[(v, s)].delta(period)[:last.vocab_size]) for s in seeds]
     return out
 
 
 def backtest(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
-             seeds: Sequence[int], year: int, freqs: dict[int, YearFrequencies],
+             seeds: Sequence[int], period: str, freqs: dict[str, PeriodFrequencies],
              content: np.ndarray, window: int) -> pd.DataFrame:
     """One row per forecaster: ``unigram_ppl`` (+ ``_lo``/``_hi``), ``vs_persistence`` (PPL
     difference, + CI), ``rho``, ``precision`` (+ CIs), ``n_trend`` tokens."""
-    obs, prev = freqs[year], freqs[year - 1]
+    obs, prev = freqs[period], freqs[shift(period, -1)]
     trend = bt.trend_tokens(prev.counts, obs.counts, content)
     observed = (obs.log_freq - prev.log_freq)[trend]
     rows = []
-    per = _forecasters(forecasts, variants, seeds, year, freqs, window)
+    per = _forecasters(forecasts, variants, seeds, period, freqs, window)
     flat = [(name, lp, d) for name, items in per.items() for lp, d in items]
     ce = bt.bootstrap_cross_entropy(obs.counts, np.stack([lp[:obs.vocab_size] for _, lp, _ in flat]))
     rho, prec = bt.bootstrap_trends(np.stack([d[trend] for _, _, d in flat]), observed)
@@ -141,9 +149,9 @@ def _ci(name: str, samples: np.ndarray) -> dict[str, float]:
     return {f"{name}_lo": lo, f"{name}_hi": hi}
 
 
-def verdicts(table: pd.DataFrame, variants: Sequence[str], year: int) -> list[str]:
+def verdicts(table: pd.DataFrame, variants: Sequence[str], period: str) -> list[str]:
     """Plain sentences: does each temporal model beat persistence (vocabulary error) and detect
-    trends (ρ > 0) in ``year``, by its 95 % interval?"""
+    trends (ρ > 0) in ``period``, by its 95 % interval?"""
     lines = []
     rows = table.set_index("forecaster")
     pers = rows.loc[PERSISTENCE, "unigram_ppl"]
@@ -153,32 +161,32 @@ def verdicts(table: pd.DataFrame, variants: Sequence[str], year: int) -> list[st
         r = rows.loc[display_name(v)]
         beats = r["vs_persistence_hi"] < 0
         word = "beats" if beats else "does **not** beat"
-        lines.append(f"- {year}: {display_name(v)} {word} persistence on vocabulary forecast error "
+        lines.append(f"- {period}: {display_name(v)} {word} persistence on vocabulary forecast error "
                      f"(unigram PPL {r['unigram_ppl']:.1f} vs {pers:.1f}; difference "
                      f"{r['vs_persistence']:+.1f}, 95 % CI [{r['vs_persistence_lo']:+.1f}, "
                      f"{r['vs_persistence_hi']:+.1f}]).")
         if np.isnan(r["rho"]):
-            lines.append(f"- {year}: {display_name(v)} predicts no change in any trend token.")
+            lines.append(f"- {period}: {display_name(v)} predicts no change in any trend token.")
         else:
             found = ("detects trends" if r["rho_lo"] > 0 else
                      "ranks trends in the **wrong direction**" if r["rho_hi"] < 0 else
                      "does **not** reliably detect trends")
-            lines.append(f"- {year}: {display_name(v)} {found} (Spearman ρ {r['rho']:+.3f}, "
+            lines.append(f"- {period}: {display_name(v)} {found} (Spearman ρ {r['rho']:+.3f}, "
                          f"95 % CI [{r['rho_lo']:+.3f}, {r['rho_hi']:+.3f}]; persistence predicts "
                          "no change).")
     return lines
 
 
 def term_tables(delta: np.ndarray, eligible: np.ndarray, words: Sequence[str],
-                history: dict[int, YearFrequencies], k: int = TOP_TERMS) -> dict[str, pd.DataFrame]:
+                history: dict[str, PeriodFrequencies], k: int = TOP_TERMS) -> dict[str, pd.DataFrame]:
     """``{"rising": ..., "falling": ...}``: rank, word, token_id, ``delta`` (Δ̂) and the observed
-    count in each history year (``count_<year>``)."""
+    count in each history period (``count_<label>``, time order)."""
     out = {}
     for name, ids in zip(("rising", "falling"), rank_terms(delta, eligible, k)):
         frame = pd.DataFrame({"rank": np.arange(1, len(ids) + 1), "word": [words[i] for i in ids],
                               "token_id": ids, "delta": delta[ids]})
-        for y, f in sorted(history.items()):
-            frame[f"count_{y}"] = f.counts[ids]
+        for p in in_time_order(history):
+            frame[f"count_{p}"] = history[p].counts[ids]
         out[name] = frame
     return out
 
@@ -209,8 +217,8 @@ def backtest_markdown(table: pd.DataFrame) -> str:
 def terms_markdown(tables: dict[str, pd.DataFrame]) -> str:
     rising, falling = tables["rising"], tables["falling"]
     counts = [c for c in rising.columns if c.startswith("count_")]
-    years = ", ".join(c[len("count_"):] for c in counts)
-    lines = [f"| # | rising | Δ̂ | counts {years} | falling | Δ̂ | counts {years} |",
+    periods = ", ".join(c[len("count_"):] for c in counts)
+    lines = [f"| # | rising | Δ̂ | counts {periods} | falling | Δ̂ | counts {periods} |",
              "|---:|---|---:|---:|---|---:|---:|"]
 
     def side(frame: pd.DataFrame, i: int) -> list[str]:
@@ -235,61 +243,65 @@ def examples_markdown(forecasts: dict[tuple[str, int], ModelForecast], variants:
     return "\n".join(parts)
 
 
-def _riser_panel(tables: dict[str, pd.DataFrame], delta: np.ndarray, freqs: dict[int, YearFrequencies],
-                 year: int, n: int) -> pd.DataFrame:
-    """Observed log frequency of the top ``n`` risers in every year of ``freqs`` before ``year``,
-    and the forecast ``log f_{Y-1} + Δ̂`` at ``year``."""
+def _riser_panel(tables: dict[str, pd.DataFrame], delta: np.ndarray,
+                 freqs: dict[str, PeriodFrequencies], period: str, n: int) -> pd.DataFrame:
+    """Observed log frequency of the top ``n`` risers in every period of ``freqs`` before
+    ``period`` (time order), and the forecast ``log f_{Y-1} + Δ̂`` at ``period``."""
     rows = []
     for r in tables["rising"].head(n).itertuples():
-        for y, f in sorted(freqs.items()):
-            if y < year:
-                rows.append({"word": r.word, "year": y, "value": f.log_freq[r.token_id], "forecast": False})
-        rows.append({"word": r.word, "year": year, "forecast": True,
-                     "value": freqs[year - 1].log_freq[r.token_id] + delta[r.token_id]})
-    return pd.DataFrame(rows, columns=["word", "year", "value", "forecast"])
+        for p in in_time_order(freqs):
+            if ordinal(p) < ordinal(period):
+                rows.append({"word": r.word, "period": p, "value": freqs[p].log_freq[r.token_id],
+                             "forecast": False})
+        rows.append({"word": r.word, "period": period, "forecast": True,
+                     "value": freqs[shift(period, -1)].log_freq[r.token_id] + delta[r.token_id]})
+    return pd.DataFrame(rows, columns=["word", "period", "value", "forecast"])
 
 
 def render(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
-           seeds: Sequence[int], year: int, backtest_years: Sequence[int],
-           freqs: dict[int, YearFrequencies], content: np.ndarray, whole_word: np.ndarray,
+           seeds: Sequence[int], period: str, backtest_periods: Sequence[str],
+           freqs: dict[str, PeriodFrequencies], content: np.ndarray, whole_word: np.ndarray,
            words: Sequence[str], window: int, figure: str | None = None, plot_words: int = 5
            ) -> tuple[str, dict, dict[str, pd.DataFrame]]:
     """The Markdown report, its DVC metrics and the risers plot's panels (forecaster -> frame);
-    ``figure``: the plot's path relative to the report, linked when given."""
-    metrics: dict = {"forecast_year": year, "backtests": {}}
-    parts = _intro(year, window)
-    if backtest_years:
-        parts += _backtests_intro(seeds)
-    for by in backtest_years:
+    ``figure``: the plot's path relative to the report, linked when given. Backtests run in
+    time order."""
+    noun = NOUN[kind_of(period)]
+    metrics: dict = {"forecast_period": period, "backtests": {}}
+    parts = _intro(period, window, noun)
+    backtest_periods = in_time_order(backtest_periods)
+    if backtest_periods:
+        parts += _backtests_intro(seeds, noun)
+    for by in backtest_periods:
         table = backtest(forecasts, variants, seeds, by, freqs, content, window)
-        metrics["backtests"][str(by)] = _backtest_metrics(table)
+        metrics["backtests"][by] = _backtest_metrics(table)
         parts += _backtest_section(table, variants, by, window)
-    forecast_parts, panels = _forecast_section(forecasts, variants, seeds, year, freqs,
+    forecast_parts, panels = _forecast_section(forecasts, variants, seeds, period, freqs,
                                                whole_word, words, window, figure, plot_words)
     parts += forecast_parts
-    parts += ["", f"## Generated abstracts for {year} (seed {seeds[0]})", "",
+    parts += ["", f"## Generated abstracts for {period} (seed {seeds[0]})", "",
               examples_markdown(forecasts, variants, seeds[0])]
     return "\n".join(parts).rstrip() + "\n", metrics, panels
 
 
-def _intro(year: int, window: int) -> list[str]:
-    return [f"# Forecasting {year}: vocabulary, rising terms and abstracts", "",
+def _intro(period: str, window: int, noun: str = "year") -> list[str]:
+    return [f"# Forecasting {period}: vocabulary, rising terms and abstracts", "",
             "Generated by the `forecast_report` stage from `data/forecast/`; do not edit by hand.",
-            "", "Each model's predicted vocabulary of year Y is the mean of its next-token "
-            "distribution, with year Y's temporal bias (history "
+            "", f"Each model's predicted vocabulary of {noun} Y is the mean of its next-token "
+            f"distribution, with {noun} Y's temporal bias (history "
             f"Y−{window}..Y−1), over every position of the abstracts of Y−1 read as context. "
             "The predicted change of a token is log p̂_Y − log p̂'_{Y−1}, the same model on the "
             "same contexts with the bias of Y−1: what the history says will change (0 for "
             "Baseline, which has none). Persistence forecasts Y−1's smoothed unigram "
             f"distribution; linear extrapolation fits each token's log frequency over the last "
-            f"{window} years. Definitions: `pipeline/forecast/vocabulary.py`, `pipeline/forecast/backtest.py`."]
+            f"{window} {noun}s. Definitions: `pipeline/forecast/vocabulary.py`, `pipeline/forecast/backtest.py`."]
 
 
-def _backtests_intro(seeds: Sequence[int]) -> list[str]:
+def _backtests_intro(seeds: Sequence[int], noun: str = "year") -> list[str]:
     return ["", "## Backtests: how good were such forecasts?", "",
-            "Unigram PPL = exp(cross-entropy of the year's observed tokens under the "
+            f"Unigram PPL = exp(cross-entropy of the {noun}'s observed tokens under the "
             "forecast); lower is better. Trend detection over the content tokens seen ≥ "
-            f"{bt.MIN_COUNT} times in both the year and the one before: Spearman ρ between "
+            f"{bt.MIN_COUNT} times in both the {noun} and the one before: Spearman ρ between "
             f"predicted and observed change in log frequency, and precision@{bt.TOP_K} of the "
             f"predicted top risers among the observed top {bt.TOP_FRACTION:.0%} risers "
             f"(chance ≈ {bt.TOP_FRACTION:.2f}). Brackets: 95 % percentile bootstrap intervals "
@@ -298,45 +310,47 @@ def _backtests_intro(seeds: Sequence[int]) -> list[str]:
 
 
 def _backtest_metrics(table: pd.DataFrame) -> dict[str, dict]:
-    """One backtest year's DVC metrics: forecaster -> its row, NaN as None (valid JSON)."""
+    """One backtest period's DVC metrics: forecaster -> its row, NaN as None (valid JSON)."""
     return {r["forecaster"]: {k: (None if isinstance(v, float) and np.isnan(v) else v)
                               for k, v in r.items() if k != "forecaster"}
             for r in table.to_dict("records")}
 
 
-def _backtest_section(table: pd.DataFrame, variants: Sequence[str], by: int,
+def _backtest_section(table: pd.DataFrame, variants: Sequence[str], by: str,
                       window: int) -> list[str]:
     n = int(table["n_trend"].iat[0])
     n_top, k = math.ceil(bt.TOP_FRACTION * n), min(bt.TOP_K, n)
+    history = history_periods(by, window)
     return ["", f"### {by}", "",
-            f"Forecasts from {by - window}..{by - 1}. {n} trend tokens; the observed top "
+            f"Forecasts from {history[0]}..{history[-1]}. {n} trend tokens; the observed top "
             f"risers are {n_top} tokens, so precision@{k} is at most "
             f"{min(1.0, n_top / max(k, 1)):.2f} and {n_top / max(n, 1):.2f} by chance.", "",
             backtest_markdown(table), "", *verdicts(table, variants, by)]
 
 
 def _forecast_section(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
-                      seeds: Sequence[int], year: int, freqs: dict[int, YearFrequencies],
+                      seeds: Sequence[int], period: str, freqs: dict[str, PeriodFrequencies],
                       whole_word: np.ndarray, words: Sequence[str], window: int,
                       figure: str | None, plot_words: int
                       ) -> tuple[list[str], dict[str, pd.DataFrame]]:
     """The rising and falling terms of each forecaster with a history, and the plot's panels."""
-    history = {y: freqs[y] for y in history_years(year, window)}
-    last = freqs[year - 1]
-    hist_years = sorted(history)
-    lin = np.log(linear_extrapolation(np.stack([freqs[y].log_freq for y in hist_years], 1),
-                                      hist_years, year)) - last.log_freq
+    hist_periods = list(history_periods(period, window))
+    history = {p: freqs[p] for p in hist_periods}
+    before = shift(period, -1)
+    last = freqs[before]
+    lin = np.log(linear_extrapolation(np.stack([freqs[p].log_freq for p in hist_periods], 1),
+                                      hist_periods, period)) - last.log_freq
     deltas = {LINEAR: lin}
     for v in variants:
         if lookup(v).temporal:
-            deltas[display_name(v)] = np.mean([forecasts[(v, s)].delta(year)[:last.vocab_size]
+            deltas[display_name(v)] = np.mean([forecasts[(v, s)].delta(period)[:last.vocab_size]
                                                for s in seeds], axis=0)
     static = [display_name(v) for v in variants if not lookup(v).temporal]
-    parts = ["", f"## The forecast for {year}", "",
+    parts = ["", f"## The forecast for {period}", "",
              f"Top {TOP_TERMS} rising and falling whole words by predicted change (mean over "
-             f"seeds), with their observed counts in {hist_years[0]}-{hist_years[-1]}. A whole "
+             f"seeds), with their observed counts in {hist_periods[0]}-{hist_periods[-1]}. A whole "
              "word is a content token (the CPL filter) that starts a word and, in the abstracts "
-             f"of {year - 1}, usually ends it."
+             f"of {before}, usually ends it."
              + (f" {', '.join(static)}: no list, no history means no predicted change." if static
                 else "")]
     if figure:
@@ -344,6 +358,6 @@ def _forecast_section(forecasts: dict[tuple[str, int], ModelForecast], variants:
     panels = {}
     for name, delta in deltas.items():
         tables = term_tables(delta, whole_word, words, history)
-        panels[name] = _riser_panel(tables, delta, freqs, year, plot_words)
+        panels[name] = _riser_panel(tables, delta, freqs, period, plot_words)
         parts += ["", f"### {name}", "", terms_markdown(tables)]
     return parts, panels
