@@ -315,3 +315,28 @@ def test_a_nul_byte_in_csv_is_a_reject_not_a_traceback(tmp_path):
     path.write_bytes(b"doc_id,published,body\n" + good + b"n2,2020,bad \0 text\nn3,2021,more\n")
     papers, rejects = read(path)
     assert len(papers) + len(rejects) == 302 and "n3" in set(papers["key"])
+
+
+def test_the_embedded_sample_gets_its_months_as_dates(tmp_path):
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample" / "anthology-sample.bib.gz"
+    parse.main(["--raw", str(sample), "--papers", str(tmp_path / "p.parquet"), "--rejects",
+                str(tmp_path / "r.parquet"), "--workers", "1"])
+    papers = pd.read_parquet(tmp_path / "p.parquet")
+    assert len(papers) == 1949 and papers.columns[:5].tolist() == [
+        "key", "entry_type", "year", "month", "date"]
+    with_month = papers["date"].str.len() == 7
+    assert with_month.sum() == 1879   # the other 70 have no month: YYYY
+    assert (papers["date"].str[:4].astype(int) == papers["year"]).all()
+
+
+def test_bibtex_without_a_usable_entry_names_the_reasons(tmp_path, capsys):
+    bib = tmp_path / "x.bib"
+    bib.write_text('@inproceedings{a, title = "T", year = "2020"}\n'
+                   '@inproceedings{b, title = "T", abstract = "A"}\n')
+    with pytest.raises(SystemExit) as done:
+        parse.main(["--raw", str(bib), "--papers", str(tmp_path / "p.parquet"), "--rejects",
+                    str(tmp_path / "r.parquet")])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert "(BibTeX) holds no usable document: 1 × missing abstract; 1 × missing year" in err
+    assert not (tmp_path / "p.parquet").exists()
