@@ -340,3 +340,13 @@ def test_bibtex_without_a_usable_entry_names_the_reasons(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "(BibTeX) holds no usable document: 1 × missing abstract; 1 × missing year" in err
     assert not (tmp_path / "p.parquet").exists()
+
+
+def test_tsv_whose_texts_hold_commas_is_still_tsv(tmp_path):
+    path = tmp_path / "news.tsv"
+    path.write_text("doc_id\tpublished\tbody\n"
+                    + "".join(f"n{i}\t2020-01-0{i}\tone, two, three, four\n" for i in range(1, 8)))
+    found = detect(path)
+    assert (found.format, found.delimiter) == ("tsv", "\t")
+    papers, rejects = read(path, ColumnsConfig(id="doc_id", date="published", text="body"))
+    assert len(papers) == 7 and rejects.empty

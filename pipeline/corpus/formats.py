@@ -96,14 +96,17 @@ def _dialect(text: str, lines: list[str], cut: bool) -> tuple[str, str] | None:
         dialect = csv.Sniffer().sniff("\n".join(lines), delimiters=",\t;|")
     except csv.Error:
         return None
-    rows = list(csv.reader(io.StringIO(text), delimiter=dialect.delimiter,
+    delimiter = dialect.delimiter
+    if delimiter not in lines[0]:  # the header holds the delimiter (texts may hold commas)
+        delimiter = next((d for d in "\t,;|" if d in lines[0]), delimiter)
+    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter,
                            quotechar=dialect.quotechar or '"'))
     rows = [r for r in rows[:-1 if cut and len(rows) > 2 else None] if r][:_SNIFF_LINES]
     if not rows or len(rows[0]) < 2:
         return None
     if rows[1:] and not any(len(r) == len(rows[0]) for r in rows[1:]):
         return None
-    return dialect.delimiter, dialect.quotechar or '"'
+    return delimiter, dialect.quotechar or '"'
 
 
 def _has_entry(path: Path, gzipped: bool) -> bool:
