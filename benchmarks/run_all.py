@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = ["parse_filter", "parse_speed", "features", "step_time", "scoring", "meteor", "forecast"]
+BENCHMARKS = ["parse_filter", "parse_speed", "read_corpus", "features", "step_time", "scoring", "meteor", "forecast"]
 
 
 def main(argv: list[str] | None = None) -> None:
