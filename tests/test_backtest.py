@@ -25,7 +25,7 @@ def test_cross_entropy_and_unigram_perplexity():
         cross_entropy(np.zeros(3), log_p)
 
 
-def test_trend_tokens_need_min_count_in_both_years_and_content():
+def test_trend_tokens_need_min_count_in_both_periods_and_content():
     prev = np.array([20, 19, 50, 30])
     year = np.array([20, 40, 10, 30])
     content = np.array([True, True, True, False])

@@ -10,7 +10,7 @@ import pytest
 from pipeline.evaluation.buckets import (BUCKETS, bucket_index, bucket_metrics, emerging_tokens,
                               load_bucket_features)
 from pipeline.infra.errors import UserError
-from pipeline.features.frequencies import log_frequencies, write_year
+from pipeline.features.frequencies import log_frequencies, write_period
 
 
 def test_bucket_edges():
@@ -50,13 +50,26 @@ def test_bucket_metrics_hand_counted():
 
 
 def test_features_from_frequency_files(tmp_path):
-    counts = {2017: [0, 1, 5, 9], 2018: [0, 2, 4, 0], 2019: [1, 3, 3, 0]}
-    for year, c in counts.items():
-        write_year(tmp_path / f"{year}.parquet", year, np.array(c))
-    history, emerging = load_bucket_features(tmp_path, 2020, window=2)
+    counts = {"2017": [0, 1, 5, 9], "2018": [0, 2, 4, 0], "2019": [1, 3, 3, 0]}
+    for period, c in counts.items():
+        write_period(tmp_path / f"{period}.parquet", period, np.array(c))
+    history, emerging = load_bucket_features(tmp_path, "2020", window=2)
     assert history.tolist() == [1, 5, 7, 0]                 # 2018 + 2019
     lf = np.stack([log_frequencies(np.array(c)) for c in counts.values()], axis=1)
-    assert emerging.tolist() == emerging_tokens(lf, np.array(counts[2019])).tolist()
+    assert emerging.tolist() == emerging_tokens(lf, np.array(counts["2019"])).tolist()
     assert emerging.tolist()[1] is True and emerging.tolist()[2] is False
     with pytest.raises(UserError, match="frequencies of 2016"):    # 'emerging' of 2019 reads 2016
-        load_bucket_features(tmp_path, 2019, window=2)
+        load_bucket_features(tmp_path, "2019", window=2)
+
+
+def test_features_across_a_quarter_boundary(tmp_path):
+    """The buckets of 2021Q1 read 2020Q2 (emerging), 2020Q3 and 2020Q4: a year boundary is no gap."""
+    counts = {"2020Q2": [0, 1, 5, 9], "2020Q3": [0, 2, 4, 0], "2020Q4": [1, 3, 3, 0]}
+    for period, c in counts.items():
+        write_period(tmp_path / f"{period}.parquet", period, np.array(c))
+    history, emerging = load_bucket_features(tmp_path, "2021Q1", window=2)
+    assert history.tolist() == [1, 5, 7, 0]                 # 2020Q3 + 2020Q4
+    lf = np.stack([log_frequencies(np.array(c)) for c in counts.values()], axis=1)
+    assert emerging.tolist() == emerging_tokens(lf, np.array(counts["2020Q4"])).tolist()
+    with pytest.raises(UserError, match=r"frequencies of 2020Q1 \(history 2020Q2-2020Q3"):
+        load_bucket_features(tmp_path, "2020Q4", window=2)

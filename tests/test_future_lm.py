@@ -16,7 +16,7 @@ from pipeline.models.future_lm import (
     make_future_lm,
     save_future_lm,
 )
-from pipeline.features.history import YearHistory
+from pipeline.features.history import PeriodHistory
 
 V, D_ENC = 64, 6
 VARIANTS = ["baseline", "frequency-nolstm", "frequency", "context", "context2"]
@@ -34,9 +34,9 @@ def tiny_lm(arch: str = "gpt2", extra_vocab: int = 0):
     return AutoModelForCausalLM.from_config(cfg)
 
 
-def history(seed: int = 0) -> YearHistory:
+def history(seed: int = 0) -> PeriodHistory:
     g = torch.Generator().manual_seed(seed)
-    return YearHistory(year=2020, years=(2018, 2019), log_freq=-8 - 3 * torch.rand(V, 2, generator=g),
+    return PeriodHistory(period="2020", periods=("2018", "2019"), log_freq=-8 - 3 * torch.rand(V, 2, generator=g),
                        emb=torch.randn(V, 2, D_ENC, generator=g),
                        emb_seen=torch.rand(V, 2, generator=g) > 0.3)
 
@@ -113,7 +113,7 @@ def test_bias_model_without_history_is_a_clear_error() -> None:
         future("frequency")(ids())
     h = history()
     with pytest.raises(ValueError, match="embeddings"):
-        future("context")(ids(), history=YearHistory(h.year, h.years, h.log_freq))
+        future("context")(ids(), history=PeriodHistory(h.period, h.periods, h.log_freq))
     # The baseline needs none.
     assert future("baseline")(ids()).logits.shape == (2, 9, V)
 

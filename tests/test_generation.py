@@ -1,4 +1,4 @@
-"""Generation with a real tiny future LM: seeds, determinism, the year's bias at every step."""
+"""Generation with a real tiny future LM: seeds, determinism, the period's bias at every step."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from pipeline.models.future_lm import make_future_lm
 from pipeline.models.generation import EmptyGenerationError, GenerationSettings, generate_abstracts
-from pipeline.features.history import YearHistory
+from pipeline.features.history import PeriodHistory
 from pipeline.features.tokenizer import train_scratch_tokenizer
 
 TEXTS = ["Neural machine translation with attention improves translation quality.",
@@ -33,11 +33,11 @@ def frequency_model(tok):
     return model
 
 
-def peaked_history(tok, favourite: list[int]) -> YearHistory:
-    """A history in which the previous year used (almost) only the ``favourite`` tokens."""
+def peaked_history(tok, favourite: list[int]) -> PeriodHistory:
+    """A history in which the previous period used (almost) only the ``favourite`` tokens."""
     log_f = torch.full((len(tok),), -1e4)
     log_f[favourite] = 0.0
-    return YearHistory(year=2021, years=(2019, 2020),
+    return PeriodHistory(period="2021", periods=("2019", "2020"),
                        log_freq=torch.stack([torch.zeros(len(tok)), log_f], dim=1))
 
 
@@ -53,7 +53,7 @@ def test_generates_n_seeded_abstracts_deterministically(tok):
     assert first.equals(again)
 
 
-def test_the_target_years_bias_is_applied_at_every_step(tok):
+def test_the_target_periods_bias_is_applied_at_every_step(tok):
     model = frequency_model(tok)
     word = tok.convert_tokens_to_ids("Ġtranslation")
     other = tok.convert_tokens_to_ids("Ġsummari")

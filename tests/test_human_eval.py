@@ -75,10 +75,10 @@ def test_bad_answers_are_named():
 def test_cli_round_trip(tmp_path):
     for variant, gen in generations().groupby("variant"):
         folder = tmp_path / "scores" / f"{variant}-s0"
-        # the score stage's per-year layout: metrics.json names the test year
+        # the score stage's per-period layout: metrics.json names the test period
         write_parquet(gen.drop(columns=["variant", "split"]).assign(cm=0.1),
                       folder / "generations_2021.parquet")
-        write_json({"dev_year": 2020, "test_year": 2021}, folder / "metrics.json")
+        write_json({"dev_period": "2020", "test_period": "2021"}, folder / "metrics.json")
     sheet_csv, key_csv = tmp_path / "he" / "sheet.csv", tmp_path / "he" / "key.csv"
     cli.main(["export", "--scores", str(tmp_path / "scores"), "--variants", "baseline",
               "frequency", "context2", "--per-variant", "4", "--sheet", str(sheet_csv),

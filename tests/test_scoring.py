@@ -11,7 +11,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from pipeline.models.future_lm import make_future_lm
-from pipeline.features.history import YearHistory
+from pipeline.features.history import PeriodHistory
 from pipeline.models.encoding import encode_for_model, longest_first
 from pipeline.models.perplexity import Perplexity, perplexities
 from pipeline.models.scoring import score_abstracts
@@ -61,7 +61,7 @@ def test_ppl_is_exp_mean_token_nll_of_the_biased_distribution(tok):
         model.bias.a.fill_(1.0)
     counts = torch.arange(1, V + 1, dtype=torch.float64)
     log_f = torch.log(counts / counts.sum())
-    history = YearHistory(year=2020, years=(2018, 2019),
+    history = PeriodHistory(period="2020", periods=("2018", "2019"),
                           log_freq=torch.stack([torch.zeros(V), log_f.float()], dim=1))
     encoded = encode_abstracts(tok, TEXTS[:2], 64)
     mask = np.ones(V, dtype=bool)
@@ -106,7 +106,7 @@ def test_position_table_matches_the_sums_and_a_naive_top10(tok):
     with torch.no_grad():
         model.bias.a.fill_(0.8)
     V = len(tok)
-    history = YearHistory(2020, (2018, 2019), -5 - torch.rand(V, 2, generator=torch.Generator().manual_seed(0)))
+    history = PeriodHistory("2020", ("2018", "2019"), -5 - torch.rand(V, 2, generator=torch.Generator().manual_seed(0)))
     encoded = encode_abstracts(tok, TEXTS, 64)
     mask = np.ones(V, dtype=bool)
     scores = score_abstracts(model, encoded, mask, history, batch_size=3, positions=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pipeline.features.history import YearHistory
+from pipeline.features.history import PeriodHistory
 from pipeline.models.temporal import (
     BiasConfig,
     Context2Bias,
@@ -18,10 +18,10 @@ from pipeline.models.temporal import (
 V, M, D_ENC, D_LM = 50, 3, 6, 8
 
 
-def make_history(seed: int = 0, vocab: int = V, window: int = M) -> YearHistory:
+def make_history(seed: int = 0, vocab: int = V, window: int = M) -> PeriodHistory:
     g = torch.Generator().manual_seed(seed)
-    return YearHistory(
-        year=2020, years=tuple(range(2020 - window, 2020)),
+    return PeriodHistory(
+        period="2020", periods=tuple(str(y) for y in range(2020 - window, 2020)),
         log_freq=-8 - 3 * torch.rand(vocab, window, generator=g),
         emb=torch.randn(vocab, window, D_ENC, generator=g),
         emb_seen=torch.rand(vocab, window, generator=g) > 0.3,
@@ -72,10 +72,10 @@ def test_frequency_nolstm_reads_previous_year_only() -> None:
     h = make_history()
     out = bias.word_terms(h, torch.empty(0))
     torch.testing.assert_close(out, 0.5 * h.log_freq[:, -1] + 2.0)
-    older_changed = YearHistory(h.year, h.years, h.log_freq.clone())
+    older_changed = PeriodHistory(h.period, h.periods, h.log_freq.clone())
     older_changed.log_freq[:, :-1] = 0.0
     assert torch.equal(bias.word_terms(older_changed, torch.empty(0)), out)
-    newest_changed = YearHistory(h.year, h.years, h.log_freq.clone())
+    newest_changed = PeriodHistory(h.period, h.periods, h.log_freq.clone())
     newest_changed.log_freq[3, -1] += 1.0
     assert not torch.equal(bias.word_terms(newest_changed, torch.empty(0))[3], out[3])
 
@@ -135,13 +135,13 @@ def test_lstm_output_of_a_word_depends_on_its_own_years_only() -> None:
     # Changing word 8's history leaves word 7 alone; reversing word 7's years changes it.
     other = h.log_freq.clone()
     other[8] = 0.0
-    assert torch.equal(bias.word_terms(YearHistory(h.year, h.years, other), torch.empty(0))[7], base[7])
+    assert torch.equal(bias.word_terms(PeriodHistory(h.period, h.periods, other), torch.empty(0))[7], base[7])
     rev = h.log_freq.clone()
     rev[7] = rev[7].flip(0)
-    assert not torch.allclose(bias.word_terms(YearHistory(h.year, h.years, rev), torch.empty(0))[7], base[7])
+    assert not torch.allclose(bias.word_terms(PeriodHistory(h.period, h.periods, rev), torch.empty(0))[7], base[7])
 
 
-def naive_context2(bias: Context2Bias, h: YearHistory, E: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
+def naive_context2(bias: Context2Bias, h: PeriodHistory, E: torch.Tensor, H: torch.Tensor) -> torch.Tensor:
     """Eq. 9-10 literally, with the [T, |V|, d] products the O(T·|V|) version avoids."""
     U = bias.to_lm(bias.lstm(torch.cat([h.emb, h.emb_seen.float().unsqueeze(-1)], -1)))
     B_tilde = (E * U).sum(-1, keepdim=True) * bias.A                      # [V, d]
@@ -181,7 +181,7 @@ def test_context2_alpha_learned_or_fixed() -> None:
 def test_contextual_bias_without_embeddings_is_a_clear_error() -> None:
     h = make_history()
     with pytest.raises(ValueError, match="kinds=\\{'embeddings'"):
-        ContextBias(config("context")).word_terms(YearHistory(h.year, h.years, h.log_freq), torch.empty(0))
+        ContextBias(config("context")).word_terms(PeriodHistory(h.period, h.periods, h.log_freq), torch.empty(0))
 
 
 @pytest.mark.parametrize("cls", [FrequencyBias, ContextBias, Context2Bias])
@@ -194,8 +194,8 @@ def test_unobserved_tokens_share_one_lstm_run_exactly(cls) -> None:
     log_freq, emb, seen = h.log_freq.clone(), h.emb.clone(), h.emb_seen.clone()
     log_freq[~observed] = torch.tensor([-12.0, -13.0, -14.0])   # a zero count's log frequency
     emb[~observed], seen[~observed] = 0.0, False
-    full = YearHistory(h.year, h.years, log_freq, emb, seen)
-    fast = YearHistory(h.year, h.years, log_freq, emb, seen, observed=observed)
+    full = PeriodHistory(h.period, h.periods, log_freq, emb, seen)
+    fast = PeriodHistory(h.period, h.periods, log_freq, emb, seen, observed=observed)
     E = torch.randn(V, D_LM)
     calls: list[int] = []
     run_lstm = bias.lstm._last_hidden

@@ -5,32 +5,37 @@ from __future__ import annotations
 import csv
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
 from pipeline.training import loop as training
 from pipeline.models.future_lm import make_future_lm, scratch_gpt2
-from pipeline.features.history import YearHistory
+from pipeline.features.history import PeriodHistory
+from pipeline.corpus.periods import shift
 from pipeline.infra.config import TrainConfig
 from pipeline.models.perplexity import Perplexity
-from pipeline.training.batches import latest_years, year_batches
+from pipeline.training.batches import latest_periods, period_batches, period_steps
+from pipeline.training.run import read_sequences
+from pipeline.features.tokenizer import train_scratch_tokenizer
+from pipeline.infra.io import write_parquet
 from pipeline.training.checkpoints import Checkpoints
 from pipeline.training.loop import train
 from pipeline.training.optim import build_optimizer, linear_schedule
 
 V, PAD = 48, 0
-YEARS = (2017, 2018, 2019)
+YEARS = ("2017", "2018", "2019")
 
 
-def corpus(n_per_year: int = 6, length: int = 12, seed: int = 0) -> dict[int, list[list[int]]]:
+def corpus(n_per_year: int = 6, length: int = 12, seed: int = 0) -> dict[str, list[list[int]]]:
     g = torch.Generator().manual_seed(seed)
     return {y: [[PAD] + torch.randint(1, V, (length - k % 3,), generator=g).tolist() + [PAD]
                 for k in range(n_per_year)] for y in YEARS}
 
 
-def histories(years=(*YEARS, 2020)) -> dict[int, YearHistory]:
+def histories(years=(*YEARS, "2020")) -> dict[str, PeriodHistory]:
     g = torch.Generator().manual_seed(1)
-    return {y: YearHistory(y, (y - 2, y - 1), -6 - 2 * torch.rand(V, 2, generator=g),
+    return {y: PeriodHistory(y, (shift(y, -2), shift(y, -1)), -6 - 2 * torch.rand(V, 2, generator=g),
                            torch.randn(V, 2, 4, generator=g), torch.rand(V, 2, generator=g) > 0.2)
             for y in years}
 
@@ -41,24 +46,59 @@ def model(variant: str = "context2", seed: int = 0, dropout: float = 0.1):
     return make_future_lm(lm, variant, 2, lstm_hidden=8, feature_dim=4, dropout=dropout)
 
 
-def test_year_batches_are_single_year_shuffled_and_complete() -> None:
-    sizes = {2017: 10, 2018: 7, 2019: 3}
-    batches = year_batches(sizes, 4, seed=0, epoch=0)
+def test_period_batches_are_single_period_shuffled_and_complete() -> None:
+    sizes = {"2017": 10, "2018": 7, "2019": 3}
+    batches = period_batches(sizes, 4, seed=0, epoch=0)
     seen = {y: sorted(i for year, idx in batches if year == y for i in idx) for y in sizes}
     assert seen == {y: list(range(n)) for y, n in sizes.items()}   # every example exactly once
     assert all(len(idx) <= 4 for _, idx in batches)
     assert [y for y, _ in batches] != sorted(y for y, _ in batches)  # years interleaved
-    assert batches == year_batches(sizes, 4, seed=0, epoch=0)
-    assert batches != year_batches(sizes, 4, seed=0, epoch=1)
-    assert batches != year_batches(sizes, 4, seed=1, epoch=0)
+    assert batches == period_batches(sizes, 4, seed=0, epoch=0)
+    assert batches != period_batches(sizes, 4, seed=0, epoch=1)
+    assert batches != period_batches(sizes, 4, seed=1, epoch=0)
 
 
-def test_latest_years_for_baseline_n() -> None:
+def test_year_labels_draw_the_order_int_years_drew() -> None:
+    """The default run's numbers: with year labels the RNG visits the years as it did for ints."""
+    rng = np.random.default_rng([3, 1])
+    sizes = {2017: 10, 2018: 7, 2019: 3}
+    groups = [(y, rng.permutation(sizes[y]).tolist()) for y in sorted(sizes)]
+    order = rng.permutation(len(groups))
+    expected = [(str(groups[i][0]), groups[i][1]) for i in order]
+    labels = {str(y): n for y, n in reversed(list(sizes.items()))}   # insertion order irrelevant
+    assert period_batches(labels, 100, seed=3, epoch=1) == expected
+
+
+def test_a_training_batch_holds_one_half_year(tmp_path) -> None:
+    """Half-year periods from a real split file: steps group by label, in time order, across
+    a year boundary (2019H2 -> 2020H1), never by the labels' text."""
+    periods = ["2019H2", "2020H1", "2019H1", "2020H1", "2019H2", "2020H2", "2019H2", "2020H1"]
+    texts = [f"abstract {i} of period {p} about language models" for i, p in enumerate(periods)]
+    tok = train_scratch_tokenizer(texts, 300)
+    split = tmp_path / "train.parquet"
+    write_parquet(pd.DataFrame({"key": [f"k{i}" for i in range(len(periods))], "period": periods,
+                                "title": "t", "abstract": texts}), split)
+    data = read_sequences(split, tok, 32)
+    assert list(data) == ["2019H2", "2020H1", "2019H1", "2020H2"]          # file order
+    assert {p: len(s) for p, s in data.items()} == {"2019H2": 3, "2020H1": 3, "2019H1": 1,
+                                                    "2020H2": 1}
+    steps = period_steps({p: len(s) for p, s in data.items()}, 2, 1, seed=0, epoch=0)
+    for period, micro in steps:
+        decoded = [tok.decode(data[period][i]) for batch in micro for i in batch]
+        assert decoded and all(f"period {period} " in text for text in decoded), decoded
+    assert sum(len(b) for _, micro in steps for b in micro) == len(periods)
+    assert list(latest_periods(data, 2)) == ["2020H1", "2020H2"]
+    assert list(latest_periods(data, None)) == ["2019H1", "2019H2", "2020H1", "2020H2"]
+
+
+def test_latest_periods_for_baseline_n() -> None:
     data = corpus()
-    assert sorted(latest_years(data, 2)) == [2018, 2019]
-    assert sorted(latest_years(data, None)) == list(YEARS)
+    assert list(latest_periods(data, 2)) == ["2018", "2019"]
+    assert list(latest_periods(data, None)) == list(YEARS)
+    months = {"2020-10": [], "2020-09": [], "2019-12": []}
+    assert list(latest_periods(months, 2)) == ["2020-09", "2020-10"]
     with pytest.raises(ValueError, match="N >= 1"):
-        latest_years(data, 0)
+        latest_periods(data, 0)
 
 
 def test_two_learning_rates_and_linear_schedule() -> None:
@@ -82,14 +122,14 @@ def test_two_learning_rates_and_linear_schedule() -> None:
 
 def run(m, tmp_path, config: TrainConfig, on_step=None, data=None, name="ckpt"):
     data = data or corpus()
-    return train(m, data, {2020: data[2019][:3]}, histories(), config, pad_id=PAD, device="cpu",
+    return train(m, data, {"2020": data["2019"][:3]}, histories(), config, pad_id=PAD, device="cpu",
                  checkpoints=Checkpoints(tmp_path / name, key="k"), live_dir=tmp_path / name / "live",
                  on_step=on_step)
 
 
 def test_twenty_steps_overfit_a_small_set(tmp_path) -> None:
     losses: list[float] = []
-    small = {2019: corpus(4)[2019]}
+    small = {"2019": corpus(4)["2019"]}
     config = TrainConfig(epochs=20, batch_size=4, lr_lm=1e-2, lr_new=1e-2, warmup_steps=0, patience=0)
     state = run(model("context2", dropout=0.0), tmp_path, config, lambda s, loss: losses.append(loss),
                 data=small)
@@ -183,8 +223,8 @@ def test_dev_perplexity_is_the_scoring_computation(tmp_path) -> None:
 
     m = model("frequency", dropout=0.0)
     data = corpus()
-    dev = {2020: data[2019][:3]}
+    dev = {"2020": data["2019"][:3]}
     ppl = training.evaluate(m, dev, histories(), batch_size=2, pad_id=PAD)
-    scored = score_abstracts(m, dev[2020], np.ones(V, dtype=bool), histories()[2020], batch_size=3,
+    scored = score_abstracts(m, dev["2020"], np.ones(V, dtype=bool), histories()["2020"], batch_size=3,
                              pad_id=PAD).tokens
     assert ppl.ppl == pytest.approx(perplexities(scored)[0].ppl, rel=1e-6)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pipeline.infra.errors import UserError
-from pipeline.features.frequencies import write_year
+from pipeline.features.frequencies import write_period
 from pipeline.evaluation.unigram import summed_counts, unigram_perplexity
 
 
@@ -35,16 +35,16 @@ def test_target_outside_vocabulary_is_refused() -> None:
         unigram_perplexity(np.array([1, 1]), np.array([2]))
 
 
-def test_counts_of_years_are_summed(tmp_path) -> None:
-    write_year(tmp_path / "2018.parquet", 2018, np.array([1, 0, 2]))
-    write_year(tmp_path / "2019.parquet", 2019, np.array([0, 4, 1]))
+def test_counts_of_periods_are_summed(tmp_path) -> None:
+    write_period(tmp_path / "2018.parquet", "2018", np.array([1, 0, 2]))
+    write_period(tmp_path / "2019.parquet", "2019", np.array([0, 4, 1]))
     total = summed_counts([tmp_path / "2018.parquet", tmp_path / "2019.parquet"])
     assert total.tolist() == [1, 4, 3]
 
 
-def test_years_with_different_vocabularies_are_refused(tmp_path) -> None:
-    write_year(tmp_path / "a.parquet", 2018, np.array([1, 0, 2]))
-    write_year(tmp_path / "b.parquet", 2019, np.array([0, 4]))
+def test_periods_with_different_vocabularies_are_refused(tmp_path) -> None:
+    write_period(tmp_path / "a.parquet", "2018", np.array([1, 0, 2]))
+    write_period(tmp_path / "b.parquet", "2019", np.array([0, 4]))
     with pytest.raises(UserError, match="vocabulary of 2 tokens") as err:
         summed_counts([tmp_path / "a.parquet", tmp_path / "b.parquet"])
     assert err.value.path is not None and str(err.value.path).endswith("b.parquet")
