@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from pipeline.infra.errors import UserError
-from pipeline.features.frequencies import read_year, write_year
+from pipeline.corpus.periods import ordinal
+from pipeline.features.frequencies import read_period, write_period
 from pipeline.infra.io import write_json, write_parquet
 from pipeline.models.registry import display_name
 from pipeline.reports.results import load_runs, render, seed_mean_items, summarize
@@ -17,26 +18,30 @@ from pipeline.evaluation.significance import paired_sign_test, rank_sum_test
 from stages import report as cli
 
 KEYS = [f"paper{i}" for i in range(12)]
-YEARS = (2020, 2021, 2022)
+PERIODS = ("2020", "2021", "2022")
 VOCAB = 40
 
 
 def write_scores(root, variant: str, seed: int, nll_shift: float, cm_shift: float,
-                 rng_seed: int | None = None) -> None:
-    """A score folder in the score stage's per-year layout (docs/design.md) with known numbers."""
+                 rng_seed: int | None = None, periods=PERIODS, dev: str = "2020",
+                 test: str = "2021") -> None:
+    """A score folder in the score stage's per-period layout (docs/design.md) with known numbers;
+    ``periods`` in the order metrics.json lists them (PPL rises by 5 per period after ``dev``)."""
     rng = np.random.default_rng(seed if rng_seed is None else rng_seed)
     folder = root / f"{variant}-s{seed}"
-    metrics = {"variant": variant, "seed": seed, "dev_year": 2020, "test_year": 2021, "years": {}}
-    for year in YEARS:
+    metrics = {"variant": variant, "seed": seed, "dev_period": dev, "test_period": test,
+               "periods": {}}
+    for year in periods:
         n = np.full(len(KEYS), 50)
-        nll = rng.uniform(150, 200, len(KEYS)) + nll_shift * n + (year - 2020) * 5.0
+        nll = (rng.uniform(150, 200, len(KEYS)) + nll_shift * n
+               + (ordinal(year) - ordinal(dev)) * 5.0)
         n_content = np.full(len(KEYS), 10)
         c_nll = rng.uniform(60, 80, len(KEYS)) + nll_shift * n_content
-        tokens = pd.DataFrame({"key": KEYS, "year": year, "n_tokens": n, "nll_sum": nll,
+        tokens = pd.DataFrame({"key": KEYS, "period": year, "n_tokens": n, "nll_sum": nll,
                                "n_content": n_content, "content_nll_sum": c_nll})
         write_parquet(tokens, folder / f"tokens_{year}.parquet")
         cm = np.clip(rng.uniform(0.1, 0.2, 5) + cm_shift, 0, 1)
-        gens = pd.DataFrame({"index": range(5), "seed": range(5), "year": year,
+        gens = pd.DataFrame({"index": range(5), "seed": range(5), "period": year,
                              "text": [f"{variant} abstract {i} for {year}." for i in range(5)],
                              "n_new_tokens": 7, "cm": cm, "cm_gold_key": KEYS[:5]})
         write_parquet(gens, folder / f"generations_{year}.parquet")
@@ -46,11 +51,11 @@ def write_scores(root, variant: str, seed: int, nll_shift: float, cm_shift: floa
             "target_id": rng.integers(0, VOCAB, 40).astype(np.int32),
             "nll": rng.uniform(1, 8, 40) + nll_shift, "top10": rng.uniform(size=40) < 0.4})
         write_parquet(positions, folder / f"positions_{year}.parquet")
-        metrics["years"][str(year)] = {
+        metrics["periods"][year] = {
             "ppl": float(np.exp(nll.sum() / n.sum())),
             "cpl": float(np.exp(c_nll.sum() / n_content.sum())), "cm": float(cm.mean()),
             "n_abstracts": len(KEYS), "n_tokens": int(n.sum())}
-    metrics["dev"], metrics["test"] = metrics["years"]["2020"], metrics["years"]["2021"]
+    metrics["dev"], metrics["test"] = metrics["periods"][dev], metrics["periods"][test]
     write_json(metrics, folder / "metrics.json")
 
 
@@ -69,7 +74,7 @@ def frequencies(tmp_path):
     folder = tmp_path / "frequencies"
     rng = np.random.default_rng(7)
     for year in range(2017, 2022):
-        write_year(folder / f"{year}.parquet", year, rng.integers(0, 30, VOCAB))
+        write_period(folder / f"{year}.parquet", str(year), rng.integers(0, 30, VOCAB))
     return folder
 
 
@@ -78,7 +83,7 @@ def test_table3_values_and_seed_averaged_p_values(scores):
     runs = load_runs(scores, variants, [0, 1])
     summary = summarize(runs, variants, [0, 1], "baseline")
     text = render(runs, summary, variants, [0, 1], "baseline", 2)
-    ppls = [runs[("frequency", s)].year_metrics(2021)["ppl"] for s in (0, 1)]
+    ppls = [runs[("frequency", s)].period_metrics("2021")["ppl"] for s in (0, 1)]
     assert summary["frequency"]["test"]["ppl"] == pytest.approx(np.mean(ppls))
     assert summary["frequency"]["test"]["ppl_std"] == pytest.approx(np.std(ppls, ddof=1))
     # Frequency beats the baseline on all 12 abstracts, each counted once (not once per seed).
@@ -87,8 +92,8 @@ def test_table3_values_and_seed_averaged_p_values(scores):
     # CM: all 5 seed-averaged generated abstracts above all 5 of the baseline: 2 / C(10, 5).
     assert summary["frequency"]["test"]["cm_p"] == pytest.approx(2 / 252)
     assert summary["frequency"]["test"]["cm_better"] == 25
-    expected = paired_sign_test(seed_mean_items(runs, "context2", [0, 1], 2021, "cpl").to_numpy(),
-                                seed_mean_items(runs, "baseline", [0, 1], 2021, "cpl").to_numpy(),
+    expected = paired_sign_test(seed_mean_items(runs, "context2", [0, 1], "2021", "cpl").to_numpy(),
+                                seed_mean_items(runs, "baseline", [0, 1], "2021", "cpl").to_numpy(),
                                 higher_is_better=False)
     assert summary["context2"]["test"]["cpl_p"] == pytest.approx(expected.p_value)
     assert "ppl_p" not in summary["baseline"]["dev"]
@@ -101,6 +106,8 @@ def test_table3_values_and_seed_averaged_p_values(scores):
     assert "averaged over the 2 seeds" in text and "rank-sum" in text
     assert text.count("frequency abstract") == 2                    # Table 2: 2 examples each
     assert "1. (CM " in text and "### Context²" in text
+    assert "## Table 2: generated abstracts for the test year (2021, seed 0)" in text
+    assert "each year scored with its own history" in text
 
 
 def test_identical_seeds_give_the_p_value_of_one_seed(tmp_path):
@@ -153,7 +160,7 @@ def test_missing_scores_old_layout_and_baseline_are_clear_errors(scores, tmp_pat
         summarize(runs, ["frequency"], [0], "baseline")
     old = tmp_path / "old" / "baseline-s0"
     write_json({"variant": "baseline", "dev": {}, "test": {}}, old / "metrics.json")
-    with pytest.raises(UserError, match="predates per-year scoring"):
+    with pytest.raises(UserError, match="predates per-period scoring"):
         load_runs(tmp_path / "old", ["baseline"], [0])
 
 
@@ -169,7 +176,7 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     write_json({"per_year": {str(y): {"kept": 3} for y in range(2015, 2023)}}, corpus)
     args = ["--scores", str(scores), "--variants", "baseline", "frequency", "context2",
             "--seeds", "0", "1", "--baseline", "baseline", "--examples", "3",
-            "--frequencies", str(frequencies), "--window", "2", "--train-years", "2018", "2019",
+            "--frequencies", str(frequencies), "--window", "2", "--train-periods", "2018", "2019",
             "--corpus-counts", str(corpus), "--details", str(details),
             "--out", str(out), "--metrics-dir", str(metrics), "--plots", str(plots),
             "--staleness", str(tmp_path / "p" / "staleness.csv"),
@@ -191,31 +198,31 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     assert headline["test"]["ppl"] == freq["test"]["ppl"]
     assert freq["seeds"] == [0, 1] and 0 < freq["test"]["ppl_p"] < 1e-3
     assert freq["test"]["ppl_log10_p"] == pytest.approx(np.log10(freq["test"]["ppl_p"]))
-    assert sorted(freq["years"]) == ["2020", "2021", "2022"]
+    assert list(freq["periods"]) == ["2020", "2021", "2022"] and freq["test"]["period"] == "2021"
     frame = pd.read_csv(plots)
     assert frame["variant"].tolist() == ["Baseline-all", "Frequency", "Context²"]
-    stale = pd.read_csv(tmp_path / "p" / "staleness.csv")
-    assert list(stale.columns) == ["model", "year", "ppl", "cpl"]
-    assert len(stale) == 9 and stale["year"].tolist()[:3] == [2020, 2021, 2022]
+    stale = pd.read_csv(tmp_path / "p" / "staleness.csv", dtype={"period": str})
+    assert list(stale.columns) == ["model", "period", "ppl", "cpl"]   # the plot's x: period
+    assert len(stale) == 9 and stale["period"].tolist()[:3] == ["2020", "2021", "2022"]
     runs = load_runs(scores, ["frequency"], [0, 1])
-    want = np.mean([runs[("frequency", s)].year_metrics(2022)["ppl"] for s in (0, 1)])
-    got = stale[(stale["model"] == "Frequency") & (stale["year"] == 2022)]["ppl"].iat[0]
+    want = np.mean([runs[("frequency", s)].period_metrics("2022")["ppl"] for s in (0, 1)])
+    got = stale[(stale["model"] == "Frequency") & (stale["period"] == "2022")]["ppl"].iat[0]
     assert got == pytest.approx(want, rel=1e-5)
-    buckets = pd.read_csv(tmp_path / "p" / "buckets.csv")
+    buckets = pd.read_csv(tmp_path / "p" / "buckets.csv", dtype={"period": str})
     assert set(buckets["bucket"]) == {"unseen", "1", "2-10", "11-100", ">100", "emerging"}
     # the plot's x: labels whose text order is the frequency order
     assert sorted(set(buckets["history_bucket"])) == ["0: unseen", "1: 1", "2: 2-10", "3: 11-100",
                                                       "4: >100", "5: emerging"]
     seen = buckets[buckets["n"] > 0]
     assert (seen[seen["model"] == "Baseline-all"]["nll_vs_baseline"] == 0).all()
-    pair = seen[seen["bucket"] == "11-100"].set_index(["model", "year"])
-    assert pair.loc[("Frequency", 2021), "nll_vs_baseline"] == pytest.approx(
-        pair.loc[("Frequency", 2021), "mean_nll"] - pair.loc[("Baseline-all", 2021), "mean_nll"],
+    pair = seen[seen["bucket"] == "11-100"].set_index(["model", "period"])
+    assert pair.loc[("Frequency", "2021"), "nll_vs_baseline"] == pytest.approx(
+        pair.loc[("Frequency", "2021"), "mean_nll"] - pair.loc[("Baseline-all", "2021"), "mean_nll"],
         abs=1e-4)
     # the unigram reference: the training years' summed counts, add-one, on run 1's targets
-    counts = sum(read_year(frequencies / f"{y}.parquet").counts for y in (2018, 2019))
+    counts = sum(read_period(frequencies / f"{y}.parquet").counts for y in (2018, 2019))
     log_p = np.log((counts + 1) / (counts.sum() + VOCAB))
-    targets = load_runs(scores, ["baseline"], [0])[("baseline", 0)].positions(2021)["target_id"]
+    targets = load_runs(scores, ["baseline"], [0])[("baseline", 0)].positions("2021")["target_id"]
     want_unigram = np.exp(-log_p[targets.to_numpy()].mean())
     assert f"- 2021: unigram PPL {want_unigram:.2f} over 40 tokens; lowest model PPL Frequency" in text
     assert (tmp_path / "p" / "staleness.png").stat().st_size > 0
@@ -229,7 +236,7 @@ def test_cli_missing_history_year_is_a_user_error(scores, frequencies, tmp_path,
     (frequencies / "2017.parquet").unlink()
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["--scores", str(scores), "--variants", "baseline", "--seeds", "0",
-                  "--frequencies", str(frequencies), "--window", "2", "--train-years", "2018", "2019",
+                  "--frequencies", str(frequencies), "--window", "2", "--train-periods", "2018", "2019",
                   "--out", str(tmp_path / "r.md"), "--metrics-dir", str(tmp_path / "m"),
                   "--details", str(tmp_path / "r.json"),
                   "--plots", str(tmp_path / "p.csv"), "--staleness", str(tmp_path / "s.csv"),
@@ -240,14 +247,14 @@ def test_cli_missing_history_year_is_a_user_error(scores, frequencies, tmp_path,
 
 def test_staleness_table_slope_and_partial_year():
     from pipeline.evaluation.staleness import slope, staleness_frame, staleness_markdown
-    summary = {"baseline": {"years": {"2020": {"ppl": 10.0, "cpl": 20.0},
+    summary = {"baseline": {"periods": {"2020": {"ppl": 10.0, "cpl": 20.0},
                                       "2021": {"ppl": 12.0, "cpl": 21.0},
                                       "2022": {"ppl": 14.0, "cpl": 25.0}}},
-               "frequency": {"years": {"2020": {"ppl": 9.0, "cpl": 19.0},
+               "frequency": {"periods": {"2020": {"ppl": 9.0, "cpl": 19.0},
                                        "2021": {"ppl": 10.0, "cpl": 20.0},
                                        "2022": {"ppl": 11.0, "cpl": 21.0}}}}
     frame = staleness_frame(summary, {"baseline": "Baseline-all", "frequency": "Frequency"})
-    assert frame.to_dict("records")[0] == {"model": "Baseline-all", "year": 2020, "ppl": 10.0,
+    assert frame.to_dict("records")[0] == {"model": "Baseline-all", "period": "2020", "ppl": 10.0,
                                            "cpl": 20.0}
     assert slope(np.array([2020, 2021, 2022]), np.array([10.0, 12.0, 14.0])) == pytest.approx(2.0)
     assert slope(np.array([2020]), np.array([10.0])) is None
@@ -257,6 +264,57 @@ def test_staleness_table_slope_and_partial_year():
     assert "| Frequency | 19.00 | 20.00 | 21.00 | +1.00 |" in text
     assert "2022 is the last year of the corpus" in text
     assert "last year of the corpus" not in staleness_markdown(frame, last_corpus_year=2023)
+
+
+def test_half_year_report_lists_periods_in_time_order_and_names_the_half_year(tmp_path):
+    """metrics.json lists the periods out of order; the report, its CSVs and JSON go in time
+    (2019H2 before 2020H1 across the year boundary) and say "half-year", never "test year"."""
+    scores, freqs = tmp_path / "scores", tmp_path / "frequencies"
+    listed = ("2021H1", "2020H2", "2020H1")
+    for variant, shift_ in (("baseline", 0.0), ("frequency", -1.0)):
+        write_scores(scores, variant, 0, shift_, 0.0, periods=listed, dev="2020H1", test="2020H2")
+    rng = np.random.default_rng(3)
+    for label in ("2018H2", "2019H1", "2019H2", "2020H1", "2020H2"):
+        write_period(freqs / f"{label}.parquet", label, rng.integers(0, 30, VOCAB))
+    write_json({"per_year": {"2020": {"kept": 3}, "2021": {"kept": 3}}}, tmp_path / "corpus.json")
+    p = tmp_path / "p"
+    cli.main(["--scores", str(scores), "--variants", "baseline", "frequency", "--seeds", "0",
+              "--frequencies", str(freqs), "--window", "2", "--train-periods", "2019H1", "2019H2",
+              "--corpus-counts", str(tmp_path / "corpus.json"), "--out", str(tmp_path / "r.md"),
+              "--metrics-dir", str(tmp_path / "m"), "--details", str(tmp_path / "r.json"),
+              "--plots", str(p / "results.csv"), "--staleness", str(p / "staleness.csv"),
+              "--buckets", str(p / "buckets.csv")])
+    text = (tmp_path / "r.md").read_text()
+    order = ["2020H1", "2020H2", "2021H1"]
+    stale = pd.read_csv(p / "staleness.csv", dtype={"period": str})
+    assert stale[stale["model"] == "Frequency"]["period"].tolist() == order
+    buckets = pd.read_csv(p / "buckets.csv", dtype={"period": str})
+    assert list(dict.fromkeys(buckets["period"])) == order
+    assert list(json.loads((tmp_path / "r.json").read_text())["variants"]["frequency"]
+                ["periods"]) == order
+    assert "| Dev 2020H1 PPL |" in text and "| Test 2020H2 CM |" in text
+    assert "## Table 2: generated abstracts for the test half-year (2020H2, seed 0)" in text
+    assert "each half-year scored with its own history" in text
+    assert "| PPL | 2020H1 | 2020H2 | 2021H1 * | per half-year |" in text
+    assert "2021H1 falls in 2021, the last year of the corpus" in text
+    assert "| Half-year | Model |" in text
+    assert text.index("- 2020H1: unigram PPL") < text.index("- 2021H1: unigram PPL")
+    assert "test year" not in text and "dev year" not in text
+
+
+def test_staleness_in_time_order_across_year_boundaries():
+    """Months and quarters across a year boundary: time order and slopes by ordinal."""
+    from pipeline.evaluation.staleness import slope, staleness_frame, staleness_markdown
+    summary = {"baseline": {"periods": {"2020-01": {"ppl": 14.0, "cpl": 5.0},
+                                        "2019-11": {"ppl": 10.0, "cpl": 5.0},
+                                        "2019-12": {"ppl": 12.0, "cpl": 5.0}}}}
+    frame = staleness_frame(summary, {"baseline": "Baseline-all"})
+    assert frame["period"].tolist() == ["2019-11", "2019-12", "2020-01"]
+    text = staleness_markdown(frame, last_corpus_year=None)
+    assert "| PPL | 2019-11 | 2019-12 | 2020-01 | per month |" in text
+    assert "| Baseline-all | 10.00 | 12.00 | 14.00 | +2.00 |" in text
+    assert slope(np.array(["2020Q4", "2021Q1"]), np.array([10.0, 12.0])) == pytest.approx(2.0)
+    assert slope(np.array(["2020-09", "2020-10"]), np.array([1.0, 4.0])) == pytest.approx(3.0)
 
 
 def test_p_values_too_small_for_a_double_are_not_printed_as_zero():

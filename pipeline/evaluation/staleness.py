@@ -69,7 +69,8 @@ def staleness_markdown(frame: pd.DataFrame, last_corpus_year: int | None) -> str
     text = "\n\n".join(parts)
     if starred:
         which = (f"{starred[0]} is the last year" if starred == [str(last_corpus_year)]
-                 else f"{', '.join(starred)} fall in {last_corpus_year}, the last year")
+                 else f"{', '.join(starred)} {'falls' if len(starred) == 1 else 'fall'} in "
+                      f"{last_corpus_year}, the last year")
         text += (f"\n\n\\* {which} of the corpus and may be incomplete "
                  "(the full export of 2024-08-15 covers 2024 only through August).")
     return text
