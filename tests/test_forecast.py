@@ -13,7 +13,7 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.io import write_parquet
 from pipeline.forecast.vocabulary import (linear_extrapolation, persistence, predicted_distribution,
                                rank_terms, reference_texts, vocabulary_forecast, whole_word_mask)
-from pipeline.features.frequencies import log_frequencies, write_year
+from pipeline.features.frequencies import log_frequencies, write_period
 from pipeline.models.future_lm import make_future_lm, scratch_gpt2
 from pipeline.features.history import load_history
 
@@ -24,7 +24,7 @@ VOCAB = 30
 def frequencies(tmp_path):
     rng = np.random.default_rng(0)
     for year in range(2016, 2021):
-        write_year(tmp_path / f"{year}.parquet", year, rng.integers(0, 50, VOCAB))
+        write_period(tmp_path / f"{year}.parquet", str(year), rng.integers(0, 50, VOCAB))
     return tmp_path
 
 
@@ -45,7 +45,7 @@ def contexts() -> list[list[int]]:
 
 
 def test_predicted_distribution_is_the_naive_per_position_mean(model, frequencies):
-    history = load_history(2020, 2, frequencies, None)
+    history = load_history("2020", 2, frequencies, None)
     batched = predicted_distribution(model, contexts(), history, batch_size=3)
     assert batched.shape == (VOCAB,) and batched.dtype == np.float64
     assert batched.sum() == pytest.approx(1.0, abs=1e-12)
@@ -72,36 +72,54 @@ def test_predicted_distribution_is_the_naive_per_position_mean(model, frequencie
                                batched, rtol=1e-5, atol=1e-8)
 
 
-def test_the_bias_year_changes_the_forecast_and_baseline_does_not_move(model, frequencies):
-    frame = vocabulary_forecast(model, contexts(), 2020, frequencies, None, batch_size=2)
+def test_the_bias_period_changes_the_forecast_and_baseline_does_not_move(model, frequencies):
+    frame = vocabulary_forecast(model, contexts(), "2020", frequencies, None, batch_size=2)
     assert list(frame.columns) == ["token_id", "log_prob", "log_prob_prev"]
     assert np.exp(frame["log_prob"]).sum() == pytest.approx(1.0)
     assert np.abs(frame["log_prob"] - frame["log_prob_prev"]).max() > 1e-3
     torch.manual_seed(0)
     base = make_future_lm(scratch_gpt2(VOCAB, 0, n_layer=1, n_head=2, n_embd=16, n_positions=32,
                                        dropout=0.0), "baseline", window=2).eval()
-    still = vocabulary_forecast(base, contexts(), 2020, frequencies, None)
+    still = vocabulary_forecast(base, contexts(), "2020", frequencies, None)
     assert (still["log_prob"] == still["log_prob_prev"]).all()
 
 
-def test_missing_history_names_the_forecast_year(model, frequencies):
-    with pytest.raises(UserError, match="reads the per-year features"):
-        vocabulary_forecast(model, contexts(), 2020, None, None)
+def test_missing_history_names_the_forecast_period(model, frequencies):
+    with pytest.raises(UserError, match="reads the per-period features"):
+        vocabulary_forecast(model, contexts(), "2020", None, None)
     with pytest.raises(UserError, match="cannot forecast 2031"):
-        vocabulary_forecast(model, contexts(), 2031, frequencies, None)
+        vocabulary_forecast(model, contexts(), "2031", frequencies, None)
     # the reference level needs the history of Y-1 = 2017 (years 2015-2016): 2015 is missing
     with pytest.raises(UserError, match="predicted change of 2018 against 2017"):
-        vocabulary_forecast(model, contexts(), 2018, frequencies, None)
+        vocabulary_forecast(model, contexts(), "2018", frequencies, None)
 
 
-def test_reference_texts_are_the_previous_year(tmp_path):
+def test_forecast_across_a_quarter_boundary(model, tmp_path):
+    """Forecasting 2021Q1: its bias reads 2020Q3, 2020Q4; the predicted change compares it with
+    2020Q4's bias (history 2020Q2, 2020Q3); the reference contexts are 2020Q4's abstracts."""
+    rng = np.random.default_rng(0)
+    for label in ("2020Q2", "2020Q3", "2020Q4"):
+        write_period(tmp_path / f"{label}.parquet", label, rng.integers(0, 50, VOCAB))
+    frame = vocabulary_forecast(model, contexts(), "2021Q1", tmp_path, None)
+    assert np.abs(frame["log_prob"] - frame["log_prob_prev"]).max() > 1e-3
+    with pytest.raises(UserError, match=r"predicted change of 2020Q4 against 2020Q3.*2020Q1"):
+        vocabulary_forecast(model, contexts(), "2020Q4", tmp_path, None)
     corpus = tmp_path / "abstracts.parquet"
-    write_parquet(pd.DataFrame({"key": ["k0", "k1", "k2"], "year": [2020, 2021, 2021],
+    write_parquet(pd.DataFrame({"key": ["k0", "k1", "k2"], "date": ["2020-12-31", "2021-01", "2020-10"],
                                 "abstract": ["a", "b", "c"]}), corpus)
-    assert reference_texts(corpus, 2022) == ["b", "c"]
+    assert reference_texts(corpus, "2021Q1") == ["a", "c"]
+    assert reference_texts(corpus, "2021Q2") == ["b"]
+
+
+def test_reference_texts_are_the_previous_period(tmp_path):
+    corpus = tmp_path / "abstracts.parquet"
+    write_parquet(pd.DataFrame({"key": ["k0", "k1", "k2"], "date": ["2020", "2021-03", "2021"],
+                                "abstract": ["a", "b", "c"]}), corpus)
+    assert reference_texts(corpus, "2022") == ["b", "c"]
+    assert reference_texts(corpus, "2021H2") == ["b"]        # a bare year has no half-year
     with pytest.raises(UserError, match="cannot forecast 2024 .*abstracts of 2023") as err:
-        reference_texts(corpus, 2024)
-    assert "forecast.year" in err.value.fix and "`years`" not in err.value.fix
+        reference_texts(corpus, "2024")
+    assert "forecast.period" in err.value.fix
 
 
 def test_persistence_is_add_one_smoothed_last_year():
@@ -115,17 +133,20 @@ def test_linear_extrapolation_on_hand_made_log_frequencies():
     log_freq = np.log(np.array([[0.1, 0.2],      # doubles -> 0.4
                                 [0.4, 0.2],      # halves  -> 0.1
                                 [0.5, 0.6]]))
-    p = linear_extrapolation(log_freq, [2019, 2020], 2021)
+    p = linear_extrapolation(log_freq, ["2019", "2020"], "2021")
     raw = np.array([0.4, 0.1, 0.6 * 0.6 / 0.5])
     np.testing.assert_allclose(p, raw / raw.sum())
     # three years: least squares, not the last step
     lf = np.array([[0.0, 1.0, 1.0]])
-    three = linear_extrapolation(np.vstack([lf, [[0.0, 0.0, 0.0]]]), [2018, 2019, 2020], 2021)
+    three = linear_extrapolation(np.vstack([lf, [[0.0, 0.0, 0.0]]]), ["2018", "2019", "2020"], "2021")
     # fit 2/3 + 0.5 (x - 2019) -> at 2021: 5/3; the other token stays 0
     np.testing.assert_allclose(three, np.exp([5 / 3, 0]) / np.exp([5 / 3, 0]).sum())
     # one history year is persistence
-    np.testing.assert_allclose(linear_extrapolation(log_freq[:, :1], [2020], 2021),
+    np.testing.assert_allclose(linear_extrapolation(log_freq[:, :1], ["2020"], "2021"),
                                np.exp(log_freq[:, 0]) / np.exp(log_freq[:, 0]).sum())
+    # periods are consecutive across a year boundary: 2020Q4 -> 2021Q1 -> 2021Q2 is one step each
+    np.testing.assert_allclose(linear_extrapolation(log_freq, ["2020Q4", "2021Q1"], "2021Q2"), p)
+    np.testing.assert_allclose(linear_extrapolation(log_freq, ["2019-12", "2020-01"], "2020-02"), p)
 
 
 def test_rank_terms_orders_and_filters():
