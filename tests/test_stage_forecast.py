@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from pipeline.reports.forecast import PERSISTENCE, verdicts
-from pipeline.features.frequencies import count_tokens, write_year
+from pipeline.features.frequencies import count_tokens, write_period
 from pipeline.models.future_lm import make_future_lm, save_future_lm, scratch_gpt2
 from pipeline.infra.identity import tokenizer_identity
 from pipeline.infra.io import read_json, read_parquet, write_parquet
@@ -47,7 +47,7 @@ def project(tmp_path_factory) -> Path:
     tok = train_scratch_tokenizer(corpus["abstract"].tolist(), 400)
     tok.save_pretrained(root / "tokenizer")
     for y in YEARS:
-        write_year(root / "frequencies" / f"{y}.parquet", y,
+        write_period(root / "frequencies" / f"{y}.parquet", str(y),
                    count_tokens(tok, corpus.loc[corpus["year"] == y, "abstract"].tolist()),
                    tokenizer_id=tokenizer_identity(root / "tokenizer"))
     for variant in ("baseline", "frequency"):
@@ -62,10 +62,10 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
-def forecast_args(root: Path, variant: str, year: int, out: Path, *extra: str) -> list[str]:
+def forecast_args(root: Path, variant: str, year: int | str, out: Path, *extra: str) -> list[str]:
     return ["--model", str(root / "models" / f"{variant}-s0"),
             "--abstracts", str(root / "abstracts.parquet"), "--tokenizer", str(root / "tokenizer"),
-            "--frequencies", str(root / "frequencies"), "--year", str(year),
+            "--frequencies", str(root / "frequencies"), "--period", str(year),
             "--n-generate", "2", "--max-new-tokens", "12", "--num-beams", "2", "--threads", "1",
             "--out", str(out), *extra]
 
@@ -75,24 +75,25 @@ def forecasts(project) -> Path:
     out = project / "forecast"
     for variant in ("baseline", "frequency"):
         forecast.main(forecast_args(project, variant, 2022, out / f"{variant}-s0",
-                                    "--backtest-years", "2020", "2021"))
+                                    "--backtest-periods", "2021", "2020"))
     return out
 
 
-def test_forecast_beyond_the_corpus_needs_no_data_of_that_year(project, forecasts):
+def test_forecast_beyond_the_corpus_needs_no_data_of_that_period(project, forecasts):
     assert not (project / "frequencies" / "2022.parquet").exists()
     assert read_parquet(project / "abstracts.parquet")["year"].max() == 2021
     folder = forecasts / "frequency-s0"
     info = read_json(folder / "forecast.json")
-    assert info["forecast_year"] == 2022 and info["backtest_years"] == [2020, 2021]
-    assert info["years"]["2022"]["reference_year"] == 2021
-    assert info["years"]["2022"]["n_contexts"] == 40
+    assert info["forecast_period"] == "2022" and info["backtest_periods"] == ["2020", "2021"]
+    assert list(info["periods"]) == ["2020", "2021", "2022"]                # time order
+    assert info["periods"]["2022"]["reference_period"] == "2021"
+    assert info["periods"]["2022"]["n_contexts"] == 40
     for year in (2020, 2021, 2022):
         vocab = read_parquet(folder / f"vocab_{year}.parquet")
         assert np.exp(vocab["log_prob"]).sum() == pytest.approx(1.0)
         assert np.exp(vocab["log_prob_prev"]).sum() == pytest.approx(1.0)
     gens = read_parquet(folder / "generations_2022.parquet")
-    assert gens["index"].tolist() == [0, 1] and (gens["year"] == 2022).all()
+    assert gens["index"].tolist() == [0, 1] and (gens["period"] == "2022").all()
     base = read_parquet(forecasts / "baseline-s0" / "vocab_2022.parquet")
     assert (base["log_prob"] == base["log_prob_prev"]).all()       # no history, no change
 
@@ -112,7 +113,7 @@ def test_precision_flag_sets_the_forward_passes_precision(project, forecasts, tm
     assert exit_info.value.code == 2 and not (tmp_path / "x").exists()
 
 
-def test_missing_history_is_a_clear_error_naming_the_year(project, tmp_path, capsys):
+def test_missing_history_is_a_clear_error_naming_the_period(project, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         forecast.main(forecast_args(project, "frequency", 2030, tmp_path / "out"))
     assert exit_info.value.code == 2
@@ -124,7 +125,7 @@ def test_missing_history_is_a_clear_error_naming_the_year(project, tmp_path, cap
 def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
     out, metrics, plot = tmp_path / "reports" / "forecast.md", tmp_path / "m.json", tmp_path / "p" / "r.png"
     args = ["--forecasts", str(forecasts), "--variants", "baseline", "frequency", "--seeds", "0",
-            "--year", "2022", "--backtest-years", "2020", "2021", "--window", "2",
+            "--period", "2022", "--backtest-periods", "2020", "2021", "--window", "2",
             "--frequencies", str(project / "frequencies"), "--tokenizer", str(project / "tokenizer"),
             "--stopwords", str(STOPWORDS), "--abstracts", str(project / "abstracts.parquet"),
             "--out", str(out), "--json", str(metrics), "--plot", str(plot)]
@@ -138,7 +139,9 @@ def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
     assert "![Top risers" in text and "(../p/r.png)" in text
     assert "## Generated abstracts for 2022" in text
     values = json.loads(metrics.read_text())
-    assert values["forecast_year"] == 2022
+    assert values["forecast_period"] == "2022" and list(values["backtests"]) == ["2020", "2021"]
+    assert "fits each token's log frequency over the last 2 years" in text
+    assert "Forecasts from 2018..2019." in text
     row = values["backtests"]["2021"]["Persistence"]
     assert row["unigram_ppl_lo"] <= row["unigram_ppl"] <= row["unigram_ppl_hi"]
     assert row["rho"] is None                                    # persistence has no ranking
@@ -148,16 +151,16 @@ def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
     assert out.read_bytes() == first                             # deterministic, bootstrap seeded
 
 
-def test_report_refuses_a_forecast_for_another_year(project, forecasts, tmp_path, capsys):
+def test_report_refuses_a_forecast_for_another_period(project, forecasts, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         forecast_report.main([
             "--forecasts", str(forecasts), "--variants", "frequency", "--seeds", "0",
-            "--year", "2023", "--window", "2", "--frequencies", str(project / "frequencies"),
+            "--period", "2023", "--window", "2", "--frequencies", str(project / "frequencies"),
             "--tokenizer", str(project / "tokenizer"), "--stopwords", str(STOPWORDS),
             "--abstracts", str(project / "abstracts.parquet"), "--out", str(tmp_path / "f.md"),
             "--json", str(tmp_path / "m.json"), "--plot", str(tmp_path / "p.png")])
     assert exit_info.value.code == 2
-    assert "for forecast year 2022, not 2023" in capsys.readouterr().err
+    assert "for forecast period 2022, not 2023" in capsys.readouterr().err
 
 
 def test_verdicts_say_each_finding_once() -> None:
@@ -169,10 +172,44 @@ def test_verdicts_say_each_finding_once() -> None:
                           row("Frequency", 90.0, 0.5, 0.2, 0.7),
                           row("Context", 110.0, -0.4, -0.6, -0.2),
                           row("Context²", 100.5, 0.0, -0.2, 0.2)])
-    lines = verdicts(table, ["baseline", "frequency", "context", "context2"], 2021)
+    lines = verdicts(table, ["baseline", "frequency", "context", "context2"], "2021")
     assert lines[0].startswith("- 2021: Frequency beats persistence")
     assert lines[1].startswith("- 2021: Frequency detects trends (Spearman ρ +0.500")
     assert "Context does **not** beat persistence" in lines[2]
     assert lines[3].startswith("- 2021: Context ranks trends in the **wrong direction** (Spearman")
     assert lines[5].startswith("- 2021: Context² does **not** reliably detect trends (Spearman")
     assert not any("trends trends" in line or "** trends" in line for line in lines)
+
+
+def test_backtests_and_forecast_across_a_quarter_boundary() -> None:
+    """Forecast 2021Q2 with a backtest of 2021Q1: the backtest compares 2021Q1 with 2020Q4 (the
+    period before, across the year boundary) and fits from 2020Q3..2020Q4; periods in time
+    order, the text says "quarter"."""
+    from pipeline.features.frequencies import PeriodFrequencies, log_frequencies
+    from pipeline.reports.forecast import ModelForecast, render
+
+    vocab, rng = 12, np.random.default_rng(0)
+    labels = ["2020Q2", "2020Q3", "2020Q4", "2021Q1"]
+    freqs = {}
+    for label in reversed(labels):                       # given out of order
+        counts = rng.integers(20, 200, vocab)
+        freqs[label] = PeriodFrequencies(label, counts, log_frequencies(counts), int(counts.sum()))
+    frames = {p: pd.DataFrame({"token_id": np.arange(vocab),
+                               "log_prob": np.log(np.full(vocab, 1 / vocab)),
+                               "log_prob_prev": np.log(np.full(vocab, 1 / vocab))
+                               + rng.normal(0, 0.1, vocab)}) for p in ("2021Q1", "2021Q2")}
+    gens = pd.DataFrame({"index": [0], "seed": [0], "text": ["an abstract"], "period": "2021Q2"})
+    forecasts = {("frequency", 0): ModelForecast("frequency", 0, {}, frames, gens)}
+    content = np.ones(vocab, dtype=bool)
+    text, metrics, panels = render(forecasts, ["frequency"], [0], "2021Q2", ["2021Q1"], freqs,
+                                   content, content, [f"w{i}" for i in range(vocab)], 2)
+    assert metrics["forecast_period"] == "2021Q2" and list(metrics["backtests"]) == ["2021Q1"]
+    pers = metrics["backtests"]["2021Q1"]["Persistence"]["unigram_ppl"]
+    want = np.exp(-(freqs["2021Q1"].counts * log_frequencies(freqs["2020Q4"].counts)).sum()
+                  / freqs["2021Q1"].counts.sum())
+    assert pers == pytest.approx(want)                  # persistence of 2020Q4 scored on 2021Q1
+    assert "Forecasts from 2020Q3..2020Q4." in text and "### 2021Q1" in text
+    assert "observed counts in 2020Q4-2021Q1" in text and "the abstracts of 2021Q1" in text
+    assert "over the last 2 quarters" in text and "vocabulary of quarter Y" in text
+    panel = panels["Frequency"]
+    assert list(dict.fromkeys(panel["period"])) == labels + ["2021Q2"]   # time order
