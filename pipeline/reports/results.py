@@ -184,7 +184,7 @@ def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: 
             entry[split] = stats
         entry["periods"] = {
             p: {m: float(np.mean([runs[(v, s)].period_metrics(p)[m] for s in seeds]))
-                for m in ("ppl", "cpl", "cm") if m in runs[(v, seeds[0])].period_metrics(p)}
+                for m in ("ppl", "cpl", "cm") if runs[(v, seeds[0])].period_metrics(p).get(m) is not None}
             for p in runs[(v, seeds[0])].periods}
         out[v] = entry
     return out
