@@ -16,11 +16,11 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from pipeline.features.frequencies import count_tokens, write_year
+from pipeline.features.frequencies import count_tokens, write_period
 from pipeline.models.future_lm import make_future_lm, save_future_lm
 from pipeline.infra.identity import tokenizer_identity
 from pipeline.infra.io import parquet_metadata, read_json, read_parquet, write_parquet
-from pipeline.features.tokenizer import train_scratch_tokenizer
+from pipeline.features.tokenizer import load_tokenizer, train_scratch_tokenizer
 from stages import score
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,25 +43,25 @@ def sample_by_year() -> dict[int, list[tuple[str, str]]]:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     """Tokenizer, per-year frequencies (2017-2020), a tiny Frequency model, dev 2020 / test 2021,
-    and a corpus table with 2019's abstracts (an extra evaluated year)."""
+    and a corpus table with 2019's abstracts (an extra evaluated period)."""
     root = tmp_path_factory.mktemp("score")
     years = sample_by_year()
     tok = train_scratch_tokenizer([a for y in (2017, 2018, 2019) for _, a in years[y]], 512)
     tok.save_pretrained(root / "tokenizer")
     for y in (2017, 2018, 2019, 2020):
-        write_year(root / "frequencies" / f"{y}.parquet", y,
+        write_period(root / "frequencies" / f"{y}.parquet", str(y),
                    count_tokens(tok, [a for _, a in years[y]]),
                    tokenizer_id=tokenizer_identity(root / "tokenizer"))
 
     def table(y: int, n: int) -> pd.DataFrame:
         rows = years[y][:n]
-        return pd.DataFrame({"key": [k for k, _ in rows], "year": y, "title": "t",
+        return pd.DataFrame({"key": [k for k, _ in rows], "period": str(y), "title": "t",
                              "abstract": [a for _, a in rows]})
 
     for split, y in (("dev", 2020), ("test", 2021)):
         write_parquet(table(y, 25), root / f"{split}.parquet")
-    write_parquet(pd.concat([table(2018, 3), table(2019, 7), table(2020, 4)]),
-                  root / "abstracts.parquet")
+    corpus = pd.concat([table(2018, 3), table(2019, 7), table(2020, 4)])
+    write_parquet(corpus.assign(date=corpus.pop("period")), root / "abstracts.parquet")
     torch.manual_seed(0)
     lm = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_layer=1, n_head=2, n_embd=32,
                                     n_positions=128, bos_token_id=0, eos_token_id=0))
@@ -90,19 +90,19 @@ def test_score_writes_the_documented_folder(project, tmp_path):
         "tokens_2020.parquet", "tokens_2021.parquet"]
     metrics = read_json(out / "metrics.json")
     assert metrics["variant"] == "frequency-nolstm" and metrics["seed"] is None
-    assert (metrics["dev_year"], metrics["test_year"]) == (2020, 2021)
-    assert sorted(metrics["years"]) == ["2020", "2021"]
-    for split, year in (("dev", 2020), ("test", 2021)):
+    assert (metrics["dev_period"], metrics["test_period"]) == ("2020", "2021")
+    assert list(metrics["periods"]) == ["2020", "2021"]
+    for split, year in (("dev", "2020"), ("test", "2021")):
         m = metrics[split]
-        assert m == metrics["years"][str(year)]
-        assert m["year"] == year and m["n_abstracts"] == 25 and m["n_generated"] == 2
+        assert m == metrics["periods"][year]
+        assert m["period"] == year and m["n_abstracts"] == 25 and m["n_generated"] == 2
         assert m["context_length"] == 128
         tokens = read_parquet(out / f"tokens_{year}.parquet")
         positions = read_parquet(out / f"positions_{year}.parquet")
         assert len(positions) == m["n_tokens"]
         assert positions["nll"].sum() == pytest.approx(tokens["nll_sum"].sum())
         assert m["top10"] == pytest.approx(positions["top10"].mean())
-        assert len(tokens) == 25 and (tokens["year"] == year).all()
+        assert len(tokens) == 25 and (tokens["period"] == year).all()
         assert m["n_tokens"] == tokens["n_tokens"].sum()
         assert m["ppl"] == pytest.approx(np.exp(tokens["nll_sum"].sum() / m["n_tokens"]))
         assert m["cpl"] == pytest.approx(np.exp(tokens["content_nll_sum"].sum()
@@ -118,40 +118,40 @@ def test_score_writes_the_documented_folder(project, tmp_path):
         settings = json.loads(parquet_metadata(out / f"generations_{year}.parquet")
                               ["generation_settings"])
         assert settings["num_beams"] == 5 and settings["max_new_tokens"] == 12
-    # the test year is scored with its own history, so its model differs from the dev year's
+    # the test period is scored with its own history, so its model differs from the dev period's
     assert metrics["dev"]["ppl"] != metrics["test"]["ppl"]
 
 
-def test_later_years_each_with_their_own_history_and_generation_only_where_asked(project, tmp_path):
+def test_later_periods_each_with_their_own_history_and_generation_only_where_asked(project, tmp_path):
     out = tmp_path / "out"
-    score.main(args(project, out, abstracts=project / "abstracts.parquet") + ["--years", "2019",
-                                                                               "2020", "2021"])
+    score.main(args(project, out, abstracts=project / "abstracts.parquet")
+               + ["--periods", "2021", "2020", "2019"])
     metrics = read_json(out / "metrics.json")
-    assert sorted(metrics["years"]) == ["2019", "2020", "2021"]
-    m = metrics["years"]["2019"]
+    assert list(metrics["periods"]) == ["2019", "2020", "2021"]          # time order
+    m = metrics["periods"]["2019"]
     assert m["n_abstracts"] == 7 and m["n_generated"] == 0 and m["cm"] is None
     assert read_parquet(out / "tokens_2019.parquet")["key"].tolist() == sample_by_year_keys(2019, 7)
     assert (out / "positions_2019.parquet").exists()
-    assert not (out / "generations_2019.parquet").exists()   # default: dev and test years only
-    # Generation only for 2019; the dev and test years are scored without.
+    assert not (out / "generations_2019.parquet").exists()   # default: dev and test only
+    # Generation only for 2019; the dev and test periods are scored without.
     only = tmp_path / "only"
     score.main(args(project, only, abstracts=project / "abstracts.parquet")
-               + ["--years", "2019", "--generate-years", "2019"])
+               + ["--periods", "2019", "--generate-periods", "2019"])
     assert sorted(p.name for p in only.glob("generations_*")) == ["generations_2019.parquet"]
     again = read_json(only / "metrics.json")
-    assert again["dev"]["cm"] is None and again["years"]["2019"]["n_generated"] == 2
-    assert again["years"]["2019"]["ppl"] == m["ppl"]
+    assert again["dev"]["cm"] is None and again["periods"]["2019"]["n_generated"] == 2
+    assert again["periods"]["2019"]["ppl"] == m["ppl"]
 
 
-def test_each_later_year_reads_its_own_history(project, tmp_path, capsys):
+def test_each_later_period_reads_its_own_history(project, tmp_path, capsys):
     """2019's history is 2017-2018: without 2017's frequencies only a run scoring 2019 fails."""
     freq = tmp_path / "frequencies"
     shutil.copytree(project / "frequencies", freq)
     (freq / "2017.parquet").unlink()
     score.main(args(project, tmp_path / "ok", frequencies=freq, **{"n-generate": 1}))
     err = run_failing(args(project, tmp_path / "out", frequencies=freq,
-                           abstracts=project / "abstracts.parquet") + ["--years", "2019"], capsys)
-    assert "frequencies of year 2017 are missing: the history of 2019 needs them" in err
+                           abstracts=project / "abstracts.parquet") + ["--periods", "2019"], capsys)
+    assert "frequencies of 2017 are missing: the history of 2019 needs them" in err
 
 
 def sample_by_year_keys(year: int, n: int) -> list[str]:
@@ -167,8 +167,8 @@ def run_failing(argv: list[str], capsys) -> str:
     return err
 
 
-def test_test_year_needs_its_own_history(project, tmp_path, capsys):
-    # Test year 2021 reads years 2019-2020; without 2020's frequencies it must fail, naming it.
+def test_test_period_needs_its_own_history(project, tmp_path, capsys):
+    # Test period 2021 reads 2019-2020; without 2020's frequencies it must fail, naming it.
     freq = project / "frequencies" / "2020.parquet"
     moved = project / "2020.parquet.bak"
     freq.rename(moved)
@@ -176,22 +176,22 @@ def test_test_year_needs_its_own_history(project, tmp_path, capsys):
         err = run_failing(args(project, tmp_path / "out", **{"n-generate": 1}), capsys)
     finally:
         moved.rename(freq)
-    assert "frequencies of year 2020 are missing" in err and "dvc repro frequencies@2020" in err
+    assert "frequencies of 2020 are missing" in err and "dvc repro frequencies@2020" in err
     assert not (tmp_path / "out").exists()                 # nothing half-written
 
 
 def test_bad_inputs_are_messages(project, tmp_path, capsys):
     empty = tmp_path / "empty.parquet"
-    write_parquet(pd.DataFrame({"key": pd.Series([], dtype=str), "year": pd.Series([], dtype="int64"),
+    write_parquet(pd.DataFrame({"key": pd.Series([], dtype=str), "period": pd.Series([], dtype=str),
                                 "title": pd.Series([], dtype=str),
                                 "abstract": pd.Series([], dtype=str)}), empty)
     err = run_failing(args(project, tmp_path / "out", test=empty), capsys)
-    assert "exactly one year, found no rows" in err and str(empty) in err
-    err = run_failing(args(project, tmp_path / "out") + ["--years", "2019"], capsys)
+    assert "exactly one period, found no rows" in err and str(empty) in err
+    err = run_failing(args(project, tmp_path / "out") + ["--periods", "2019"], capsys)
     assert "pass --abstracts" in err
     err = run_failing(args(project, tmp_path / "out", abstracts=project / "abstracts.parquet")
-                      + ["--years", "2016"], capsys)
-    assert "the corpus has no abstracts for 2016" in err and "score.years" in err
+                      + ["--periods", "2016"], capsys)
+    assert "the corpus has no documents in 2016" in err and "score.periods" in err
     err = run_failing(args(project, tmp_path / "out", **{"max-new-tokens": 128}), capsys)
     assert "exceeds the model's context length 128" in err
     damaged = tmp_path / "model"
@@ -206,5 +206,38 @@ def test_help_explains_every_option():
     proc = subprocess.run([sys.executable, "-m", "stages.score", "--help"], cwd=REPO,
                           capture_output=True, text=True, check=True)
     for option in ("--n-generate", "--min-new-tokens", "--top-p", "--stopwords", "--threads",
-                   "--years", "--generate-years", "--abstracts", "--device"):
+                   "--periods", "--generate-periods", "--abstracts", "--device"):
         assert option in proc.stdout
+
+
+def test_scores_across_a_quarter_boundary(project, tmp_path):
+    """Dev 2020Q4, test 2021Q1, staleness 2021Q2 from dated corpus rows: each scored with its own
+    history across the year boundary (2021Q1 reads 2020Q3, 2020Q4), files and keys by label."""
+    years = sample_by_year()
+    freq = tmp_path / "frequencies"
+    tok = load_tokenizer(project / "tokenizer")
+    for label, source in (("2020Q2", 2017), ("2020Q3", 2018), ("2020Q4", 2019), ("2021Q1", 2020)):
+        write_period(freq / f"{label}.parquet", label,
+                     count_tokens(tok, [a for _, a in years[source]]),
+                     tokenizer_id=tokenizer_identity(project / "tokenizer"))
+
+    def split(label: str, source: int, n: int) -> pd.DataFrame:
+        rows = years[source][:n]
+        return pd.DataFrame({"key": [k for k, _ in rows], "period": label, "title": "t",
+                             "abstract": [a for _, a in rows]})
+
+    write_parquet(split("2020Q4", 2020, 5), tmp_path / "dev.parquet")
+    write_parquet(split("2021Q1", 2021, 5), tmp_path / "test.parquet")
+    corpus = split("-", 2019, 6).assign(date=["2021-04-02", "2021-06", "2021-07-01", "2021-03",
+                                               "2021", "2021-05-31"]).drop(columns="period")
+    write_parquet(corpus, tmp_path / "abstracts.parquet")
+    out = tmp_path / "out"
+    score.main(args(project, out, frequencies=freq, dev=tmp_path / "dev.parquet",
+                    test=tmp_path / "test.parquet", abstracts=tmp_path / "abstracts.parquet",
+                    **{"n-generate": 1}) + ["--periods", "2021Q2"])
+    metrics = read_json(out / "metrics.json")
+    assert (metrics["dev_period"], metrics["test_period"]) == ("2020Q4", "2021Q1")
+    assert list(metrics["periods"]) == ["2020Q4", "2021Q1", "2021Q2"]
+    assert metrics["periods"]["2021Q2"]["n_abstracts"] == 3          # April-June 2021 only
+    assert (out / "positions_2021Q2.parquet").exists() and (out / "tokens_2020Q4.parquet").exists()
+    assert read_parquet(out / "tokens_2021Q1.parquet")["period"].eq("2021Q1").all()
