@@ -176,7 +176,7 @@ def test_every_bad_row_is_rejected_with_its_reason(half) -> None:
     for (name, pattern), (_, reject) in zip(BAD, rejects.iterrows()):
         assert re.search(pattern, reject["reason"]), (name, reject["reason"])
         assert reject["raw"] and reject["raw"] in lines[reject["line"] - 1], name
-    keys = rejects["key"].where(rejects["key"].notna(), None).tolist()
+    keys = [k if isinstance(k, str) else None for k in rejects["key"]]
     assert keys == [None, None, "bad/no-date", "bad/month-13", "bad/free-text-date",
                     "bad/empty-text", first]
     # the stage printed the counts per reason
@@ -209,18 +209,36 @@ def test_counts_plot_in_time_order(half) -> None:
 
 def test_scores_forecast_and_report_name_the_half_years(half) -> None:
     proj, _, _, _ = half
-    for variant in ("baseline-s0", "frequency-s0"):
-        scores = proj / "data" / "scores" / variant
-        assert scores.is_dir() and any(scores.iterdir())
-        text = " ".join(p.read_text(errors="replace") for p in scores.rglob("*.json"))
-        assert "2020H2" in text and "2021H1" in text
-        forecast = proj / "data" / "forecast" / variant
-        assert forecast.is_dir() and any(forecast.iterdir())
+    for variant in ("baseline", "frequency"):
+        scores = proj / "data" / "scores" / f"{variant}-s0"
+        metrics = json.loads((scores / "metrics.json").read_text())
+        assert (metrics["dev_period"], metrics["test_period"]) == ("2020H2", "2021H1")
+        assert list(metrics["periods"]) == ["2020H2", "2021H1", "2021H2"]
+        assert metrics["test"]["n_abstracts"] == 50 and metrics["test"]["ppl"] > 1
+        for label in metrics["periods"]:
+            assert (scores / f"tokens_{label}.parquet").is_file()
+        forecast = json.loads((proj / "data" / "forecast" / f"{variant}-s0" / "forecast.json")
+                              .read_text())
+        assert forecast["forecast_period"] == "2022H1"
+        assert forecast["backtest_periods"] == ["2021H1"]
+        assert (proj / "data" / "forecast" / f"{variant}-s0" / "generations_2022H1.parquet"
+                ).is_file()
     results = (proj / "reports" / "results.md").read_text()
-    assert "2020H2" in results and "2021H1" in results
+    assert "| Model | Dev 2020H2 PPL |" in results and "Test 2021H1 PPL" in results
+    assert "| PPL | 2020H2 | 2021H1" in results            # staleness, in time order
+    assert "test half-year (2021H1" in results
     assert not re.search(r"\b(dev|test) year\b", results)
+    staleness = pd.read_csv(proj / "plots" / "staleness.csv", dtype={"period": str})
+    for _, part in staleness.groupby("model"):
+        assert part["period"].tolist() == ["2020H2", "2021H1", "2021H2"]
+    words = pd.read_csv(proj / "plots" / "word_frequencies.csv", dtype={"period": str})
+    for _, part in words.groupby("word"):
+        assert [ordinal(p) for p in part["period"]] == sorted(ordinal(p) for p in part["period"])
     forecast_md = (proj / "reports" / "forecast.md").read_text()
-    assert "2022H1" in forecast_md
+    assert forecast_md.startswith("# Forecasting 2022H1")
+    assert "### 2021H1" in forecast_md                     # the backtest
+    assert json.loads((proj / "reports" / "forecast.json").read_text())["forecast_period"] \
+        == "2022H1"
 
 
 def test_a_second_repro_runs_nothing(half) -> None:
