@@ -5,7 +5,7 @@ after a checkpoint resumes to a bit-identical model.
 Real parts throughout: the sample's abstracts, a real BPE, real feature files, the stage's own
 torchrun launch (`--processes 2`, torchrun's `--standalone` picks a free port), gloo. Dropout is 0
 so that the two runs draw nothing at random (each rank has its own dropout stream otherwise). The
-global batch of 3 abstracts splits 2 + 1, a year's last batch of 1 leaves rank 1 with nothing (it
+global batch of 3 abstracts splits 2 + 1, a period's last batch of 1 leaves rank 1 with nothing (it
 runs with weight 0), and gradient accumulation over 2 micro-batches shares the bias's word terms
 across them; every one of those paths must give the single-process gradient.
 """
@@ -47,18 +47,20 @@ def project(tmp_path_factory, sample_bib) -> Path:
     papers = parse_file(sample_bib).papers
     papers = papers[papers["abstract"].str.split().str.len() > 10]
     papers = papers.groupby("year").head(7)[["key", "year", "title", "abstract"]]
+    papers = papers.assign(period=papers["year"].astype(str))   # split files: period labels
+    columns = ["key", "period", "title", "abstract"]
     train = papers[papers["year"].between(2017, 2019)]
-    write_parquet(train, root / "train.parquet")
-    write_parquet(papers[papers["year"] == 2020].head(5), root / "dev.parquet")
+    write_parquet(train[columns], root / "train.parquet")
+    write_parquet(papers[papers["year"] == 2020].head(5)[columns], root / "dev.parquet")
     tok = train_scratch_tokenizer(train["abstract"].tolist(), 300)
     tok.save_pretrained(root / "tokenizer")
     tok_id = tokenizer_identity(root / "tokenizer")
     rng = np.random.default_rng(0)
     for year in range(2015, 2020):
         counts = frequencies.count_tokens(tok, papers[papers["year"] == year]["abstract"].tolist())
-        frequencies.write_year(root / "freq" / f"{year}.parquet", year, counts, tokenizer_id=tok_id)
+        frequencies.write_period(root / "freq" / f"{year}.parquet", str(year), counts, tokenizer_id=tok_id)
         ids = np.flatnonzero(counts)
-        embeddings.write_year(root / "emb" / f"{year}.safetensors", year, ids, counts[ids],
+        embeddings.write_period(root / "emb" / f"{year}.safetensors", str(year), ids, counts[ids],
                               rng.normal(size=(len(ids), 6)), encoder="test", layer=-1,
                               vocab_size=len(tok), tokenizer_id=tok_id)
     return root

@@ -54,14 +54,16 @@ def project(tmp_path_factory, sample_bib) -> Path:
     papers = parse_file(sample_bib).papers
     papers = papers[papers["abstract"].str.split().str.len() > 10]
     papers = papers.groupby("year").head(16)[["key", "year", "title", "abstract"]]
+    papers = papers.assign(period=papers["year"].astype(str))   # split files: period labels
+    columns = ["key", "period", "title", "abstract"]
     train = papers[papers["year"].between(2017, 2019)]
-    write_parquet(train, root / "train.parquet")
-    write_parquet(papers[papers["year"] == 2020].head(6), root / "dev.parquet")
+    write_parquet(train[columns], root / "train.parquet")
+    write_parquet(papers[papers["year"] == 2020].head(6)[columns], root / "dev.parquet")
     tok = train_scratch_tokenizer(train["abstract"].tolist(), 400)
     tok.save_pretrained(root / "tokenizer")
     for year in range(2015, 2020):
         counts = frequencies.count_tokens(tok, papers[papers["year"] == year]["abstract"].tolist())
-        frequencies.write_year(root / "freq" / f"{year}.parquet", year, counts,
+        frequencies.write_period(root / "freq" / f"{year}.parquet", str(year), counts,
                                tokenizer_id=tokenizer_identity(root / "tokenizer"))
     return root
 

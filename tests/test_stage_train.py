@@ -39,19 +39,21 @@ def project(tmp_path_factory, sample_bib) -> Path:
     papers = parse_file(sample_bib).papers
     papers = papers[papers["abstract"].str.split().str.len() > 10]
     papers = papers.groupby("year").head(20)[["key", "year", "title", "abstract"]]
+    papers = papers.assign(period=papers["year"].astype(str))   # split files: period labels
+    columns = ["key", "period", "title", "abstract"]
     train = papers[papers["year"].between(2017, 2019)]
-    write_parquet(train, root / "train.parquet")
-    write_parquet(papers[papers["year"] == 2020].head(8), root / "dev.parquet")
-    write_parquet(papers[papers["year"] == 2021].head(6), root / "test.parquet")
+    write_parquet(train[columns], root / "train.parquet")
+    write_parquet(papers[papers["year"] == 2020].head(8)[columns], root / "dev.parquet")
+    write_parquet(papers[papers["year"] == 2021].head(6)[columns], root / "test.parquet")
     tok = train_scratch_tokenizer(train["abstract"].tolist(), 400)
     tok.save_pretrained(root / "tokenizer")
     rng = np.random.default_rng(0)
     for year in range(2015, 2021):
         counts = frequencies.count_tokens(tok, papers[papers["year"] == year]["abstract"].tolist())
-        frequencies.write_year(root / "freq" / f"{year}.parquet", year, counts,
+        frequencies.write_period(root / "freq" / f"{year}.parquet", str(year), counts,
                                tokenizer_id=tokenizer_identity(root / "tokenizer"))
         ids = np.flatnonzero(counts)
-        embeddings.write_year(root / "emb" / f"{year}.safetensors", year, ids, counts[ids],
+        embeddings.write_period(root / "emb" / f"{year}.safetensors", str(year), ids, counts[ids],
                               rng.normal(size=(len(ids), 8)), encoder="test", layer=-1,
                               vocab_size=len(tok), tokenizer_id=tokenizer_identity(root / "tokenizer"))
     return root
@@ -85,7 +87,7 @@ def test_context2_trains_and_writes_a_loadable_model(project, tmp_path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "model.safetensors",
                                                       "train_metrics.json"]
     metrics = json.loads((out / "train_metrics.json").read_text())
-    assert metrics["variant"] == "context2" and metrics["train_years"] == [2017, 2018, 2019]
+    assert metrics["variant"] == "context2" and metrics["train_periods"] == ["2017", "2018", "2019"]
     assert metrics["epochs_run"] == 2 and len(metrics["dev_ppl"]) == 2
     assert metrics["best_dev_ppl"] == min(metrics["dev_ppl"]) and metrics["parameters_new"] > 0
     curves = tmp_path / "models" / "curves" / "context2-s0"
@@ -99,12 +101,12 @@ def test_context2_trains_and_writes_a_loadable_model(project, tmp_path) -> None:
     assert model.bias_config.feature_dim == 8
 
 
-def test_baseline_n_uses_the_latest_years_and_no_features(project, tmp_path) -> None:
+def test_baseline_n_uses_the_latest_periods_and_no_features(project, tmp_path) -> None:
     out = tmp_path / "baseline-1-s0"
     stage.main(argv(project, "baseline-1", out, frequencies=tmp_path / "none",
                     embeddings=tmp_path / "none"))
     metrics = json.loads((out / "train_metrics.json").read_text())
-    assert metrics["train_years"] == [2019] and metrics["parameters_new"] == 0
+    assert metrics["train_periods"] == ["2019"] and metrics["parameters_new"] == 0
 
 
 @pytest.mark.parametrize(("variant", "overrides", "message"), [
