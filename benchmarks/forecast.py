@@ -29,7 +29,9 @@ from pathlib import Path
 import torch
 
 from pipeline.evaluation.content import content_token_mask, load_stopwords
-from pipeline.forecast.vocabulary import predicted_distribution, reference_texts, vocabulary_forecast, year_history
+from pipeline.corpus.periods import shift
+from pipeline.forecast.vocabulary import (period_history, predicted_distribution, reference_texts,
+                                         vocabulary_forecast)
 from pipeline.models.future_lm import load_future_lm
 from pipeline.models.encoding import encode_for_model
 from pipeline.models.scoring import score_abstracts
@@ -56,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--root", default=str(REPO), help="project with data/ built by `dvc repro`")
     p.add_argument("--model", default="data/models/frequency-s0", help="trained model folder")
-    p.add_argument("--year", type=int, default=2021, help="forecast year Y (contexts: Y-1)")
+    p.add_argument("--period", default="2021", help="forecast period Y, a label (contexts: Y-1)")
     p.add_argument("--batch-size", type=int, default=8, help="contexts per batch (both passes)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
@@ -71,9 +73,9 @@ def main(argv: list[str] | None = None) -> None:
     mask = content_token_mask(tok, load_stopwords(data / "reference" / "stopwords.txt"))
     model = load_future_lm(root / args.model, args.device)
     corpus = data / "corpus" / "abstracts.parquet"
-    encoded, _ = encode_for_model(tok, reference_texts(corpus, args.year), model.context_length)
+    encoded, _ = encode_for_model(tok, reference_texts(corpus, args.period), model.context_length)
     freqs, embs = data / "features" / "frequencies", data / "features" / "embeddings"
-    history = year_history(model, args.year, freqs, embs, "benchmark")
+    history = period_history(model, args.period, freqs, embs, "benchmark")
     n = sum(len(e) - 1 for e in encoded)
     eos = tok.eos_token_id
 
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
         "predicted distribution, one pass (forecast)":
             lambda: (predicted_distribution(model, encoded, history, args.batch_size, eos), sync()),
         "forecast of one year (Y and Y-1 reference)":
-            lambda: (vocabulary_forecast(model, encoded, args.year, freqs, embs, args.batch_size,
+            lambda: (vocabulary_forecast(model, encoded, args.period, freqs, embs, args.batch_size,
                                          eos), sync()),
     }
     fastest({"warm-up": next(iter(passes.values()))}, 1)
@@ -105,8 +107,8 @@ def main(argv: list[str] | None = None) -> None:
         "",
         f"Command: `.venv/bin/python -m benchmarks.forecast {' '.join(argv or sys.argv[1:])}`: "
         f"{model.variant} model ({n_params / 1e6:.2f}M parameters incl. bias, |V| = {len(tok)}, "
-        f"context {model.context_length}), bias of {args.year}, the {len(encoded)} abstracts of "
-        f"{args.year - 1} = {n:,} predicted positions, batch size {args.batch_size}, "
+        f"context {model.context_length}), bias of {args.period}, the {len(encoded)} abstracts of "
+        f"{shift(args.period, -1)} = {n:,} predicted positions, batch size {args.batch_size}, "
         f"{args.threads} torch thread(s), fastest of {args.repeat} runs.",
         f"Machine: {device}; 1-minute load average {os.getloadavg()[0]:.1f} at the end of the run "
         f"(above ~1.5 on 2 cores means other jobs shared the CPU); torch {torch.__version__}.",
