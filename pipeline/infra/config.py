@@ -59,7 +59,7 @@ class ModelConfig:
     """Which future LM is trained: the variant and its bias module's shape."""
 
     variant: str = field(metadata=_help(
-        "baseline, baseline-N (the N latest training years only), frequency-nolstm, frequency, "
+        "baseline, baseline-N (the N latest training periods only), frequency-nolstm, frequency, "
         "context or context2"))
     window: int = field(default=2, metadata=_help(
         "history length m in periods: period i is predicted from periods i-m .. i-1 "
@@ -69,8 +69,8 @@ class ModelConfig:
         "context2's alpha: 'learned' (a parameter initialised at 1) or a fixed number",
         none="learned"))
     context_input: ContextInput = field(default="flagged", metadata=_help(
-        "input of the contextual LSTMs: 'paper' = eq. 8's V only, zeros for a year in which the "
-        "word does not occur; 'flagged' = V plus a seen-in-that-year flag, carrying the latest "
+        "input of the contextual LSTMs: 'paper' = eq. 8's V only, zeros for a period in which the "
+        "word does not occur; 'flagged' = V plus a seen-in-that-period flag, carrying the latest "
         "earlier vector forward (features.context_input)"))
     dropout: float = field(default=0.1, metadata=_help(
         "dropout of the LM and of the bias LSTM's output"))
@@ -89,7 +89,7 @@ class TrainConfig:
     """Optimisation settings (params ``train.*``). ``patience <= 0`` disables early stopping."""
 
     epochs: int = field(default=10, metadata=_help("maximum epochs"))
-    batch_size: int = field(default=2, metadata=_help("abstracts per batch (one year per batch)"))
+    batch_size: int = field(default=2, metadata=_help("abstracts per batch (one period per batch)"))
     grad_accum: int = field(default=2, metadata=_help("batches per optimizer step"))
     max_length: int = field(default=1024, metadata=_help(
         "LM tokens per abstract (eos + text + eos, cut): the model's context length, saved with "
@@ -149,7 +149,7 @@ class GenerationSettings:
     """Decoding settings (params ``score.*``); the defaults are the paper's (§4.6)."""
 
     n: int = field(default=100, metadata=_help(
-        "abstracts generated per model and year (paper: 100); abstract i uses seed i",
+        "abstracts generated per model and period (paper: 100); abstract i uses seed i",
         flag="--n-generate"))
     max_new_tokens: int = field(default=256, metadata=_help(
         "generation length limit in LM tokens (at most the model's context length - 1)"))
