@@ -11,7 +11,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import load_future_lm, make_future_lm, save_future_lm, scratch_gpt2, use_sdpa
-from pipeline.features.history import YearHistory
+from pipeline.features.history import PeriodHistory
 from pipeline.infra.precision import PRECISIONS, autocast, check_precision, compute_precision, matmul_precision
 from pipeline.models.scoring import score_abstracts
 from pipeline.infra.config import TrainConfig
@@ -26,9 +26,9 @@ CPU = torch.device("cpu")
 PPL_RTOL, NLL_ATOL = 0.01, 0.1
 
 
-def history() -> YearHistory:
+def history() -> PeriodHistory:
     g = torch.Generator().manual_seed(0)
-    return YearHistory(2020, (2018, 2019), -6 - 4 * torch.rand(V, 2, generator=g),
+    return PeriodHistory("2020", ("2018", "2019"), -6 - 4 * torch.rand(V, 2, generator=g),
                        torch.randn(V, 2, D_ENC, generator=g), torch.rand(V, 2, generator=g) > 0.3)
 
 
@@ -86,10 +86,10 @@ def test_training_runs_its_forward_passes_in_the_configured_precision(tmp_path) 
     m, h = model("context2").train(), history()
     dtypes: set[torch.dtype] = set()
     m.lm.lm_head.register_forward_hook(lambda mod, args, out: dtypes.add(out.dtype))
-    data = {2020: sequences(4)}
+    data = {"2020": sequences(4)}
     config = TrainConfig(epochs=1, batch_size=2, grad_accum=2, lr_lm=1e-3, lr_new=1e-3,
                          patience=0, precision="bf16")
-    state = train(m, data, {2020: sequences(2)}, {2020: h}, config, pad_id=PAD, device="cpu",
+    state = train(m, data, {"2020": sequences(2)}, {"2020": h}, config, pad_id=PAD, device="cpu",
                   checkpoints=Checkpoints(tmp_path / "ck", "k"), live_dir=tmp_path / "live")
     assert dtypes == {torch.bfloat16}      # training steps and the dev perplexity
     assert state.step == 1 and all(p.dtype == torch.float32 for p in m.parameters())
