@@ -14,7 +14,8 @@ built by scripts/make_changelog_corpus.py, provenance in tests/fixtures/SOURCE.m
   time order, scores, a forecast and the reports name the half-years.
 * **Quarters.** The same corpus at quarters has no empty quarter, but a thin one: the Debian 10
   freeze leaves 2019Q2 with 6 entries. The run passes the split stage (the point where an empty
-  period would stop it, before any training) with a warning naming 2019Q2. A copy of the corpus
+  period would stop it, before any training) with a warning naming 2019Q2, and trains the
+  Frequency variant on per-quarter histories. A copy of the corpus
   without 2019Q2's rows stops at the split stage, before any train stage, naming 2019Q2 and
   suggesting ``split.period: half``.
 """
@@ -260,19 +261,31 @@ def test_the_fixture_has_no_empty_quarter_but_a_thin_one() -> None:
     assert counts.idxmin() == "2019Q2" and counts.min() < 10
 
 
-def test_quarters_pass_the_split_with_a_thin_quarter_warning(tmp_path: Path) -> None:
+def test_quarters_run_with_a_thin_quarter_warning(tmp_path: Path) -> None:
+    """Past the split (where an empty quarter would stop the run) and through training of the
+    Frequency variant on per-quarter histories; the rest of the graph is what the half-year run
+    covers (the whole quarter graph, 30 stages, ran in 164 s on 2 cores: README)."""
     proj = build(tmp_path, QUARTER)
     names = dvc_stages(proj)
     assert "frequencies@2019Q2" in names and "train-frequency-s0" in names
-    proc = run_dvc(proj, "repro", "split", env=RUNTIME)
+    proc = run_dvc(proj, "repro", "train-frequency-s0", env=RUNTIME)
     log = proc.stdout + proc.stderr
-    assert "split" in stages_run(proc)
-    assert re.search(r"warning: .*2019Q2 \(\d\)", log), log
+    # the histories of the training quarters and of the dev quarter 2020Q3: 2017Q3-2020Q2
+    history = [f"{y}Q{q}" for y in range(2017, 2021) for q in range(1, 5)][2:-2]
+    assert stages_run(proc) == sorted(["graph", "download", "parse", "filter", "split",
+                                       "tokenizer", "train-frequency-s0",
+                                       *(f"frequencies@{q}" for q in history)])
+    assert re.search(r"warning: .*fewer than split.min_documents = 10 .*: 2019Q2 \(6\)", log), log
     periods = pd.read_parquet(proj / "data" / "corpus" / "period_rejects.parquet")
     assert periods["reason"].tolist() == ["date coarser than split.period: quarter"]
     counts = pd.read_csv(proj / "plots" / "abstracts_per_period.csv", dtype={"period": str})
     assert counts["period"].tolist() == [f"{y}Q{q}" for y in range(2017, 2022)
                                          for q in range(1, 5)]
+    assert dict(zip(counts["period"], counts["abstracts"])) == quarter_counts().to_dict()
+    trained = json.loads((proj / "data" / "models" / "frequency-s0" / "train_metrics.json")
+                         .read_text())
+    assert trained["train_periods"] == history[2:]        # 2018Q1-2020Q2, 2019Q2 included
+    assert trained["dev_periods"] == ["2020Q3"]
 
 
 def test_an_empty_quarter_stops_before_training_naming_it(tmp_path: Path) -> None:
