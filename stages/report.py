@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.corpus.periods import in_time_order, span
+from pipeline.corpus.periods import NOUN, in_time_order, kind_of, span
 from pipeline.infra.errors import UserError
 from pipeline.reports.figures import line_panels
 from pipeline.infra.io import atomic_path, read_json, write_json
@@ -137,11 +137,11 @@ def write_report(report: Report, args: argparse.Namespace) -> None:
 def plot_figures(report: Report, baseline: str) -> None:
     """The PNGs linked from the report: staleness curves (periods in time order), and NLL by
     bucket in the last period."""
+    period = in_time_order(report.buckets["period"])[-1]
+    noun = NOUN[kind_of(period)]                      # "year" for years: the titles as before
     line_panels(report.staleness, "period", ["ppl", "cpl"], "model", report.pngs["staleness"],
-                ["PPL by scored period", "CPL by scored period"])
-    buckets = report.buckets
-    period = in_time_order(buckets["period"])[-1]
-    last = buckets[buckets["period"] == period]
+                [f"PPL by scored {noun}", f"CPL by scored {noun}"])
+    last = report.buckets[report.buckets["period"] == period]
     line_panels(last, "bucket", ["mean_nll", "nll_vs_baseline"], "model", report.pngs["buckets"],
                 [f"mean NLL by history count ({period})",
                  f"NLL minus {display_name(baseline)}'s ({period})"], categorical_x=True)
