@@ -4,7 +4,7 @@
    pipeline.corpus.anthology) counted per year with the GPT-2 BPE (the paper's LM vocabulary), timed
    without parsing. Target: <= 60 s for ~12 M LM tokens on 2 cores.
 2. Pooling overhead, on the SAME batches of one sample year: forward alone vs forward + pooling
-   (index_add), interleaved repeats, plus the CPU-side alignment/windowing (plan_year minus the
+   (index_add), interleaved repeats, plus the CPU-side alignment/windowing (plan_period minus the
    encoder tokenization any forward-only pipeline needs). Target: overhead <= 10 % of forward.
    Also: encoder tokens/s with all-MiniLM-L6-v2.
 3. The embeddings stage per year (a subprocess, as DVC runs it): wall time, peak RSS, bytes on
@@ -33,7 +33,7 @@ import torch
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # as `make repro` runs the stages
 
 from pipeline.corpus.anthology import parse_file  # noqa: E402
-from pipeline.features.alignment import plan_year
+from pipeline.features.alignment import plan_period
 from pipeline.features.embeddings import encoder_states, pick_dtype, pool_batch
 from pipeline.features.frequencies import count_tokens
 from pipeline.infra.io import write_parquet
@@ -87,7 +87,7 @@ def bench_pooling(bib: Path, year: int, repeats: int) -> list[str]:
     plain_backend(enc_tok).encode_batch(texts, add_special_tokens=False)
     tokenize_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    plan = plan_year(texts, lm_tok, enc_tok, max_length=256, stride=32, batch_size=32)
+    plan = plan_period(texts, lm_tok, enc_tok, max_length=256, stride=32, batch_size=32)
     plan_s = time.perf_counter() - t0
     n_tokens = int(sum(int(b.attention_mask.sum()) for b in plan.batches))
 
@@ -119,7 +119,7 @@ def bench_pooling(bib: Path, year: int, repeats: int) -> list[str]:
         f"| {n_tokens:,} | {fwd_s:.2f} | {pool_s:.3f} | {100 * pool_s / fwd_s:.1f} % | {align_s:.2f} | "
         f"{100 * (pool_s + align_s) / fwd_s:.1f} % | {n_tokens / (fwd_s + pool_s):,.0f} |",
         "",
-        f"Alignment = plan_year ({plan_s:.2f} s: both tokenizations, offsets alignment, windows, "
+        f"Alignment = plan_period ({plan_s:.2f} s: both tokenizations, offsets alignment, windows, "
         f"padded batches) minus the encoder tokenization a forward-only pipeline needs anyway "
         f"({tokenize_s:.2f} s).",
         "",
@@ -140,7 +140,7 @@ def bench_random_encoders(bib: Path, year: int, device: torch.device,
                                    intermediate_size=128)}
     texts = parse_file(bib).papers.query("year == @year")["abstract"].tolist()
     gpt2 = load_tokenizer_for("gpt2")
-    plan = plan_year(texts, gpt2, gpt2, max_length=512, stride=64, batch_size=64)
+    plan = plan_period(texts, gpt2, gpt2, max_length=512, stride=64, batch_size=64)
     n_tokens = int(sum(int(b.attention_mask.sum()) for b in plan.batches))
     dtype = pick_dtype("auto", device)
     rows = []

@@ -15,7 +15,7 @@ Size presets:
   |V| 50,257, roberta-large features (d_enc 1,024), LSTM hidden 768, batch 2 x 256 tokens.
 
 ``--observed`` is the fraction of the vocabulary occurring in the history years (the rest share
-one LSTM run, see pipeline.features.history.YearHistory.observed). Defaults: 1.0 for ``default`` (a BPE
+one LSTM run, see pipeline.features.history.PeriodHistory.observed). Defaults: 1.0 for ``default`` (a BPE
 trained on the sample uses nearly all its tokens) and 0.41 for ``reference``: GPT-2's BPE on the
 2018+2019 ACL abstracts (the dev year's history) uses 20,820 of its 50,257 tokens (measured on
 ../shared/data/anthology+abstracts.bib.gz; 0.10 for 2001+2002, 0.22 for 2010+2011).
@@ -46,7 +46,7 @@ from pathlib import Path
 import torch
 
 from pipeline.models.future_lm import FutureLM, make_future_lm, scratch_gpt2
-from pipeline.features.history import YearHistory
+from pipeline.features.history import PeriodHistory
 from pipeline.infra.config import TrainConfig
 from pipeline.training.loop import set_train_mode
 from pipeline.training.optim import build_optimizer
@@ -76,7 +76,7 @@ PRESETS = {
 }
 
 
-def make_history(s: Sizes, observed_fraction: float, device: torch.device) -> YearHistory:
+def make_history(s: Sizes, observed_fraction: float, device: torch.device) -> PeriodHistory:
     g = torch.Generator().manual_seed(0)
     observed = torch.rand(s.vocab, generator=g) < observed_fraction
     log_freq = -8 - 4 * torch.rand(s.vocab, s.window, generator=g)
@@ -84,7 +84,7 @@ def make_history(s: Sizes, observed_fraction: float, device: torch.device) -> Ye
     emb = torch.randn(s.vocab, s.window, s.feature_dim, generator=g)
     seen = (torch.rand(s.vocab, s.window, generator=g) < 0.8) & observed.unsqueeze(1)
     emb[~observed] = 0.0
-    return YearHistory(2020, tuple(range(2020 - s.window, 2020)), log_freq, emb, seen,
+    return PeriodHistory("2020", tuple(str(y) for y in range(2020 - s.window, 2020)), log_freq, emb, seen,
                        observed=observed).to(device)
 
 
@@ -106,7 +106,7 @@ def make_models(s: Sizes, names: tuple[str, ...], device: torch.device) -> dict[
             for name in names}
 
 
-def make_step(model: FutureLM, history: YearHistory, ids: torch.Tensor, freeze_lm: bool = False):
+def make_step(model: FutureLM, history: PeriodHistory, ids: torch.Tensor, freeze_lm: bool = False):
     """One optimizer step as pipeline.training.loop takes it (frozen LM: eval mode, bias-only AdamW)."""
     config = TrainConfig(lr_lm=1e-5, lr_new=1e-5, freeze_lm=freeze_lm)
     optimizer = build_optimizer(model, config)

@@ -43,7 +43,7 @@ def helpers(dist: distributed.Dist, out: Path) -> dict:
         "rank": dist.rank, "world_size": dist.world_size, "local_rank": dist.local_rank,
         "shard": distributed.shard(items, dist),
         "split": distributed.split_evenly(items, dist),
-        "year_batches": distributed.shard_year_batches([(2017, [1, 2, 3]), (2018, [4])], dist),
+        "period_batches": distributed.shard_period_batches([("2017", [1, 2, 3]), ("2018", [4])], dist),
         "sum": distributed.all_reduce_sum(total, dist).tolist(),
         "float_sum": distributed.all_reduce_sum(floats, dist).tolist(),
         "max": float(distributed.all_reduce_max(peak, dist)),

@@ -26,13 +26,13 @@ def test_shard_and_split_cover_every_item_once() -> None:
     assert distributed.shard(items, Dist(1, 3)) == [1, 4, 7, 10]
 
 
-def test_year_batches_keep_one_year_per_step_on_every_rank() -> None:
-    batches = [(2017, list("abcde")), (2018, list("fg")), (2017, list("h"))]
-    ranks = [distributed.shard_year_batches(batches, Dist(r, 2)) for r in range(2)]
+def test_period_batches_keep_one_period_per_step_on_every_rank() -> None:
+    batches = [("2017H1", list("abcde")), ("2017H2", list("fg")), ("2017H1", list("h"))]
+    ranks = [distributed.shard_period_batches(batches, Dist(r, 2)) for r in range(2)]
     for per_rank in ranks:
-        assert [year for year, _ in per_rank] == [2017, 2018, 2017]
-    assert ranks[0] == [(2017, ["a", "b", "c"]), (2018, ["f"]), (2017, ["h"])]
-    assert ranks[1] == [(2017, ["d", "e"]), (2018, ["g"]), (2017, [])]
+        assert [period for period, _ in per_rank] == ["2017H1", "2017H2", "2017H1"]
+    assert ranks[0] == [("2017H1", ["a", "b", "c"]), ("2017H2", ["f"]), ("2017H1", ["h"])]
+    assert ranks[1] == [("2017H1", ["d", "e"]), ("2017H2", ["g"]), ("2017H1", [])]
 
 
 def test_single_process_helpers_are_no_ops(tmp_path, monkeypatch) -> None:
@@ -80,5 +80,5 @@ def test_helpers_with_gloo_in_two_processes(tmp_path) -> None:
     assert (ranks[0]["on_main_result"], ranks[1]["on_main_result"]) == (0, None)
     assert ranks[0]["shard"] == [0, 2, 4, 6] and ranks[1]["shard"] == [1, 3, 5]
     assert ranks[0]["split"] == [0, 1, 2, 3] and ranks[1]["split"] == [4, 5, 6]
-    assert ranks[0]["year_batches"] == [[2017, [1, 2]], [2018, [4]]]
-    assert ranks[1]["year_batches"] == [[2017, [3]], [2018, []]]
+    assert ranks[0]["period_batches"] == [["2017", [1, 2]], ["2018", [4]]]
+    assert ranks[1]["period_batches"] == [["2017", [3]], ["2018", []]]

@@ -217,8 +217,3 @@ def _special_affixes(enc_tok: PreTrainedTokenizerBase) -> tuple[list[int], list[
     probe = plain_backend(enc_tok).encode("a", add_special_tokens=True)
     content = [i for i, special in enumerate(probe.special_tokens_mask) if not special]
     return probe.ids[:content[0]], probe.ids[content[-1] + 1:]
-
-
-# The names before periods (issue 17), for callers not yet moved; new code uses the ones above.
-YearPlan = PeriodPlan
-plan_year = plan_period

@@ -270,10 +270,3 @@ def adapt_encoder(mlm_model: PreTrainedModel, enc_tok: PreTrainedTokenizerBase, 
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
     return distributed.broadcast_module(model.base_model.eval(), dist)
-
-
-# The names before periods (issue 17), for callers not yet moved; new code uses the ones above.
-YearEmbeddings = PeriodEmbeddings
-read_year = read_period
-write_year = write_period
-extract_year = extract_period

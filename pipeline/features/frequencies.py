@@ -170,9 +170,3 @@ def word_log_freq(freqs: PeriodFrequencies, match: WordMatch) -> float:
     """log((c+1)/(N+|V|)) with c summed over the word's matched tokens."""
     c = int(freqs.counts[list(match.token_ids)].sum())
     return float(np.log(c + 1.0) - np.log(float(freqs.n_tokens) + freqs.vocab_size))
-
-
-# The names before periods (issue 17), for callers not yet moved; new code uses the ones above.
-YearFrequencies = PeriodFrequencies
-read_year = read_period
-write_year = write_period

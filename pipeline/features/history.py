@@ -195,7 +195,3 @@ def _check_corpora(periods: Sequence[str], freq_paths: Sequence[Path],
             raise UserError(f"the frequencies and embeddings of {y} were computed from different "
                             f"abstracts ({fp} and {ep})", path=ep,
                             fix=f"recompute both: `dvc repro frequencies@{y} embeddings@{y}`")
-
-
-# The name before periods (issue 17), for callers not yet moved; new code uses PeriodHistory.
-YearHistory = PeriodHistory

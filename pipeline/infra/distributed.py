@@ -11,7 +11,7 @@ no-op for a single process (:data:`SINGLE`), so a stage has one code path for 1 
 What the stages build from these helpers:
 
 - work split across ranks: :func:`shard` (round-robin, e.g. a year's encoder batches),
-  :func:`split_evenly` (one contiguous part of one global batch) and :func:`shard_year_batches`
+  :func:`split_evenly` (one contiguous part of one global batch) and :func:`shard_period_batches`
   (every rank takes the same year at every step, so each step has one history on all ranks);
 - partial results combined: :func:`all_reduce_sum` (sums and counts), :func:`all_reduce_max`,
   :func:`broadcast_module`;
@@ -147,17 +147,17 @@ def split_evenly(items: Sequence[T], dist: Dist) -> list[T]:
     return list(items[start:stop])
 
 
-def shard_year_batches(batches: Sequence[tuple[int, Sequence[T]]],
-                       dist: Dist) -> list[tuple[int, list[T]]]:
-    """Each global year-batch ``(year, examples)`` split across ranks, in the same order.
+def shard_period_batches(batches: Sequence[tuple[str, Sequence[T]]],
+                         dist: Dist) -> list[tuple[str, list[T]]]:
+    """Each global period-batch ``(period, examples)`` split across ranks, in the same order.
 
-    Every rank gets as many steps as there are global batches, and step k has the same year on
+    Every rank gets as many steps as there are global batches, and step k has the same period on
     every rank (one history per step, as DDP needs identical bias modules in every forward). A
     rank's part can be empty when a batch has fewer examples than ranks; the caller weights each
     rank's loss by its share (e.g. its tokens over the global batch's) so that the all-reduced
     gradient equals the single-process one.
     """
-    return [(year, split_evenly(examples, dist)) for year, examples in batches]
+    return [(period, split_evenly(examples, dist)) for period, examples in batches]
 
 
 # --- combining results ----------------------------------------------------------------------------

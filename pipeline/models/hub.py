@@ -346,7 +346,7 @@ def load_encoder(name: str, dtype: torch.dtype = torch.float32) -> PreTrainedMod
 
 
 def load_masked_lm(name: str) -> PreTrainedModel:
-    """The encoder with its pretrained MLM head, for per-year adaptation (paper §3.3).
+    """The encoder with its pretrained MLM head, for per-period adaptation (paper §3.3).
 
     Raises :class:`ModelKindError` when the checkpoint has no MLM head (e.g. all-MiniLM-L6-v2):
     adapting with a randomly initialised head would fine-tune the encoder towards noise. Its
