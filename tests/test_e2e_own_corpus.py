@@ -64,8 +64,8 @@ HALF = {
               "dev": "2020H2", "test": "2021H1", "min_documents": 20},
     "features": {"window": 2},
     "score": {**TINY_MODEL["score"], "periods": ["2020H2", "2021H1", "2021H2"]},
-    "forecast": {**TINY_MODEL["forecast"], "period": "2022H1",
-                 "backtest_periods": ["2021H1"]},
+    # null: the half-year after the latest of split.test and score.periods, 2022H1
+    "forecast": {**TINY_MODEL["forecast"], "period": None, "backtest_periods": ["2021H1"]},
 }
 QUARTER = {
     **CORPUS,
