@@ -129,9 +129,12 @@ def dvc_stages(proj: Path) -> list[str]:
     return run_dvc(proj, "stage", "list", "--name-only").stdout.split()
 
 
-@pytest.fixture(scope="module")
-def half(tmp_path_factory) -> tuple[Path, list[str], float, str]:
-    proj = build(tmp_path_factory.mktemp("own-half"), HALF)
+Half = tuple[Path, list[str], float, str]   # project, stages run, seconds, dvc repro's log
+
+
+def run_half_years(tmp_path: Path) -> Half:
+    """The half-year project after `make graph && dvc repro`."""
+    proj = build(tmp_path, HALF)
     start = time.monotonic()
     proc = run_dvc(proj, "repro", env=RUNTIME)
     return proj, stages_run(proc), time.monotonic() - start, proc.stdout + proc.stderr
@@ -139,7 +142,7 @@ def half(tmp_path_factory) -> tuple[Path, list[str], float, str]:
 
 # -- half-years -------------------------------------------------------------------------------
 
-def test_half_year_graph_is_named_by_labels(half) -> None:
+def check_half_year_graph_is_named_by_labels(half: Half) -> None:
     proj, ran, seconds, log = half
     print(f"dvc repro: {len(ran)} stages in {seconds:.0f} s: {ran}")
     names = dvc_stages(proj)
@@ -153,7 +156,7 @@ def test_half_year_graph_is_named_by_labels(half) -> None:
         assert stage in ran, (stage, ran)
 
 
-def test_half_year_features_per_period(half) -> None:
+def check_half_year_features_per_period(half: Half) -> None:
     proj, ran, _, _ = half
     folder = proj / "data" / "features" / "frequencies"
     files = sorted(p.stem for p in folder.glob("*.parquet"))
@@ -166,7 +169,7 @@ def test_half_year_features_per_period(half) -> None:
         assert len(table) > 0
 
 
-def test_every_bad_row_is_rejected_with_its_reason(half) -> None:
+def check_every_bad_row_is_rejected_with_its_reason(half: Half) -> None:
     proj, _, _, log = half
     rejects = pd.read_parquet(proj / "data" / "corpus" / "parse_rejects.parquet")
     print(rejects[["key", "line", "reason"]].to_string())
@@ -193,7 +196,7 @@ def test_every_bad_row_is_rejected_with_its_reason(half) -> None:
     assert periods["reason"].tolist() == ["date coarser than split.period: half"]
 
 
-def test_counts_plot_in_time_order(half) -> None:
+def check_counts_plot_in_time_order(half: Half) -> None:
     proj, _, _, _ = half
     counts = pd.read_csv(proj / "plots" / "abstracts_per_period.csv", dtype={"period": str})
     labels = counts["period"].tolist()
@@ -208,7 +211,7 @@ def test_counts_plot_in_time_order(half) -> None:
     assert roles["2020H2"] == "dev" and roles["2021H1"] == "test"
 
 
-def test_scores_forecast_and_report_name_the_half_years(half) -> None:
+def check_scores_forecast_and_report_name_the_half_years(half: Half) -> None:
     proj, _, _, _ = half
     for variant in ("baseline", "frequency"):
         scores = proj / "data" / "scores" / f"{variant}-s0"
@@ -242,9 +245,21 @@ def test_scores_forecast_and_report_name_the_half_years(half) -> None:
         == "2022H1"
 
 
-def test_a_second_repro_runs_nothing(half) -> None:
+def check_a_second_repro_runs_nothing(half: Half) -> None:
     proj, _, _, _ = half
     assert stages_run(run_dvc(proj, "repro", env=RUNTIME)) == []
+
+
+def test_half_years_end_to_end(tmp_path: Path) -> None:
+    """One `dvc repro` (~2 min on 2 cores) and every check on its outputs, in one test so that
+    `pytest -n 2` never runs it twice (a module fixture would run once per worker)."""
+    half = run_half_years(tmp_path)
+    check_half_year_graph_is_named_by_labels(half)
+    check_half_year_features_per_period(half)
+    check_every_bad_row_is_rejected_with_its_reason(half)
+    check_counts_plot_in_time_order(half)
+    check_scores_forecast_and_report_name_the_half_years(half)
+    check_a_second_repro_runs_nothing(half)
 
 
 # -- quarters ---------------------------------------------------------------------------------
