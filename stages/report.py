@@ -34,13 +34,16 @@ from stages._args import add_options
 from stages._cli import stage_main
 
 
-def last_corpus_year(corpus_counts: str | None) -> int | None:
-    """The latest year with kept abstracts in reports/corpus.json (None without the file)."""
+def last_corpus_date(corpus_counts: str | None) -> str | None:
+    """The date of the latest kept document in reports/corpus.json (``last_date``; older files:
+    the latest year with kept abstracts); None without the file."""
     if corpus_counts is None:
         return None
-    kept = [int(y) for y, entry in read_json(corpus_counts).get("per_year", {}).items()
-            if entry.get("kept", 0) > 0]
-    return max(kept) if kept else None
+    counts = read_json(corpus_counts)
+    if counts.get("last_date"):
+        return str(counts["last_date"])
+    kept = [int(y) for y, entry in counts.get("per_year", {}).items() if entry.get("kept", 0) > 0]
+    return str(max(kept)) if kept else None
 
 
 def write_csv(frame: pd.DataFrame, path: str) -> None:
@@ -115,7 +118,7 @@ def build_report(args: argparse.Namespace) -> Report:
     figures = {k: os.path.relpath(Path(v).resolve(), report_dir) for k, v in pngs.items()}
     text = render(runs, summary, args.variants, args.seeds, args.baseline, args.examples,
                   buckets=buckets, window=args.window, figures=figures,
-                  staleness=staleness_markdown(stale, last_corpus_year(args.corpus_counts)),
+                  staleness=staleness_markdown(stale, last_corpus_date(args.corpus_counts)),
                   unigram=unigram)
     return Report(text, summary, stale, buckets, pngs)
 

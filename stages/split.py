@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rejects", required=True,
                         help="output Parquet: key, date, reason of documents without a period")
     parser.add_argument("--counts-plot", required=True,
-                        help="output CSV: period, abstracts, split (train/dev/test/history/unused)")
+                        help="output CSV: period, abstracts, split (train/dev/test/history, read: "
+                             "only by a later stage, e.g. scored; unused)")
     return parser
 
 
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         write_parquet(frame, out_dir / f"{name}.parquet")
         print(f"{name}: {len(frame):,} abstracts -> {out_dir / f'{name}.parquet'}")
     with atomic_path(args.counts_plot) as tmp:
-        period_counts(periods, split).to_csv(tmp, index=False)
+        period_counts(periods, split, args.needs).to_csv(tmp, index=False)
 
 
 if __name__ == "__main__":

@@ -179,3 +179,9 @@ def test_whole_words():
     # a token continued in most occurrences is not a whole word
     mostly = whole_word_mask(tok, content, [[0, 1, 3, 1, 3, 1, 6, 0]])
     assert not mostly[1] and mostly[6]
+
+
+def test_a_verdict_without_an_interval_says_why_instead_of_nan():
+    from pipeline.reports.forecast import _interval
+    assert _interval(-1.25, 0.5, 1) == "95 % CI [-1.2, +0.5]"
+    assert _interval(float("nan"), float("nan"), 3) == "no 95 % CI: too few documents to resample"

@@ -116,6 +116,7 @@ def test_corpus_counts_per_year(real):
     assert counts["per_year"]["2021"] == {"kept": 1, "dropped": {"language": 2,
                                                                   "shared_task": 1}}
     assert counts["per_year"]["2024"] == {"kept": 2, "dropped": {}}
+    assert counts["last_date"] == "2024-08"   # the latest kept document (ACL 2024, August)
     assert reason_category("duplicate_of:x-2020") == "duplicate"
 
 

@@ -184,7 +184,7 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     cli.main(args)
     text = out.read_text()
     assert "## Table 3" in text and "## Staleness" in text and "## Long tail" in text
-    assert "2022 is the last year of the corpus" in text
+    assert "2022 holds the corpus's last document (dated 2022)" in text
     assert "![PPL and CPL by year](../p/staleness.png)" in text
     assert sorted(p.name for p in metrics.iterdir()) == ["baseline.json", "context2.json",
                                                           "frequency.json"]
@@ -258,12 +258,25 @@ def test_staleness_table_slope_and_partial_year():
                                            "cpl": 20.0}
     assert slope(np.array([2020, 2021, 2022]), np.array([10.0, 12.0, 14.0])) == pytest.approx(2.0)
     assert slope(np.array([2020]), np.array([10.0])) is None
-    text = staleness_markdown(frame, last_corpus_year=2022)
+    text = staleness_markdown(frame, last_corpus_date="2022-08")
     assert "| PPL | 2020 | 2021 | 2022 * | per year |" in text
     assert "| Baseline-all | 10.00 | 12.00 | 14.00 | +2.00 |" in text
     assert "| Frequency | 19.00 | 20.00 | 21.00 | +1.00 |" in text
-    assert "2022 is the last year of the corpus" in text
-    assert "last year of the corpus" not in staleness_markdown(frame, last_corpus_year=2023)
+    assert "2022 holds the corpus's last document (dated 2022-08)" in text
+    assert "last document" not in staleness_markdown(frame, last_corpus_date="2023-01")
+    assert "2022 * |" in staleness_markdown(frame, last_corpus_date="2022")
+
+
+def test_staleness_stars_only_the_period_holding_the_last_document():
+    from pipeline.evaluation.staleness import staleness_frame, staleness_markdown
+    summary = {"baseline": {"periods": {p: {"ppl": 1.0, "cpl": 2.0}
+                                        for p in ("2021H1", "2021H2", "2022H1")}}}
+    frame = staleness_frame(summary, {"baseline": "Baseline-all"})
+    text = staleness_markdown(frame, last_corpus_date="2021-12-31")
+    assert "| PPL | 2021H1 | 2021H2 * | 2022H1 | per half-year |" in text
+    assert "the corpus may end before the half-year does" in text
+    # A bare-year date cannot tell which half holds it: both halves of that year are starred.
+    assert "2021H1 * | 2021H2 * |" in staleness_markdown(frame, last_corpus_date="2021")
 
 
 def test_half_year_report_lists_periods_in_time_order_and_names_the_half_year(tmp_path):
@@ -276,7 +289,8 @@ def test_half_year_report_lists_periods_in_time_order_and_names_the_half_year(tm
     rng = np.random.default_rng(3)
     for label in ("2018H2", "2019H1", "2019H2", "2020H1", "2020H2"):
         write_period(freqs / f"{label}.parquet", label, rng.integers(0, 30, VOCAB))
-    write_json({"per_year": {"2020": {"kept": 3}, "2021": {"kept": 3}}}, tmp_path / "corpus.json")
+    write_json({"per_year": {"2020": {"kept": 3}, "2021": {"kept": 3}}, "last_date": "2021-03-31"},
+               tmp_path / "corpus.json")
     p = tmp_path / "p"
     cli.main(["--scores", str(scores), "--variants", "baseline", "frequency", "--seeds", "0",
               "--frequencies", str(freqs), "--window", "2", "--train-periods", "2019H1", "2019H2",
@@ -296,7 +310,7 @@ def test_half_year_report_lists_periods_in_time_order_and_names_the_half_year(tm
     assert "## Table 2: generated abstracts for the test half-year (2020H2, seed 0)" in text
     assert "each half-year scored with its own history" in text
     assert "| PPL | 2020H1 | 2020H2 | 2021H1 * | per half-year |" in text
-    assert "2021H1 falls in 2021, the last year of the corpus" in text
+    assert "2021H1 holds the corpus's last document (dated 2021-03-31)" in text
     assert "| Half-year | Model |" in text
     assert text.index("- 2020H1: unigram PPL") < text.index("- 2021H1: unigram PPL")
     assert "test year" not in text and "dev year" not in text
@@ -310,7 +324,7 @@ def test_staleness_in_time_order_across_year_boundaries():
                                         "2019-12": {"ppl": 12.0, "cpl": 5.0}}}}
     frame = staleness_frame(summary, {"baseline": "Baseline-all"})
     assert frame["period"].tolist() == ["2019-11", "2019-12", "2020-01"]
-    text = staleness_markdown(frame, last_corpus_year=None)
+    text = staleness_markdown(frame, last_corpus_date=None)
     assert "| PPL | 2019-11 | 2019-12 | 2020-01 | per month |" in text
     assert "| Baseline-all | 10.00 | 12.00 | 14.00 | +2.00 |" in text
     assert slope(np.array(["2020Q4", "2021Q1"]), np.array([10.0, 12.0])) == pytest.approx(2.0)

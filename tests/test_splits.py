@@ -205,6 +205,9 @@ def test_period_counts_label_each_period_in_time_order():
         "split": ["unused", "history", "history", "train", "train", "train", "dev", "test",
                   "unused"],
     }
+    # 2022 scored for staleness (the graph passes it in --needs): read, not unused
+    read = period_counts(document_periods(abstracts, "year"), PAPER_YEARS, needs=["2022"])
+    assert read["split"].tolist()[-2:] == ["test", "read"]
     months = pd.DataFrame({"date": ["2020-10", "2020-09", "2021-01", "2020-10"]})
     month_split = SplitPeriods.from_params("month", "2020-09", "2020-09", "2020-10", "2021-01", 1)
     counts = period_counts(document_periods(months, "month"), month_split)

@@ -162,7 +162,8 @@ def reason_category(reason: str) -> str:
 
 def corpus_counts(result: FilterResult) -> dict[str, object]:
     """reports/corpus.json: totals, dropped-by-reason and per-year kept / dropped-by-reason
-    counts (the DVC metrics are their :func:`corpus_headline`)."""
+    counts, and ``last_date``, the latest kept document's date (the report stars the period
+    holding it as possibly incomplete); the DVC metrics are their :func:`corpus_headline`."""
     categories = result.dropped["reason"].map(reason_category)
     dropped_by_year: dict[int, Counter[str]] = {}
     for year, category in zip(result.dropped["year"].tolist(), categories.tolist()):
@@ -184,7 +185,16 @@ def corpus_counts(result: FilterResult) -> dict[str, object]:
         "dropped": dict(sorted(Counter(categories.tolist()).items())),
         "dropped_languages": dict(sorted(languages.items())),
         "per_year": per_year,
+        "last_date": _last_date(result.kept),
     }
+
+
+def _last_date(kept: pd.DataFrame) -> str | None:
+    """The latest normalised date among ``kept`` (``YYYY`` < ``YYYY-MM`` < ``YYYY-MM-DD`` of the
+    same year sort in that order as strings, and a later year always sorts later)."""
+    column = "date" if "date" in kept.columns else "year"
+    values = kept[column].dropna().astype(str)
+    return str(values.max()) if len(values) else None
 
 
 def corpus_headline(counts: dict[str, object]) -> dict[str, int]:

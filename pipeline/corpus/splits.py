@@ -187,13 +187,18 @@ def make_splits(abstracts: pd.DataFrame, periods: pd.Series,
             for name, mask in masks.items()}
 
 
-def period_counts(periods: pd.Series, split: SplitPeriods) -> pd.DataFrame:
+def period_counts(periods: pd.Series, split: SplitPeriods,
+                  needs: Iterable[str] = ()) -> pd.DataFrame:
     """Documents per period in time order with each period's role (the paper's Figure 3):
-    period, abstracts, split."""
+    period, abstracts, split. A period that is in none of the splits' roles but in ``needs``
+    (scored for staleness, a forecast's history, ...) is ``read``."""
     counts = periods.dropna().value_counts()
     order = in_time_order(counts.index)
+    needed = {str(p) for p in needs}
+    roles = [split.split_of(p) for p in order]
     return pd.DataFrame({
         "period": order,
         "abstracts": [int(counts[p]) for p in order],
-        "split": [split.split_of(p) for p in order],
+        "split": [("read" if role == "unused" and p in needed else role)
+                  for p, role in zip(order, roles)],
     })

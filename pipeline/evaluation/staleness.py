@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from pipeline.corpus.periods import NOUN, PER_YEAR, in_time_order, kind_of, ordinal
+from pipeline.corpus.periods import NOUN, PER_YEAR, in_time_order, kind_of, ordinal, period_of
 
 STALENESS_METRICS = ("ppl", "cpl")
 
@@ -42,18 +42,24 @@ def slope(periods: np.ndarray, values: np.ndarray) -> float | None:
     return float(np.polyfit(np.asarray(x, float), np.asarray(values, float), 1)[0])
 
 
-def _in_last_year(period: str, last_corpus_year: int | None) -> bool:
-    return (last_corpus_year is not None
-            and ordinal(period) // PER_YEAR[kind_of(period)] == last_corpus_year)
+def _holds(period: str, last_date: str) -> bool:
+    """Whether ``period`` holds the (normalised) date ``last_date``; a date coarser than the
+    period (a bare year under quarters) counts for every period of its year."""
+    kind = kind_of(period)
+    own = period_of(last_date, kind)
+    if own is not None:
+        return own == period
+    return ordinal(period) // PER_YEAR[kind] == int(last_date[:4])
 
 
-def staleness_markdown(frame: pd.DataFrame, last_corpus_year: int | None) -> str:
+def staleness_markdown(frame: pd.DataFrame, last_corpus_date: str | None) -> str:
     """A PPL table and a CPL table (rows: models, columns: periods in time order, then the slope
-    per period). A period in the corpus's last year (``last_corpus_year``) is starred: that year
-    may be incomplete."""
+    per period). The period holding the corpus's last document (``last_corpus_date``, a
+    normalised date) is starred: an export ends mid-period, so that period may be incomplete."""
     periods = in_time_order(frame["period"])
     noun = NOUN[kind_of(periods[0])] if periods else "period"
-    starred = [p for p in periods if _in_last_year(p, last_corpus_year)]
+    starred = ([p for p in periods if _holds(p, last_corpus_date)]
+               if last_corpus_date else [])
     parts = []
     for metric in STALENESS_METRICS:
         heads = [p + (" *" if p in starred else "") for p in periods]
@@ -68,9 +74,7 @@ def staleness_markdown(frame: pd.DataFrame, last_corpus_year: int | None) -> str
         parts.append("\n".join(lines))
     text = "\n\n".join(parts)
     if starred:
-        which = (f"{starred[0]} is the last year" if starred == [str(last_corpus_year)]
-                 else f"{', '.join(starred)} {'falls' if len(starred) == 1 else 'fall'} in "
-                      f"{last_corpus_year}, the last year")
-        text += (f"\n\n\\* {which} of the corpus and may be incomplete "
-                 "(the full export of 2024-08-15 covers 2024 only through August).")
+        text += (f"\n\n\\* {', '.join(starred)} {'holds' if len(starred) == 1 else 'hold'} the "
+                 f"corpus's last document (dated {last_corpus_date}): the corpus may end before "
+                 f"the {noun} does (the full ACL export of 2024-08-15 ends in August).")
     return text

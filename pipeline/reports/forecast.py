@@ -149,6 +149,13 @@ def _ci(name: str, samples: np.ndarray) -> dict[str, float]:
     return {f"{name}_lo": lo, f"{name}_hi": hi}
 
 
+def _interval(lo: float, hi: float, digits: int) -> str:
+    """``95 % CI [lo, hi]``, or why there is none (the table prints "—" for the same NaN)."""
+    if np.isfinite(lo) and np.isfinite(hi):
+        return f"95 % CI [{lo:+.{digits}f}, {hi:+.{digits}f}]"
+    return "no 95 % CI: too few documents to resample"
+
+
 def verdicts(table: pd.DataFrame, variants: Sequence[str], period: str) -> list[str]:
     """Plain sentences: does each temporal model beat persistence (vocabulary error) and detect
     trends (ρ > 0) in ``period``, by its 95 % interval?"""
@@ -163,8 +170,8 @@ def verdicts(table: pd.DataFrame, variants: Sequence[str], period: str) -> list[
         word = "beats" if beats else "does **not** beat"
         lines.append(f"- {period}: {display_name(v)} {word} persistence on vocabulary forecast error "
                      f"(unigram PPL {r['unigram_ppl']:.1f} vs {pers:.1f}; difference "
-                     f"{r['vs_persistence']:+.1f}, 95 % CI [{r['vs_persistence_lo']:+.1f}, "
-                     f"{r['vs_persistence_hi']:+.1f}]).")
+                     f"{r['vs_persistence']:+.1f}, "
+                     f"{_interval(r['vs_persistence_lo'], r['vs_persistence_hi'], 1)}).")
         if np.isnan(r["rho"]):
             lines.append(f"- {period}: {display_name(v)} predicts no change in any trend token.")
         else:
@@ -172,7 +179,7 @@ def verdicts(table: pd.DataFrame, variants: Sequence[str], period: str) -> list[
                      "ranks trends in the **wrong direction**" if r["rho_hi"] < 0 else
                      "does **not** reliably detect trends")
             lines.append(f"- {period}: {display_name(v)} {found} (Spearman ρ {r['rho']:+.3f}, "
-                         f"95 % CI [{r['rho_lo']:+.3f}, {r['rho_hi']:+.3f}]; persistence predicts "
+                         f"{_interval(r['rho_lo'], r['rho_hi'], 3)}; persistence predicts "
                          "no change).")
     return lines
 
