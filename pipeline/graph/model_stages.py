@@ -107,7 +107,10 @@ def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str,
         "cmd": " ".join(cmd),
         "deps": [*code("forecast"), model, ABSTRACTS, TOKENIZER,
                  *feature_files(kinds, plan.forecast_history)],
-        "params": ["forecast.period", "forecast.batch_size", "forecast.n_generate",
+        # Not forecast.period / backtest_periods: their resolved labels are in the cmd, so after
+        # `make graph` a new value changes the cmd, which reruns the stage (declared as well,
+        # an edit would rerun the stage before the graph is regenerated, with the old labels).
+        "params": ["forecast.batch_size", "forecast.n_generate",
                    *(f"score.{k}" for k in DECODING)],
         "outs": [f"data/forecast/{run(variant, seed)}"],
     }
@@ -156,7 +159,7 @@ def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
         "deps": [*code("forecast_report"), *(f"data/forecast/{r}" for r in runs),
                  *feature_files(["frequencies"], plan.forecast_report_periods), TOKENIZER,
                  STOPWORDS, ABSTRACTS],
-        "params": ["experiment", "forecast.period", "features.window"],
+        "params": ["experiment", "features.window"],  # the periods: in the cmd (forecast_stage)
         "outs": [{"reports/forecast.md": {"cache": False}}, {FORECAST_DETAILS: {"cache": False}}],
         "plots": [{"plots/forecast_risers.png": {"cache": False}}],
     }
