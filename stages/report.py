@@ -24,26 +24,14 @@ import pandas as pd
 from pipeline.corpus.periods import NOUN, in_time_order, kind_of, span
 from pipeline.infra.errors import UserError
 from pipeline.reports.figures import line_panels
-from pipeline.infra.io import atomic_path, read_json, write_json
+from pipeline.infra.io import atomic_path, write_json
 from pipeline.models.registry import display_name
 from pipeline.reports.results import (bucket_frame, bucket_plot_frame, details_json, headline,
                                       load_runs, plot_rows, render, summarize, unigram_reference)
-from pipeline.evaluation.staleness import staleness_frame, staleness_markdown
+from pipeline.evaluation.staleness import last_corpus_date, staleness_frame, staleness_markdown
 from pipeline.infra.params import ReportConfig
 from stages._args import add_options
 from stages._cli import stage_main
-
-
-def last_corpus_date(corpus_counts: str | None) -> str | None:
-    """The date of the latest kept document in reports/corpus.json (``last_date``; older files:
-    the latest year with kept abstracts); None without the file."""
-    if corpus_counts is None:
-        return None
-    counts = read_json(corpus_counts)
-    if counts.get("last_date"):
-        return str(counts["last_date"])
-    kept = [int(y) for y, entry in counts.get("per_year", {}).items() if entry.get("kept", 0) > 0]
-    return str(max(kept)) if kept else None
 
 
 def write_csv(frame: pd.DataFrame, path: str) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from pipeline.infra.io import read_json
 from pipeline.corpus.periods import NOUN, PER_YEAR, in_time_order, kind_of, ordinal, period_of
 
 STALENESS_METRICS = ("ppl", "cpl")
@@ -78,3 +79,15 @@ def staleness_markdown(frame: pd.DataFrame, last_corpus_date: str | None) -> str
                  f"corpus's last document (dated {last_corpus_date}): the corpus may end before "
                  f"the {noun} does (the full ACL export of 2024-08-15 ends in August).")
     return text
+
+
+def last_corpus_date(corpus_counts: str | None) -> str | None:
+    """The date of the latest kept document in reports/corpus.json (``last_date``; older files:
+    the latest year with kept abstracts); None without the file."""
+    if corpus_counts is None:
+        return None
+    counts = read_json(corpus_counts)
+    if counts.get("last_date"):
+        return str(counts["last_date"])
+    kept = [int(y) for y, entry in counts.get("per_year", {}).items() if entry.get("kept", 0) > 0]
+    return str(max(kept)) if kept else None
