@@ -33,7 +33,7 @@ from pipeline.models.hub import check_encoder, load_encoder, load_masked_lm, loa
 from pipeline.features.tokenizer import load_tokenizer
 from stages._args import add_options
 from stages._cli import stage_main
-from pipeline.infra.numerics import check_kernels
+from pipeline.infra.numerics import check_kernels, configure_torch
 from stages._runtime import load_runtime
 
 
@@ -81,8 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(distributed.relaunch("stages.embeddings",
                                               sys.argv[1:] if argv is None else argv, nproc))
     threads = runtime.threads if args.threads is None else args.threads
-    if threads > 0:
-        torch.set_num_threads(threads)
+    configure_torch(threads)
     with distributed.session(pick_device(args.device)) as (dist, device):
         embed_period(args, dist, device)
 

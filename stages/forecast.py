@@ -20,9 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-
 from pipeline.infra.device import pick_device
+from pipeline.infra.numerics import configure_torch
 from pipeline.infra.errors import UserError
 from pipeline.corpus.periods import in_time_order, shift
 from pipeline.forecast.vocabulary import period_history, reference_texts, vocabulary_forecast
@@ -60,8 +59,7 @@ def main(argv: list[str] | None = None) -> None:
 
     settings = build(GenerationSettings, args)
     runtime = runtime_from(args)
-    if runtime.threads > 0:
-        torch.set_num_threads(runtime.threads)
+    configure_torch(runtime.threads)
     tok = load_tokenizer(args.tokenizer)
     model = load_future_lm(args.model, pick_device(runtime.device))
     if args.period is None:

@@ -16,11 +16,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-import torch
-
 from pipeline.infra.config import ScoreConfig
 from pipeline.evaluation.content import load_stopwords
 from pipeline.infra.device import pick_device
+from pipeline.infra.numerics import configure_torch
 from pipeline.evaluation.evaluate import evaluate_model, read_eval_periods, write_evaluation
 from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings
@@ -56,8 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     runtime = runtime_from(args)
-    if runtime.threads > 0:
-        torch.set_num_threads(runtime.threads)
+    configure_torch(runtime.threads)
     config, settings = build(ScoreConfig, args), build(GenerationSettings, args)
     model = load_future_lm(args.model, pick_device(runtime.device))
     data = read_eval_periods(args.dev, args.test, config.periods, args.abstracts)

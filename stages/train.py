@@ -35,6 +35,7 @@ import torch
 from pipeline.infra import distributed
 from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig
 from pipeline.infra.device import pick_device
+from pipeline.infra.numerics import configure_torch
 from pipeline.models.future_lm import write_future_lm
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.training.run import TrainInputs, execute, prepare_run
@@ -73,8 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     if runtime.nproc > 1 and not distributed.launched():   # its children see torchrun's env
         raise SystemExit(distributed.relaunch("stages.train",
                                               sys.argv[1:] if argv is None else argv, runtime.nproc))
-    if runtime.threads > 0:
-        torch.set_num_threads(runtime.threads)
+    configure_torch(runtime.threads)
     with distributed.session(pick_device(runtime.device)) as (dist, device):
         train_one(args, dist, device)
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 # Before anything imports torch: the same CPU kernels as every stage (pipeline/infra/numerics.py).
-from pipeline.infra.numerics import pin_kernels
+from pipeline.infra.numerics import configure_torch, pin_kernels
 
 pin_kernels()
 
@@ -15,8 +15,8 @@ import torch  # noqa: E402
 from ci_skips import CiSkips  # noqa: E402
 
 # `make test` runs two xdist workers on two cores: one torch thread each avoids oversubscription,
-# which made some tests ~10x slower.
-torch.set_num_threads(1)
+# which made some tests ~10x slower. Deterministic algorithms as in every stage.
+configure_torch(1)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -80,6 +80,36 @@ def test_control_without_the_pin_the_same_runs_differ(project, tmp_path):
     assert scalar["context2-s0/model.safetensors"] != avx2["context2-s0/model.safetensors"]
 
 
+def _bias_lstm_gradient_hash(deterministic: bool) -> str:
+    """The bias LSTM's weight gradients (sha256) for 50k words of which half are unobserved: their
+    rows share one representative, so the gather's backward adds 25k x 32 values into one row."""
+    from pipeline.models.temporal import PeriodLSTM
+
+    torch.use_deterministic_algorithms(deterministic, warn_only=True)
+    torch.manual_seed(0)
+    lstm = PeriodLSTM(1, 32, dropout=0.0)
+    sequences, weights = torch.randn(50_000, 2, 1), torch.randn(50_000, 32)
+    observed = torch.arange(50_000) % 2 == 0
+    (lstm(sequences, observed) * weights).sum().backward()
+    return hashlib.sha256(b"".join(p.grad.numpy().tobytes() for p in lstm.parameters())).hexdigest()
+
+
+def test_bias_lstm_backward_repeats_bit_for_bit_on_the_recorded_threads():
+    """Run-to-run determinism of the LSTM variants (the drift of benchmarks/results/numerics.md
+    section 8): on THREADS threads, configure_torch's deterministic mode gives one gradient in ten
+    repeats. Without it, index_put_'s parallel atomic adds gave ten different hashes in ten repeats
+    on the 2-core machine: the control shows that this shape does reach the racy path."""
+    try:
+        numerics.configure_torch(numerics.THREADS)
+        deterministic = {_bias_lstm_gradient_hash(True) for _ in range(10)}
+        racy = {_bias_lstm_gradient_hash(False) for _ in range(10)}
+    finally:
+        numerics.configure_torch(1)   # conftest's setting (deterministic on, one thread)
+    assert len(deterministic) == 1
+    if os.cpu_count() and os.cpu_count() > 1:   # atomic adds can only race on two cores
+        assert len(racy) > 1, "control: without deterministic mode the repeats should differ"
+
+
 def test_the_test_process_itself_is_pinned():
     if numerics.cpu_has_avx2() is True and not numerics.pin_disabled():
         assert numerics.check_kernels() == "AVX2"

@@ -25,6 +25,14 @@ the default run is sized for and cost ~1.15x a native single-thread step instead
 pinned single thread (benchmarks/results/numerics.md, section 6). On one core the two threads
 share it (slower, same bytes); on more cores the stages use two of them.
 
+Run-to-run determinism on two threads needs one more switch, :func:`configure_torch`'s
+``torch.use_deterministic_algorithms(True)``: without it ``index_put_(accumulate=True)`` — the
+backward of the bias LSTMs' gather of compact rows (``out[position]``,
+:func:`pipeline.models.temporal.compact_rows`) — adds into float rows with parallel atomic adds
+once it has ≥ 32,768 elements and > 1 thread, so the same Frequency training on the same machine
+drifted from step 7 on (dev PPL 391.42 vs 395.05 in two idle runs; benchmarks/results/numerics.md,
+section 8). Deterministic mode takes the sorted serial path; it cost no measurable step time.
+
 The rest of the recipe is code in :mod:`pipeline.models.portable` (vendor-neutral dropout;
 a composed LayerNorm, opt-in, since SGEMM keeps threads in the numerics anyway). :func:`check_kernels`, after torch is imported, verifies the pin took
 effect (it does not when torch was imported first) and warns otherwise.
@@ -46,6 +54,8 @@ PINNED_ENV = {
     "MKL_CBWR": "COMPATIBLE",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "OMP_DYNAMIC": "FALSE",
+    # cuBLAS needs a fixed workspace under deterministic algorithms (configure_torch); CPU: unused
+    "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
 }
 NO_PIN_ENV = "FUTURELM_NO_PIN"
 
@@ -102,6 +112,18 @@ def pin_kernels() -> dict[str, str]:
     os.environ.update(pinned)
     _pinned = pinned
     return dict(pinned)
+
+
+def configure_torch(threads: int = THREADS) -> None:
+    """Every torch stage's numerics after ``import torch``: ``threads`` intra-op threads (0 leaves
+    torch's default; anything but :data:`THREADS` gives other bytes) and deterministic algorithms
+    (module doc: the atomic-add ``index_put_`` of the LSTM variants' backward). ``warn_only``: an op
+    with no deterministic kernel (some CUDA ones) warns instead of stopping a run."""
+    import torch
+
+    if threads > 0:
+        torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True, warn_only=True)
 
 
 def check_kernels() -> str:
