@@ -45,12 +45,26 @@ def test_generates_n_seeded_abstracts_deterministically(tok):
     model = frequency_model(tok)
     history = peaked_history(tok, list(range(1, len(tok))))   # every token but EOS equally likely
     first = generate_abstracts(model, tok, history, SETTINGS)
-    assert first["index"].tolist() == [0, 1, 2] and first["seed"].tolist() == [0, 1, 2]
+    assert first["index"].tolist() == [0, 1, 2] and first["seed"].tolist() == [0, 0, 0]   # one chunk
     assert (first["n_new_tokens"] <= SETTINGS.max_new_tokens).all()
     assert first["text"].str.len().gt(0).all()
-    assert first["text"].nunique() == 3                        # one seed each: different samples
+    assert first["text"].nunique() == 3                        # rows of one batch: different samples
     again = generate_abstracts(model, tok, history, SETTINGS)
     assert first.equals(again)
+
+
+def test_abstracts_are_generated_in_seeded_chunks(tok, monkeypatch):
+    """CHUNK abstracts per generate() call, each chunk seeded with its first index: n=3 in chunks
+    of 2 gives seeds 0, 0, 2, and the first chunk is the same batch as n=2 in one chunk."""
+    from pipeline.models import generation
+
+    model = frequency_model(tok)
+    history = peaked_history(tok, list(range(1, len(tok))))
+    monkeypatch.setattr(generation, "CHUNK", 2)
+    chunked = generate_abstracts(model, tok, history, SETTINGS)
+    assert chunked["index"].tolist() == [0, 1, 2] and chunked["seed"].tolist() == [0, 0, 2]
+    two = generate_abstracts(model, tok, history, GenerationSettings(n=2, max_new_tokens=10))
+    assert chunked.iloc[:2].reset_index(drop=True).equals(two)
 
 
 def test_the_target_periods_bias_is_applied_at_every_step(tok):

@@ -112,7 +112,7 @@ def test_score_writes_the_documented_folder(project, tmp_path):
         assert tokens["n_tokens"].max() == 127
         assert m["n_truncated"] == (tokens["n_tokens"] == 127).sum() > 0
         gens = read_parquet(out / f"generations_{year}.parquet")
-        assert gens["seed"].tolist() == [0, 1]
+        assert gens["index"].tolist() == [0, 1] and gens["seed"].tolist() == [0, 0]   # one chunk
         assert m["cm"] == pytest.approx(gens["cm"].mean())
         assert gens["cm"].between(0, 1).all()
         settings = json.loads(parquet_metadata(out / f"generations_{year}.parquet")
