@@ -1,20 +1,21 @@
 """A warm interpreter for `make repro`: torch and transformers imported once, each stage forked.
 
 Every torch stage spent ~7 s of its life importing torch (~2.6 s) and transformers (~4.5 s) on
-the 2-core machine, 25 such stages per default run (benchmarks/results/repro_times.md). ``make
-repro`` therefore runs ``dvc repro`` under ``python -m stages._preload run -- dvc repro``:
+the 2-core machine, 25 such stages per default run, and each score stage another ~6 s reading
+WordNet's index for METEOR (benchmarks/results/repro_times.md). So ``make repro`` runs
+``python -m stages._preload run -- dvc repro``:
 
 * the **server** pins the CPU kernels (``stages/__init__``), imports the third-party libraries
-  the stages use and runs no torch op (no thread pool, no CUDA context: forking it is safe), then
-  listens on a Unix socket. Of our code it imports only ``stages/__init__`` and
-  ``pipeline.infra.numerics``; a server lives for one ``dvc repro``, so every run sees the code
-  on disk;
+  the stages use, reads WordNet's index and runs no torch op (no thread pool, no CUDA context:
+  forking it is safe), then listens on a Unix socket. Of our code it imports only
+  ``stages/__init__`` and ``pipeline.infra.numerics``; a server lives for one ``dvc repro``, so
+  every run sees the code on disk;
 * each stage command stays ``python -m stages.<name> ...``. When ``FUTURELM_PRELOAD`` names a
   live server, ``stages/__init__`` hands the command over (:func:`delegate`): argv, working
   folder, environment and the three standard streams (as file descriptors). The server forks;
   the child becomes the stage (its ``sys.argv``, ``os.environ``, streams, folder) and runs it as
-  ``python -m`` would. Its exit status (or
-  signal) goes back to the waiting command, which exits with it; Ctrl-C is forwarded.
+  ``python -m`` would. Its exit status (or signal) goes back to the waiting command, which exits
+  with it; Ctrl-C is forwarded.
 
 Same bytes as a plain run: the CPU kernels are pinned before the server imports torch, with the
 very environment the stages would set, and a command whose import-time environment differs
@@ -40,7 +41,7 @@ SOCKET_ENV = "FUTURELM_PRELOAD"
 CHILD_ENV = "FUTURELM_PRELOADED"     # set inside a forked stage: it never delegates again
 IMPORT_TIME_ENV = ("HF_", "TRANSFORMERS_", "TORCH", "PYTORCH_", "ATEN_", "MKL_", "OMP_", "KMP_",
                    "ONEDNN_", "DNNL_", "CUDA", "CUBLAS_", "FUTURELM_NO_PIN", "PYTHON",
-                   "TOKENIZERS_", "LD_")
+                   "TOKENIZERS_", "LD_", "NLTK_")
 PRELOADED = ("numpy", "pandas", "pyarrow.parquet", "torch", "safetensors.torch", "tokenizers",
              "transformers", "tqdm.auto", "yaml")
 MAX_MESSAGE = 1 << 20
@@ -58,6 +59,13 @@ def _import_heavy() -> None:
     # the classes the stages use: transformers' lazy modules load on attribute access
     from transformers import (AutoModel, AutoModelForCausalLM, AutoTokenizer,  # noqa: F401
                               GPT2LMHeadModel, PreTrainedTokenizerFast)
+    # WordNet's index (METEOR's synonyms): ~6 s to read, once per score stage otherwise
+    try:
+        from nltk.corpus import wordnet
+
+        wordnet.ensure_loaded()
+    except (ImportError, LookupError):   # not installed: the score stage reports it itself
+        pass
 
 
 # ---- server ---------------------------------------------------------------------------------
