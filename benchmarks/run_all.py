@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = ["parse_filter", "parse_speed", "read_corpus", "features", "step_time", "scoring", "meteor", "forecast"]
+BENCHMARKS = ["parse_filter", "parse_speed", "read_corpus", "features", "step_time", "scoring", "meteor",
+              "forecast", "temperature_step"]
 
 
 def main(argv: list[str] | None = None) -> None:
