@@ -7,7 +7,7 @@ no repeated bigram), the paper's settings. The target period's temporal bias is 
 
 Abstracts are decoded :data:`CHUNK` at a time, as one batch of ``CHUNK x num_beams`` beams: a tiny
 LM's decoding step is dominated by ``generate``'s per-step Python work, so one call for ten
-abstracts took ~1/4 of the time of ten calls (benchmarks/results/repro_times.md). A chunk's random
+abstracts took ~1/3 of the time of ten calls (benchmarks/results/scoring.md). A chunk's random
 generator is seeded with the index of its first abstract (column ``seed``; one chunk, seed 0, for
 n <= CHUNK). Sampling draws the same count of random numbers for every row, so row ``i`` of two
 models reads the same random numbers: abstract ``i`` of two models is still a paired sample (the
