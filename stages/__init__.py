@@ -7,10 +7,10 @@ from pipeline.infra.numerics import pin_kernels
 pin_kernels()
 
 # Under `make repro` a warm server runs the stage instead of this fresh interpreter
-# (stages/_preload.py); without one (plain `dvc repro`, tests) this returns at once.
+# (pipeline/infra/preload.py); without one (plain `dvc repro`, tests) this returns at once.
 if __import__("os").environ.get("FUTURELM_PRELOAD"):
     import sys as _sys
 
-    from stages._preload import delegate
+    from pipeline.infra.preload import delegate
 
     delegate(_sys.orig_argv)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from stages._preload import CHILD_ENV, SOCKET_ENV
+from pipeline.infra.preload import CHILD_ENV, SOCKET_ENV
 from test_stage_train import argv, project  # noqa: F401  (module fixture)
 
 REPO = Path(__file__).resolve().parents[1]
