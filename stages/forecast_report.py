@@ -1,10 +1,12 @@
 """Stage `forecast_report`: reports/forecast.md from every model's forecast.
 
 Reads data/forecast/<variant>-s<seed>/ for every variant x seed (stage `forecast`), the observed
-per-period counts (data/features/frequencies), the tokenizer and stopwords (content tokens, words)
+per-period counts (data/features/frequencies; those of --train-periods fit the mean-reverting
+forecaster's strength), the tokenizer and stopwords (content tokens, words)
 and the abstracts of the period before the forecast period (which tokens are whole words).
 Periods are labels of split.period's kind (2024, 2024H1, 2024Q3, 2024-07). Writes
-reports/forecast.md (backtests with naive forecasters and bootstrap intervals, rising/falling
+reports/forecast.md (backtests with naive forecasters, every forecaster ranked by vocabulary PPL
+and trend rho with bootstrap intervals, and which ones beat persistence; rising/falling
 terms, generated abstracts), reports/forecast.json (the backtest numbers; plain JSON, not DVC
 metrics: one line of `dvc metrics show` per number would not fit a terminal) and a PNG of the top
 risers' history and forecast.
@@ -41,6 +43,9 @@ def main(argv: list[str] | None = None) -> None:
                    help="periods with known text to score the forecasts on "
                         "(forecast.backtest_periods)")
     p.add_argument("--window", type=int, required=True, help="history periods m (features.window)")
+    p.add_argument("--train-periods", nargs="*", default=[],
+                   help="the training periods (split.train_first..train_last): the only ones the "
+                        "mean-reverting forecaster's strength is fitted on; none: it is left out")
     p.add_argument("--frequencies", required=True,
                    help="per-period frequency folder (observed counts)")
     p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
@@ -65,6 +70,8 @@ def main(argv: list[str] | None = None) -> None:
                             fix=f"re-run `dvc repro forecast-{run_name(v, s)}`")
     needed = {p for by in backtests for p in (by, *history_periods(by, args.window))}
     needed |= set(history_periods(args.period, args.window))
+    train = in_time_order(args.train_periods)
+    needed |= set(train)
     # Exactly these periods are read (the stage's declared deps); the risers plot shows them all.
     freqs = read_frequencies(args.frequencies, in_time_order(needed), "the forecast report")
 
@@ -76,7 +83,8 @@ def main(argv: list[str] | None = None) -> None:
     words = [w.strip() for w in tok.batch_decode([[i] for i in range(len(content))])]
     figure = os.path.relpath(Path(args.plot).resolve(), Path(args.out).resolve().parent)
     text, metrics, panels = render(forecasts, args.variants, args.seeds, args.period, backtests,
-                                   freqs, content, whole, words, args.window, figure=figure)
+                                   freqs, content, whole, words, args.window, figure=figure,
+                                   train_periods=train)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text, encoding="utf-8")
     write_json(metrics, args.json)

@@ -29,6 +29,8 @@ from pipeline.graph.build import build
 from pipeline.graph.dag import dag_markdown, family, mermaid
 from pipeline.graph.plan import Plan
 from pipeline.models.registry import display_name
+from pipeline.reports.longtail import metrics_json as longtail_metrics
+from pipeline.reports.longtail import plot_frame as longtail_plot_frame
 from pipeline.reports.results import bucket_plot_frame, headline, plot_rows
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,6 +79,16 @@ def buckets_frame() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def longtail_frame() -> pd.DataFrame:
+    """reports/longtail's long table as pipeline.reports.longtail builds it, long floats."""
+    rows = [{"model": m, "split": split, "period": "2021", "bin": b, "n": 100, "n_types": 10,
+             "acc@1": 0.07312353714313497, "acc@10": 0.32142857142857145, "T1": 15.5 + k,
+             "T10": 59.0, "seeds": 3}
+            for m in (*VARIANTS, "freq", "ugrm") for split in ("test", "dev")
+            for k, b in enumerate(("high", "mid", "low", "all"))]
+    return pd.DataFrame(rows)
+
+
 def words_frame() -> pd.DataFrame:
     """plots/word_frequencies.csv as stages/frequency_plot.py writes it (long: period, word, ...)."""
     rows = [{"period": str(y), "word": w, "log_freq": -10.0 + k + (y - YEARS[0]) / 10,
@@ -93,6 +105,9 @@ def write_views(root: Path) -> None:
     counts = {"papers": 1949, "kept": 1592, "dropped": {"language": 152, "shared_task": 204},
               "per_year": {str(y): {"kept": 250, "dropped": {"language": 9}} for y in YEARS}}
     (root / "metrics" / "corpus.json").write_text(json.dumps(corpus_headline(counts)))
+    (root / "metrics" / "longtail").mkdir()
+    for model, entry in longtail_metrics(longtail_frame()).items():
+        (root / "metrics" / "longtail" / f"{model}.json").write_text(json.dumps(entry))
     sp = PARAMS["split"]
     split_periods = SplitPeriods.from_params(sp["period"], sp["train_first"], sp["train_last"],
                                              sp["dev"], sp["test"], PARAMS["features"]["window"])
@@ -102,6 +117,7 @@ def write_views(root: Path) -> None:
         "plots/staleness.csv": staleness_frame(s, {v: display_name(v) for v in VARIANTS}),
         "plots/buckets.csv": bucket_plot_frame(buckets_frame()),
         "plots/word_frequencies.csv": words_frame(),
+        "plots/longtail.csv": longtail_plot_frame(longtail_frame()),
         "plots/abstracts_per_period.csv": period_counts(document_periods(abstracts, "year"),
                                                         split_periods),
     }
@@ -134,7 +150,8 @@ def views(tmp_path_factory) -> Path:
 
 
 def test_only_headline_numbers_are_metrics():
-    assert set(declared("metrics")) == {"metrics/corpus.json", "metrics/variants"}
+    assert set(declared("metrics")) == {"metrics/corpus.json", "metrics/variants",
+                                        "metrics/longtail"}
     entry = summary()[VARIANTS[0]]
     assert headline(entry) == {s: {m: entry[s][m] for m in ("ppl", "cpl", "cm")}
                                for s in ("dev", "test")}
@@ -148,6 +165,7 @@ def test_metrics_show_fits_a_200_column_terminal(views):
     for v in VARIANTS:
         assert any(f"metrics/variants/{v}.json" in line for line in lines), text
     assert "test.ppl" in text and "dev.cm" in text and "kept" in text
+    assert "test.T10" in text and "metrics/longtail/ugrm.json" in text
 
 
 def rendered(views: Path) -> dict[str, dict]:
@@ -205,6 +223,10 @@ def test_the_plots_show_what_they_mean(views):
     stale = specs["plots/staleness.csv"]
     assert len(series(stale)) == len(VARIANTS)
     assert x_order(stale) == sorted(x_order(stale), key=int)
+    # long tail: a line per model (and the two baselines) over the bins in frequency order
+    longtail = specs["plots/longtail.csv"]
+    assert [label.split(": ", 1)[1] for label in x_order(longtail)] == ["high", "mid", "low"]
+    assert len(series(longtail)) == len(VARIANTS) + 2
     # Figure 3: one bar per period
     per_period = specs["plots/abstracts_per_period.csv"]["data"]["values"]
     assert sorted(int(r["period"]) for r in per_period) == YEARS

@@ -1,4 +1,6 @@
-"""Predicted vocabulary (batched = naive loop, sums to 1), naive forecasters, whole words, ranking."""
+"""Predicted vocabulary (batched = naive loop, sums to 1), naive forecasters (persistence, linear
+extrapolation, history-adjusted persistence, mean reversion and its fitted strength), whole words,
+ranking."""
 
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ from transformers import PreTrainedTokenizerFast
 
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import write_parquet
+from pipeline.forecast.baselines import (LAMBDA_GRID, fit_mean_reversion, fit_targets,
+                                         history_adjusted_persistence, mean_reversion_change,
+                                         mean_reverting)
 from pipeline.forecast.vocabulary import (linear_extrapolation, persistence, predicted_distribution,
                                rank_terms, reference_texts, vocabulary_forecast, whole_word_mask)
 from pipeline.features.frequencies import log_frequencies, write_period
@@ -147,6 +152,86 @@ def test_linear_extrapolation_on_hand_made_log_frequencies():
     # periods are consecutive across a year boundary: 2020Q4 -> 2021Q1 -> 2021Q2 is one step each
     np.testing.assert_allclose(linear_extrapolation(log_freq, ["2020Q4", "2021Q1"], "2021Q2"), p)
     np.testing.assert_allclose(linear_extrapolation(log_freq, ["2019-12", "2020-01"], "2020-02"), p)
+
+
+def test_history_adjusted_persistence_by_hand():
+    """counts [3, 1, 0] -> persistence [4, 2, 1] / 7; Δ̂ = [0, log 2, log 1/2] multiplies it to
+    [4, 4, 1/2] / 7, renormalised: [8, 8, 1] / 17."""
+    counts = np.array([3, 1, 0])
+    delta = np.log([1.0, 2.0, 0.5])
+    np.testing.assert_allclose(np.exp(history_adjusted_persistence(counts, delta)),
+                               [8 / 17, 8 / 17, 1 / 17])
+    # no predicted change (Baseline) is persistence itself; a constant shift changes nothing
+    np.testing.assert_allclose(np.exp(history_adjusted_persistence(counts, np.zeros(3))),
+                               persistence(counts))
+    np.testing.assert_allclose(history_adjusted_persistence(counts, delta + 5.0),
+                               history_adjusted_persistence(counts, delta))
+    with pytest.raises(ValueError, match="does not match"):
+        history_adjusted_persistence(counts, np.zeros(4))
+
+
+def test_mean_reverting_by_hand():
+    """ℓ_{Y−2} = log [1/2, 1/4, 1/4], ℓ_{Y−1} = log [1/4, 1/4, 1/2]. λ = 1/2:
+    log p̂ = ℓ_{Y−1} + (ℓ̄ − ℓ_{Y−1}) / 2 = (3/4) ℓ_{Y−1} + (1/4) ℓ_{Y−2}, i.e.
+    p̂ ∝ [2^-1.75, 2^-2, 2^-1.25]; λ = 1: the geometric mean [2^-1.5, 2^-2, 2^-1.5]."""
+    lf = np.log(np.array([[0.5, 0.25], [0.25, 0.25], [0.25, 0.5]]))
+    half = 2.0 ** np.array([-1.75, -2.0, -1.25])
+    np.testing.assert_allclose(np.exp(mean_reverting(lf, 0.5)), half / half.sum())
+    full = 2.0 ** np.array([-1.5, -2.0, -1.5])
+    np.testing.assert_allclose(np.exp(mean_reverting(lf, 1.0)), full / full.sum())
+    # λ = 0 is persistence of Y−1, with no predicted change at all (no ranking)
+    np.testing.assert_allclose(np.exp(mean_reverting(lf, 0.0)), [0.25, 0.25, 0.5])
+    assert (mean_reversion_change(lf, 0.0) == 0).all()
+    # its predicted change undoes λ/2 of the last step: the reverse of linear extrapolation
+    np.testing.assert_allclose(mean_reversion_change(lf, 0.5),
+                               [0.25 * np.log(2), 0.0, -0.25 * np.log(2)], atol=1e-15)
+    # one history period: the mean is the last period, so it is persistence
+    np.testing.assert_allclose(np.exp(mean_reverting(lf[:, 1:], 0.7)), [0.25, 0.25, 0.5])
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        mean_reverting(lf, 1.5)
+
+
+class _Recording(dict):
+    """A dict of counts that records which periods were read."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+
+def test_lambda_fit_picks_the_known_best_strength_on_training_periods_only():
+    """2017 counts [1, 7] and 2018 [7, 1] smooth to [.2, .8] and [.8, .2]; their log mean is
+    equal for both tokens, so the forecast of 2019 is p̂ ∝ [.8, .2]^(1−λ): odds 4^(1−λ). 2019's
+    counts [200, 100] (odds 2) are exactly λ = 0.5's forecast, the unique best. 2020 (a dev
+    period) would favour λ = 1 (odds 1) and must not be read."""
+    counts = _Recording({"2017": np.array([1, 7]), "2018": np.array([7, 1]),
+                         "2019": np.array([200, 100]), "2020": np.array([500, 500])})
+    fit = fit_mean_reversion(counts, ["2017", "2018", "2019"], window=2)
+    assert fit.lam == 0.5 and fit.targets == ("2019",)
+    assert counts.read == {"2017", "2018", "2019"}                # never the dev period
+    assert fit.ppl == min(fit.ppl_by_lambda.values()) < fit.ppl_by_lambda[0.0]
+    # the pooled PPL at λ = 0.5 is the target's own entropy: exp(−(2/3 log 2/3 + 1/3 log 1/3))
+    assert fit.ppl == pytest.approx(np.exp(-(2 / 3 * np.log(2 / 3) + 1 / 3 * np.log(1 / 3))))
+    # only were 2020 a training period would it be a target (and move λ)
+    wider = fit_mean_reversion(counts, ["2017", "2018", "2019", "2020"], 2)
+    assert wider.targets == ("2019", "2020") and wider.lam != 0.5
+    # no change in the window: every λ ties, the smallest (persistence) wins
+    flat = {"2017": np.array([7, 1]), "2018": np.array([7, 1]), "2019": np.array([1, 1])}
+    assert fit_mean_reversion(flat, ["2017", "2018", "2019"], 2).lam == 0.0
+    assert LAMBDA_GRID[0] == 0.0 and LAMBDA_GRID[-1] == 1.0 and len(LAMBDA_GRID) == 21
+
+
+def test_lambda_fit_targets_need_their_whole_window_in_training():
+    assert fit_targets(["2017", "2018", "2019"], 2) == ["2019"]
+    assert fit_targets(["2019", "2017", "2018"], 1) == ["2018", "2019"]
+    assert fit_targets(["2020H1", "2020H2", "2021H1"], 2) == ["2021H1"]
+    assert fit_targets(["2017", "2018"], 2) == []
+    with pytest.raises(ValueError, match="no one-step forecast"):
+        fit_mean_reversion({"2017": np.ones(2), "2018": np.ones(2)}, ["2017", "2018"], 2)
 
 
 def test_rank_terms_orders_and_filters():

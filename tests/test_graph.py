@@ -190,8 +190,9 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
                 "frequencies": forecast_history, "embeddings": forecast_history}
     # the report's bucket metrics: each scored year's history and the year before it
     assert feature_deps(stages["report"]) == {"frequencies": years(2009, 2015), "embeddings": []}
-    # the forecast report: the backtest year 2014 and its history, the history of 2015
-    assert feature_deps(stages["forecast_report"]) == {"frequencies": years(2011, 2014),
+    # the forecast report: the backtest year 2014 and its history, the history of 2015, and
+    # the training years 2010-2012 (the mean-reverting forecaster's strength is fitted on them)
+    assert feature_deps(stages["forecast_report"]) == {"frequencies": years(2010, 2014),
                                                        "embeddings": []}
     assert stages["frequencies"]["foreach"] == years(2007, 2015)
     assert stages["embeddings"]["foreach"] == years(2007, 2015)
@@ -212,7 +213,7 @@ def test_no_contextual_variant_means_no_embeddings_stage() -> None:
     assert sorted(stages) == sorted(["graph", "download", "parse", "filter", "split", "tokenizer",
                                      "frequencies", "frequency_plot", "train-baseline-s0",
                                      "train-frequency-s0", "score-baseline-s0",
-                                     "score-frequency-s0", "report", "forecast-baseline-s0",
+                                     "score-frequency-s0", "report", "longtail", "forecast-baseline-s0",
                                      "forecast-frequency-s0", "forecast_report"])
 
 

@@ -101,7 +101,7 @@ def test_bad_inputs(tok):
         perplexities(no_content)
 
 
-def test_position_table_matches_the_sums_and_a_naive_top10(tok):
+def test_position_table_matches_the_sums_and_a_naive_top1_and_top10(tok):
     model = make_future_lm(tiny_lm(len(tok), seed=5), "frequency-nolstm", window=2).eval()
     with torch.no_grad():
         model.bias.a.fill_(0.8)
@@ -111,8 +111,8 @@ def test_position_table_matches_the_sums_and_a_naive_top10(tok):
     mask = np.ones(V, dtype=bool)
     scores = score_abstracts(model, encoded, mask, history, batch_size=3, positions=True)
     pos = scores.positions
-    assert list(pos.columns) == ["abstract", "position", "target_id", "nll", "top10"]
-    assert [str(t) for t in pos.dtypes] == ["int32", "int32", "int32", "float64", "bool"]
+    assert list(pos.columns) == ["abstract", "position", "target_id", "nll", "top1", "top10"]
+    assert [str(t) for t in pos.dtypes] == ["int32", "int32", "int32", "float64", "bool", "bool"]
     assert len(pos) == scores.tokens["n_tokens"].sum()
     np.testing.assert_allclose(pos.groupby("abstract")["nll"].sum(), scores.tokens["nll_sum"])
     for i, ids in enumerate(encoded):   # the naive way: one abstract at a time, torch.topk
@@ -123,9 +123,12 @@ def test_position_table_matches_the_sums_and_a_naive_top10(tok):
         top = torch.topk(logits, 10).indices
         expected = [int(t in top[k]) for k, t in enumerate(ids[1:])]
         assert rows["top10"].astype(int).tolist() == expected
+        argmax = logits.argmax(-1).tolist()
+        assert rows["top1"].tolist() == [a == t for a, t in zip(argmax, ids[1:])]
         nll = -torch.log_softmax(logits.double(), -1)[torch.arange(len(ids) - 1), ids[1:]]
         np.testing.assert_allclose(rows["nll"], nll.detach().numpy(), rtol=1e-5)
     assert 0 < pos["top10"].mean() < 1
+    assert (pos["top1"] <= pos["top10"]).all()        # a top-1 hit is a top-10 hit
 
 
 def test_truncation_rule_keeps_the_start_and_counts_the_cut(tok):

@@ -126,14 +126,20 @@ def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
     out, metrics, plot = tmp_path / "reports" / "forecast.md", tmp_path / "m.json", tmp_path / "p" / "r.png"
     args = ["--forecasts", str(forecasts), "--variants", "baseline", "frequency", "--seeds", "0",
             "--period", "2022", "--backtest-periods", "2020", "2021", "--window", "2",
+            "--train-periods", "2017", "2018", "2019",
             "--frequencies", str(project / "frequencies"), "--tokenizer", str(project / "tokenizer"),
             "--stopwords", str(STOPWORDS), "--abstracts", str(project / "abstracts.parquet"),
             "--out", str(out), "--json", str(metrics), "--plot", str(plot)]
     forecast_report.main(args)
     text = out.read_text()
     assert "## Backtests" in text and "### 2020" in text and "### 2021" in text
-    for name in ("Persistence", "Linear extrapolation", "Baseline-all", "Frequency"):
+    for name in ("Persistence", "Linear extrapolation", "Baseline-all", "Frequency",
+                 "Mean reversion", "History-adjusted persistence (Frequency)"):
         assert f"| {name} |" in text
+    assert "History-adjusted persistence (Baseline-all)" not in text     # Δ̂ = 0: persistence
+    assert "Ranked by vocabulary forecast error" in text and "Ranked by trend detection" in text
+    assert re.search(r"- \*\*2021, vocabulary PPL: (no forecaster beats persistence|\d+ "
+                     r"forecaster\(s\) beat persistence)\*\*", text)
     assert re.search(r"- 2021: Frequency (beats|does \*\*not\*\* beat) persistence", text)
     assert "## The forecast for 2022" in text and "### Frequency" in text
     assert "![Top risers" in text and "(../p/r.png)" in text
@@ -142,6 +148,13 @@ def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
     assert values["forecast_period"] == "2022" and list(values["backtests"]) == ["2020", "2021"]
     assert "fits each token's log frequency over the last 2 years" in text
     assert "Forecasts from 2018..2019." in text
+    fit = values["mean_reversion"]
+    assert fit["fitted_on"] == ["2019"] and 0.0 <= fit["lambda"] <= 1.0   # training years only
+    assert f"λ = {fit['lambda']:.2f} fitted on the training years only" in text
+    for by in ("2020", "2021"):
+        rows = values["backtests"][by]
+        assert sorted(r["rank_ppl"] for r in rows.values())[0] == 1 and len(rows) == 6
+        assert set(values["beats_persistence"][by]) == {"unigram_ppl", "rho"}
     row = values["backtests"]["2021"]["Persistence"]
     assert row["unigram_ppl_lo"] <= row["unigram_ppl"] <= row["unigram_ppl_hi"]
     assert row["rho"] is None                                    # persistence has no ranking
@@ -213,3 +226,90 @@ def test_backtests_and_forecast_across_a_quarter_boundary() -> None:
     assert "over the last 2 quarters" in text and "vocabulary of quarter Y" in text
     panel = panels["Frequency"]
     assert list(dict.fromkeys(panel["period"])) == labels + ["2021Q2"]   # time order
+
+
+def _reverting_freqs(vocab: int = 40, amp: float = 0.3) -> dict:
+    """Frequencies 2016-2021 whose log frequencies alternate around a fixed level: each token
+    goes up by ``amp`` in one year and back down in the next (trends revert), 200,000 tokens a
+    year."""
+    from pipeline.features.frequencies import PeriodFrequencies, log_frequencies
+
+    rng = np.random.default_rng(3)
+    base = np.log(rng.dirichlet(np.full(vocab, 5.0)))
+    sign = rng.choice([-1.0, 1.0], vocab)
+    freqs = {}
+    for year in range(2016, 2022):
+        logits = base + amp * sign * (-1) ** year
+        counts = np.rint(200_000 * np.exp(logits) / np.exp(logits).sum()).astype(np.int64)
+        freqs[str(year)] = PeriodFrequencies(str(year), counts, log_frequencies(counts),
+                                             int(counts.sum()))
+    return freqs
+
+
+def test_report_ranks_every_forecaster_and_names_who_beats_persistence() -> None:
+    """Trends that revert every year; the Frequency model's predicted change for 2021 is exactly
+    the observed one, its own distribution a poor one. History-adjusted persistence is then the
+    observed 2021 distribution (rank 1), mean reversion (λ fitted on 2016-2018 alone: 1, the
+    window's mean) second, persistence third and linear extrapolation, which continues last
+    year's change, worse than persistence; the model's own forecast loses too."""
+    from pipeline.reports.forecast import ModelForecast, render
+
+    freqs = _reverting_freqs()
+    vocab = len(freqs["2021"].counts)
+    prior = -3.0 * freqs["2021"].log_freq            # the LM's unigram level: far off the data
+    prior -= np.log(np.exp(prior).sum())
+    frames = {}
+    for p in ("2021", "2022"):
+        change = freqs["2021"].log_freq - freqs["2020"].log_freq
+        if p == "2022":
+            change = -change
+        own = prior + change
+        frames[p] = pd.DataFrame({"token_id": np.arange(vocab), "log_prob": own - np.log(
+            np.exp(own).sum()), "log_prob_prev": prior})
+    gens = pd.DataFrame({"index": [0], "seed": [0], "text": ["an abstract"], "period": "2022"})
+    forecasts = {("frequency", 0): ModelForecast("frequency", 0, {}, frames, gens)}
+    content = np.ones(vocab, dtype=bool)
+    text, metrics, _ = render(forecasts, ["frequency"], [0], "2022", ["2021"], freqs, content,
+                              content, [f"w{i}" for i in range(vocab)], 2,
+                              train_periods=["2016", "2017", "2018"])
+    assert metrics["mean_reversion"]["lambda"] == 1.0
+    assert metrics["mean_reversion"]["fitted_on"] == ["2018"]
+    rows = metrics["backtests"]["2021"]
+    adjusted = "History-adjusted persistence (Frequency)"
+    ranks = {name: row["rank_ppl"] for name, row in rows.items()}
+    assert ranks == {adjusted: 1, "Mean reversion": 2, "Persistence": 3,
+                     "Linear extrapolation": 4, "Frequency": 5}
+    # p̃ = persistence · exp(Δ̂), renormalised, is the smoothed 2021 distribution itself
+    want = np.exp(-(freqs["2021"].counts * freqs["2021"].log_freq).sum() / freqs["2021"].n_tokens)
+    assert rows[adjusted]["unigram_ppl"] == pytest.approx(want)
+    won = metrics["beats_persistence"]["2021"]
+    assert won["unigram_ppl"] == [adjusted, "Mean reversion"]                 # best first
+    assert set(won["rho"]) == {adjusted, "Frequency", "Mean reversion"}
+    assert rows["Linear extrapolation"]["rho_hi"] < 0                      # trends revert
+    assert rows["Frequency"]["rank_rho"] == rows[adjusted]["rank_rho"] == 1   # the same Δ̂
+    assert rows["Persistence"]["rank_rho"] is None
+    assert f"| 1 | {adjusted} |" in text and "| 3 | Persistence |" in text
+    assert ("- **2021, vocabulary PPL: 2 forecaster(s) beat persistence** (PPL "
+            f"{rows['Persistence']['unigram_ppl']:.1f}") in text
+    assert f"): {adjusted} (PPL" in text
+    assert "λ = 1.00 fitted on the training years only: one-step forecasts of 2018" in text
+    assert "| — | Persistence | — (no change predicted)" in text
+
+
+def test_when_nothing_beats_persistence_the_report_says_so() -> None:
+    from pipeline.reports.forecast_backtests import add_ranks, beats_persistence, winners_markdown
+
+    def row(name: str, ppl: float, lo: float, hi: float, rho: float, rho_lo: float) -> dict:
+        return {"forecaster": name, "unigram_ppl": ppl, "vs_persistence": ppl - 100.0,
+                "vs_persistence_lo": lo, "vs_persistence_hi": hi,
+                "rho": rho, "rho_lo": rho_lo, "rho_hi": rho + 0.1}
+    table = add_ranks(pd.DataFrame([row(PERSISTENCE, 100.0, np.nan, np.nan, np.nan, np.nan),
+                                    row("Mean reversion", 99.9, -0.3, 0.1, 0.05, -0.02),
+                                    row("Linear extrapolation", 104.0, 3.0, 5.0, -0.3, -0.4)]))
+    assert table.set_index("forecaster")["rank_ppl"].to_dict() == {
+        "Mean reversion": 1, PERSISTENCE: 2, "Linear extrapolation": 3}
+    assert beats_persistence(table) == {"unigram_ppl": [], "rho": []}
+    lines = winners_markdown(table, "2021")
+    assert lines[0].startswith("- **2021, vocabulary PPL: no forecaster beats persistence** "
+                               "(PPL 100.0)")
+    assert lines[1].startswith("- **2021, trend ranking: no forecaster beats persistence**")

@@ -97,20 +97,31 @@ def types_correct(targets, predictions, k: int) -> int:
 
 
 def longtail_table(targets, predictions, train_counts, edges: Sequence[int]) -> pd.DataFrame:
-    """Tokens and types per training-frequency bin (paper 004, Table 1 stratified as in Figure 1).
+    """Tokens and types per training-frequency bin (paper 004, Table 1 stratified as in Figure 1),
+    from ranked ``predictions`` ``[n, k]``: :func:`longtail_from_hits` of their top-1 and (with
+    ``k >= 10``) top-10 hits."""
+    hits10 = _hits(targets, predictions, 10) if np.shape(predictions)[1] >= 10 else None
+    return longtail_from_hits(targets, _hits(targets, predictions, 1), hits10, train_counts, edges)
+
+
+def longtail_from_hits(targets, hits1, hits10, train_counts, edges: Sequence[int]) -> pd.DataFrame:
+    """Tokens and types per training-frequency bin, from per-position hits: ``hits1[j]`` (the
+    target of position ``j`` was the first proposal), ``hits10[j]`` (among the first 10; ``None``
+    when the model proposed fewer), as the score stage records them for a softmax's argmax and
+    top 10.
 
     One row per bin of :func:`frequency_bins` (``high``, ``mid``, ``low``) then ``all``, with
     columns ``bin``; ``n`` (positions whose target is in the bin); ``n_types`` (distinct targets
     in the bin: Figure 1's "n: number of items in each bin", over which it shows T_1 as a
     percentage); ``acc@1``, ``acc@10`` (token accuracy, NaN for a bin without positions); ``T1``,
-    ``T10`` (types). With fewer than 10 predictions per position ``acc@10`` and ``T10`` are NaN.
+    ``T10`` (types). Without ``hits10``, ``acc@10`` and ``T10`` are NaN.
     """
     counts = _counts(train_counts)
     targets = _ids("targets", targets, 1)
     if targets.size and (targets.min() < 0 or targets.max() >= counts.size):
         raise ValueError(f"target ids outside the vocabulary of {counts.size} train_counts")
-    hits1 = _hits(targets, predictions, 1)
-    hits10 = _hits(targets, predictions, 10) if np.shape(predictions)[1] >= 10 else None
+    hits1 = _flags("hits1", hits1, targets.size)
+    hits10 = None if hits10 is None else _flags("hits10", hits10, targets.size)
     labels = frequency_bins(counts, edges)[targets]
     rows = []
     for name in (*BINS, ALL):
@@ -125,6 +136,14 @@ def longtail_table(targets, predictions, train_counts, edges: Sequence[int]) -> 
             row["T10"] = int(np.unique(targets[mask & hits10]).size)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _flags(name: str, array, n: int) -> np.ndarray:
+    array = np.asarray(array)
+    if array.shape != (n,) or array.dtype != bool:
+        raise ValueError(f"{name} must be {n} booleans (one per target), got shape {array.shape} "
+                         f"and dtype {array.dtype}")
+    return array
 
 
 def freq_baseline_predictions(train_counts, n: int, k: int = 10) -> np.ndarray:

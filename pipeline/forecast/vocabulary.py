@@ -56,6 +56,7 @@ from pipeline.models.future_lm import FutureLM
 from pipeline.features.frequencies import log_frequencies
 from pipeline.features.history import PeriodHistory, load_history
 from pipeline.features.windows import history_periods
+from pipeline.features.words import WordPieces
 from pipeline.models.encoding import longest_first
 from pipeline.models.nll import IGNORE, MAX_ELEMENTS, collate, next_token_targets
 
@@ -140,23 +141,13 @@ def linear_extrapolation(log_freq: np.ndarray, periods: Sequence[str | int],
     return p / p.sum()
 
 
-def _word_start(text: str) -> bool:
-    body = text[1:]
-    return (text.startswith(" ") and bool(body)
-            and all(ch.isalnum() or ch in "-'" for ch in body) and body[0].isalnum())
-
-
-def _continues_word(text: str) -> bool:
-    return bool(text) and (text[0].isalnum() or text[0] in "-'")
-
-
 def whole_word_mask(tokenizer: PreTrainedTokenizerBase, content_mask: np.ndarray,
                     reference: Sequence[Sequence[int]]) -> np.ndarray:
     """bool ``[|V|]``: content tokens that are whole words (module doc), judged on ``reference``."""
     vocab = len(content_mask)
     texts = tokenizer.batch_decode([[i] for i in range(vocab)])
-    starts = np.array([_word_start(t) for t in texts], dtype=bool)
-    continues = np.array([_continues_word(t) for t in texts], dtype=bool)
+    pieces = WordPieces.from_texts(texts)
+    starts, continues = pieces.starts, pieces.continues
     special = set(tokenizer.all_special_ids)
     occurrences = np.zeros(vocab, dtype=np.int64)
     word_ends = np.zeros(vocab, dtype=np.int64)

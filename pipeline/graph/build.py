@@ -1,5 +1,6 @@
 """The whole stage graph as the dict ``dvc.yaml`` holds, in the order a reader follows it:
-data, features, every run's training, scoring, the report, every run's forecast, its report."""
+data, features, every run's training, scoring, the report and the long-tail report, every
+run's forecast, its report."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pipeline.graph.data_stages import data_stages, feature_stages
 from pipeline.graph.model_stages import (
     forecast_report_stage,
     forecast_stage,
+    longtail_stage,
     report_stage,
     score_stage,
     train_stage,
@@ -32,6 +34,7 @@ def build(params: Mapping[str, Any], root: Path = ROOT) -> dict[str, Any]:
     for variant, seed in plan.runs:
         stages[f"score-{run(variant, seed)}"] = score_stage(plan, variant, seed, code)
     stages["report"] = report_stage(plan, code)
+    stages["longtail"] = longtail_stage(plan, code)
     for variant, seed in plan.runs:
         stages[f"forecast-{run(variant, seed)}"] = forecast_stage(plan, variant, seed, code)
     stages["forecast_report"] = forecast_report_stage(plan, code)

@@ -26,6 +26,8 @@ DOWNLOAD_INFO = "reports/download.json"        # source, sha256, sizes
 VARIANT_METRICS = "metrics/variants"           # <variant>.json: dev/test PPL, CPL, CM
 RESULTS_DETAILS = "reports/results.json"       # stds, p-values, counts, seeds, every period
 FORECAST_DETAILS = "reports/forecast.json"     # the backtests
+LONGTAIL_METRICS = "metrics/longtail"          # <model>.json: test top-1/top-10 accuracy, types
+LONGTAIL_DETAILS = "reports/longtail.json"     # every model, split and frequency bin
 
 FREQ = "data/features/frequencies/{}.parquet"
 EMB = "data/features/embeddings/{}.safetensors"

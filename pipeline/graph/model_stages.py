@@ -14,6 +14,8 @@ from pipeline.graph.files import (
     CORPUS_COUNTS,
     DEV,
     FORECAST_DETAILS,
+    LONGTAIL_DETAILS,
+    LONGTAIL_METRICS,
     RESULTS_DETAILS,
     STOPWORDS,
     TEST,
@@ -146,13 +148,39 @@ def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
     }
 
 
+def longtail_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    runs = [run(v, s) for v, s in plan.runs]
+    return {
+        "cmd": "python -m stages.longtail --scores data/scores ${experiment} "
+               "--dev ${split.dev} --test ${split.test} "
+               "--train-periods ${split.train_first} ${split.train_last} "
+               f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies "
+               "--high-min ${longtail.high_min} --mid-min ${longtail.mid_min} "
+               "--seed ${longtail.seed} --out reports/longtail.md "
+               f"--metrics-dir {LONGTAIL_METRICS} --details {LONGTAIL_DETAILS} "
+               "--plot plots/longtail.csv",
+        "deps": [*code("longtail"), *(f"data/scores/{r}" for r in runs), TOKENIZER,
+                 *feature_files(["frequencies"], plan.train_periods)],
+        "params": ["experiment", "longtail", "split.dev", "split.test", "split.train_first",
+                   "split.train_last"],
+        "outs": [{"reports/longtail.md": {"cache": False}}, {LONGTAIL_DETAILS: {"cache": False}}],
+        "metrics": [{LONGTAIL_METRICS: {"cache": False}}],
+        # one line per model over the bins high, mid, low
+        "plots": [{"plots/longtail.csv": {
+                      "cache": False, "x": "bin", "y": "T1", "template": "by_model"}},
+                  {"plots/longtail.png": {"cache": False}}],
+    }
+
+
 def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
     runs = [run(v, s) for v, s in plan.runs]
     return {
         "cmd": "python -m stages.forecast_report --forecasts data/forecast ${experiment} "
                f"--period {plan.forecast_period} --backtest-periods "
                + " ".join(plan.backtest_periods)
-               + f" --window ${{features.window}} --frequencies data/features/frequencies "
+               + f" --window ${{features.window}} --train-periods "
+               + " ".join(plan.train_periods)
+               + " --frequencies data/features/frequencies "
                f"--tokenizer {TOKENIZER} --stopwords {STOPWORDS} --abstracts {ABSTRACTS} "
                f"--out reports/forecast.md --json {FORECAST_DETAILS} "
                "--plot plots/forecast_risers.png",

@@ -165,10 +165,12 @@ class Plan:
     @property
     def forecast_report_periods(self) -> list[str]:
         """Observed frequencies the forecast report reads (as stages/forecast_report.py does):
-        each backtest period and its history, and the history of the forecast period."""
+        each backtest period and its history, the history of the forecast period, and the
+        training periods (the mean-reverting forecaster's strength is fitted on them only)."""
         backtests = [q for b in self.backtest_periods
                      for q in (b, *history_periods(b, self.window))]
-        return in_time_order([*backtests, *history_periods(self.forecast_period, self.window)])
+        return in_time_order([*backtests, *history_periods(self.forecast_period, self.window),
+                              *self.train_periods])
 
     def periods(self, kind: str) -> list[str]:
         """Periods whose ``kind`` features some stage reads: frequencies for the reports and the

@@ -165,6 +165,20 @@ class ReportConfig:
         "the variant every other one is tested against (paper: Baseline-all)"))
 
 
+@dataclass(frozen=True)
+class LongtailConfig:
+    """Long-tail word prediction (params ``longtail.*``; paper 004's evaluation,
+    :mod:`pipeline.evaluation.longtail`)."""
+
+    high_min: int = field(default=100, metadata=_help(
+        "a word is in the high-frequency bin when it occurred at least this often in the "
+        "training periods"))
+    mid_min: int = field(default=10, metadata=_help(
+        "... in the mid-frequency bin at least this often (and less than high_min); below it: "
+        "low (unseen words included). Paper 004 gives no edges"))
+    seed: int = field(default=0, metadata=_help("seed of the ugrm baseline's unigram sampling"))
+
+
 # Which fields hold each params.yaml section's keys: (class, None) = all of its fields, or (class,
 # the fields that are params). The other fields are set by the stage graph from other params
 # (the seed from experiment.seeds, freeze_lm and init_from from train.base) or are not results.
@@ -187,6 +201,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
     "score": ((ScoreConfig, ("batch_size", "periods", "precision")), (GenerationSettings, None)),
     "forecast": ((ForecastConfig, None), (GenerationSettings, ("n",))),
     "report": ((ReportConfig, ("examples",)),),
+    "longtail": ((LongtailConfig, None),),
 }
 
 

@@ -34,7 +34,7 @@ from pipeline.models.future_lm import FutureLM
 from pipeline.models.nll import IGNORE, collate, in_top_k, next_token_targets, token_nll
 
 TOKEN_COLUMNS = ("n_tokens", "nll_sum", "n_content", "content_nll_sum")
-POSITION_COLUMNS = ("abstract", "position", "target_id", "nll", "top10")
+POSITION_COLUMNS = ("abstract", "position", "target_id", "nll", "top1", "top10")
 TOP_K = 10
 
 
@@ -43,7 +43,8 @@ class Scores:
     """``tokens``: one row per abstract, input order, ``TOKEN_COLUMNS``. ``positions`` (when
     asked for): one row per predicted token, ``POSITION_COLUMNS`` — ``abstract`` (row of
     ``tokens``), ``position`` (index of the target in ``eos + abstract + eos``, from 1),
-    ``target_id``, ``nll``, ``top10`` (target among the 10 most probable tokens)."""
+    ``target_id``, ``nll``, ``top1`` (target is the most probable token; ties in its favour) and
+    ``top10`` (target among the 10 most probable tokens)."""
 
     tokens: pd.DataFrame
     positions: pd.DataFrame | None = None
@@ -101,18 +102,19 @@ def score_abstracts(model: FutureLM, encoded: Sequence[Sequence[int]],
 
 def _position_rows(idx: list[int], logits: torch.Tensor, targets: torch.Tensor,
                    nll: torch.Tensor, has: torch.Tensor) -> dict[str, np.ndarray]:
-    top = in_top_k(logits, targets, TOP_K)
+    top1, top = in_top_k(logits, targets, 1), in_top_k(logits, targets, TOP_K)
     row, col = has.nonzero(as_tuple=True)
     return {"abstract": np.asarray(idx, dtype=np.int32)[row.cpu().numpy()],
             "position": (col + 1).to(torch.int32).cpu().numpy(),
             "target_id": targets[row, col].to(torch.int32).cpu().numpy(),
             "nll": nll[row, col].cpu().numpy(),
+            "top1": top1[row, col].cpu().numpy(),
             "top10": top[row, col].cpu().numpy()}
 
 
 def _position_frame(rows: list[dict[str, np.ndarray]]) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame({c: pd.Series([], dtype=d) for c, d in
-                             zip(POSITION_COLUMNS, ("int32", "int32", "int32", "float64", "bool"))})
+                             zip(POSITION_COLUMNS, ("int32", "int32", "int32", "float64", "bool", "bool"))})
     frame = pd.DataFrame({c: np.concatenate([r[c] for r in rows]) for c in POSITION_COLUMNS})
     return frame.sort_values(["abstract", "position"], kind="stable").reset_index(drop=True)

@@ -5,8 +5,11 @@ and the observed per-period counts (frequency files), and builds:
 
 - **backtests** for each period with known text: the unigram perplexity of the period's tokens under
   each forecast, and trend detection (Spearman ρ, precision@50) against what happened
-  (:mod:`pipeline.forecast.backtest`), for the LMs beside persistence and linear extrapolation, with
-  bootstrap 95 % intervals, and a plain verdict whether each temporal model beats persistence;
+  (:mod:`pipeline.forecast.backtest`), for the LMs beside persistence, linear extrapolation, mean
+  reversion (strength fitted on the training periods) and each temporal model's history-adjusted
+  persistence, with bootstrap 95 % intervals, every forecaster ranked by PPL and by ρ, and plain
+  verdicts: which forecasters beat persistence, and whether each temporal model does
+  (tables: :mod:`pipeline.reports.forecast_backtests`);
 - the **forecast**: each model's top rising and falling whole words (:func:`pipeline.forecast.vocabulary.rank_terms`)
   with their observed counts in the history periods, and a few generated abstracts.
 
@@ -32,15 +35,17 @@ from pipeline.corpus.by_period import missing_feature_fix
 from pipeline.corpus.periods import NOUN, in_time_order, kind_of, ordinal, shift
 from pipeline.forecast import backtest as bt
 from pipeline.infra.errors import UserError
-from pipeline.forecast.vocabulary import linear_extrapolation, persistence, rank_terms
+from pipeline.forecast.vocabulary import linear_extrapolation, rank_terms
 from pipeline.features.frequencies import PeriodFrequencies, read_period
 from pipeline.features.windows import history_periods
 from pipeline.infra.io import read_json, read_parquet
 from pipeline.infra.runs import run_name
-from pipeline.models.perplexity import cross_entropy
 from pipeline.models.registry import display_name, lookup
+from pipeline.reports.forecast_backtests import (LINEAR, PERSISTENCE, backtest,
+                                                 backtest_markdown, backtest_metrics,
+                                                 beats_persistence, fit_reversion,
+                                                 reversion_metrics, winners_markdown)
 
-PERSISTENCE, LINEAR = "Persistence", "Linear extrapolation"
 TOP_TERMS = 30
 N_EXAMPLES = 3
 
@@ -93,62 +98,6 @@ def read_frequencies(folder: str | os.PathLike[str], periods: Sequence[str],
     return out
 
 
-def _forecasters(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
-                 seeds: Sequence[int], period: str, freqs: dict[str, PeriodFrequencies],
-                 window: int) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
-    """Forecaster name -> one (log p̂, Δ̂) per seed (one for the naive forecasters)."""
-    last = freqs[shift(period, -1)]
-    history = list(history_periods(period, window))
-    log_pers = np.log(persistence(last.counts))
-    log_lin = np.log(linear_extrapolation(np.stack([freqs[p].log_freq for p in history], 1),
-                                          history, period))
-    out = {PERSISTENCE: [(log_pers, np.zeros_like(log_pers))],
-           LINEAR: [(log_lin, log_lin - last.log_freq)]}
-    for v in variants:
-        out[display_name(v)] = [(forecasts[(v, s)].vocab[period]["log_prob"].to_numpy(),
-                                 forecasts[(v, s)].delta(period)[:last.vocab_size]) for s in seeds]
-    return out
-
-
-def backtest(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
-             seeds: Sequence[int], period: str, freqs: dict[str, PeriodFrequencies],
-             content: np.ndarray, window: int) -> pd.DataFrame:
-    """One row per forecaster: ``unigram_ppl`` (+ ``_lo``/``_hi``), ``vs_persistence`` (PPL
-    difference, + CI), ``rho``, ``precision`` (+ CIs), ``n_trend`` tokens."""
-    obs, prev = freqs[period], freqs[shift(period, -1)]
-    trend = bt.trend_tokens(prev.counts, obs.counts, content)
-    observed = (obs.log_freq - prev.log_freq)[trend]
-    rows = []
-    per = _forecasters(forecasts, variants, seeds, period, freqs, window)
-    flat = [(name, lp, d) for name, items in per.items() for lp, d in items]
-    ce = bt.bootstrap_cross_entropy(obs.counts, np.stack([lp[:obs.vocab_size] for _, lp, _ in flat]))
-    rho, prec = bt.bootstrap_trends(np.stack([d[trend] for _, _, d in flat]), observed)
-    names = [name for name, _, _ in flat]
-    pers_boot = np.exp(ce[:, names.index(PERSISTENCE)])
-    pers_ppl = bt.unigram_perplexity(obs.counts, per[PERSISTENCE][0][0])
-    for name in per:
-        cols = [i for i, n in enumerate(names) if n == name]
-        point_ce = np.mean([cross_entropy(obs.counts, flat[i][1]) for i in cols])
-        boot_ppl = np.exp(ce[:, cols].mean(axis=1))
-        diff = boot_ppl - pers_boot
-        ppl = float(np.exp(point_ce))
-        rho_point = np.mean([bt.spearman(flat[i][2][trend], observed) for i in cols])
-        prec_point = np.mean([bt.precision_at_k(flat[i][2][trend], observed) for i in cols])
-        rows.append({"forecaster": name, "unigram_ppl": ppl,
-                     **_ci("unigram_ppl", boot_ppl),
-                     "vs_persistence": ppl - pers_ppl,
-                     **_ci("vs_persistence", diff),
-                     "rho": float(rho_point), **_ci("rho", rho[:, cols].mean(axis=1)),
-                     "precision": float(prec_point), **_ci("precision", prec[:, cols].mean(axis=1)),
-                     "n_trend": int(trend.sum())})
-    return pd.DataFrame(rows)
-
-
-def _ci(name: str, samples: np.ndarray) -> dict[str, float]:
-    lo, hi = bt.interval(samples)
-    return {f"{name}_lo": lo, f"{name}_hi": hi}
-
-
 def _interval(lo: float, hi: float, digits: int) -> str:
     """``95 % CI [lo, hi]``, or why there is none (the table prints "—" for the same NaN)."""
     if np.isfinite(lo) and np.isfinite(hi):
@@ -198,29 +147,6 @@ def term_tables(delta: np.ndarray, eligible: np.ndarray, words: Sequence[str],
     return out
 
 
-def _fmt(value: float, digits: int, signed: bool = False) -> str:
-    if value is None or np.isnan(value):
-        return "—"
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
-
-
-def backtest_markdown(table: pd.DataFrame) -> str:
-    lines = ["| Forecaster | Unigram PPL [95 % CI] | vs persistence [95 % CI] | Spearman ρ [95 % CI] "
-             "| Precision@50 [95 % CI] |", "|---|---:|---:|---:|---:|"]
-    for r in table.itertuples():
-        cells = [f"{_fmt(r.unigram_ppl, 1)} [{_fmt(r.unigram_ppl_lo, 1)}, {_fmt(r.unigram_ppl_hi, 1)}]",
-                 "—" if r.forecaster == PERSISTENCE else
-                 f"{_fmt(r.vs_persistence, 1, True)} [{_fmt(r.vs_persistence_lo, 1, True)}, "
-                 f"{_fmt(r.vs_persistence_hi, 1, True)}]"]
-        for m in ("rho", "precision"):
-            point = getattr(r, m)
-            cells.append("— (no change predicted)" if np.isnan(point) else
-                         f"{_fmt(point, 3, m == 'rho')} [{_fmt(getattr(r, m + '_lo'), 3, m == 'rho')}, "
-                         f"{_fmt(getattr(r, m + '_hi'), 3, m == 'rho')}]")
-        lines.append(f"| {r.forecaster} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def terms_markdown(tables: dict[str, pd.DataFrame]) -> str:
     rising, falling = tables["rising"], tables["falling"]
     counts = [c for c in rising.columns if c.startswith("count_")]
@@ -268,20 +194,25 @@ def _riser_panel(tables: dict[str, pd.DataFrame], delta: np.ndarray,
 def render(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
            seeds: Sequence[int], period: str, backtest_periods: Sequence[str],
            freqs: dict[str, PeriodFrequencies], content: np.ndarray, whole_word: np.ndarray,
-           words: Sequence[str], window: int, figure: str | None = None, plot_words: int = 5
-           ) -> tuple[str, dict, dict[str, pd.DataFrame]]:
+           words: Sequence[str], window: int, figure: str | None = None, plot_words: int = 5,
+           train_periods: Sequence[str] = ()) -> tuple[str, dict, dict[str, pd.DataFrame]]:
     """The Markdown report, its DVC metrics and the risers plot's panels (forecaster -> frame);
     ``figure``: the plot's path relative to the report, linked when given. Backtests run in
-    time order."""
+    time order. ``train_periods``: the training periods, the only ones the mean-reverting
+    forecaster's strength is fitted on (their frequencies must be in ``freqs``); without them
+    (or with too few for one forecast inside them) that forecaster is left out, saying why."""
     noun = NOUN[kind_of(period)]
-    metrics: dict = {"forecast_period": period, "backtests": {}}
+    reversion, reversion_text = fit_reversion(freqs, train_periods, window, noun)
+    metrics: dict = {"forecast_period": period, "mean_reversion": reversion_metrics(reversion),
+                     "backtests": {}, "beats_persistence": {}}
     parts = _intro(period, window, noun)
     backtest_periods = in_time_order(backtest_periods)
     if backtest_periods:
-        parts += _backtests_intro(seeds, noun)
+        parts += _backtests_intro(seeds, noun) + ["", reversion_text]
     for by in backtest_periods:
-        table = backtest(forecasts, variants, seeds, by, freqs, content, window)
-        metrics["backtests"][by] = _backtest_metrics(table)
+        table = backtest(forecasts, variants, seeds, by, freqs, content, window, reversion)
+        metrics["backtests"][by] = backtest_metrics(table)
+        metrics["beats_persistence"][by] = beats_persistence(table)
         parts += _backtest_section(table, variants, by, window)
     forecast_parts, panels = _forecast_section(forecasts, variants, seeds, period, freqs,
                                                whole_word, words, window, figure, plot_words)
@@ -301,7 +232,11 @@ def _intro(period: str, window: int, noun: str = "year") -> list[str]:
             "same contexts with the bias of Y−1: what the history says will change (0 for "
             "Baseline, which has none). Persistence forecasts Y−1's smoothed unigram "
             f"distribution; linear extrapolation fits each token's log frequency over the last "
-            f"{window} {noun}s. Definitions: `pipeline/forecast/vocabulary.py`, `pipeline/forecast/backtest.py`."]
+            f"{window} {noun}s; mean reversion shrinks Y−1's log frequencies toward their mean "
+            f"over the last {window} {noun}s; each temporal model's history-adjusted persistence "
+            "multiplies Y−1's distribution by the model's exp(predicted change). Definitions: "
+            "`pipeline/forecast/vocabulary.py`, `pipeline/forecast/baselines.py`, "
+            "`pipeline/forecast/backtest.py`."]
 
 
 def _backtests_intro(seeds: Sequence[int], noun: str = "year") -> list[str]:
@@ -313,14 +248,10 @@ def _backtests_intro(seeds: Sequence[int], noun: str = "year") -> list[str]:
             f"predicted top risers among the observed top {bt.TOP_FRACTION:.0%} risers "
             f"(chance ≈ {bt.TOP_FRACTION:.2f}). Brackets: 95 % percentile bootstrap intervals "
             f"over tokens ({bt.N_BOOTSTRAP} replicates; the difference to persistence is "
-            "paired). Means over seeds " + ", ".join(map(str, seeds)) + "."]
-
-
-def _backtest_metrics(table: pd.DataFrame) -> dict[str, dict]:
-    """One backtest period's DVC metrics: forecaster -> its row, NaN as None (valid JSON)."""
-    return {r["forecaster"]: {k: (None if isinstance(v, float) and np.isnan(v) else v)
-                              for k, v in r.items() if k != "forecaster"}
-            for r in table.to_dict("records")}
+            "paired). Means over seeds " + ", ".join(map(str, seeds)) + ". Every forecaster is "
+            "ranked by PPL and by ρ; it *beats persistence* when its 95 % interval excludes "
+            "persistence's value: the paired PPL difference lies below 0, or ρ lies above 0 "
+            "(persistence predicts no change)."]
 
 
 def _backtest_section(table: pd.DataFrame, variants: Sequence[str], by: str,
@@ -332,7 +263,8 @@ def _backtest_section(table: pd.DataFrame, variants: Sequence[str], by: str,
             f"Forecasts from {history[0]}..{history[-1]}. {n} trend tokens; the observed top "
             f"risers are {n_top} tokens, so precision@{k} is at most "
             f"{min(1.0, n_top / max(k, 1)):.2f} and {n_top / max(n, 1):.2f} by chance.", "",
-            backtest_markdown(table), "", *verdicts(table, variants, by)]
+            backtest_markdown(table), "", *winners_markdown(table, by),
+            *verdicts(table, variants, by)]
 
 
 def _forecast_section(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
