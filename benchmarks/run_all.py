@@ -11,7 +11,7 @@ import importlib
 import sys
 
 BENCHMARKS = ["parse_filter", "parse_speed", "read_corpus", "features", "step_time", "scoring", "meteor",
-              "forecast", "temperature_step"]
+              "forecast", "temperature_step", "continuous_step"]
 
 
 def main(argv: list[str] | None = None) -> None:
