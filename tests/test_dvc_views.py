@@ -151,7 +151,7 @@ def views(tmp_path_factory) -> Path:
 
 def test_only_headline_numbers_are_metrics():
     assert set(declared("metrics")) == {"metrics/corpus.json", "metrics/variants",
-                                        "metrics/longtail"}
+                                        "metrics/longtail", "metrics/semantic_change.json"}
     entry = summary()[VARIANTS[0]]
     assert headline(entry) == {s: {m: entry[s][m] for m in ("ppl", "cpl", "cm")}
                                for s in ("dev", "test")}

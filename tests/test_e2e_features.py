@@ -37,6 +37,8 @@ PARAMS = {
     "experiment": {"variants": ["baseline", "context"]},
     "tokenizer": {"vocab_size": 400},
     "embeddings": {"batch_size": 8, "max_length": 128, "stride": 16, "device": "cpu"},
+    # groups inside the history periods, so semantic change asks for no feature period of its own
+    "semantic_change": {"first": 2016, "last": 2018},
 }
 
 

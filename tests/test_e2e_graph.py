@@ -104,5 +104,6 @@ def test_embeddings_layer_reruns_only_what_reads_embeddings(own: Path) -> None:
     assert stages_that_would_run(own) == sorted(years)   # changed now: only these
     ran = stages_run(run_dvc(own, "repro", env=RUNTIME))
     assert ran == sorted([*years, "train-context2-s0", "score-context2-s0",
-                          "forecast-context2-s0", "report", "forecast_report"])
+                          "forecast-context2-s0", "report", "longtail", "forecast_report",
+                          "semantic_change"])
     assert stages_that_would_run(own) == []

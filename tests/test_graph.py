@@ -205,16 +205,35 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
     assert "--abstracts" not in stages_of(PARAMS)["score-frequency-s0"]["cmd"]
 
 
-def test_no_contextual_variant_means_no_embeddings_stage() -> None:
+def test_no_contextual_variant_means_embeddings_only_for_semantic_change() -> None:
     params = copy.deepcopy(PARAMS)
     params["experiment"]["variants"] = ["baseline", "frequency"]
     stages = stages_of(params)
-    assert "embeddings" not in stages
+    # only the two groups the semantic-change report compares (null: the first and last
+    # training period); no model reads embeddings
+    assert stages["embeddings"]["foreach"] == ["2017", "2021"]
+    assert feature_deps(stages["semantic_change"]) == {"frequencies": ["2017", "2021"],
+                                                       "embeddings": ["2017", "2021"]}
     assert sorted(stages) == sorted(["graph", "download", "parse", "filter", "split", "tokenizer",
-                                     "frequencies", "frequency_plot", "train-baseline-s0",
-                                     "train-frequency-s0", "score-baseline-s0",
-                                     "score-frequency-s0", "report", "longtail", "forecast-baseline-s0",
-                                     "forecast-frequency-s0", "forecast_report"])
+                                     "frequencies", "frequency_plot", "embeddings",
+                                     "train-baseline-s0", "train-frequency-s0",
+                                     "score-baseline-s0", "score-frequency-s0", "report",
+                                     "longtail", "forecast-baseline-s0", "forecast-frequency-s0",
+                                     "forecast_report", "semantic_change"])
+
+
+def test_semantic_change_groups_and_targets() -> None:
+    params = copy.deepcopy(PARAMS)
+    params["semantic_change"].update(first="2015..2016", last=2019, targets="targets.csv")
+    stage = stages_of(params)["semantic_change"]
+    assert "--first 2015 2016 --last 2019 --targets targets.csv" in stage["cmd"]
+    assert "targets.csv" in stage["deps"]
+    assert feature_deps(stage)["embeddings"] == ["2015", "2016", "2019"]
+    for first, last, message in (("2019", "2017", "must end before"),
+                                 ("2018..2016", None, "not a period or a range")):
+        params["semantic_change"].update(first=first, last=last)
+        with pytest.raises(UserError, match=message):
+            stages_of(params)
 
 
 def test_params_of_a_bias_do_not_retrain_baselines() -> None:

@@ -22,7 +22,8 @@ from pipeline.models.registry import lookup
 
 # The params that decide the graph's shape; the `graph` stage declares them.
 STRUCTURE = ["split", "features.window", "experiment", "train.base", "score.periods",
-             "forecast.period", "forecast.backtest_periods"]
+             "forecast.period", "forecast.backtest_periods", "semantic_change.first",
+             "semantic_change.last", "semantic_change.targets"]
 
 
 def get(params: Mapping[str, Any], dotted: str) -> Any:
@@ -73,7 +74,24 @@ class Plan:
         self.forecast_period = (shift(in_time_order([self.test, *self.score_periods])[-1], 1)
                                 if forecast is None else one("forecast.period"))
         self.backtest_periods = labels("forecast.backtest_periods")
+        self.semantic_first = self._group(get(params, "semantic_change.first"), first,
+                                          "semantic_change.first")
+        # null: the first training period and the test period, the widest span of known text
+        self.semantic_last = self._group(get(params, "semantic_change.last"), self.test,
+                                         "semantic_change.last")
+        targets = get(params, "semantic_change.targets")
+        self.semantic_targets = None if targets is None else str(targets)
         self._validate()
+
+    def _group(self, value: Any, default: str, key: str) -> list[str]:
+        """A group of periods: null (``default``), a label, or an inclusive range ``A..B``."""
+        if value is None:
+            return [default]
+        ends = [param_label(v, self.kind, key) for v in str(value).split("..")]
+        if len(ends) > 2 or ordinal(ends[0]) > ordinal(ends[-1]):
+            raise UserError(f"{key} = {value!r} is not a period or a range FIRST..LAST",
+                            path=f"params.yaml: {key}", fix="e.g. 2017 or 2015..2017")
+        return span(ends[0], ends[-1])
 
     def _validate(self) -> None:
         def bad(what: str, key: str, fix: str) -> UserError:
@@ -118,6 +136,10 @@ class Plan:
             raise bad("train.base: shared starts every temporal variant from the Baseline model, "
                       "but `baseline` is not among experiment.variants", "train.base",
                       "add baseline to experiment.variants, or use train.base: joint")
+        if ordinal(self.semantic_first[-1]) >= ordinal(self.semantic_last[0]):
+            raise bad(f"semantic_change.first ({self.semantic_first[-1]}) must end before "
+                      f"semantic_change.last ({self.semantic_last[0]}) begins", "semantic_change",
+                      "choose an earlier first group or a later last group")
 
     @property
     def runs(self) -> list[tuple[str, int]]:
@@ -174,13 +196,19 @@ class Plan:
 
     def periods(self, kind: str) -> list[str]:
         """Periods whose ``kind`` features some stage reads: frequencies for the reports and the
-        plot too; embeddings only when a contextual variant is trained."""
-        if not any(kind in feature_kinds(v) for v in self.variants) and kind != "frequencies":
-            return []
-        periods = [*self.train_history, *self.score_history, *self.forecast_history]
+        plot too; embeddings for the semantic-change groups, and for every history when a
+        contextual variant is trained."""
+        periods = [*self.semantic_periods]
+        if any(kind in feature_kinds(v) for v in self.variants) or kind == "frequencies":
+            periods += [*self.train_history, *self.score_history, *self.forecast_history]
         if kind == "frequencies":
             periods += [*self.report_periods, *self.forecast_report_periods]
         return in_time_order(periods)
+
+    @property
+    def semantic_periods(self) -> list[str]:
+        """Both groups of the semantic-change report (it reads their frequencies and embeddings)."""
+        return in_time_order([*self.semantic_first, *self.semantic_last])
 
     @property
     def text_periods(self) -> list[str]:

@@ -179,6 +179,33 @@ class LongtailConfig:
     seed: int = field(default=0, metadata=_help("seed of the ugrm baseline's unigram sampling"))
 
 
+
+@dataclass(frozen=True)
+class SemanticChangeGroups:
+    """The periods and targets of the semantic-change report (params ``semantic_change.first``,
+    ``.last``, ``.targets``): structural, resolved by the stage graph into the stage's command."""
+
+    first: str | None = field(default=None, metadata=_help(
+        "the first group of periods: a label (2017) or an inclusive range (2015..2017); null: "
+        "split.train_first", none="null"))
+    last: str | None = field(default=None, metadata=_help(
+        "the last group of periods, after the first; null: split.test", none="null"))
+    targets: str | None = field(default=None, metadata=_help(
+        "a targets file: .csv with `word` and an optional graded `truth` column, or one word "
+        "per line; null: the most frequent words of both groups", none="null"))
+
+
+@dataclass(frozen=True)
+class SemanticChangeConfig:
+    """Scoring and reporting of semantic change (params ``semantic_change.*``)."""
+
+    n_targets: int = field(default=200, metadata=_help(
+        "without a targets file: how many of the most frequent words to score"))
+    min_count: int = field(default=20, metadata=_help(
+        "without a targets file: a word must occur this often in each group"))
+    top: int = field(default=15, metadata=_help("most changed words listed per method"))
+    seed: int = field(default=0, metadata=_help("seed of the correlations' bootstrap intervals"))
+
 # Which fields hold each params.yaml section's keys: (class, None) = all of its fields, or (class,
 # the fields that are params). The other fields are set by the stage graph from other params
 # (the seed from experiment.seeds, freeze_lm and init_from from train.base) or are not results.
@@ -202,6 +229,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
     "forecast": ((ForecastConfig, None), (GenerationSettings, ("n",))),
     "report": ((ReportConfig, ("examples",)),),
     "longtail": ((LongtailConfig, None),),
+    "semantic_change": ((SemanticChangeGroups, None), (SemanticChangeConfig, None)),
 }
 
 

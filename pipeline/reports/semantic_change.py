@@ -1,0 +1,239 @@
+"""The semantic-change report (issue 19 §4): which words moved in meaning between two groups of
+periods, by each method, with an example sentence from each side.
+
+Targets are words; every method scores LM tokens (:mod:`pipeline.evaluation.semantic_change`),
+so a target is scored only when ``" word"`` is one word-starting token, and the others are listed
+with their reason. Without a targets file the targets are the ``n`` most frequent such tokens
+(alphabetic, ≥ 3 letters, no stopword) seen at least ``min_count`` times in *both* groups: a
+vector pooled from a handful of occurrences measures sampling noise, not a change of use.
+
+Methods (one row per target and method in :func:`scores_frame`):
+
+* ``contextual`` — Martinc et al. (2020), paper 003's Algorithm 1 (lines 4-12) on the encoder
+  vectors the embeddings stage pools per period (no temporal attention yet: issue 19 §2);
+* ``frequency`` — |Δ mean log frequency|, the naive baseline: a method that agrees with it
+  closely detects frequency shifts rather than new meanings. The report prints the Spearman ρ
+  between the two methods for exactly that reason.
+
+With a graded ``truth`` column in the targets file, every method is correlated with it (Pearson
+and Spearman, p-values, seeded bootstrap intervals; :func:`correlations`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from pipeline.evaluation.semantic_change import word_token_ids_from_texts
+from pipeline.evaluation.semantic_scores import ChangeScores, correlations
+from pipeline.features.words import starts_word
+from pipeline.infra.errors import UserError
+
+METHODS = {"contextual": "averaged contextual embeddings (Martinc et al. 2020; paper 003 Alg. 1 "
+                         "on the embeddings stage's vectors, no temporal attention)",
+           "frequency": "|change of mean log frequency| (naive baseline)"}
+SCORE_COLUMNS = ["method", "word", "token_id", "score", "rank", "first_count", "last_count"]
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Target words (file order, or most frequent first), their token ids, graded truth where
+    given, and the words that cannot be scored with the reason."""
+
+    words: list[str]
+    ids: dict[str, int]
+    truth: dict[str, float]
+    rejected: dict[str, str]
+    source: str
+
+
+def read_targets(path: str | Path) -> tuple[list[str], dict[str, float]]:
+    """A targets file: ``.csv`` with a ``word`` column and an optional graded ``truth`` column, or
+    any other text file with one word per line (blank lines and ``#`` comments skipped)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"targets file {path} does not exist", path="semantic_change.targets",
+                        fix="give a .csv (word[, truth]) or a text file with one word per line")
+    if path.suffix.lower() != ".csv":
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [w.strip() for w in lines if w.strip() and not w.lstrip().startswith("#")], {}
+    table = pd.read_csv(path, dtype={"word": str})
+    if "word" not in table.columns:
+        raise UserError(f"{path} has no `word` column (columns: {list(table.columns)})",
+                        path=str(path), fix="name the column of target words `word`")
+    words = table["word"].astype(str).str.strip().tolist()
+    if len(set(words)) != len(words):
+        raise UserError(f"{path} lists a word twice", path=str(path), fix="list each word once")
+    if "truth" not in table.columns:
+        return words, {}
+    truth = pd.to_numeric(table["truth"], errors="coerce")
+    if truth.isna().any():
+        bad = table.loc[truth.isna(), "word"].tolist()[:5]
+        raise UserError(f"{path}: `truth` is not a number for {bad}", path=str(path),
+                        fix="give every target a numeric graded truth (or drop the column)")
+    return words, dict(zip(words, truth.astype(float)))
+
+
+def frequent_targets(texts: Sequence[str], first: np.ndarray, last: np.ndarray,
+                     stopwords: frozenset[str], n: int, min_count: int) -> list[str]:
+    """The ``n`` most frequent word tokens seen ≥ ``min_count`` times in both groups (summed
+    counts ``first``, ``last`` per token id), alphabetic, ≥ 3 letters, no stopword; ties by id."""
+    ok = [i for i, t in enumerate(texts[:first.size])
+          if starts_word(t) and t[1:].isalpha() and len(t) > 3 and t[1:].lower() not in stopwords
+          and first[i] >= min_count and last[i] >= min_count]
+    ok.sort(key=lambda i: (-int(first[i] + last[i]), i))
+    return [texts[i][1:] for i in ok[:n]]
+
+
+def choose_targets(texts: Sequence[str], first: np.ndarray, last: np.ndarray,
+                   stopwords: frozenset[str], n: int, min_count: int,
+                   path: str | Path | None) -> Targets:
+    """The targets of the run: the file's (``path``), else :func:`frequent_targets`."""
+    if path is None:
+        words, truth = frequent_targets(texts, first, last, stopwords, n, min_count), {}
+        source = f"the {n} most frequent words seen ≥ {min_count} times in both groups"
+    else:
+        words, truth = read_targets(path)
+        source = f"`{path}`"
+    mapped = word_token_ids_from_texts(words, texts)
+    return Targets(words, mapped.ids, truth, mapped.rejected, source)
+
+
+def scores_frame(targets: Targets, methods: Mapping[str, ChangeScores]) -> pd.DataFrame:
+    """One row per (method, scored target): the score and its rank (1 = most changed; ties by
+    word), with the target's occurrences in each group. A target a method cannot score (for
+    ``contextual``: not seen in both groups) has no row for that method."""
+    rows = []
+    for method, scores in methods.items():
+        index = {int(t): k for k, t in enumerate(scores.token_ids)}
+        part = []
+        for word in targets.words:
+            k = index.get(targets.ids.get(word, -1))
+            if k is None or not math.isfinite(scores.scores[k]):
+                continue
+            counts = [int(c[k]) if c is not None and c.size else -1
+                      for c in (scores.first_counts, scores.last_counts)]
+            part.append([method, word, targets.ids[word], float(scores.scores[k]), 0, *counts])
+        part.sort(key=lambda r: (-r[3], r[1]))
+        for rank, row in enumerate(part, start=1):
+            row[4] = rank
+        rows += part
+    return pd.DataFrame(rows, columns=SCORE_COLUMNS).astype({"token_id": "int64", "rank": "int64"})
+
+
+def example_sentence(abstracts: Sequence[str], word: str, width: int = 200) -> str | None:
+    """The first sentence (corpus order) where ``word`` starts a word (the token's own use: a
+    hyphen may follow, as in *pre-trained*), cut to ``width`` characters around the word."""
+    pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?!\w)")
+    for text in abstracts:
+        if pattern.search(text):
+            sentence = next(s for s in _SENTENCE.split(text) if pattern.search(s))
+            if len(sentence) <= width:
+                return sentence
+            at = pattern.search(sentence).start()
+            start = max(0, min(at - width // 2, len(sentence) - width))
+            cut = sentence[start:start + width]
+            return ("…" if start else "") + cut + ("…" if start + width < len(sentence) else "")
+    return None
+
+
+def method_agreement(frame: pd.DataFrame) -> tuple[float, int] | None:
+    """Spearman ρ between the two methods' scores over the targets both scored, and their count."""
+    wide = frame.pivot(index="word", columns="method", values="score").dropna()
+    if set(METHODS) - set(wide.columns) or len(wide) < 3 or (wide.nunique() < 2).any():
+        return None       # too few targets, or a constant column: no rank correlation
+    return float(stats.spearmanr(wide["contextual"], wide["frequency"])[0]), len(wide)
+
+
+def truth_correlations(frame: pd.DataFrame, truth: Mapping[str, float],
+                       seed: int) -> dict[str, dict]:
+    """Per method: Pearson and Spearman against graded ``truth`` with p-values and intervals."""
+    out = {}
+    for method, part in frame.groupby("method", sort=False):
+        part = part[part["word"].isin(truth)]
+        try:
+            c = correlations(part["score"], [truth[w] for w in part["word"]], seed=seed)
+        except ValueError as err:
+            out[method] = {"n": len(part), "error": str(err)}
+            continue
+        out[method] = {"n": c.n, "pearson": c.pearson, "pearson_p": c.pearson_p,
+                       "pearson_ci": list(c.pearson_ci), "spearman": c.spearman,
+                       "spearman_p": c.spearman_p, "spearman_ci": list(c.spearman_ci)}
+    return out
+
+
+def metrics(targets: Targets, frame: pd.DataFrame, correlated: Mapping[str, dict]) -> dict:
+    """The compact DVC metrics: coverage, the methods' agreement and, with truth, each method's
+    Spearman ρ and Pearson r."""
+    agreement = method_agreement(frame)
+    out: dict = {"targets": len(targets.words), "rejected": len(targets.rejected),
+                 "scored": {m: int((frame["method"] == m).sum()) for m in METHODS},
+                 "agreement_rho": None if agreement is None else round(agreement[0], 4)}
+    for method, c in correlated.items():
+        if "error" not in c:
+            out[method] = {"spearman": round(c["spearman"], 4), "pearson": round(c["pearson"], 4)}
+    return out
+
+
+def _fmt_p(p: float) -> str:
+    return "< 1e-300" if p < 1e-300 else f"{p:.2g}"
+
+
+def markdown(targets: Targets, frame: pd.DataFrame, first: Sequence[str], last: Sequence[str],
+             examples: Mapping[str, tuple[str | None, str | None]], top: int,
+             correlated: Mapping[str, dict]) -> str:
+    """``reports/semantic_change.md``: coverage, each method's top ``top`` words with an example
+    sentence from each group, the methods' agreement, and correlations with truth if given."""
+    span = lambda g: g[0] if len(g) == 1 else f"{g[0]}..{g[-1]}"     # noqa: E731
+    lines = [f"# Semantic change {span(first)} → {span(last)}", "",
+             f"Targets: {targets.source}; {len(targets.words)} words, {len(targets.ids)} are one "
+             f"LM token and scored, {len(targets.rejected)} are not"
+             + (f" (e.g. {', '.join(f'{w!r}: {r}' for w, r in list(targets.rejected.items())[:10])})"
+                if targets.rejected else "") + ".", ""]
+    if not targets.words:
+        lines += ["No word qualified: lower `semantic_change.min_count` (a small corpus) or give "
+                  "a targets file.", ""]
+    agreement = method_agreement(frame)
+    if agreement is not None:
+        rho, n = agreement
+        lines += [f"The two methods agree with Spearman ρ = {rho:.3f} over {n} targets: the "
+                  "closer to 1, the more the contextual change only restates a frequency change.",
+                  ""]
+    if correlated:
+        lines += ["## Against the graded truth", "",
+                  "| method | n | Spearman ρ [95 % CI] | p | Pearson r [95 % CI] | p |",
+                  "|---|---:|---|---:|---|---:|"]
+        for method, c in correlated.items():
+            if "error" in c:
+                lines.append(f"| {method} | {c['n']} | {c['error']} | | | |")
+                continue
+            lines.append(f"| {method} | {c['n']} | {c['spearman']:.3f} [{c['spearman_ci'][0]:.3f}, "
+                         f"{c['spearman_ci'][1]:.3f}] | {_fmt_p(c['spearman_p'])} | "
+                         f"{c['pearson']:.3f} [{c['pearson_ci'][0]:.3f}, {c['pearson_ci'][1]:.3f}]"
+                         f" | {_fmt_p(c['pearson_p'])} |")
+        lines.append("")
+    else:
+        lines += ["No graded truth was given, so nothing here says which method is *right*: the "
+                  "lists below are candidates to read, not findings.", ""]
+    for method, title in METHODS.items():
+        part = frame[frame["method"] == method].head(top)
+        lines += [f"## {method}: {title}", "",
+                  f"| rank | word | score | n {span(first)} | n {span(last)} |",
+                  "|---:|---|---:|---:|---:|"]
+        lines += [f"| {r.rank} | {r.word} | {r.score:.4f} | {r.first_count} | {r.last_count} |"
+                  for r in part.itertuples()]
+        lines.append("")
+        for r in part.itertuples():
+            before, after = examples.get(r.word, (None, None))
+            lines += [f"- **{r.word}** — {span(first)}: {before or '(no sentence found)'}",
+                      f"  — {span(last)}: {after or '(no sentence found)'}"]
+        lines.append("")
+    return "\n".join(lines)
