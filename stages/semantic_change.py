@@ -7,7 +7,7 @@ the abstracts (an example sentence per word and group) and optionally a targets 
 method of pipeline.reports.semantic_change (contextual: paper 003's Algorithm 1 on the pooled
 embeddings; frequency: the log-frequency baseline). Writes data/semantic_change/scores.parquet
 (method, word, token_id, score, rank, first_count, last_count), reports/semantic_change.md and
-metrics/semantic_change.json (coverage, the methods' agreement, correlations with truth).
+metrics/semantic_change.json (the methods' agreement; with truth, each one's Spearman rho).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     with atomic_path(args.out) as tmp:
         tmp.write_text(markdown(targets, frame, first, last, examples, config.top, correlated),
                        encoding="utf-8")
-    write_json(metrics(targets, frame, correlated), args.metrics)
+    write_json(metrics(frame, correlated), args.metrics)
     print(f"wrote {args.scores}, {args.out} and {args.metrics}", file=sys.stderr)
 
 

@@ -32,6 +32,7 @@ from pipeline.models.registry import display_name
 from pipeline.reports.longtail import metrics_json as longtail_metrics
 from pipeline.reports.longtail import plot_frame as longtail_plot_frame
 from pipeline.reports.results import bucket_plot_frame, headline, plot_rows
+from pipeline.reports.semantic_change import metrics as semantic_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -108,6 +109,12 @@ def write_views(root: Path) -> None:
     (root / "metrics" / "longtail").mkdir()
     for model, entry in longtail_metrics(longtail_frame()).items():
         (root / "metrics" / "longtail" / f"{model}.json").write_text(json.dumps(entry))
+    words = [f"word{i}" for i in range(64)]             # the default run's 64 targets
+    semantic = pd.DataFrame({"method": ["contextual"] * 64 + ["frequency"] * 64,
+                             "word": words * 2,
+                             "score": [i / 7 % 1 for i in range(64)] + [i / 64 for i in range(64)]})
+    (root / "metrics" / "semantic_change.json").write_text(
+        json.dumps(semantic_metrics(semantic, {})))
     sp = PARAMS["split"]
     split_periods = SplitPeriods.from_params(sp["period"], sp["train_first"], sp["train_last"],
                                              sp["dev"], sp["test"], PARAMS["features"]["window"])
@@ -166,6 +173,7 @@ def test_metrics_show_fits_a_200_column_terminal(views):
         assert any(f"metrics/variants/{v}.json" in line for line in lines), text
     assert "test.ppl" in text and "dev.cm" in text and "kept" in text
     assert "test.T10" in text and "metrics/longtail/ugrm.json" in text
+    assert "agreement" in text and "metrics/semantic_change.json" in text
 
 
 def rendered(views: Path) -> dict[str, dict]:

@@ -70,9 +70,7 @@ def test_scores_frame_ranks_and_skips():
                     # a tie is ranked by word; data's NaN is not a score
                     ["frequency", "model", 1, 0.3, 1, 10, 20],
                     ["frequency", "parser", 5, 0.3, 2, 50, 100]]
-    m = metrics(targets, frame, {})
-    assert m == {"targets": 4, "rejected": 1, "scored": {"contextual": 2, "frequency": 2},
-                 "agreement_rho": None}
+    assert metrics(frame, {}) == {"agreement": None}     # 2 targets: no rank correlation
 
 
 def test_example_sentence():
@@ -134,10 +132,11 @@ def test_stage_end_to_end(tmp_path):
                   "--out", str(out / "report.md"), "--metrics", str(out / "m.json"), *extra])
 
     run()
-    m = json.loads((out / "m.json").read_text())
-    assert m["targets"] == len([w for w in words if len(w) >= 3 and w != "with"])
-    assert m["scored"]["contextual"] == m["scored"]["frequency"] == m["targets"]
+    # every count is equal, so the frequency scores are constant: no agreement to compute
+    assert json.loads((out / "m.json").read_text()) == {"agreement": None}
     scores = read_parquet(out / "scores.parquet")
+    n_words = len([w for w in words if len(w) >= 3 and w != "with"])
+    assert (scores.groupby("method").size() == n_words).all()
     # every count is equal, so no word changed in frequency; every vector moved
     assert (scores.loc[scores["method"] == "frequency", "score"] == 0).all()
     assert (scores.loc[scores["method"] == "contextual", "score"] > 0).all()
@@ -145,14 +144,16 @@ def test_stage_end_to_end(tmp_path):
 
     run("--targets", str(truth))
     m = json.loads((out / "m.json").read_text())
-    assert m["targets"] == 5 and m["rejected"] == 1 and "spearman" in m["contextual"]
+    assert set(m["spearman"]) == {"contextual"}          # frequency: constant, no correlation
     text = (out / "report.md").read_text()
+    assert "5 words, 4 are one LM token and scored, 1 are not" in text
     assert "## Against the graded truth" in text and "unknownword" in text
     # the frequency scores are all 0: constant, so no correlation, said in words
     assert "constant" in text
 
     run("--min-count", "1000")          # a corpus too small for the default targets
-    assert json.loads((out / "m.json").read_text())["targets"] == 0
+    assert json.loads((out / "m.json").read_text()) == {"agreement": None}
+    assert read_parquet(out / "scores.parquet").empty
     assert "No word qualified" in (out / "report.md").read_text()
     (tmp_path / "none.txt").write_text("unknownword\n", encoding="utf-8")
     with pytest.raises(SystemExit):

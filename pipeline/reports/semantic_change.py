@@ -170,16 +170,16 @@ def truth_correlations(frame: pd.DataFrame, truth: Mapping[str, float],
     return out
 
 
-def metrics(targets: Targets, frame: pd.DataFrame, correlated: Mapping[str, dict]) -> dict:
-    """The compact DVC metrics: coverage, the methods' agreement and, with truth, each method's
-    Spearman ρ and Pearson r."""
+def metrics(frame: pd.DataFrame, correlated: Mapping[str, dict]) -> dict:
+    """The compact DVC metrics, one column wide by default so that `dvc metrics show` keeps to a
+    200-column terminal: ``agreement`` (the methods' Spearman ρ; null if undefined) and, with
+    graded truth, ``spearman`` {method: ρ against the truth}. Coverage and everything else is in
+    the report and the scores table."""
     agreement = method_agreement(frame)
-    out: dict = {"targets": len(targets.words), "rejected": len(targets.rejected),
-                 "scored": {m: int((frame["method"] == m).sum()) for m in METHODS},
-                 "agreement_rho": None if agreement is None else round(agreement[0], 4)}
-    for method, c in correlated.items():
-        if "error" not in c:
-            out[method] = {"spearman": round(c["spearman"], 4), "pearson": round(c["pearson"], 4)}
+    out: dict = {"agreement": None if agreement is None else round(agreement[0], 4)}
+    rho = {m: round(c["spearman"], 4) for m, c in correlated.items() if "error" not in c}
+    if rho:
+        out["spearman"] = rho
     return out
 
 
