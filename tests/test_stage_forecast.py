@@ -138,6 +138,7 @@ def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
         assert f"| {name} |" in text
     assert "History-adjusted persistence (Baseline-all)" not in text     # Δ̂ = 0: persistence
     assert "Ranked by vocabulary forecast error" in text and "Ranked by trend detection" in text
+    assert "with 1 seed, a model's rank here is indicative only" in text     # --seeds 0
     assert re.search(r"- \*\*2021, vocabulary PPL: (no forecaster beats persistence|\d+ "
                      r"forecaster\(s\) beat persistence)\*\*", text)
     assert re.search(r"- 2021: Frequency (beats|does \*\*not\*\* beat) persistence", text)

@@ -251,7 +251,10 @@ def _backtests_intro(seeds: Sequence[int], noun: str = "year") -> list[str]:
             "paired). Means over seeds " + ", ".join(map(str, seeds)) + ". Every forecaster is "
             "ranked by PPL and by ρ; it *beats persistence* when its 95 % interval excludes "
             "persistence's value: the paired PPL difference lies below 0, or ρ lies above 0 "
-            "(persistence predicts no change)."]
+            "(persistence predicts no change)."
+            + (f" The intervals cover tokens, not training runs: with {len(seeds)} seed"
+               f"{'s' if len(seeds) > 1 else ''}, a model's rank here is indicative only (a claim "
+               "that one variant beats another needs ≥ 3 seeds)." if len(seeds) < 3 else "")]
 
 
 def _backtest_section(table: pd.DataFrame, variants: Sequence[str], by: str,
