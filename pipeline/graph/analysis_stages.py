@@ -1,12 +1,13 @@
-"""Stages that read the corpus and its features but no model: the semantic-change report."""
+"""Stages that read the corpus and its features but no model: the semantic-change report and its
+pseudo-word benchmark."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pipeline.graph.code_deps import Code
-from pipeline.graph.files import (ABSTRACTS, SEMANTIC_METRICS, SEMANTIC_SCORES, STOPWORDS,
-                                  TOKENIZER, feature_files)
+from pipeline.graph.files import (ABSTRACTS, SEMANTIC_BENCHMARK, SEMANTIC_METRICS,
+                                  SEMANTIC_SCORES, STOPWORDS, TOKENIZER, feature_files)
 from pipeline.graph.plan import Plan
 
 
@@ -33,4 +34,25 @@ def semantic_change_stage(plan: Plan, code: Code) -> dict[str, Any]:
                    "semantic_change.top", "semantic_change.seed"],
         "outs": [SEMANTIC_SCORES, {"reports/semantic_change.md": {"cache": False}}],
         "metrics": [{SEMANTIC_METRICS: {"cache": False}}],
+    }
+
+
+def semantic_benchmark_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    """The groups of semantic_change (resolved, as there), the encoder of the embeddings stage."""
+    return {
+        "cmd": "python -m stages.semantic_benchmark --first " + " ".join(plan.semantic_first)
+               + " --last " + " ".join(plan.semantic_last)
+               + f" --abstracts {ABSTRACTS} --stopwords {STOPWORDS} "
+               "--encoder ${embeddings.encoder} --layer ${embeddings.layer} "
+               "--max-length ${embeddings.max_length} --batch-size ${embeddings.batch_size} "
+               "--n-targets ${semantic_benchmark.n_targets} "
+               "--n-controls ${semantic_benchmark.n_controls} "
+               "--min-count ${semantic_benchmark.min_count} "
+               "--max-shift ${semantic_benchmark.max_shift} --seed ${semantic_benchmark.seed} "
+               f"--out reports/semantic_benchmark.md --details {SEMANTIC_BENCHMARK}",
+        "deps": [*code("semantic_benchmark"), ABSTRACTS, STOPWORDS],
+        "params": ["embeddings.encoder", "embeddings.layer", "embeddings.max_length",
+                   "embeddings.batch_size", "semantic_benchmark"],
+        "outs": [{"reports/semantic_benchmark.md": {"cache": False}},
+                 {SEMANTIC_BENCHMARK: {"cache": False}}],
     }

@@ -1,6 +1,6 @@
 """The whole stage graph as the dict ``dvc.yaml`` holds, in the order a reader follows it:
 data, features, every run's training, scoring, the report and the long-tail report, every
-run's forecast, its report, and the semantic-change report."""
+run's forecast, its report, the semantic-change report and its benchmark."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline.graph.analysis_stages import semantic_change_stage
+from pipeline.graph.analysis_stages import semantic_benchmark_stage, semantic_change_stage
 from pipeline.graph.code_deps import Code
 from pipeline.graph.data_stages import data_stages, feature_stages
 from pipeline.graph.model_stages import (
@@ -40,4 +40,5 @@ def build(params: Mapping[str, Any], root: Path = ROOT) -> dict[str, Any]:
         stages[f"forecast-{run(variant, seed)}"] = forecast_stage(plan, variant, seed, code)
     stages["forecast_report"] = forecast_report_stage(plan, code)
     stages["semantic_change"] = semantic_change_stage(plan, code)
+    stages["semantic_benchmark"] = semantic_benchmark_stage(plan, code)
     return {"stages": stages}

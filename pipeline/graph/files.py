@@ -29,7 +29,8 @@ FORECAST_DETAILS = "reports/forecast.json"     # the backtests
 LONGTAIL_METRICS = "metrics/longtail"          # <model>.json: test top-1/top-10 accuracy, types
 LONGTAIL_DETAILS = "reports/longtail.json"     # every model, split and frequency bin
 SEMANTIC_SCORES = "data/semantic_change/scores.parquet"  # word, method, score, rank, counts
-SEMANTIC_METRICS = "metrics/semantic_change.json"       # coverage, agreement, truth correlations
+SEMANTIC_METRICS = "metrics/semantic_change.json"       # the methods' agreement (+ truth rho)
+SEMANTIC_BENCHMARK = "reports/semantic_benchmark.json"  # pseudo-words, scores, correlations
 
 FREQ = "data/features/frequencies/{}.parquet"
 EMB = "data/features/embeddings/{}.safetensors"

@@ -206,6 +206,22 @@ class SemanticChangeConfig:
     top: int = field(default=15, metadata=_help("most changed words listed per method"))
     seed: int = field(default=0, metadata=_help("seed of the correlations' bootstrap intervals"))
 
+
+@dataclass(frozen=True)
+class SemanticBenchmarkConfig:
+    """The pseudo-word benchmark of semantic change (params ``semantic_benchmark.*``; its periods
+    are ``semantic_change.first`` / ``.last``, its encoder ``embeddings.encoder`` and ``.layer``)."""
+
+    n_targets: int = field(default=10, metadata=_help(
+        "changed pseudo-words; their shifts of the b-share spread evenly over (0, max_shift]"))
+    n_controls: int = field(default=10, metadata=_help("stable pseudo-words (no shift)"))
+    min_count: int = field(default=10, metadata=_help(
+        "a merged word occurs at least this often in each group"))
+    max_shift: float = field(default=0.8, metadata=_help(
+        "largest shift of the b-share (from 0.1), in (0, 0.9)"))
+    seed: int = field(default=0, metadata=_help(
+        "seed of the word pairs, the replaced occurrences and the bootstrap intervals"))
+
 # Which fields hold each params.yaml section's keys: (class, None) = all of its fields, or (class,
 # the fields that are params). The other fields are set by the stage graph from other params
 # (the seed from experiment.seeds, freeze_lm and init_from from train.base) or are not results.
@@ -230,6 +246,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
     "report": ((ReportConfig, ("examples",)),),
     "longtail": ((LongtailConfig, None),),
     "semantic_change": ((SemanticChangeGroups, None), (SemanticChangeConfig, None)),
+    "semantic_benchmark": ((SemanticBenchmarkConfig, None),),
 }
 
 

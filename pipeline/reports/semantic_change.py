@@ -187,6 +187,22 @@ def _fmt_p(p: float) -> str:
     return "< 1e-300" if p < 1e-300 else f"{p:.2g}"
 
 
+def truth_lines(correlated: Mapping[str, dict]) -> list[str]:
+    """The table of each method's correlation with graded truth (:func:`truth_correlations`)."""
+    lines = ["## Against the graded truth", "",
+             "| method | n | Spearman ρ [95 % CI] | p | Pearson r [95 % CI] | p |",
+             "|---|---:|---|---:|---|---:|"]
+    for method, c in correlated.items():
+        if "error" in c:
+            lines.append(f"| {method} | {c['n']} | {c['error']} | | | |")
+            continue
+        lines.append(f"| {method} | {c['n']} | {c['spearman']:.3f} [{c['spearman_ci'][0]:.3f}, "
+                     f"{c['spearman_ci'][1]:.3f}] | {_fmt_p(c['spearman_p'])} | "
+                     f"{c['pearson']:.3f} [{c['pearson_ci'][0]:.3f}, {c['pearson_ci'][1]:.3f}]"
+                     f" | {_fmt_p(c['pearson_p'])} |")
+    return lines
+
+
 def markdown(targets: Targets, frame: pd.DataFrame, first: Sequence[str], last: Sequence[str],
              examples: Mapping[str, tuple[str | None, str | None]], top: int,
              correlated: Mapping[str, dict]) -> str:
@@ -208,18 +224,7 @@ def markdown(targets: Targets, frame: pd.DataFrame, first: Sequence[str], last: 
                   "closer to 1, the more the contextual change only restates a frequency change.",
                   ""]
     if correlated:
-        lines += ["## Against the graded truth", "",
-                  "| method | n | Spearman ρ [95 % CI] | p | Pearson r [95 % CI] | p |",
-                  "|---|---:|---|---:|---|---:|"]
-        for method, c in correlated.items():
-            if "error" in c:
-                lines.append(f"| {method} | {c['n']} | {c['error']} | | | |")
-                continue
-            lines.append(f"| {method} | {c['n']} | {c['spearman']:.3f} [{c['spearman_ci'][0]:.3f}, "
-                         f"{c['spearman_ci'][1]:.3f}] | {_fmt_p(c['spearman_p'])} | "
-                         f"{c['pearson']:.3f} [{c['pearson_ci'][0]:.3f}, {c['pearson_ci'][1]:.3f}]"
-                         f" | {_fmt_p(c['pearson_p'])} |")
-        lines.append("")
+        lines += truth_lines(correlated) + [""]
     else:
         lines += ["No graded truth was given, so nothing here says which method is *right*: the "
                   "lists below are candidates to read, not findings.", ""]

@@ -1,0 +1,100 @@
+"""Stage `semantic_benchmark`: the semantic-change methods scored on pseudo-words of known change.
+
+Reads the abstracts of the first and last group of periods (--first, --last: semantic_change's
+groups, resolved) and the stopwords; merges word pairs into pseudo-words whose mix of the two
+usages shifts by a known amount (pipeline/corpus/pseudowords.py), scores them with the contextual
+method (paper 003's Algorithm 1 with the embeddings stage's encoder and layer) and the frequency
+baseline, and correlates each with the truth (Spearman and Pearson, p-values, bootstrap
+intervals). Writes reports/semantic_benchmark.md and reports/semantic_benchmark.json. A corpus
+with too few frequent words gets a report that says so, not a failed stage.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+
+from pipeline.corpus.by_period import read_period
+from pipeline.corpus.periods import in_time_order
+from pipeline.evaluation.content import load_stopwords
+from pipeline.infra.device import pick_device
+from pipeline.infra.errors import UserError
+from pipeline.infra.io import atomic_path, write_json
+from pipeline.infra.numerics import configure_torch
+from pipeline.infra.params import SemanticBenchmarkConfig
+from pipeline.reports.semantic_benchmark import (build as build_benchmark, contextual_change,
+                                                 frequency_change, markdown, scores_frame)
+from pipeline.reports.semantic_change import truth_correlations
+from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
+from stages._cli import stage_main
+
+
+@stage_main
+def main(argv: list[str] | None = None) -> None:
+    p = new_parser("python -m stages.semantic_benchmark", __doc__)
+    p.add_argument("--first", nargs="+", required=True, help="the first group's periods")
+    p.add_argument("--last", nargs="+", required=True, help="the last group's periods")
+    p.add_argument("--abstracts", required=True, help="corpus table (data/corpus/abstracts.parquet)")
+    p.add_argument("--stopwords", required=True, help="stopword list (never merged)")
+    p.add_argument("--encoder", required=True, help="encoder (embeddings.encoder)")
+    p.add_argument("--layer", type=int, required=True, help="hidden layer (embeddings.layer)")
+    p.add_argument("--max-length", type=int, required=True,
+                   help="encoder tokens per sentence (embeddings.max_length)")
+    p.add_argument("--batch-size", type=int, required=True,
+                   help="sentences per encoder batch (embeddings.batch_size)")
+    add_options(p, SemanticBenchmarkConfig, "pseudo-word benchmark (params semantic_benchmark.*)")
+    add_runtime_options(p)
+    p.add_argument("--out", required=True, help="Markdown report (reports/semantic_benchmark.md)")
+    p.add_argument("--details", required=True, help="JSON (reports/semantic_benchmark.json)")
+    args = p.parse_args(argv)
+    config = build(SemanticBenchmarkConfig, args)
+    if not 0 < config.max_shift < 0.9 or config.n_targets < 3:
+        raise UserError("semantic_benchmark needs 0 < max_shift < 0.9 and n_targets >= 3 "
+                        f"(got {config.max_shift}, {config.n_targets})",
+                        path="params.yaml: semantic_benchmark")
+    runtime = runtime_from(args)
+    configure_torch(runtime.threads)
+    first, last = in_time_order(args.first), in_time_order(args.last)
+    texts = pd.concat([read_period(args.abstracts, q, ["abstract", "period"])
+                       for q in [*first, *last]], ignore_index=True)
+    try:
+        rewritten, truth = build_benchmark(texts, first, last, config.n_targets,
+                                           config.n_controls, config.min_count, config.max_shift,
+                                           config.seed, load_stopwords(args.stopwords))
+    except UserError as err:    # a small corpus: say so in the report, keep the pipeline going
+        message = f"No benchmark: {err.what}. Fix: {err.fix}."
+        with atomic_path(args.out) as tmp:
+            tmp.write_text(f"# Semantic-change benchmark\n\n{message}\n", encoding="utf-8")
+        write_json({"skipped": message}, args.details)
+        print(message, file=sys.stderr)
+        return
+
+    from pipeline.evaluation.word_vectors import occurrence_sums   # torch: only when needed
+    from pipeline.models.hub import load_encoder, load_tokenizer_for
+
+    device = pick_device(runtime.device)
+    encoder, tokenizer = load_encoder(args.encoder).to(device), load_tokenizer_for(args.encoder)
+    words = truth["word"].tolist()
+    groups, skipped = [], 0
+    for periods in (first, last):
+        part = rewritten[rewritten["period"].isin(periods)]["abstract"].tolist()
+        sums, counts, missed = occurrence_sums(encoder, tokenizer, part, words, args.layer,
+                                               args.max_length, args.batch_size, device)
+        groups.append((part, sums, counts))
+        skipped += missed
+    frame = scores_frame(truth, {
+        "contextual": contextual_change(groups[0][1:], groups[1][1:]),
+        "frequency": frequency_change(groups[0][0], groups[1][0], words)})
+    correlated = truth_correlations(frame, dict(zip(truth["word"], truth["truth"])), config.seed)
+    with atomic_path(args.out) as tmp:
+        tmp.write_text(markdown(first, last, frame, truth, correlated, args.encoder, skipped),
+                       encoding="utf-8")
+    write_json({"first": first, "last": last, "skipped_occurrences": skipped,
+                "correlations": correlated, "pseudo_words": truth.astype(object).where(truth.notna(), None).to_dict(orient="records"),
+                "scores": frame.to_dict(orient="records")}, args.details)
+    print(f"wrote {args.out} and {args.details}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""The pseudo-word benchmark, scored (issue 19 §5): occurrence vectors from the real packaged
+MiniLM encoder against a direct computation, the two change scores by hand, and the stage end to
+end on the embedded sample (and on a corpus too small for it)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from pipeline.corpus.anthology import parse_file
+from pipeline.evaluation.word_vectors import occurrence_sums, target_sentences, word_pattern
+from pipeline.infra.io import write_parquet
+from pipeline.models.hub import MINILM, load_encoder, load_tokenizer_for
+from pipeline.reports.semantic_benchmark import contextual_change, frequency_change
+from stages import semantic_benchmark as cli
+
+CPU = torch.device("cpu")
+
+
+def test_sentences_and_pattern():
+    pattern = word_pattern(["psw001", "model"])
+    texts = ["A Model here. Nothing. A psw001-like word. The psw001 works!", "model-based"]
+    assert target_sentences(texts, pattern) == ["A Model here.", "The psw001 works!"]
+
+
+def test_occurrence_vectors_match_a_direct_computation():
+    encoder, tok = load_encoder(MINILM).eval(), load_tokenizer_for(MINILM)
+    texts = ["We train psw003 models. Nothing here.", "The PSW003 works and psw003 fails."]
+    sums, counts, skipped = occurrence_sums(encoder, tok, texts, ["psw003", "works"], -1, 64, 2,
+                                            CPU)
+    assert counts.tolist() == [3, 1] and skipped == 0
+    expected = np.zeros_like(sums)
+    for sentence in ("We train psw003 models.", "The PSW003 works and psw003 fails."):
+        enc = tok(sentence, return_offsets_mapping=True, return_tensors="pt")
+        with torch.inference_mode():
+            states = encoder(input_ids=enc["input_ids"],
+                             attention_mask=enc["attention_mask"]).last_hidden_state[0].double()
+        for word, row in (("psw003", 0), ("PSW003", 0), ("works", 1)):
+            at = 0
+            while (start := sentence.find(word, at)) >= 0:
+                at = start + 1
+                end = start + len(word)
+                tokens = [j for j, (a, b) in enumerate(enc["offset_mapping"][0].tolist())
+                          if b > a and a < end and b > start]
+                assert len(tokens) >= 1
+                expected[row] += states[tokens].mean(0).numpy()
+    np.testing.assert_allclose(sums, expected, rtol=1e-5, atol=1e-6)
+    # a window too short for the word: the occurrence is skipped, not guessed
+    _, counts, skipped = occurrence_sums(encoder, tok, ["a b c d e f g h psw003."], ["psw003"],
+                                         -1, 6, 2, CPU)
+    assert counts.tolist() == [0] and skipped == 1
+
+
+def test_change_scores_by_hand():
+    # running words: words of >= 3 letters and the pseudo-words ("of" does not count)
+    first = ["psw1 one two six", "psw1 psw2 ten of"]   # 7 running words: psw1 2, psw2 1
+    last = ["PSW1 abc def", "ghi jkl mno"]            # 6 running words: psw1 1, psw2 0
+    got = frequency_change(first, last, ["psw1", "psw2"])
+    want = np.abs(np.log(np.array([2, 1]) / 7) - np.log(np.array([3, 2]) / 8))
+    np.testing.assert_allclose(got, want)
+    sums1, sums2 = np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([[0.0, 2.0], [0.0, 0.0]])
+    change = contextual_change((sums1, np.array([1, 2])), (sums2, np.array([3, 0])))
+    assert change[0] == pytest.approx(1.0) and np.isnan(change[1])
+
+
+def _args(tmp_path, abstracts, first, last, n):
+    return ["--first", *first, "--last", *last, "--abstracts", str(abstracts), "--stopwords",
+            str(tmp_path / "stop.txt"), "--encoder", MINILM, "--layer", "-1", "--max-length",
+            "128", "--batch-size", "16", "--n-targets", str(n), "--n-controls", "3",
+            "--min-count", "5", "--max-shift", "0.8", "--seed", "0", "--out",
+            str(tmp_path / "out" / "b.md"), "--details", str(tmp_path / "out" / "b.json")]
+
+
+def test_stage_end_to_end(tmp_path, sample_bib):
+    papers = parse_file(sample_bib).papers
+    abstracts = tmp_path / "abstracts.parquet"
+    write_parquet(papers[papers.year.isin([2017, 2021])][["key", "year", "abstract"]]
+                  .reset_index(drop=True), abstracts)
+    (tmp_path / "stop.txt").write_text("1\tthe\t10\n2\tof\t9\n", encoding="utf-8")
+    cli.main(_args(tmp_path, abstracts, ["2017"], ["2021"], 4))
+    details = json.loads((tmp_path / "out" / "b.json").read_text())
+    kinds = [p["kind"] for p in details["pseudo_words"]]
+    assert sorted(kinds) == ["changed"] * 4 + ["control"] * 3
+    assert set(details["correlations"]) == {"contextual", "frequency"}
+    assert details["correlations"]["contextual"]["n"] == 7
+    text = (tmp_path / "out" / "b.md").read_text()
+    assert "## Against the graded truth" in text and "| psw000 |" in text
+
+    # a corpus too small for the pairs: a report that says so, and no failed stage
+    tiny = tmp_path / "tiny.parquet"
+    write_parquet(pd.DataFrame({"key": ["a", "b"], "year": [2017, 2021],
+                                "abstract": ["Models train.", "Models fail."]}), tiny)
+    cli.main(_args(tmp_path, tiny, ["2017"], ["2021"], 4))
+    assert "No benchmark" in (tmp_path / "out" / "b.md").read_text()
+    assert "lower min_count" in json.loads((tmp_path / "out" / "b.json").read_text())["skipped"]
