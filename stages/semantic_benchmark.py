@@ -5,13 +5,16 @@ groups, resolved) and the stopwords; merges word pairs into pseudo-words whose m
 usages shifts by a known amount (pipeline/corpus/pseudowords.py), scores them with the contextual
 method (paper 003's Algorithm 1 with the embeddings stage's encoder and layer) and the frequency
 baseline, and correlates each with the truth (Spearman and Pearson, p-values, bootstrap
-intervals). Writes reports/semantic_benchmark.md and reports/semantic_benchmark.json. A corpus
+intervals). Writes reports/semantic_benchmark.md, reports/semantic_benchmark.json and
+plots/semantic_benchmark.csv (method, word, kind, truth, score) with a PNG beside it. A corpus
 with too few frequent words gets a report that says so, not a failed stage.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -23,6 +26,7 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.numerics import configure_torch
 from pipeline.infra.params import SemanticBenchmarkConfig
+from pipeline.reports.figures import notice, scatter_panels
 from pipeline.reports.semantic_benchmark import (build as build_benchmark, contextual_change,
                                                  frequency_change, markdown, scores_frame)
 from pipeline.reports.semantic_change import truth_correlations
@@ -47,6 +51,8 @@ def main(argv: list[str] | None = None) -> None:
     add_runtime_options(p)
     p.add_argument("--out", required=True, help="Markdown report (reports/semantic_benchmark.md)")
     p.add_argument("--details", required=True, help="JSON (reports/semantic_benchmark.json)")
+    p.add_argument("--plot", required=True,
+                   help="CSV of the scores (plots/semantic_benchmark.csv; + .png beside it)")
     args = p.parse_args(argv)
     config = build(SemanticBenchmarkConfig, args)
     if not 0 < config.max_shift < 0.9 or config.n_targets < 3:
@@ -67,6 +73,9 @@ def main(argv: list[str] | None = None) -> None:
         with atomic_path(args.out) as tmp:
             tmp.write_text(f"# Semantic-change benchmark\n\n{message}\n", encoding="utf-8")
         write_json({"skipped": message}, args.details)
+        with atomic_path(args.plot) as tmp:       # the declared outputs exist, empty
+            pd.DataFrame(columns=["method", "word", "kind", "truth", "score"]).to_csv(tmp, index=False)
+        notice(Path(args.plot).with_suffix(".png"), "no benchmark: too few frequent words")
         print(message, file=sys.stderr)
         return
 
@@ -87,9 +96,15 @@ def main(argv: list[str] | None = None) -> None:
         "contextual": contextual_change(groups[0][1:], groups[1][1:]),
         "frequency": frequency_change(groups[0][0], groups[1][0], words)})
     correlated = truth_correlations(frame, dict(zip(truth["word"], truth["truth"])), config.seed)
+    png = Path(args.plot).with_suffix(".png")
+    with atomic_path(args.plot) as tmp:
+        frame.to_csv(tmp, index=False, float_format="%.6g")
+    scatter_panels(frame, "truth", "score", "method", "kind", png,
+                   {m: f"{m}: score vs truth" for m in frame["method"].unique()})
+    link = os.path.relpath(png.resolve(), Path(args.out).resolve().parent)
     with atomic_path(args.out) as tmp:
-        tmp.write_text(markdown(first, last, frame, truth, correlated, args.encoder, skipped),
-                       encoding="utf-8")
+        tmp.write_text(markdown(first, last, frame, truth, correlated, args.encoder, skipped,
+                                link), encoding="utf-8")
     write_json({"first": first, "last": last, "skipped_occurrences": skipped,
                 "correlations": correlated, "pseudo_words": truth.astype(object).where(truth.notna(), None).to_dict(orient="records"),
                 "scores": frame.to_dict(orient="records")}, args.details)

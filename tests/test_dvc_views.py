@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -32,6 +33,7 @@ from pipeline.models.registry import display_name
 from pipeline.reports.longtail import metrics_json as longtail_metrics
 from pipeline.reports.longtail import plot_frame as longtail_plot_frame
 from pipeline.reports.results import bucket_plot_frame, headline, plot_rows
+from pipeline.reports.semantic_benchmark import scores_frame as benchmark_frame
 from pipeline.reports.semantic_change import metrics as semantic_metrics
 
 REPO = Path(__file__).resolve().parents[1]
@@ -125,6 +127,10 @@ def write_views(root: Path) -> None:
         "plots/buckets.csv": bucket_plot_frame(buckets_frame()),
         "plots/word_frequencies.csv": words_frame(),
         "plots/longtail.csv": longtail_plot_frame(longtail_frame()),
+        "plots/semantic_benchmark.csv": benchmark_frame(
+            pd.DataFrame({"word": ["psw000", "psw001", "psw002"], "truth": [0.6, 0.3, 0.0],
+                          "kind": ["changed", "changed", "control"]}),
+            {"contextual": np.array([0.02, 0.01, 0.005]), "frequency": np.array([0.1, 0.4, 0.2])}),
         "plots/abstracts_per_period.csv": period_counts(document_periods(abstracts, "year"),
                                                         split_periods),
     }
@@ -235,6 +241,12 @@ def test_the_plots_show_what_they_mean(views):
     longtail = specs["plots/longtail.csv"]
     assert [label.split(": ", 1)[1] for label in x_order(longtail)] == ["high", "mid", "low"]
     assert len(series(longtail)) == len(VARIANTS) + 2
+    # semantic benchmark: every method's score against the truth, points coloured by kind
+    bench = specs["plots/semantic_benchmark.csv"]
+    assert bench["encoding"]["x"]["type"] == bench["encoding"]["y"]["type"] == "quantitative"
+    assert bench["encoding"]["color"]["field"] == "kind"
+    assert sorted((r["method"], r["word"]) for r in bench["data"]["values"]) == [
+        (m, w) for m in ("contextual", "frequency") for w in ("psw000", "psw001", "psw002")]
     # Figure 3: one bar per period
     per_period = specs["plots/abstracts_per_period.csv"]["data"]["values"]
     assert sorted(int(r["period"]) for r in per_period) == YEARS

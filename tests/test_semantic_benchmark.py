@@ -72,7 +72,8 @@ def _args(tmp_path, abstracts, first, last, n):
             str(tmp_path / "stop.txt"), "--encoder", MINILM, "--layer", "-1", "--max-length",
             "128", "--batch-size", "16", "--n-targets", str(n), "--n-controls", "3",
             "--min-count", "5", "--max-shift", "0.8", "--seed", "0", "--out",
-            str(tmp_path / "out" / "b.md"), "--details", str(tmp_path / "out" / "b.json")]
+            str(tmp_path / "out" / "b.md"), "--details", str(tmp_path / "out" / "b.json"),
+            "--plot", str(tmp_path / "plots" / "b.csv")]
 
 
 def test_stage_end_to_end(tmp_path, sample_bib):
@@ -89,6 +90,10 @@ def test_stage_end_to_end(tmp_path, sample_bib):
     assert details["correlations"]["contextual"]["n"] == 7
     text = (tmp_path / "out" / "b.md").read_text()
     assert "## Against the graded truth" in text and "| psw000 |" in text
+    assert "![scores against the truth](../plots/b.png)" in text
+    plot = pd.read_csv(tmp_path / "plots" / "b.csv")
+    assert len(plot) == 14 and set(plot["method"]) == {"contextual", "frequency"}
+    assert (tmp_path / "plots" / "b.png").stat().st_size > 0
 
     # a corpus too small for the pairs: a report that says so, and no failed stage
     tiny = tmp_path / "tiny.parquet"
@@ -97,3 +102,5 @@ def test_stage_end_to_end(tmp_path, sample_bib):
     cli.main(_args(tmp_path, tiny, ["2017"], ["2021"], 4))
     assert "No benchmark" in (tmp_path / "out" / "b.md").read_text()
     assert "lower min_count" in json.loads((tmp_path / "out" / "b.json").read_text())["skipped"]
+    assert pd.read_csv(tmp_path / "plots" / "b.csv").empty
+    assert (tmp_path / "plots" / "b.png").stat().st_size > 0

@@ -49,10 +49,16 @@ def semantic_benchmark_stage(plan: Plan, code: Code) -> dict[str, Any]:
                "--n-controls ${semantic_benchmark.n_controls} "
                "--min-count ${semantic_benchmark.min_count} "
                "--max-shift ${semantic_benchmark.max_shift} --seed ${semantic_benchmark.seed} "
-               f"--out reports/semantic_benchmark.md --details {SEMANTIC_BENCHMARK}",
+               f"--out reports/semantic_benchmark.md --details {SEMANTIC_BENCHMARK} "
+               "--plot plots/semantic_benchmark.csv",
         "deps": [*code("semantic_benchmark"), ABSTRACTS, STOPWORDS],
         "params": ["embeddings.encoder", "embeddings.layer", "embeddings.max_length",
                    "embeddings.batch_size", "semantic_benchmark"],
         "outs": [{"reports/semantic_benchmark.md": {"cache": False}},
                  {SEMANTIC_BENCHMARK: {"cache": False}}],
+        # each method's scores against the truth, changed words and controls in two colours
+        "plots": [{"plots/semantic_benchmark.csv": {
+                      "cache": False, "x": "truth", "y": "score",
+                      "template": "scatter_by_method"}},
+                  {"plots/semantic_benchmark.png": {"cache": False}}],
     }

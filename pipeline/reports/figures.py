@@ -1,4 +1,4 @@
-"""PNG line plots for the Markdown reports (DVC renders the CSVs; these are for plain readers).
+"""PNG line and scatter plots for the Markdown reports (DVC renders the CSVs; these are for plain readers).
 
 Rendered with matplotlib's Agg backend, no timestamp in the file, so the same data gives the same
 bytes with the same matplotlib. A time axis of period labels (``2020``, ``2020H2``, ``2020Q3``,
@@ -103,6 +103,37 @@ def history_forecast_panels(panels: dict[str, pd.DataFrame], path: str | os.Path
             ax.legend(fontsize="x-small")
         ax.grid(alpha=0.3)
     fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+
+
+def scatter_panels(frame: pd.DataFrame, x: str, y: str, panel: str, group: str,
+                   path: str | os.PathLike[str], titles: dict[str, str]) -> None:
+    """One panel per value of ``panel`` (its own y scale), one marker colour per ``group``
+    value: e.g. each method's scores against the truth, changed words and controls apart."""
+    names = list(dict.fromkeys(frame[panel]))
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        part = frame[frame[panel] == name]
+        for label, points in part.groupby(group, sort=True):
+            ax.scatter(points[x], points[y], label=str(label), s=24)
+        ax.set_title(titles.get(name, str(name)))
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize="small")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+
+
+def notice(path: str | os.PathLike[str], text: str) -> None:
+    """A PNG that only says ``text``: a declared plot whose data could not be made."""
+    fig, ax = plt.subplots(figsize=(6, 1.2))
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
     plt.close(fig)

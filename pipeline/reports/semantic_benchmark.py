@@ -71,7 +71,8 @@ def scores_frame(truth: pd.DataFrame, scores: dict[str, np.ndarray]) -> pd.DataF
 
 
 def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, truth: pd.DataFrame,
-             correlated: dict[str, dict], encoder: str, skipped: int) -> str:
+             correlated: dict[str, dict], encoder: str, skipped: int,
+             figure: str | None = None) -> str:
     """``reports/semantic_benchmark.md``: the correlations, then every pseudo-word's row."""
     span = lambda g: g[0] if len(g) == 1 else f"{g[0]}..{g[-1]}"     # noqa: E731
     changed = truth[truth["kind"] == "changed"]
@@ -83,6 +84,7 @@ def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, tru
              f"Algorithm 1 with `{encoder}` (cosine distance of the mean occurrence vectors; "
              f"{skipped} occurrences past the encoder's window had no vector); *frequency* = "
              "|Δ log relative frequency|.", "", *truth_lines(correlated), "",
+             *([f"![scores against the truth]({figure})", ""] if figure else []),
              "| pseudo-word | kind | merged words | truth | "
              + " | ".join(METHODS) + " |", "|---|---|---|---:|" + "---:|" * len(METHODS)]
     wide = frame.pivot(index="word", columns="method", values="score")
