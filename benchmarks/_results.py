@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import statistics
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 
@@ -12,3 +15,24 @@ def publish(text: str, out: str | os.PathLike[str] | None, end: str = "") -> Non
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text + end)
+
+
+def interleaved_medians(runs: Mapping[str, tuple], step: Callable[..., None], warmup: int,
+                        rounds: int) -> dict[str, float]:
+    """Median ms of ``step(*run)`` per run: ``warmup`` untimed rounds, then ``rounds`` timed
+    rounds, the runs interleaved within each round so that drifting machine load hits all alike."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(warmup):
+        for run in runs.values():
+            step(*run)
+    for _ in range(rounds):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            step(*run)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) * 1000 for name, ts in times.items()}
+
+
+def ratio_rows(medians: Mapping[str, float], base: str) -> list[str]:
+    """Markdown rows ``| name | ms | ratio to base |``."""
+    return [f"| {name} | {ms:.1f} | {ms / medians[base]:.2f}x |" for name, ms in medians.items()]

@@ -23,10 +23,8 @@ import argparse
 import copy
 import os
 import platform
-import statistics
 import subprocess
 import sys
-import time
 
 from pipeline.infra.numerics import configure_torch, pin_kernels
 
@@ -36,7 +34,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
-from benchmarks._results import publish  # noqa: E402
+from benchmarks._results import interleaved_medians, publish, ratio_rows  # noqa: E402
 from pipeline.models.continuous import ContinuousHead, frozen_input_embeddings  # noqa: E402
 
 LAYERS, WIDTH, HEADS, BATCH, LENGTH = 2, 128, 4, 4, 128
@@ -92,20 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         opt.step()
         opt.zero_grad(set_to_none=True)
 
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(args.warmup):
-        for run in runs.values():
-            step(*run)
-    for _ in range(args.rounds):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            step(*run)
-            times[name].append(time.perf_counter() - start)
-    base_ms = statistics.median(times["softmax"]) * 1000
-    rows = []
-    for name, ts in times.items():
-        ms = statistics.median(ts) * 1000
-        rows.append(f"| {name} | {ms:.1f} | {ms / base_ms:.2f}x |")
+    rows = ratio_rows(interleaved_medians(runs, step, args.warmup, args.rounds), "softmax")
     text = "\n".join([
         "# Benchmark: step time of the continuous output layer (issue 18 §2)",
         "",

@@ -24,8 +24,6 @@ import argparse
 import copy
 import os
 import platform
-import statistics
-import time
 
 from pipeline.infra.numerics import THREADS, configure_torch, pin_kernels
 
@@ -35,7 +33,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
-from benchmarks._results import publish  # noqa: E402
+from benchmarks._results import interleaved_medians, publish, ratio_rows  # noqa: E402
 from pipeline.features.history import PeriodHistory  # noqa: E402
 from pipeline.models.temperature import (ContextualTemperature, TemporalTemperature,  # noqa: E402
                                          scaled_nll)
@@ -85,20 +83,7 @@ def main(argv: list[str] | None = None) -> None:
         opt.step()
         opt.zero_grad(set_to_none=True)
 
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(args.warmup):
-        for run in runs.values():
-            step(*run)
-    for _ in range(args.rounds):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            step(*run)
-            times[name].append(time.perf_counter() - start)
-    base_ms = statistics.median(times["baseline"]) * 1000
-    rows = []
-    for name, ts in times.items():
-        ms = statistics.median(ts) * 1000
-        rows.append(f"| {name} | {ms:.1f} | {ms / base_ms:.2f}x |")
+    rows = ratio_rows(interleaved_medians(runs, step, args.warmup, args.rounds), "baseline")
     text = "\n".join([
         "# Benchmark: step time of the contextual-temperature heads (issue 18 §5)",
         "",

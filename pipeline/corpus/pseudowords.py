@@ -47,6 +47,14 @@ WORD = re.compile(_LEFT + r"[A-Za-z]{3,}" + _RIGHT)
 KINDS = ("changed", "control")
 
 
+def word_pattern(words: Iterable[str]) -> re.Pattern[str]:
+    """Whole-word, case-insensitive matches of any of ``words`` (the rule of :data:`WORD`: not
+    inside a longer word nor a hyphenated compound); the one matcher for pseudo-words, their
+    source words and their occurrences."""
+    return re.compile(_LEFT + "(" + "|".join(re.escape(w) for w in sorted(words)) + ")" + _RIGHT,
+                      re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Pair:
     """Two words to merge; ``b`` is the one whose share is controlled (the more frequent one)."""
@@ -137,7 +145,7 @@ def make_benchmark(texts: pd.DataFrame, first_periods: Sequence[str], last_perio
     prefix = _token_prefix(texts[text_column].astype(str))
     token = {p: f"{prefix}{i:03d}" for i, p in enumerate(pairs)}
     owner = {w.lower(): p for p in pairs for w in (p.a, p.b)}
-    pattern = re.compile(_LEFT + "(" + "|".join(sorted(owner)) + ")" + _RIGHT, re.IGNORECASE)
+    pattern = word_pattern(owner)
     out = texts.copy()
     period = texts[period_column].astype(str)
     counts = {p: {g: [0, 0] for g in ("first", "last")} for p in pairs}  # replaced [a, b]

@@ -23,6 +23,7 @@ All scoring is numpy over arrays; only :func:`read_group` touches files (and imp
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,13 @@ from pipeline.features.words import starts_word
 
 # one period's (token_ids int [n], counts int [n], vectors float [n, d])
 PeriodArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of an abstract, split after ``.``, ``!`` or ``?`` and whitespace (Algorithm 1
+    embeds sentences; the reports quote them)."""
+    return _SENTENCE_END.split(text)
 
 
 def pool_group(periods: Sequence[PeriodArrays]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

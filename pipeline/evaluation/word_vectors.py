@@ -20,22 +20,15 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.features.embeddings import check_layer, encoder_states
+from pipeline.corpus.pseudowords import word_pattern
+from pipeline.evaluation.semantic_change import split_sentences
 from pipeline.features.alignment import Batch
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-
-
-def word_pattern(words: Sequence[str]) -> re.Pattern[str]:
-    """Whole-word, case-insensitive matches of ``words`` (not inside a longer word or a
-    hyphenated compound: the rule of :mod:`pipeline.corpus.pseudowords`)."""
-    alternatives = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return re.compile(rf"(?<![\w-])({alternatives})(?![\w-])", re.IGNORECASE)
+from pipeline.features.embeddings import check_layer, encoder_states
 
 
 def target_sentences(texts: Sequence[str], pattern: re.Pattern[str]) -> list[str]:
     """The sentences of ``texts`` that hold at least one target, in text order."""
-    return [s for t in texts for s in _SENTENCE.split(t) if pattern.search(s)]
+    return [s for t in texts for s in split_sentences(t) if pattern.search(s)]
 
 
 @torch.inference_mode()

@@ -35,6 +35,14 @@ def _period_axis(values: pd.Series) -> tuple[pd.Series, str] | None:
     return texts.map(ordinal), NOUN[kinds.pop()]
 
 
+def _save(fig: plt.Figure, path: str | os.PathLike[str]) -> None:
+    """Write ``fig`` as PNG atomically, without the matplotlib version stamp (same data, same
+    bytes), and free it."""
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+
+
 def _time_ticks(ax: plt.Axes, values: pd.Series) -> None:
     """Ticks at every period of ``values`` (labels), in time order."""
     labels = {ordinal(t): t for t in values.astype(str)}
@@ -73,9 +81,7 @@ def line_panels(frame: pd.DataFrame, x: str, ys: Sequence[str], group: str,
         ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize="small")
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
-    plt.close(fig)
+    _save(fig, path)
 
 
 def history_forecast_panels(panels: dict[str, pd.DataFrame], path: str | os.PathLike[str],
@@ -103,9 +109,7 @@ def history_forecast_panels(panels: dict[str, pd.DataFrame], path: str | os.Path
             ax.legend(fontsize="x-small")
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
-    plt.close(fig)
+    _save(fig, path)
 
 
 def scatter_panels(frame: pd.DataFrame, x: str, y: str, panel: str, group: str,
@@ -124,9 +128,7 @@ def scatter_panels(frame: pd.DataFrame, x: str, y: str, panel: str, group: str,
         ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize="small")
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
-    plt.close(fig)
+    _save(fig, path)
 
 
 def notice(path: str | os.PathLike[str], text: str) -> None:
@@ -134,6 +136,4 @@ def notice(path: str | os.PathLike[str], text: str) -> None:
     fig, ax = plt.subplots(figsize=(6, 1.2))
     ax.axis("off")
     ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
-    plt.close(fig)
+    _save(fig, path)

@@ -16,14 +16,14 @@ the frequency baseline is not hopeless by construction — which is why it is re
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from pipeline.corpus.pseudowords import WORD, choose_pairs, count_words, make_benchmark
+from pipeline.corpus.pseudowords import (WORD, choose_pairs, count_words, make_benchmark,
+                                         word_pattern)
 from pipeline.evaluation.semantic_change import cosine_distance
 from pipeline.reports.semantic_change import truth_lines
 
@@ -45,8 +45,7 @@ def build(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str], n_targ
 def frequency_change(first: Sequence[str], last: Sequence[str], words: Sequence[str]) -> np.ndarray:
     """|log f_last − log f_first| per word, f = (count + 1) / (running words in the group + 1);
     running words: ASCII words plus the pseudo-words themselves (which hold digits)."""
-    pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, words)) + r")(?![\w-])",
-                         re.IGNORECASE)
+    pattern = word_pattern(words)
 
     def log_freq(texts: Sequence[str]) -> np.ndarray:
         counts = Counter(m.group(0).lower() for t in texts for m in pattern.finditer(t))

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pipeline.evaluation.semantic_change import word_token_ids_from_texts
+from pipeline.evaluation.semantic_change import split_sentences, word_token_ids_from_texts
 from pipeline.evaluation.semantic_scores import ChangeScores, correlations
 from pipeline.features.words import starts_word
 from pipeline.infra.errors import UserError
@@ -40,7 +40,6 @@ METHODS = {"contextual": "averaged contextual embeddings (Martinc et al. 2020; p
                          "on the embeddings stage's vectors, no temporal attention)",
            "frequency": "|change of mean log frequency| (naive baseline)"}
 SCORE_COLUMNS = ["method", "word", "token_id", "score", "rank", "first_count", "last_count"]
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True)
@@ -135,7 +134,7 @@ def example_sentence(abstracts: Sequence[str], word: str, width: int = 200) -> s
     pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?!\w)")
     for text in abstracts:
         if pattern.search(text):
-            sentence = next(s for s in _SENTENCE.split(text) if pattern.search(s))
+            sentence = next(s for s in split_sentences(text) if pattern.search(s))
             if len(sentence) <= width:
                 return sentence
             at = pattern.search(sentence).start()
