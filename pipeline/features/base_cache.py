@@ -1,0 +1,218 @@
+"""A frozen base LM's final hidden states, computed once per abstract and reused (issue 20 §1).
+
+In shared-base training (``train.base: shared``) every temporal variant and seed trains only its
+bias module on top of the same frozen LM, and scores with it. The frozen LM's final hidden states
+``H`` — the input of ``lm_head`` — are then the same numbers in every one of those runs, so they
+are computed here once per abstract and stored; training and scoring
+(:mod:`pipeline.training.cached`) only run ``lm_head(H)`` + the bias + the NLL. For a pretrained
+base that skips the whole transformer body, which is most of the cost.
+
+Layout of a cache folder (one per split)::
+
+    identity.json            what the states were computed from (:class:`CacheIdentity`) + storage
+    <period>.safetensors     hidden [Σ T_j, d] (fp32, or bf16 with storage="bf16"),
+                             ids [Σ T_j] int32, offsets [n + 1] int64: abstract j is rows
+                             offsets[j]:offsets[j+1]
+
+The token ids are the training/scoring encoding (``eos + abstract + eos`` cut at the context
+length, :func:`pipeline.models.encoding.encode_for_model`), stored with the states so targets
+need nothing else. The states are computed in scoring's batches (longest first, the order of
+:func:`pipeline.models.encoding.longest_first`, restated in :func:`scoring_order` because
+``features`` sits below ``models`` in the import layers), so cached scores equal uncached ones.
+The identity hashes the LM's weights/config files (and its revision), the tokenizer folder's
+files and the context length; :func:`load_cache` refuses a cache whose identity differs, so a
+new base, revision or tokenizer invalidates it. The folder is published atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+import torch
+from safetensors.torch import load_file, save_file
+from torch import Tensor
+from transformers import PreTrainedModel
+
+from pipeline.corpus.periods import in_time_order
+from pipeline.infra.errors import UserError
+from pipeline.infra.io import atomic_path, read_json, write_json
+from pipeline.infra.precision import compute_precision
+
+FORMAT_VERSION = 1
+IDENTITY_NAME = "identity.json"
+Storage = Literal["fp32", "bf16"]
+_DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+@dataclass(frozen=True)
+class CacheIdentity:
+    """What the cached states depend on: sha256 digests of the LM files and of the tokenizer
+    folder's files, the LM revision (``None`` for a local/scratch LM) and the context length."""
+
+    lm: str
+    tokenizer: str
+    context_length: int
+    revision: str | None = None
+
+
+@dataclass(frozen=True)
+class PeriodHidden:
+    """One period's cached states: abstract ``j`` is rows ``offsets[j]:offsets[j+1]`` of
+    ``hidden`` (fp32 in memory whatever the storage) and ``ids``."""
+
+    period: str
+    hidden: Tensor
+    ids: Tensor
+    offsets: Tensor
+
+    def __len__(self) -> int:
+        return int(self.offsets.numel()) - 1
+
+    def lengths(self) -> list[int]:
+        return (self.offsets[1:] - self.offsets[:-1]).tolist()
+
+    def sequences(self) -> list[list[int]]:
+        """The token ids of every abstract (the encoding the states were computed from)."""
+        return [self.ids[a:b].tolist() for a, b in zip(self.offsets[:-1].tolist(),
+                                                         self.offsets[1:].tolist())]
+
+    def batch(self, index: Sequence[int], device: torch.device | str) -> tuple[Tensor, Tensor, Tensor]:
+        """``hidden [B, T, d]`` (zeros on padding), ``input_ids [B, T]`` and ``attention_mask``
+        of abstracts ``index``, right-padded as :func:`pipeline.models.nll.collate` pads."""
+        starts, stops = self.offsets[:-1], self.offsets[1:]
+        spans = [(int(starts[i]), int(stops[i])) for i in index]
+        width = max(b - a for a, b in spans)
+        hidden = self.hidden.new_zeros((len(spans), width, self.hidden.shape[1]))
+        for row, (a, b) in enumerate(spans):
+            hidden[row, :b - a] = self.hidden[a:b]
+        ids, mask = _pad([self.ids[a:b] for a, b in spans])
+        return hidden.to(device), ids.to(device), mask.to(device)
+
+
+def scoring_order(sequences: Sequence[Sequence[int]]) -> list[int]:
+    """Longest first, ties in input order: :func:`pipeline.models.encoding.longest_first`."""
+    return sorted(range(len(sequences)), key=lambda i: -len(sequences[i]))
+
+
+def _pad(seqs: Sequence[Sequence[int] | Tensor]) -> tuple[Tensor, Tensor]:
+    """Right-padded ids (pad 0) and attention mask, as :func:`pipeline.models.nll.collate`."""
+    width = max(len(s) for s in seqs)
+    ids = torch.zeros((len(seqs), width), dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        ids[row, :len(seq)] = torch.as_tensor(seq, dtype=torch.long)
+        mask[row, :len(seq)] = 1
+    return ids, mask
+
+
+def digest_files(paths: Iterable[str | Path]) -> str:
+    """sha256 over the names (relative to each given path) and bytes of ``paths``' files; a
+    folder contributes every file under it, in sorted order."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(p) for p in paths):
+        if not path.exists():
+            raise UserError("a file the base cache's identity depends on is missing", path=path,
+                            fix="pass the base LM's weights/config files and the tokenizer folder")
+        files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
+        for f in files:
+            digest.update(str(f.relative_to(path) if path.is_dir() else f.name).encode() + b"\0")
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(chunk)
+    return digest.hexdigest()
+
+
+def cache_identity(lm_files: Iterable[str | Path], tokenizer_dir: str | Path, context_length: int,
+                   revision: str | None = None) -> CacheIdentity:
+    """The identity of states of the LM in ``lm_files`` (weights + config files, or its folder)
+    over ``tokenizer_dir``'s encoding cut at ``context_length`` tokens."""
+    return CacheIdentity(digest_files(lm_files), digest_files([tokenizer_dir]), int(context_length),
+                         revision)
+
+
+@torch.no_grad()
+def final_hidden(lm: PreTrainedModel, sequences: Sequence[Sequence[int]], batch_size: int,
+                 device: torch.device | str, precision: str = "fp32", *,
+                 period: str = "") -> PeriodHidden:
+    """The final hidden states (``lm.base_model(...).last_hidden_state``, the input of
+    ``lm_head``) of every sequence, in eval mode, batched longest first as scoring batches."""
+    if not sequences:
+        raise ValueError("no sequences to cache")
+    was_training = lm.training
+    lm.eval()
+    lengths = [len(s) for s in sequences]
+    offsets = torch.tensor([0, *lengths]).cumsum(0)
+    hidden = torch.empty((int(offsets[-1]), lm.get_output_embeddings().weight.shape[1]))
+    order = scoring_order(sequences)
+    try:
+        with compute_precision(device, precision):
+            for start in range(0, len(order), batch_size):
+                idx = order[start:start + batch_size]
+                ids, mask = _pad([sequences[i] for i in idx])
+                out = lm.base_model(input_ids=ids.to(device),
+                                    attention_mask=mask.to(device)).last_hidden_state
+                out = out.float().cpu()
+                for row, i in enumerate(idx):
+                    hidden[offsets[i]:offsets[i + 1]] = out[row, :lengths[i]]
+    finally:
+        lm.train(was_training)
+    ids = torch.tensor([t for s in sequences for t in s], dtype=torch.int32)
+    return PeriodHidden(period, hidden, ids, offsets)
+
+
+def build_cache(lm: PreTrainedModel, sequences: Mapping[str, Sequence[Sequence[int]]],
+                directory: str | Path, identity: CacheIdentity, *, batch_size: int = 16,
+                device: torch.device | str = "cpu", precision: str = "fp32",
+                storage: Storage = "fp32") -> None:
+    """Compute and write the cache of ``sequences`` (``{period: token ids}``) to ``directory``
+    (replaced atomically). ``batch_size``: use the scoring/eval batch size, so cached scores
+    match uncached ones bit for bit; ``storage="bf16"`` halves the files."""
+    if storage not in _DTYPES:
+        raise ValueError(f"storage must be one of {sorted(_DTYPES)}, got {storage!r}")
+    too_long = [p for p, seqs in sequences.items() if any(len(s) > identity.context_length for s in seqs)]
+    if too_long:
+        raise ValueError(f"periods {too_long} hold sequences longer than the context length "
+                         f"{identity.context_length}: encode with encode_for_model")
+    meta = {"identity": json.dumps(asdict(identity), sort_keys=True), "storage": storage,
+            "format_version": str(FORMAT_VERSION)}
+    with atomic_path(directory) as tmp:
+        tmp.mkdir()
+        for period in in_time_order(sequences):
+            part = final_hidden(lm, sequences[period], batch_size, device, precision, period=period)
+            save_file({"hidden": part.hidden.to(_DTYPES[storage]).contiguous(), "ids": part.ids,
+                       "offsets": part.offsets}, str(tmp / f"{period}.safetensors"),
+                      metadata={**meta, "period": period})
+        write_json({"format_version": FORMAT_VERSION, "storage": storage,
+                    "periods": in_time_order(sequences), **asdict(identity)}, tmp / IDENTITY_NAME)
+
+
+def load_cache(directory: str | Path, expected: CacheIdentity,
+               periods: Iterable[str] | None = None) -> dict[str, PeriodHidden]:
+    """The cached states of ``periods`` (default: all), in time order, as fp32; a cache computed
+    from another LM, revision, tokenizer or context length is a :class:`UserError`."""
+    directory = Path(directory)
+    fix = "rebuild the base cache (pipeline.features.base_cache.build_cache) for this base LM"
+    path = directory / IDENTITY_NAME
+    if not path.exists():
+        raise UserError("no base-LM hidden-state cache here", path=directory, fix=fix)
+    stored = read_json(path)
+    if stored.get("format_version") != FORMAT_VERSION:
+        raise UserError(f"the base cache has format {stored.get('format_version')!r}, this futurelm "
+                        f"reads {FORMAT_VERSION}", path=path, fix=fix)
+    changed = [k for k, v in asdict(expected).items() if stored.get(k) != v]
+    if changed:
+        raise UserError(f"the base cache is stale: its {', '.join(changed)} differ from the "
+                        "current base LM / tokenizer / context length", path=path, fix=fix)
+    out: dict[str, PeriodHidden] = {}
+    for period in in_time_order(periods if periods is not None else stored["periods"]):
+        shard = directory / f"{period}.safetensors"
+        if not shard.exists():
+            raise UserError(f"the base cache has no period {period}", path=shard, fix=fix)
+        t = load_file(str(shard))
+        out[period] = PeriodHidden(period, t["hidden"].float(), t["ids"], t["offsets"])
+    return out
