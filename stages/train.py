@@ -2,7 +2,9 @@
 
 Variants: `baseline` (the base LM fine-tuned on every training period), `baseline-N` (on the N
 latest training periods only), `frequency-nolstm`, `frequency` (eq. 6), `context` (eq. 8),
-`context2` (eq. 9-10). Periods are split.period's labels (2020, 2020H2, 2020Q3, 2020-07). A
+`context2` (eq. 9-10), `temperature` (paper 002 eq. 5), `temporal-temperature` (its history
+extension, docs/temperature.md), `continuous-vmf` / `-cosine` / `-max-margin` (paper 004; their
+targets are the input embeddings of the Baseline given by --targets-from). Periods are split.period's labels (2020, 2020H2, 2020Q3, 2020-07). A
 training abstract of period i is scored with the bias of period i, predicted from the features of
 periods i-window .. i-1; every batch holds abstracts of one period. Shared-base training: `--init-from
 data/models/baseline-s<seed> --freeze-lm` trains only the bias module on top of a trained
@@ -53,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="folder of <label>.parquet log frequencies per period (variants with a bias)")
     io.add_argument("--embeddings", default=None,
                     help="folder of <label>.safetensors contextual embeddings per period (context, context2)")
+    io.add_argument("--targets-from", default=None,
+                    help="continuous-* variants: the trained Baseline model folder whose input "
+                         "embeddings are the fixed target vectors (data/models/baseline-s<seed>)")
     io.add_argument("--out", required=True, help="model folder to write (atomically)")
     io.add_argument("--curves", required=True,
                     help="folder for the DVCLive training curves (train/loss.tsv, train/lr.tsv, "
@@ -82,7 +87,8 @@ def main(argv: list[str] | None = None) -> None:
 def train_one(args: argparse.Namespace, dist: distributed.Dist, device: torch.device) -> None:
     inputs = TrainInputs(train=Path(args.train), dev=Path(args.dev), tokenizer=Path(args.tokenizer),
                          frequencies=Path(args.frequencies) if args.frequencies else None,
-                         embeddings=Path(args.embeddings) if args.embeddings else None)
+                         embeddings=Path(args.embeddings) if args.embeddings else None,
+                         targets_from=Path(args.targets_from) if args.targets_from else None)
     run = prepare_run(inputs, build(LMConfig, args), build(ModelConfig, args),
                       build(TrainConfig, args))
     result = execute(run, device=device, checkpoint_root=args.checkpoint_dir, dist=dist)

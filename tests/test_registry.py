@@ -21,7 +21,16 @@ def test_variant_names_map_to_bias_kinds_and_features() -> None:
     assert lookup("frequency").feature_files == ("frequencies",)
     assert lookup("context").feature_files == ("frequencies", "embeddings")
     assert by_kind("none").name == "baseline" and by_kind("context").name == "context"
-    assert BIAS_KINDS == ("none", "frequency-nolstm", "frequency", "context", "context2")
+    assert BIAS_KINDS == ("none", "frequency-nolstm", "frequency", "context", "context2",
+                          "temperature", "temporal-temperature", "continuous-vmf",
+                          "continuous-cosine", "continuous-max-margin")
+    # a module without a history is not temporal: it reads no feature files
+    assert lookup("temperature").has_module and not lookup("temperature").temporal
+    assert lookup("temperature").feature_files == ()
+    assert lookup("temporal-temperature").feature_files == ("frequencies",)
+    assert lookup("continuous-vmf").targets_from_baseline
+    assert lookup("continuous-vmf").distribution == "vmf"
+    assert lookup("temperature").distribution == "softmax"
 
 
 @pytest.mark.parametrize("bad", ["baseline-x", "baseline-0", "frequencies", "none"])

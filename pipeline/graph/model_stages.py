@@ -51,8 +51,10 @@ def model_dir(variant: str, seed: int) -> str:
 
 def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
-    shared = plan.base == "shared" and bool(kinds)
-    own = [tuple(p.split(".")) for p in lookup(variant).params]
+    entry = lookup(variant)
+    shared = plan.base == "shared" and entry.has_module
+    baseline = [model_dir("baseline", seed)] if shared or entry.targets_from_baseline else []
+    own = [tuple(p.split(".")) for p in entry.params]
     keys = [*([("features", "window")] if kinds else []), *(k for k in own if k[0] == "features"),
             *(("lm", k) for k in LM_FLAGS), *(("train", k) for k in TRAIN_FLAGS),
             *(k for k in own if k[0] != "features")]
@@ -62,12 +64,14 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
            *(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for section, k in keys)]
     if shared:
         cmd.append(f"--init-from {model_dir('baseline', seed)} --freeze-lm")
+    if entry.targets_from_baseline:
+        cmd.append(f"--targets-from {model_dir('baseline', seed)}")
     cmd.append(f"--out {model_dir(variant, seed)} --curves data/curves/{run(variant, seed)}")
     return {
         "cmd": " ".join(cmd),
         "deps": [*code("train"), TRAIN, DEV, TOKENIZER,
                  *feature_files(kinds, plan.train_history),
-                 *([model_dir("baseline", seed)] if shared else [])],
+                 *baseline],
         "params": [f"{section}.{k}" for section, k in keys],
         "outs": [model_dir(variant, seed)],
         "plots": [{f"data/curves/{run(variant, seed)}": {"x": "step"}}],

@@ -136,6 +136,11 @@ class Plan:
             raise bad("train.base: shared starts every temporal variant from the Baseline model, "
                       "but `baseline` is not among experiment.variants", "train.base",
                       "add baseline to experiment.variants, or use train.base: joint")
+        needs_targets = [v for v in self.variants if lookup(v).targets_from_baseline]
+        if needs_targets and "baseline" not in self.variants:
+            raise bad(f"{', '.join(needs_targets)} read their target vectors from the Baseline "
+                      "model, but `baseline` is not among experiment.variants",
+                      "experiment.variants", "add baseline to experiment.variants")
         if ordinal(self.semantic_first[-1]) >= ordinal(self.semantic_last[0]):
             raise bad(f"semantic_change.first ({self.semantic_first[-1]}) must end before "
                       f"semantic_change.last ({self.semantic_last[0]}) begins", "semantic_change",

@@ -26,6 +26,8 @@ from typing import Any, Literal
 from pipeline.infra.precision import Precision
 
 ContextInput = Literal["flagged", "paper"]
+TemperatureNorm = Literal["softmax", "sigmoid"]
+LossScale = Literal["mean", "sum", "none"]
 
 
 def _help(text: str, **meta: Any) -> dict[str, Any]:
@@ -60,7 +62,8 @@ class ModelConfig:
 
     variant: str = field(metadata=_help(
         "baseline, baseline-N (the N latest training periods only), frequency-nolstm, frequency, "
-        "context or context2"))
+        "context, context2, temperature, temporal-temperature, continuous-vmf, continuous-cosine "
+        "or continuous-max-margin (pipeline/models/registry.py)"))
     window: int = field(default=2, metadata=_help(
         "history length m in periods: period i is predicted from periods i-m .. i-1 "
         "(features.window)"))
@@ -74,12 +77,29 @@ class ModelConfig:
         "earlier vector forward (features.context_input)"))
     dropout: float = field(default=0.1, metadata=_help(
         "dropout of the LM and of the bias LSTM's output"))
+    temperature_rank: int = field(default=32, metadata=_help(
+        "temperature heads: rank Q of W_tau1 W_tau2 (paper 002 eq. 5; 280 in its PTB runs)"))
+    temperature_alpha: float = field(default=1.0, metadata=_help(
+        "temperature heads: alpha of eq. 5, tau in [alpha/beta, (1+alpha)/beta]"))
+    temperature_beta: float = field(default=0.5, metadata=_help(
+        "temperature heads: beta of eq. 5 (paper: (alpha, beta) = (1, 1/2), tau in [2, 4])"))
+    temperature_norm: TemperatureNorm = field(default="softmax", metadata=_help(
+        "temperature heads: sigma of eq. 5, 'softmax' over the vocabulary (paper 002) or "
+        "'sigmoid' per word (docs/temperature.md)"))
+    temperature_loss_scale: LossScale = field(default="mean", metadata=_help(
+        "temperature heads: eq. 7's loss scaling LS_t, 'mean' of tau_t (the paper's text), 'sum' "
+        "(the equation as printed) or 'none' (plain cross-entropy)"))
 
     def __post_init__(self) -> None:
         if self.window < 1:
             raise ValueError(f"window must be >= 1, got {self.window}")
         if self.lstm_hidden < 1:
             raise ValueError(f"lstm_hidden must be >= 1, got {self.lstm_hidden}")
+        if self.temperature_rank < 1:
+            raise ValueError(f"temperature_rank must be >= 1, got {self.temperature_rank}")
+        if not (self.temperature_beta > 0 and self.temperature_alpha >= 0):
+            raise ValueError("the temperature needs beta > 0 and alpha >= 0, got "
+                             f"{self.temperature_alpha}, {self.temperature_beta}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 

@@ -52,6 +52,7 @@ from pipeline.infra.errors import UserError
 from pipeline.corpus.periods import in_time_order
 from pipeline.features.history import PeriodHistory, load_history
 from pipeline.infra.io import atomic_path, write_json
+from pipeline.models.heads import TemperatureShape
 from pipeline.models.nll import mean_nll, next_token_targets
 from pipeline.models.portable import ATTENTION as PORTABLE_ATTENTION
 from pipeline.models.portable import make_portable
@@ -111,15 +112,15 @@ class FutureLM(nn.Module):
         the LM's output vocabulary. Cached without gradients in eval mode (module doc)."""
         if self.bias is None:
             raise ValueError(f"the {self.variant} model has no temporal bias")
-        if history is None:
+        if history is None and self.history_kinds:
             raise ValueError(f"the {self.variant} model needs the history of the scored period: "
                              "pass history=pipeline.features.history.load_history(...)")
-        missing = self.history_kinds - _loaded_kinds(history)
+        missing = self.history_kinds - (_loaded_kinds(history) if history is not None else set())
         if missing:
             raise ValueError(f"the {self.variant} model needs history kinds {sorted(missing)}: "
                              f"load_history(..., kinds={sorted(self.history_kinds)})")
         weight = self.lm.get_output_embeddings().weight
-        if history.vocab_size > weight.shape[0]:
+        if history is not None and history.vocab_size > weight.shape[0]:
             raise ValueError(f"history has |V|={history.vocab_size} but the LM only "
                              f"{weight.shape[0]} output tokens: features and model must share "
                              "data/tokenizer")
@@ -130,10 +131,11 @@ class FutureLM(nn.Module):
         cached = self._terms_cache
         if cacheable and cached is not None and cached[0] is history and cached[1] == key:
             return cached[2]
-        on_device = history if history.log_freq.device == weight.device else history.to(weight.device)
-        terms = self.bias.word_terms(on_device, weight)
+        on_device = (history if history is None or history.log_freq.device == weight.device
+                     else history.to(weight.device))
+        terms = self.bias.word_terms(on_device, weight)   # type: ignore[arg-type]
         # Models may pad their output vocabulary beyond the tokenizer's; those ids get no bias.
-        terms = F.pad(terms, (0, weight.shape[0] - history.vocab_size))
+        terms = F.pad(terms, (0, weight.shape[0] - terms.shape[-1]))
         self._terms_cache = (history, key, terms) if cacheable else None
         return terms
 
@@ -160,16 +162,38 @@ class FutureLM(nn.Module):
         finally:
             handle.remove()
 
+    @property
+    def own_objective(self) -> bool:
+        """Trained on its module's own loss (:meth:`TemporalBias.objective`: the temperature
+        heads' loss scaling, the continuous heads' losses) instead of the logits' NLL."""
+        return self.bias is not None and self.bias.own_objective
+
     def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None,
                 history: PeriodHistory | None = None, labels: Tensor | None = None,
-                terms: Tensor | None = None) -> CausalLMOutputWithPast:
+                terms: Tensor | None = None, targets: Tensor | None = None
+                ) -> CausalLMOutputWithPast:
         """Biased logits ``[B, T, |V|]``; with ``labels`` also the mean next-token NLL.
 
         ``labels`` follow the HF convention (unshifted, ``-100`` = ignored); positions where
         ``attention_mask`` is 0 are ignored too. The loss is :func:`pipeline.models.nll.mean_nll`, the
         same computation as the dev and reported perplexities (fp32, memory-capped).
         ``terms``: precomputed :meth:`word_terms` of ``history`` (see :meth:`biased`).
+
+        ``targets`` (next-token ids, :func:`pipeline.models.nll.next_token_targets`), only for a
+        model with :attr:`own_objective`: returns its training loss summed over the positions
+        (``loss``) and no logits. It reads the final hidden states from the LM's body
+        (``base_model``: what ``lm_head`` reads) and never forms the logits unless the loss needs
+        them; going through ``forward`` keeps DistributedDataParallel's gradient sync.
         """
+        if targets is not None:
+            if not self.own_objective:
+                raise ValueError(f"the {self.variant} model trains on its logits' NLL: "
+                                 "call it without targets")
+            hidden = self.lm.base_model(input_ids=input_ids, attention_mask=attention_mask,
+                                        use_cache=False).last_hidden_state
+            terms = self.word_terms(history) if terms is None else terms   # type: ignore[arg-type]
+            loss = self.bias.objective(terms, hidden, self.lm.get_output_embeddings(), targets)
+            return CausalLMOutputWithPast(loss=loss, logits=None)
         with self.biased(history, terms):
             out = self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
         loss = None
@@ -211,16 +235,34 @@ def lm_positions(lm: PreTrainedModel) -> int:
 def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, lstm_hidden: int = 64,
                    feature_dim: int | None = None, alpha: float | None = None,
                    dropout: float = 0.0, context_input: str = "flagged",
-                   context_length: int | None = None, seed: int | None = None) -> FutureLM:
-    """Wrap ``lm`` as the future LM ``variant``; ``feature_dim`` = contextual embedding size."""
-    kind = lookup(variant).kind
-    contextual = "embeddings" in lookup(variant).reads
+                   context_length: int | None = None, seed: int | None = None,
+                   temperature: TemperatureShape | None = None,
+                   target_vectors: Tensor | None = None) -> FutureLM:
+    """Wrap ``lm`` as the future LM ``variant``; ``feature_dim`` = contextual embedding size;
+    ``temperature``: the temperature heads' shape (their defaults if ``None``);
+    ``target_vectors`` ``[|V|, E]``: the continuous heads' fixed targets (required for them)."""
+    entry = lookup(variant)
+    kind = entry.kind
+    contextual = "embeddings" in entry.reads
+    heads = entry.has_module and entry.bias.startswith("pipeline.models.heads:")  # type: ignore[union-attr]
+    tau = temperature or TemperatureShape()
+    weight = lm.get_output_embeddings().weight
+    if entry.targets_from_baseline and target_vectors is None:
+        raise ValueError(f"the {variant} model needs its target vectors (target_vectors=)")
     config = BiasConfig(kind=kind, window=window, lstm_hidden=lstm_hidden,
                         feature_dim=feature_dim if contextual else None,
-                        lm_dim=lm.get_output_embeddings().weight.shape[1] if kind == "context2" else None,
+                        lm_dim=weight.shape[1] if kind == "context2" or heads else None,
                         alpha=alpha if kind == "context2" else None, dropout=dropout,
-                        context_input=context_input if contextual else "flagged")
-    return FutureLM(lm, config, variant, context_length=context_length, seed=seed)
+                        context_input=context_input if contextual else "flagged",
+                        **({"vocab_size": weight.shape[0]} if heads else {}),
+                        **(tau.bias_fields() if kind.endswith("temperature") else {}),
+                        **({"target_dim": target_vectors.shape[1]}   # type: ignore[union-attr]
+                           if entry.targets_from_baseline else {}))
+    model = FutureLM(lm, config, variant, context_length=context_length, seed=seed)
+    if entry.targets_from_baseline:
+        model.bias.set_targets(target_vectors)   # type: ignore[union-attr, operator]
+    return model
+
 
 
 def load_histories(periods: Iterable[str | int], window: int, kinds: Collection[str],

@@ -1,11 +1,16 @@
 """The variant registry: the one table of every model variant a future-LM experiment can train.
 
-Each row names a variant (its ``experiment.variants`` name), the paper's name for it, the bias
-module it adds to the base LM (a ``module:Class`` path, imported only when a model is built, so
-that reading the table needs no torch), the per-period history features the bias reads, and the
-params its train stage reads beyond the ones every variant reads. The stage graph, training,
-scoring, the forecast and both reports read this table; nothing else lists variant names. A new
-variant is one bias module plus one row here.
+Each row names a variant (its ``experiment.variants`` name), the paper's name for it, the module
+it adds to the base LM's output layer (a ``module:Class`` path, imported only when a model is
+built, so that reading the table needs no torch), the per-period history features that module
+reads, and the params its train stage reads beyond the ones every variant reads. The stage graph,
+training, scoring, the forecast and the reports read this table; nothing else lists variant
+names. A new variant is one module (the interface of :class:`pipeline.models.temporal.TemporalBias`)
+plus one row here.
+
+Two properties are easy to confuse: a variant *has a module* (``bias`` is set: everything but
+the baselines) and a variant is *temporal* (its module reads a history: it predicts a change from
+one period to the next). ``temperature`` and ``continuous-*`` have a module but no history.
 
 ``baseline-N`` is a family, not a row: the Baseline LM trained on the N latest training periods
 only (the paper's Baseline-2/3); :func:`lookup` builds its entry.
@@ -18,6 +23,12 @@ variant                paper name           bias (pipeline.models.temporal)   hi
 ``frequency``          Frequency            eq. 6, LSTM over log f            frequencies
 ``context``            Context              eq. 8, LSTM over V                embeddings
 ``context2``           Context²             eq. 9-10                          embeddings
+``temperature``        (paper 002) CT       ``z / τ(h)``, eq. 5               none
+``temporal-            (ours)               ``z / τ(h, u_k)``,                frequencies
+temperature``                               ``docs/temperature.md``
+``continuous-vmf``,    (paper 004) vMF,     ``ê = W h``, NN decoding          none (targets: the
+``-cosine``,           cosine, max-margin   (:mod:`.continuous`)              Baseline's input
+``-max-margin``                                                               embeddings)
 =====================  ===================  ================================  ==================
 """
 
@@ -44,19 +55,27 @@ class Variant:
     reads: frozenset[str] = frozenset()
     params: tuple[str, ...] = ()
     latest_periods: int | None = None
+    targets_from_baseline: bool = False
+    distribution: str = "softmax"
 
     @property
     def kind(self) -> str:
         return NO_BIAS if self.bias is None else self.name
 
     @property
-    def temporal(self) -> bool:
+    def has_module(self) -> bool:
+        """Adds a module to the base LM (every variant but the baselines)."""
         return self.bias is not None
+
+    @property
+    def temporal(self) -> bool:
+        """Its module reads a history, so its predictions move from one period to the next."""
+        return bool(self.reads)
 
     @property
     def feature_files(self) -> tuple[str, ...]:
         """Per-period feature files its stages read: none, or frequencies (always: they give the
-        history's ``observed`` mask) plus what the bias reads."""
+        history's ``observed`` mask) plus what the module reads."""
         if not self.temporal:
             return ()
         return ("frequencies", *sorted(self.reads - {"frequencies"}))
@@ -70,8 +89,12 @@ class Variant:
 
 
 _TEMPORAL = "pipeline.models.temporal"
+_HEADS = "pipeline.models.heads"
 _LSTM = ("train.lr_new", "train.lstm_hidden")
 _CONTEXT = ("features.context_input",)
+_TAU = ("train.lr_new", "train.temperature_rank", "train.temperature_norm",
+        "train.temperature_alpha", "train.temperature_beta", "train.temperature_loss_scale")
+_CONTINUOUS = ("train.lr_new",)
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("baseline", "Baseline-all"),
@@ -83,8 +106,14 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             frozenset({"embeddings"}), (*_LSTM, *_CONTEXT)),
     Variant("context2", "Context²", f"{_TEMPORAL}:Context2Bias",
             frozenset({"embeddings"}), (*_LSTM, "train.alpha", *_CONTEXT)),
+    Variant("temperature", "Temperature", f"{_HEADS}:TemperatureHead", frozenset(), _TAU),
+    Variant("temporal-temperature", "Temporal-Temperature", f"{_HEADS}:TemperatureHead",
+            frozenset({"frequencies"}), (*_TAU, "train.lstm_hidden")),
+    *(Variant(f"continuous-{loss}", f"Continuous-{name}", f"{_HEADS}:ContinuousOutput",
+              frozenset(), _CONTINUOUS, targets_from_baseline=True, distribution="vmf")
+      for loss, name in (("vmf", "vMF"), ("cosine", "cosine"), ("max-margin", "max-margin"))),
 )}
-BIAS_KINDS = (NO_BIAS, *(v.name for v in VARIANTS.values() if v.temporal))
+BIAS_KINDS = (NO_BIAS, *(v.name for v in VARIANTS.values() if v.has_module))
 
 
 def _unknown(name: str) -> UserError:
@@ -114,7 +143,7 @@ def by_kind(kind: str) -> Variant:
     """The row whose bias kind is ``kind`` (as saved in a model's config); ``none``: Baseline."""
     if kind == NO_BIAS:
         return VARIANTS["baseline"]
-    if kind in VARIANTS and VARIANTS[kind].temporal:
+    if kind in VARIANTS and VARIANTS[kind].has_module:
         return VARIANTS[kind]
     raise ValueError(f"unknown bias kind {kind!r}; expected one of {BIAS_KINDS}")
 

@@ -61,6 +61,12 @@ class BiasConfig:
     ``feature_dim`` is the contextual embedding size d_enc (Context, Context²); ``lm_dim`` the LM's
     hidden size d (Context²). ``context_input`` is what the contextual LSTMs read per period
     (:func:`context_inputs`): ``paper`` = eq. 8's V alone, ``flagged`` = V plus a seen flag.
+
+    The output-layer modules of :mod:`pipeline.models.heads` also read ``lm_dim`` and
+    ``vocab_size`` (the LM's output rows); the temperature heads ``rank`` (Q of eq. 5),
+    ``tau_alpha``/``tau_beta`` (eq. 5's α, β), ``norm`` (σ: ``softmax`` as in paper 002, or
+    ``sigmoid``) and ``loss_scale`` (eq. 7's LS: ``mean``, ``sum`` or ``none``); the continuous
+    head ``target_dim`` (E, the size of its fixed target vectors).
     """
 
     kind: str
@@ -71,6 +77,13 @@ class BiasConfig:
     alpha: float | None = None
     dropout: float = 0.0
     context_input: str = "flagged"
+    vocab_size: int | None = None
+    rank: int | None = None
+    tau_alpha: float = 1.0
+    tau_beta: float = 0.5
+    norm: str = "softmax"
+    loss_scale: str = "mean"
+    target_dim: int | None = None
 
     def __post_init__(self) -> None:
         if self.context_input not in CONTEXT_INPUTS:
@@ -116,6 +129,16 @@ class TemporalBias(nn.Module, ABC):
     def add_bias(self, terms: Tensor, hidden: Tensor, logits: Tensor) -> Tensor:
         """``logits + bias``: what the future LM computes (subclasses may fuse the two)."""
         return logits + self.position_bias(terms, hidden).to(logits.dtype)
+
+    #: Trained on its own loss (:meth:`objective`) rather than the NLL of the biased logits.
+    own_objective: ClassVar[bool] = False
+
+    def objective(self, terms: Tensor, hidden: Tensor, output_layer: nn.Module,
+                  targets: Tensor) -> Tensor:
+        """The training loss *summed* over the positions with a target (``targets`` ``[B, T]``,
+        -100 = none), from the final hidden states ``hidden`` ``[B, T, d]`` and the LM's output
+        layer. Only modules with ``own_objective`` define it (:mod:`pipeline.models.heads`)."""
+        raise NotImplementedError(f"{type(self).__name__} trains on the NLL of its logits")
 
     def forward(self, history: PeriodHistory, output_embeddings: Tensor, hidden: Tensor) -> Tensor:
         """Convenience: both phases at once, the bias for ``hidden``'s positions."""
@@ -390,4 +413,4 @@ def build_bias(config: BiasConfig) -> TemporalBias | None:
     """The bias module for ``config.kind`` (its class from :mod:`pipeline.models.registry`);
     ``None`` for ``none`` (Baseline: the plain LM)."""
     variant = by_kind(config.kind)
-    return variant.bias_class()(config) if variant.temporal else None
+    return variant.bias_class()(config) if variant.has_module else None

@@ -12,6 +12,8 @@
 * **Optimisation.** AdamW with one learning rate for the base LM and one for the new temporal
   modules (reference: 5e-5 / 1e-3), linear warm-up then linear decay to 0, gradient clipping,
   gradient accumulation (the step's loss is the mean of its micro-batches' token-mean NLLs);
+  a module with its own objective (the temperature and continuous heads, ``own_objective``)
+  replaces the NLL by its loss, summed the same way (``train/loss`` is then that loss);
   dev perplexity after each epoch, early stopping with ``patience``; the weights of the best
   epoch are the result. The dev perplexity is the score stage's computation
   (:func:`pipeline.models.scoring.score_abstracts`) on the same tokens, so the number early stopping
@@ -310,12 +312,14 @@ def _forward_backward(model: FutureLM, runner: nn.Module, batches: list[list[Seq
         weight = dist.world_size / (n_global * len(batches)) if part else 0.0
         batch = {k: v.to(device) for k, v in collate(part or seqs[:1], pad_id).items()}
         sync = last or not dist.enabled
+        targets = next_token_targets(batch["input_ids"], batch["attention_mask"])
         with runner.no_sync() if not sync else contextlib.nullcontext():   # type: ignore[operator]
             with autocast(device, config.precision):
-                logits = runner(batch["input_ids"], batch["attention_mask"], history,
-                                terms=terms if last else shared).logits
-            nll = token_nll(logits, next_token_targets(batch["input_ids"],
-                                                       batch["attention_mask"])).sum()
+                out = runner(batch["input_ids"], batch["attention_mask"], history,
+                             terms=terms if last else shared,
+                             targets=targets if model.own_objective else None)
+            # A module with its own objective returns its summed loss; the others their logits.
+            nll = out.loss if model.own_objective else token_nll(out.logits, targets).sum()
             loss = nll * weight
             if last and shared is not terms and shared is not None and shared.grad is not None:
                 loss = loss + (terms * shared.grad).sum()   # type: ignore[operator]

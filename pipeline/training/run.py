@@ -42,7 +42,9 @@ from pipeline.models.future_lm import (
 from pipeline.corpus.periods import in_time_order
 from pipeline.features.history import PeriodHistory
 from pipeline.infra.io import read_parquet
+from pipeline.models.continuous import frozen_input_embeddings
 from pipeline.models.encoding import encode_for_model
+from pipeline.models.heads import TemperatureShape
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import lookup
 from pipeline.features.tokenizer import load_tokenizer
@@ -63,6 +65,7 @@ class TrainInputs:
     tokenizer: Path
     frequencies: Path | None = None
     embeddings: Path | None = None
+    targets_from: Path | None = None   # the Baseline whose input embeddings are the targets
 
 
 @dataclass
@@ -141,7 +144,8 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig,
     model = make_future_lm(base, spec.variant, spec.window, lstm_hidden=spec.lstm_hidden,
                            feature_dim=feature_dim, alpha=spec.alpha, dropout=spec.dropout,
                            context_input=spec.context_input, context_length=config.max_length,
-                           seed=config.seed)
+                           seed=config.seed, temperature=temperature_shape(spec),
+                           target_vectors=target_vectors(variant.name, inputs.targets_from))
 
     # Resume only from a checkpoint of this very configuration and these very inputs.
     history_periods = in_time_order({p for h in histories.values() for p in h.periods})
@@ -150,12 +154,31 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig,
         files += [Path(inputs.frequencies or "") / f"{p}.parquet" for p in history_periods]
     if "embeddings" in kinds:
         files += [Path(inputs.embeddings or "") / f"{p}.safetensors" for p in history_periods]
-    if lm.init_from is not None:
-        files += [Path(lm.init_from) / CONFIG_NAME, Path(lm.init_from) / WEIGHTS_NAME]
+    for folder in (lm.init_from, inputs.targets_from):
+        if folder is not None:
+            files += [Path(folder) / CONFIG_NAME, Path(folder) / WEIGHTS_NAME]
     key = run_key({"lm": identity(lm), "model": identity(spec), "train": identity(config)},
                   [Path(f) for f in files])
     return TrainRun(run_name(spec.variant, config.seed), model, train_data, dev_data, histories,
                     tok.eos_token_id, key, lm, config)
+
+
+def temperature_shape(spec: ModelConfig) -> TemperatureShape:
+    """The temperature heads' settings of a run (params ``train.temperature_*``)."""
+    return TemperatureShape(rank=spec.temperature_rank, alpha=spec.temperature_alpha,
+                            beta=spec.temperature_beta, norm=spec.temperature_norm,
+                            loss_scale=spec.temperature_loss_scale)
+
+
+def target_vectors(variant: str, baseline: Path | None) -> torch.Tensor | None:
+    """A continuous variant's fixed targets: the input embeddings of the trained Baseline
+    ``baseline`` (:mod:`pipeline.models.heads` says why); ``None`` for the other variants."""
+    if not lookup(variant).targets_from_baseline:
+        return None
+    if baseline is None:
+        raise UserError(f"the {variant} model's target vectors are a trained Baseline's input "
+                        "embeddings", fix="pass --targets-from data/models/baseline-s<seed>")
+    return frozen_input_embeddings(load_future_lm(baseline).lm)
 
 
 @dataclass(frozen=True)
