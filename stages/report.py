@@ -26,6 +26,7 @@ from pipeline.infra.errors import UserError
 from pipeline.reports.figures import line_panels
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.models.registry import display_name
+from pipeline.reports.output_layers import output_layer_section
 from pipeline.reports.results import (bucket_frame, bucket_plot_frame, details_json, headline,
                                       load_runs, plot_rows, render, summarize, unigram_reference)
 from pipeline.evaluation.staleness import last_corpus_date, staleness_frame, staleness_markdown
@@ -107,7 +108,8 @@ def build_report(args: argparse.Namespace) -> Report:
     text = render(runs, summary, args.variants, args.seeds, args.baseline, args.examples,
                   buckets=buckets, window=args.window, figures=figures,
                   staleness=staleness_markdown(stale, last_corpus_date(args.corpus_counts)),
-                  unigram=unigram)
+                  unigram=unigram,
+                  sections=output_layer_section(runs, args.variants, args.seeds))
     return Report(text, summary, stale, buckets, pngs)
 
 

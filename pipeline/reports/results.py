@@ -41,7 +41,7 @@ from pipeline.evaluation.layout import METRICS_FILE, generations_file, positions
 from pipeline.infra.io import read_json, read_parquet
 from pipeline.infra.runs import run_name
 from pipeline.models.perplexity import Perplexity
-from pipeline.models.registry import display_name
+from pipeline.models.registry import display_name, lookup
 from pipeline.reports.ranking import ranking_markdown
 from pipeline.evaluation.significance import (RankSumTest, SignTest, paired_sign_test, rank_sum_test,
                                               sign_test_log10_p)
@@ -175,7 +175,7 @@ def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: 
                 values = [float(runs[(v, s)].period_metrics(period)[metric]) for s in seeds]
                 stats[metric] = float(np.mean(values))
                 stats[f"{metric}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else None
-                if v != baseline:
+                if v != baseline and comparable(v, metric):
                     test = compare(runs, v, baseline, seeds, period, metric)
                     stats[f"{metric}_p"] = test.p_value
                     stats[f"{metric}_log10_p"] = _log10_p(test)
@@ -188,6 +188,20 @@ def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: 
             for p in runs[(v, seeds[0])].periods}
         out[v] = entry
     return out
+
+
+def comparable(variant: str, metric: str) -> bool:
+    """Whether ``variant``'s ``metric`` can be tested and ranked against a softmax LM's: PPL and
+    CPL of a continuous model are of its vMF-normalised distribution (registry ``distribution``),
+    another quantity; its CM (generated text) is comparable."""
+    return metric == "cm" or lookup(variant).distribution == "softmax"
+
+
+VMF_NOTE = ("† A continuous-output model (paper 004) has no softmax: its PPL and CPL are of the vMF "
+            "densities at the vocabulary's target vectors renormalised to sum to 1 "
+            "(`pipeline.models.continuous.vmf_log_probs`), not a language model's distribution. "
+            "They are shown for completeness, never tested or ranked against the softmax models; "
+            "compare its next-word accuracy in `reports/longtail.md` instead.")
 
 
 def _log10_p(test: SignTest | RankSumTest) -> float | None:
@@ -246,9 +260,11 @@ def unigram_markdown(unigram: dict[str, Perplexity], summary: dict[str, dict]) -
     return "\n".join(lines)
 
 
-def _cell(stats: dict, metric: str) -> str:
+def _cell(stats: dict, metric: str, variant: str | None = None) -> str:
     digits = 4 if metric == "cm" else 2
     text = f"{stats[metric]:.{digits}f}"
+    if variant is not None and not comparable(variant, metric):
+        text += " †"
     if stats.get(f"{metric}_std") is not None:
         text += f" ± {stats[f'{metric}_std']:.{digits}f}"
     return text
@@ -274,7 +290,7 @@ def table3(summary: dict[str, dict], baseline: str) -> tuple[str, str]:
     p_lines = list(lines)
     for v, entry in summary.items():
         lines.append(f"| {display_name(v)} | "
-                     + " | ".join(_cell(entry[s], m) for s in SPLITS for m in METRICS) + " |")
+                     + " | ".join(_cell(entry[s], m, v) for s in SPLITS for m in METRICS) + " |")
         if v != baseline:
             p_lines.append(f"| {display_name(v)} | "
                            + " | ".join(_p(entry[s].get(f"{m}_p")) for s in SPLITS for m in METRICS)
@@ -329,13 +345,14 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
            seeds: Sequence[int], baseline: str, n_examples: int,
            buckets: pd.DataFrame | None = None, staleness: str | None = None,
            window: int | None = None, figures: dict[str, str] | None = None,
-           unigram: dict[int, Perplexity] | None = None) -> str:
+           unigram: dict[int, Perplexity] | None = None, sections: Sequence[str] = ()) -> str:
     """The whole ``reports/results.md`` text for ``summary`` (:func:`summarize`).
 
     ``buckets`` (:func:`bucket_frame`), ``staleness`` (Markdown from
     :func:`pipeline.evaluation.staleness.staleness_markdown`) and ``unigram`` (:func:`unigram_reference`)
     add their sections when given; ``figures`` maps a section (``"staleness"``, ``"buckets"``) to
-    an image path relative to the report.
+    an image path relative to the report; ``sections``: more Markdown lines, placed after the
+    ranking (:func:`pipeline.reports.output_layers.output_layer_section`).
     """
     first = runs[(variants[0], seeds[0])]
     test_period = first.split_period("test")
@@ -343,7 +360,7 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
     figures = figures or {}
     parts = _table3_section(summary, seeds, baseline, len(first.generations[test_period]), noun)
     parts += ["", "## Which variants differ", "", ranking_markdown(
-        per_seed_metrics(runs, variants, seeds), len(seeds))]
+        per_seed_metrics(runs, variants, seeds), len(seeds)), *sections]
     if unigram:
         parts += _unigram_section(unigram, summary, noun)
     if staleness is not None:
@@ -364,7 +381,7 @@ def per_seed_metrics(runs: dict[tuple[str, int], Run], variants: Sequence[str],
         for metric in METRICS:
             out[(f"{split.capitalize()} {period}", metric)] = {
                 v: [float(runs[(v, s)].period_metrics(period)[metric]) for s in seeds]
-                for v in variants}
+                for v in variants if comparable(v, metric)}
     return out
 
 
@@ -387,6 +404,7 @@ def _table3_section(summary: dict[str, dict], seeds: Sequence[int], baseline: st
         f"METEOR against the {noun}'s gold abstracts, on content words. Cells: {std_note}.",
         "",
         metrics_table,
+        *(["", VMF_NOTE] if any(not comparable(v, "ppl") for v in summary) else []),
         "",
         significance_note(baseline, seeds, noun),
         "",

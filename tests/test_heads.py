@@ -1,0 +1,185 @@
+"""The output-layer variants wired into the future LM (pipeline/models/heads.py, issue 18):
+temperature and temporal-temperature (paper 002 eq. 5, 7) and continuous output (paper 004)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from pipeline.corpus.periods import shift
+from pipeline.features.history import PeriodHistory
+from pipeline.infra.config import TrainConfig
+from pipeline.models.continuous import vmf_nll
+from pipeline.models.future_lm import load_future_lm, make_future_lm, save_future_lm, scratch_gpt2
+from pipeline.models.heads import VMF_LAMBDA1, TemperatureShape
+from pipeline.models.nll import next_token_targets, token_nll
+from pipeline.models.scoring import score_abstracts
+from pipeline.training.checkpoints import Checkpoints
+from pipeline.training.loop import train
+
+V, PAD, D = 40, 0, 16
+YEARS = ("2017", "2018", "2019")
+
+
+def lm(seed: int = 0, dropout: float = 0.0):
+    torch.manual_seed(seed)
+    return scratch_gpt2(V, PAD, n_layer=1, n_head=2, n_embd=D, n_positions=32, dropout=dropout)
+
+
+def history(period: str = "2020", seed: int = 1) -> PeriodHistory:
+    g = torch.Generator().manual_seed(seed)
+    return PeriodHistory(period, (shift(period, -2), shift(period, -1)),
+                         -6 - 2 * torch.rand(V, 2, generator=g), None,
+                         torch.ones(V, 2, dtype=torch.bool))
+
+
+def batch(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1, V, (3, 9), generator=g)
+    mask = torch.ones_like(ids)
+    mask[2, 6:] = 0
+    return ids, mask
+
+
+def continuous(variant: str = "continuous-vmf", seed: int = 0):
+    g = torch.Generator().manual_seed(7)
+    return make_future_lm(lm(seed), variant, 2, target_vectors=torch.randn(V, 12, generator=g))
+
+
+def test_tau_of_one_reproduces_the_base_softmax_exactly() -> None:
+    """sigmoid σ with W_τ2 = 0 gives σ = 1/2; α = 1/2, β = 1 then makes τ ≡ 1 (eq. 5)."""
+    ids, mask = batch()
+    plain = make_future_lm(lm(), "baseline", 2).eval()
+    model = make_future_lm(lm(), "temperature", 2,
+                           temperature=TemperatureShape(alpha=0.5, beta=1.0, norm="sigmoid")).eval()
+    with torch.no_grad():
+        model.bias.tau.w_tau2.zero_()
+    assert torch.equal(model(ids, mask).logits, plain(ids, mask).logits)
+
+
+@pytest.mark.parametrize("norm", ["softmax", "sigmoid"])
+def test_temperature_divides_the_logits_by_a_tau_in_eq5_range(norm: str) -> None:
+    ids, mask = batch()
+    shape = TemperatureShape(alpha=1.0, beta=0.5, norm=norm)
+    model = make_future_lm(lm(), "temperature", 2, temperature=shape).eval()
+    with torch.no_grad():
+        model.bias.tau.w_tau2.normal_(0, 3.0)             # far from the initial τ
+        tau = model.lm(ids, attention_mask=mask).logits / model(ids, mask).logits
+    assert tau.min() >= 2.0 - 1e-5 and tau.max() <= 4.0 + 1e-5
+    assert tau.max() - tau.min() > 0.1                    # it varies by word and context
+
+
+def test_temporal_temperature_reads_the_history_and_moves_with_it() -> None:
+    ids, mask = batch()
+    model = make_future_lm(lm(), "temporal-temperature", 2, lstm_hidden=6,
+                           temperature=TemperatureShape(norm="sigmoid")).eval()
+    assert model.history_kinds == {"frequencies"}
+    with pytest.raises(ValueError, match="history"):
+        model(ids, mask)
+    with torch.no_grad():
+        model.bias.tau.A.weight.normal_(0, 2.0)
+        a, b = model(ids, mask, history()).logits, model(ids, mask, history(seed=2)).logits
+    assert not torch.allclose(a, b)                       # another history, other temperatures
+
+
+def test_temperature_objective_is_eq7_loss_scaled_cross_entropy() -> None:
+    """mean mode: Σ_t mean_k(τ_tk) · (−log p_t(y_t)), computed here directly."""
+    ids, mask = batch()
+    model = make_future_lm(lm(), "temperature", 2,
+                           temperature=TemperatureShape(norm="sigmoid")).eval()
+    with torch.no_grad():
+        model.bias.tau.w_tau2.normal_(0, 1.0)
+    targets = next_token_targets(ids, mask)
+    loss = model(ids, mask, targets=targets).loss
+    hidden = model.lm.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
+    tau = model.bias.temperature(torch.zeros(V), hidden)
+    nll = token_nll(model.lm.lm_head(hidden) / tau, targets)
+    keep = targets != -100
+    expected = (tau.mean(-1) * nll)[keep].sum()
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def test_continuous_logits_rank_words_as_brute_force_nearest_neighbours() -> None:
+    ids, mask = batch()
+    model = continuous().eval()
+    with torch.no_grad():
+        logits = model(ids, mask).logits
+        hidden = model.lm.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
+        pred = model.bias.head(hidden)
+    targets = model.bias.head.targets
+    for b in range(ids.shape[0]):
+        for t in range(ids.shape[1]):
+            cos = [F.cosine_similarity(pred[b, t], targets[k], dim=0).item() for k in range(V)]
+            best = sorted(range(V), key=lambda k: -cos[k])[:10]
+            assert logits[b, t].topk(10).indices.tolist() == best
+    # their softmax is the vMF-normalised distribution: ê·e_k renormalised over the vocabulary
+    assert torch.allclose(logits.log_softmax(-1), (pred @ targets.T).log_softmax(-1), atol=1e-6)
+
+
+def test_continuous_vmf_objective_is_the_summed_reg1_vmf_nll() -> None:
+    ids, mask = batch()
+    model = continuous().eval()
+    targets = next_token_targets(ids, mask)
+    loss = model(ids, mask, targets=targets).loss
+    hidden = model.lm.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
+    n = int((targets != -100).sum())
+    expected = vmf_nll(model.bias.head(hidden), targets, model.bias.head.targets,
+                       lambda1=VMF_LAMBDA1) * n
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-6)
+    # the direct formula: −log C_m(κ) − ê·e_w + λ1 κ, C_m from scipy's Bessel function
+    from scipy.special import ive
+    pred = model.bias.head(hidden).detach().double()
+    e = model.bias.head.targets.double()
+    m, total = pred.shape[-1], 0.0
+    for b, t in zip(*torch.nonzero(targets != -100, as_tuple=True)):
+        x, w = pred[b, t], e[targets[b, t]]
+        kappa = float(x.norm())
+        log_c = ((m / 2 - 1) * math.log(kappa) - (m / 2) * math.log(2 * math.pi)
+                 - (math.log(ive(m / 2 - 1, kappa)) + kappa))
+        total += -log_c - float(x @ w) + VMF_LAMBDA1 * kappa
+    assert loss.item() == pytest.approx(total, rel=0.02)   # K&T's approximation of log C_m
+
+
+def test_continuous_needs_its_targets_and_they_are_unit_rows() -> None:
+    with pytest.raises(ValueError, match="target vectors"):
+        make_future_lm(lm(), "continuous-vmf", 2)
+    norms = continuous().bias.head.targets.norm(dim=-1)
+    assert torch.allclose(norms, torch.ones(V), atol=1e-6)
+
+
+def test_a_model_without_its_own_objective_refuses_targets() -> None:
+    ids, mask = batch()
+    with pytest.raises(ValueError, match="NLL"):
+        make_future_lm(lm(), "baseline", 2)(ids, mask, targets=next_token_targets(ids, mask))
+
+
+@pytest.mark.parametrize("variant", ["temperature", "temporal-temperature", "continuous-vmf",
+                                     "continuous-cosine", "continuous-max-margin"])
+def test_training_lowers_the_objective_keeps_the_targets_and_round_trips(tmp_path,
+                                                                         variant: str) -> None:
+    g = torch.Generator().manual_seed(0)
+    data = {y: [[PAD] + torch.randint(1, 8, (10,), generator=g).tolist() + [PAD]
+                for _ in range(4)] for y in YEARS}
+    histories = {y: history(y) for y in (*YEARS, "2020")}
+    model = (continuous(variant) if variant.startswith("continuous")
+             else make_future_lm(lm(), variant, 2, lstm_hidden=6))
+    fixed = model.bias.head.targets.clone() if variant.startswith("continuous") else None
+    losses: list[float] = []
+    config = TrainConfig(epochs=6, batch_size=4, grad_accum=2, lr_lm=1e-2, lr_new=1e-2,
+                         warmup_steps=0, patience=0)
+    train(model, data, {"2020": data["2019"][:2]}, histories, config, pad_id=PAD, device="cpu",
+          checkpoints=Checkpoints(tmp_path / "ckpt", key="k"), live_dir=tmp_path / "live",
+          on_step=lambda s, loss: losses.append(loss))
+    assert all(math.isfinite(x) for x in losses) and losses[-1] < losses[0], losses
+    if fixed is not None:
+        assert torch.equal(model.bias.head.targets, fixed)   # the target space is never trained
+    save_future_lm(model, tmp_path / "model")
+    loaded = load_future_lm(tmp_path / "model")
+    seqs = data["2019"]
+    h = histories["2019"] if variant == "temporal-temperature" else None
+    a = score_abstracts(model.eval(), seqs, None, h, 2, pad_id=PAD).tokens["nll_sum"]
+    b = score_abstracts(loaded, seqs, None, h, 2, pad_id=PAD).tokens["nll_sum"]
+    assert a.tolist() == b.tolist()
