@@ -107,3 +107,10 @@ def test_trains_on_one_thread_and_restores_the_callers_setting() -> None:
     finally:
         torch.set_num_threads(previous)
     np.testing.assert_array_equal(one.vectors, two.vectors)
+
+
+@pytest.mark.parametrize("bad", [{"dim": 0}, {"window": 0}, {"negatives": 0}, {"min_count": 0},
+                                 {"epochs": -1}])
+def test_rejects_bad_settings(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        train_sgns(FIRST[:10], progress=False, **{**KW, **bad})

@@ -137,8 +137,8 @@ def train_sgns(texts: Sequence[str], *, dim: int = 50, window: int = 4, negative
 def _train(texts: Sequence[str], *, dim: int, window: int, negatives: int, epochs: int,
            min_count: int, seed: int, lr: float, subsample: float, batch_size: int,
            progress: bool, desc: str) -> SGNSVectors:
-    if dim < 1 or window < 1 or negatives < 0 or epochs < 0 or min_count < 1 or batch_size < 1:
-        raise ValueError("dim, window, min_count, batch_size must be >= 1; negatives, epochs >= 0")
+    if min(dim, window, negatives, min_count, batch_size) < 1 or epochs < 0:
+        raise ValueError("dim, window, negatives, min_count, batch_size must be >= 1; epochs >= 0")
     docs = [tokenize(t) for t in texts]
     words, counts = build_vocabulary(docs, min_count)
     gen = torch.Generator().manual_seed(seed)

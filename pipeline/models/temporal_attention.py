@@ -144,7 +144,9 @@ class _TemporalMixin(nn.Module):
             ids = ids[:, None].expand(-1, kv_len)
         if ids.shape[-1] < kv_len:
             raise ValueError(f"time ids cover {ids.shape[-1]} positions, keys need {kv_len}")
-        rows = self.time(source(ids[:, :kv_len]))  # [B, kv, H*d]
+        # W_T on the n_periods + 2 time vectors, then a lookup: the same rows as
+        # ``self.time(source(ids))`` without a [B * kv, D] x [D, H * d] product per layer
+        rows = self.time(source.embedding.weight)[ids[:, :kv_len]]  # [B, kv, H*d]
         return rows.view(*rows.shape[:2], n_heads, -1).transpose(1, 2)
 
     def _temporal_attend(
