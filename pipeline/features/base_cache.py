@@ -81,6 +81,11 @@ class PeriodHidden:
         return [self.ids[a:b].tolist() for a, b in zip(self.offsets[:-1].tolist(),
                                                          self.offsets[1:].tolist())]
 
+    def to(self, device: torch.device | str) -> PeriodHidden:
+        """A copy on ``device`` (e.g. the whole cache on the GPU, when it fits)."""
+        return PeriodHidden(self.period, self.hidden.to(device), self.ids.to(device),
+                            self.offsets.to(device))
+
     def batch(self, index: Sequence[int], device: torch.device | str) -> tuple[Tensor, Tensor, Tensor]:
         """``hidden [B, T, d]`` (zeros on padding), ``input_ids [B, T]`` and ``attention_mask``
         of abstracts ``index``, right-padded as :func:`pipeline.models.nll.collate` pads."""

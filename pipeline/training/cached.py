@@ -1,6 +1,6 @@
 """Shared-base training and scoring from the frozen LM's cached hidden states (issue 20 §1).
 
-With ``freeze_lm`` (``train.base: shared``) :func:`pipeline.training.build_optimizer` freezes the
+With ``freeze_lm`` (``train.base: shared``) :func:`pipeline.training.optim.build_optimizer` freezes the
 whole LM — ``lm_head`` too (GPT-2's is tied to the input embeddings) — and trains only the bias
 module; the LM runs in eval mode. Its final hidden states ``H`` are then constants, so
 :mod:`pipeline.features.base_cache` computes them once and a step here only runs
