@@ -7,11 +7,12 @@ built by scripts/make_changelog_corpus.py, provenance in tests/fixtures/SOURCE.m
 
 * **Half-years.** A throw-away DVC project (tests/dvc_project.py) with ``data.columns`` mapping
   those names, the language filter and the ACL rules off, ``split.period: half``, train
-  2018H1-2020H1, dev 2020H2, test 2021H1, window 2, a tiny from-scratch model and two variants
-  (Baseline, Frequency) runs the generated graph (``python -m stages.graph``, as ``make graph``)
-  and ``dvc repro`` end to end. Checked: stages and per-period feature files are named by
-  half-year labels, every bad row is in a rejects table with its reason, the counts plot is in
-  time order, scores, a forecast and the reports name the half-years.
+  2018H1-2020H1, dev 2020H2, test 2021H1, window 2, a tiny from-scratch model and four variants
+  (Baseline, Frequency, Temporal-Temperature, Continuous-vMF) runs the generated graph
+  (``python -m stages.graph``, as ``make graph``) and ``dvc repro`` end to end. Checked: stages
+  and per-period feature files are named by half-year labels, every bad row is in a rejects
+  table with its reason, the counts plot is in time order, scores, a forecast and the reports
+  name the half-years, and the continuous model's PPL is labelled in the report.
 * **Quarters.** The same corpus at quarters has no empty quarter, but a thin one: the Debian 10
   freeze leaves 2019Q2 with 6 entries. The run passes the split stage (the point where an empty
   period would stop it, before any training) with a warning naming 2019Q2, and trains the
@@ -60,6 +61,10 @@ CORPUS = {
 }
 HALF = {
     **CORPUS,
+    # + issue 18's output layers: a head that reads a half-year history, and a continuous model
+    # whose train stage reads the Baseline's model folder (its target vectors)
+    "experiment": {"variants": ["baseline", "frequency", "temporal-temperature",
+                                "continuous-vmf"], "seeds": [0]},
     "split": {"period": "half", "train_first": "2018H1", "train_last": "2020H1",
               "dev": "2020H2", "test": "2021H1", "min_documents": 20},
     "features": {"window": 2},
@@ -229,6 +234,12 @@ def check_scores_forecast_and_report_name_the_half_years(half: Half) -> None:
                 ).is_file()
     results = (proj / "reports" / "results.md").read_text()
     assert "| Model | Dev 2020H2 PPL |" in results and "Test 2021H1 PPL" in results
+    # the output layers: a continuous model's PPL is labelled, never tested against Baseline
+    assert re.search(r"\| Continuous-vMF \| [\d.]+ † \|", results), results
+    assert "## Output layers" in results and "Temporal-Temperature" in results
+    continuous = json.loads((proj / "data" / "models" / "continuous-vmf-s0" / "config.json")
+                            .read_text())
+    assert continuous["bias"]["target_dim"] == TINY_MODEL["lm"]["n_embd"]
     assert "| PPL | 2020H2 | 2021H1" in results            # staleness, in time order
     assert "test half-year (2021H1" in results
     assert not re.search(r"\b(dev|test) year\b", results)

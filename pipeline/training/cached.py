@@ -104,7 +104,7 @@ def train_cached(model: FutureLM, train_data: Mapping[str, PeriodHidden],
     model.to(device)
     for part in (*train_data.values(), *dev_data.values()):
         _check(model, part)
-    missing = [p for p in (*train_data, *dev_data) if model.bias is not None and histories.get(p) is None]
+    missing = [p for p in (*train_data, *dev_data) if model.history_kinds and histories.get(p) is None]
     if missing:
         raise ValueError(f"no history for periods {in_time_order(missing)}")
     histories = {p: (h.to(device) if h is not None else None) for p, h in histories.items()}

@@ -211,7 +211,7 @@ def _histories_on(model: FutureLM, train_data: Sequences, dev_data: Sequences,
                   histories: Mapping[str, PeriodHistory | None],
                   device: torch.device) -> dict[str, PeriodHistory | None]:
     """Every history on ``device``; a bias model missing a train or dev period's is an error."""
-    missing = [p for p in (*train_data, *dev_data) if model.bias is not None and histories.get(p) is None]
+    missing = [p for p in (*train_data, *dev_data) if model.history_kinds and histories.get(p) is None]
     if missing:
         raise ValueError(f"no history for periods {in_time_order(missing)}: the {model.variant} "
                          "model needs the features of the m periods before each train/dev period")

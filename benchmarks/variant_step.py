@@ -1,0 +1,116 @@
+"""Training-step time and autograd memory of the wired output-layer variants (issue 18 §5).
+
+Unlike ``benchmarks.temperature_step`` / ``benchmarks.continuous_step`` (the heads alone), this
+times the real training step of each registry variant: :class:`pipeline.models.future_lm.FutureLM`
+built by ``make_future_lm``, one optimizer step of ``pipeline.training.loop._forward_backward``
+(the variant's own objective where it has one) plus AdamW, on the default profile's shapes
+(scratch GPT-2 2 x 128, |V| 4,096, batch 4 x 128 tokens, dropout 0.1, the pinned kernels and
+threads). Steps are interleaved round-robin; the median per variant is reported with its ratio to
+Baseline. Memory: the bytes of the tensors autograd saves for backward in one step (unique
+storages, ``torch.autograd.graph.saved_tensors_hooks``), the part of a step's memory a variant
+changes. Goals (issue 18): temperature <= 1.3x Baseline's step, continuous <= 1.0x.
+
+    .venv/bin/python -m benchmarks.variant_step [--rounds 30] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+
+from pipeline.infra.numerics import THREADS, configure_torch, pin_kernels
+
+pin_kernels()   # before torch: the stages' kernels
+
+import torch  # noqa: E402
+
+from benchmarks._results import interleaved_medians, publish, ratio_rows  # noqa: E402
+from pipeline.features.history import PeriodHistory  # noqa: E402
+from pipeline.infra.config import TrainConfig  # noqa: E402
+from pipeline.infra.distributed import SINGLE  # noqa: E402
+from pipeline.models.future_lm import FutureLM, make_future_lm, scratch_gpt2  # noqa: E402
+from pipeline.training.loop import _forward_backward  # noqa: E402
+from pipeline.training.optim import build_optimizer  # noqa: E402
+
+VOCAB, LAYERS, WIDTH, HEADS, BATCH, LENGTH = 4096, 2, 128, 4, 4, 128
+VARIANTS = ("baseline", "frequency", "temperature", "temporal-temperature", "continuous-vmf",
+            "continuous-cosine")
+
+
+def build(variant: str) -> FutureLM:
+    torch.manual_seed(0)
+    lm = scratch_gpt2(VOCAB, 0, n_layer=LAYERS, n_head=HEADS, n_embd=WIDTH, n_positions=256,
+                      dropout=0.1)
+    targets = torch.randn(VOCAB, WIDTH) if variant.startswith("continuous") else None
+    return make_future_lm(lm, variant, 2, lstm_hidden=32, dropout=0.1,
+                          target_vectors=targets).train()
+
+
+def saved_bytes(step) -> int:
+    """Bytes of the unique storages autograd saves during ``step()``."""
+    seen: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        seen[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        step()
+    return sum(seen.values())
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.variant_step", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=30, help="timed steps per variant (round-robin)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed steps per variant first")
+    p.add_argument("--out", default=None, help="also write the Markdown result here")
+    args = p.parse_args(argv)
+
+    configure_torch(THREADS)
+    g = torch.Generator().manual_seed(0)
+    batch = [torch.randint(1, VOCAB, (LENGTH,), generator=g).tolist() for _ in range(BATCH)]
+    history = PeriodHistory("2021", ("2019", "2020"), torch.randn(VOCAB, 2, generator=g) - 8.0,
+                            None, torch.ones(VOCAB, 2, dtype=torch.bool))
+    config = TrainConfig(batch_size=BATCH, grad_accum=1, lr_lm=1e-4, lr_new=1e-3)
+    runs = {}
+    for variant in VARIANTS:
+        model = build(variant)
+        runs[variant] = (model, build_optimizer(model, config),
+                         history if model.history_kinds else None)
+
+    def step(model: FutureLM, opt: torch.optim.Optimizer, h: PeriodHistory | None) -> None:
+        _forward_backward(model, model, [batch], h, config, 0, torch.device("cpu"), SINGLE)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    memory = {v: saved_bytes(lambda r=runs[v]: step(*r)) for v in VARIANTS}
+    medians = interleaved_medians(runs, step, args.warmup, args.rounds)
+    rows = [f"{row} {memory[v] / 2**20:.1f} | {memory[v] / memory['baseline']:.2f}x |"
+            for v, row in zip(VARIANTS, ratio_rows(medians, "baseline"))]
+    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    model_name = next((line.split(":", 1)[1].strip() for line in cpu.splitlines()
+                       if line.startswith("Model name")), platform.processor())
+    text = "\n".join([
+        "# Benchmark: training step of the wired output-layer variants (issue 18 §5)",
+        "",
+        f"Command: `.venv/bin/python -m benchmarks.variant_step {' '.join(argv or [])}`: the real "
+        f"step (`loop._forward_backward` + AdamW) of each registry variant, scratch GPT-2 "
+        f"{LAYERS} x {WIDTH}, |V| {VOCAB:,}, batch {BATCH} x {LENGTH} tokens, dropout 0.1, "
+        f"{THREADS} pinned threads, median of {args.rounds} interleaved steps. Memory: bytes "
+        "autograd saves for backward in one step.",
+        f"Machine: {model_name}, {os.cpu_count()} CPUs, 1-minute load average "
+        f"{os.getloadavg()[0]:.1f} at the end; torch {torch.__version__}.",
+        "",
+        "| variant | ms/step | vs baseline | saved for backward (MiB) | vs baseline |",
+        "|---|---:|---:|---:|---:|",
+        *rows,
+    ]) + "\n"
+    publish(text, args.out)
+
+
+if __name__ == "__main__":
+    main()
