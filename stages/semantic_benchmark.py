@@ -3,11 +3,13 @@
 Reads the abstracts of the first and last group of periods (--first, --last: semantic_change's
 groups, resolved) and the stopwords; merges word pairs into pseudo-words whose mix of the two
 usages shifts by a known amount (pipeline/corpus/pseudowords.py), scores them with the contextual
-method (paper 003's Algorithm 1 with the embeddings stage's encoder and layer) and the frequency
-baseline, and correlates each with the truth (Spearman and Pearson, p-values, bootstrap
-intervals). Writes reports/semantic_benchmark.md, reports/semantic_benchmark.json and
-plots/semantic_benchmark.csv (method, word, kind, truth, score) with a PNG beside it. A corpus
-with too few frequent words gets a report that says so, not a failed stage.
+method (paper 003's Algorithm 1 with the embeddings stage's encoder and layer), the
+temporal-attention method (a masked LM with paper 003's temporal attention trained on the two
+groups, then Algorithm 1: pipeline/evaluation/temporal_mlm.py) and the frequency baseline, and
+correlates each with the truth (Spearman and Pearson, p-values, bootstrap intervals). Writes
+reports/semantic_benchmark.md, reports/semantic_benchmark.json and plots/semantic_benchmark.csv
+(method, word, kind, truth, score) with a PNG beside it. A corpus with too few frequent words
+gets a report that says so, not a failed stage.
 """
 
 from __future__ import annotations
@@ -92,8 +94,13 @@ def main(argv: list[str] | None = None) -> None:
                                                args.max_length, args.batch_size, device)
         groups.append((part, sums, counts))
         skipped += missed
+    from pipeline.evaluation.temporal_mlm import benchmark_change, settings_from
+
+    temporal, trained = benchmark_change(rewritten, first, last, words, settings_from(config),
+                                         args.encoder)
     frame = scores_frame(truth, {
         "contextual": contextual_change(groups[0][1:], groups[1][1:]),
+        "temporal-attention": temporal,
         "frequency": frequency_change(groups[0][0], groups[1][0], words)})
     correlated = truth_correlations(frame, dict(zip(truth["word"], truth["truth"])), config.seed)
     png = Path(args.plot).with_suffix(".png")
@@ -106,6 +113,9 @@ def main(argv: list[str] | None = None) -> None:
         tmp.write_text(markdown(first, last, frame, truth, correlated, args.encoder, skipped,
                                 link), encoding="utf-8")
     write_json({"first": first, "last": last, "skipped_occurrences": skipped,
+                "temporal_attention": {"skipped_occurrences": trained["skipped"],
+                                       "first_loss": trained["losses"][0],
+                                       "last_loss": trained["losses"][-1]},
                 "correlations": correlated, "pseudo_words": truth.astype(object).where(truth.notna(), None).to_dict(orient="records"),
                 "scores": frame.to_dict(orient="records")}, args.details)
     print(f"wrote {args.out} and {args.details}", file=sys.stderr)

@@ -49,6 +49,17 @@ def semantic_benchmark_stage(plan: Plan, code: Code) -> dict[str, Any]:
                "--n-controls ${semantic_benchmark.n_controls} "
                "--min-count ${semantic_benchmark.min_count} "
                "--max-shift ${semantic_benchmark.max_shift} --seed ${semantic_benchmark.seed} "
+               "--temporal-init ${semantic_benchmark.temporal_init} "
+               "--temporal-epochs ${semantic_benchmark.temporal_epochs} "
+               "--temporal-steps ${semantic_benchmark.temporal_steps} "
+               "--temporal-lr ${semantic_benchmark.temporal_lr} "
+               "--temporal-lr-new ${semantic_benchmark.temporal_lr_new} "
+               "--temporal-batch-size ${semantic_benchmark.temporal_batch_size} "
+               "--temporal-max-length ${semantic_benchmark.temporal_max_length} "
+               "--temporal-hidden ${semantic_benchmark.temporal_hidden} "
+               "--temporal-depth ${semantic_benchmark.temporal_depth} "
+               "--temporal-sentences ${semantic_benchmark.temporal_sentences} "
+               "--temporal-layers ${semantic_benchmark.temporal_layers} "
                f"--out reports/semantic_benchmark.md --details {SEMANTIC_BENCHMARK} "
                "--plot plots/semantic_benchmark.csv",
         "deps": [*code("semantic_benchmark"), ABSTRACTS, STOPWORDS],

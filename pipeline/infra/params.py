@@ -221,6 +221,31 @@ class SemanticBenchmarkConfig:
         "largest shift of the b-share (from 0.1), in (0, 0.9)"))
     seed: int = field(default=0, metadata=_help(
         "seed of the word pairs, the replaced occurrences and the bootstrap intervals"))
+    # temporal-attention method (paper 003 §4, Algorithm 1): pipeline/evaluation/temporal_mlm.py
+    temporal_init: str = field(default="scratch", metadata=_help(
+        "temporal-attention MLM: `scratch` (a small random BERT with embeddings.encoder's "
+        "tokenizer) or a BERT encoder to start from (e.g. sentence-transformers/all-MiniLM-L6-v2, "
+        "fresh MLM head)"))
+    temporal_epochs: int = field(default=4, metadata=_help(
+        "temporal-attention MLM: passes over the two groups' texts"))
+    temporal_steps: int = field(default=0, metadata=_help(
+        "temporal-attention MLM: >0 trains this many batches instead of temporal_epochs"))
+    temporal_lr: float = field(default=1e-3, metadata=_help(
+        "temporal-attention MLM: AdamW learning rate of the model's own weights (linear decay)"))
+    temporal_lr_new: float = field(default=1e-3, metadata=_help(
+        "temporal-attention MLM: learning rate of the new modules (time embedding, W_T, MLM head)"))
+    temporal_batch_size: int = field(default=16, metadata=_help(
+        "temporal-attention MLM: training windows per batch"))
+    temporal_max_length: int = field(default=128, metadata=_help(
+        "temporal-attention MLM: tokens per training window and per encoded sentence"))
+    temporal_hidden: int = field(default=128, metadata=_help(
+        "temporal-attention MLM from scratch: hidden size (one head per 64)"))
+    temporal_depth: int = field(default=2, metadata=_help(
+        "temporal-attention MLM from scratch: transformer layers"))
+    temporal_sentences: int = field(default=20, metadata=_help(
+        "Algorithm 1's n: sentences per period and word (drawn with the seed when more)"))
+    temporal_layers: int = field(default=2, metadata=_help(
+        "Algorithm 1's h: last hidden layers averaged (the embedding output counts as one)"))
 
 # Which fields hold each params.yaml section's keys: (class, None) = all of its fields, or (class,
 # the fields that are params). The other fields are set by the stage graph from other params

@@ -8,6 +8,9 @@ each method scores them on the rewritten texts, and its scores are correlated wi
 
 * ``contextual`` — Algorithm 1 on the encoder of the embeddings stage
   (:mod:`pipeline.evaluation.word_vectors`): cosine distance of the two groups' mean vectors;
+* ``temporal-attention`` — paper 003's method (:mod:`pipeline.evaluation.temporal_mlm`): a masked
+  LM with temporal attention trained on the two groups' texts, then Algorithm 1 (up to n
+  sentences per period, mean of the last h layers at the word's sub-tokens, cosine distance);
 * ``frequency`` — |Δ log relative frequency| of the pseudo-word between the groups (add-one).
 
 The truth moves a word's *mix of usages*; its frequency changes too (replaced b's add to it), so
@@ -27,7 +30,7 @@ from pipeline.corpus.pseudowords import (WORD, choose_pairs, count_words, make_b
 from pipeline.evaluation.semantic_change import cosine_distance
 from pipeline.reports.semantic_change import truth_lines
 
-METHODS = ("contextual", "frequency")
+METHODS = ("contextual", "temporal-attention", "frequency")
 
 
 def build(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str], n_targets: int,
@@ -81,7 +84,9 @@ def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, tru
              "amount (`pipeline/corpus/pseudowords.py`); truth = Jensen-Shannon distance of the "
              "two groups' mixes, from the counts actually replaced. Methods: *contextual* = "
              f"Algorithm 1 with `{encoder}` (cosine distance of the mean occurrence vectors; "
-             f"{skipped} occurrences past the encoder's window had no vector); *frequency* = "
+             f"{skipped} occurrences past the encoder's window had no vector); "
+             "*temporal-attention* = Algorithm 1 on a masked LM with paper 003's temporal attention trained on the two "
+             "groups (`pipeline/evaluation/temporal_mlm.py`); *frequency* = "
              "|Δ log relative frequency|.", "", *truth_lines(correlated), "",
              *([f"![scores against the truth]({figure})", ""] if figure else []),
              "| pseudo-word | kind | merged words | truth | "

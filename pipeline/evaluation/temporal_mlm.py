@@ -1,0 +1,338 @@
+"""Semantic change with a temporal-attention masked LM (paper 003, §4 and Algorithm 1; issue 19 §2).
+
+A BERT masked LM whose self-attention is eq. 2's temporal attention
+(:mod:`pipeline.models.temporal_attention`) is trained on the texts of the first and last group
+of periods, each text with its period as time point (the index of its period among the groups'
+periods, in time order; padding and ``[MASK]`` tokens get the layer's two special time points,
+footnote 3). Then, per target word, Algorithm 1: up to ``n`` sentences per period that hold the
+word (:func:`pipeline.evaluation.semantic_change.split_sentences`, matched by
+:func:`pipeline.corpus.pseudowords.word_pattern`, drawn at random with the seed when there are
+more) are run through the model *with their period's time point*; a sentence's vector ``v`` is
+the mean, over the word's sub-tokens (every occurrence in the sentence), of the mean of the last
+``h`` hidden layers (lines 5-7); ``x_t`` is the mean of a period's ``v`` (line 10); a group's
+vector is the mean of its periods' ``x_t`` (one period per group in the paper); the score is the
+cosine distance of the two groups' vectors (line 12), NaN where a group never sees the word.
+
+Initialisation: ``init`` is a BERT encoder (hub name, resolved offline by
+:mod:`pipeline.models.hub`; its weights, a fresh MLM head and fresh temporal modules) or
+``"scratch"`` (a small random BERT with ``embeddings.encoder``'s tokenizer). The default is
+scratch, measured on the sample (2017 → 2021, 10 changed + 10 stable pseudo-words, seed 0, 2 CPU
+cores shared with other jobs): all-MiniLM-L6-v2 with temporal attention costs ~13 s per training
+step of 16×128 tokens (6 layers of 384 plus the 30k-word head), so 20 steps (a third of an
+epoch) took 258 s and left the model far from trained (MLM loss 10.4 → 7.5, Spearman 0.04):
+eq. 2 replaces every pretrained query by its projection on the time rows (rank 1 for one time
+point per text), so the pretrained attention must be relearnt and a few steps are not enough.
+A 2-layer, 128-wide BERT from scratch trains several epochs within the budget (numbers in
+``params.yaml``'s comments and the issue's report).
+
+Deterministic on CPU from ``seed``: the model's initialisation, the batch order and the masks
+come from seeded generators, dropout is the portable one (:func:`pipeline.models.portable.
+make_portable`), and the sentence draws use ``numpy.random.default_rng(seed)``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+from tqdm import tqdm
+from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerBase
+
+from pipeline.corpus.pseudowords import word_pattern
+from pipeline.evaluation.semantic_change import cosine_distance, split_sentences
+from pipeline.models.portable import make_portable
+from pipeline.models.temporal_attention import TimeEmbedding, add_temporal_attention, temporal_times
+
+SCRATCH = "scratch"
+
+
+@dataclass(frozen=True)
+class TemporalMLMSettings:
+    """The temporal-attention method's knobs (params ``semantic_benchmark.temporal_*``)."""
+
+    init: str = "sentence-transformers/all-MiniLM-L6-v2"
+    epochs: int = 1
+    steps: int = 0          # >0: train this many steps instead (the schedule decays over them)
+    lr: float = 5e-5        # the encoder's own weights
+    lr_new: float = 1e-3    # the new modules: time embedding, W_T, the MLM head's transform
+    batch_size: int = 16
+    max_length: int = 128   # tokens per training window and per encoded sentence
+    mask_prob: float = 0.15
+    sentences: int = 50     # n: sentences per period and word
+    layers: int = 4         # h: last hidden layers averaged
+    hidden: int = 128       # scratch only: hidden size (heads of 64)
+    depth: int = 2          # scratch only: layers
+    seed: int = 0
+
+
+def build_model(tokenizer: PreTrainedTokenizerBase, n_periods: int, settings: TemporalMLMSettings,
+                encoder: torch.nn.Module | None = None) -> tuple[BertForMaskedLM, TimeEmbedding]:
+    """A BERT MLM with temporal attention: from ``encoder``'s weights (a BertModel) with a fresh MLM
+    head, or from scratch (``encoder=None``, size from ``settings``). Portable dropout."""
+    torch.manual_seed(settings.seed)
+    if encoder is not None:
+        if getattr(encoder.config, "model_type", None) != "bert":
+            raise ValueError(f"temporal attention needs a BERT encoder, got {encoder.config.model_type!r}")
+        config = BertConfig.from_dict(encoder.config.to_dict())
+        config._attn_implementation = "sdpa"
+        model = BertForMaskedLM(config)
+        missing, unexpected = model.bert.load_state_dict(encoder.state_dict(), strict=False)
+        if missing or any(not k.startswith("pooler.") for k in unexpected):
+            raise ValueError(f"encoder weights do not fit: missing {missing}, unexpected {unexpected}")
+    else:
+        config = BertConfig(vocab_size=len(tokenizer), hidden_size=settings.hidden,
+                            num_hidden_layers=settings.depth,
+                            num_attention_heads=max(1, settings.hidden // 64),
+                            intermediate_size=4 * settings.hidden,
+                            max_position_embeddings=max(512, settings.max_length),
+                            pad_token_id=tokenizer.pad_token_id)
+        config._attn_implementation = "sdpa"
+        model = BertForMaskedLM(config)
+    emb = add_temporal_attention(model, n_periods)
+    make_portable(model)
+    return model, emb
+
+
+def _new_parameters(model: BertForMaskedLM) -> set[int]:
+    new = set(map(id, model.time_embedding.parameters()))
+    new |= {id(p) for n, p in model.named_parameters() if n.endswith(".time.weight")}
+    new |= {id(p) for p in model.cls.predictions.transform.parameters()}
+    new.add(id(model.cls.predictions.bias))
+    return new
+
+
+def training_windows(tokenizer: PreTrainedTokenizerBase, texts: Sequence[str],
+                     periods: Sequence[int], max_length: int) -> list[tuple[list[int], int]]:
+    """Each text's tokens cut into windows of ``max_length`` (with [CLS] ... [SEP]), with its
+    period."""
+    body = max_length - 2
+    out = []
+    for ids, period in zip(tokenizer(list(texts), add_special_tokens=False)["input_ids"], periods):
+        for at in range(0, len(ids), body):
+            out.append(([tokenizer.cls_token_id, *ids[at:at + body], tokenizer.sep_token_id], period))
+    return out
+
+
+def _collate(windows: Sequence[tuple[list[int], int]], pad_id: int) -> tuple[Tensor, Tensor, Tensor]:
+    width = max(len(w) for w, _ in windows)
+    ids = torch.full((len(windows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for row, (w, _) in enumerate(windows):
+        ids[row, :len(w)] = torch.tensor(w)
+        mask[row, :len(w)] = 1
+    return ids, mask, torch.tensor([p for _, p in windows])
+
+
+def mask_tokens(ids: Tensor, special: Tensor, tokenizer: PreTrainedTokenizerBase, prob: float,
+                generator: torch.Generator) -> tuple[Tensor, Tensor]:
+    """BERT's masking: ``prob`` of the non-special tokens are targets; 80 % become [MASK], 10 % a
+    random token, 10 % stay. Returns ``(inputs, labels)`` (labels -100 off target)."""
+    pick = (torch.rand(ids.shape, generator=generator) < prob) & ~special
+    labels = ids.masked_fill(~pick, -100)
+    roll = torch.rand(ids.shape, generator=generator)
+    inputs = ids.clone()
+    inputs[pick & (roll < 0.8)] = tokenizer.mask_token_id
+    swap = pick & (roll >= 0.8) & (roll < 0.9)
+    inputs[swap] = torch.randint(len(tokenizer), ids.shape, generator=generator)[swap]
+    return inputs, labels
+
+
+def mlm_loss(model: BertForMaskedLM, emb: TimeEmbedding, tokenizer: PreTrainedTokenizerBase,
+             ids: Tensor, attention: Tensor, periods: Tensor, labels: Tensor) -> Tensor:
+    """The MLM loss of a batch with its per-text periods (special time points for pad / [MASK]).
+    The head runs on the target positions only (its vocabulary projection is most of the cost)."""
+    times = emb.ids(periods, attention, ids, tokenizer.mask_token_id)
+    with temporal_times(model, times):
+        hidden = model.bert(input_ids=ids, attention_mask=attention).last_hidden_state
+    target = labels != -100
+    logits = model.cls(hidden[target])
+    return torch.nn.functional.cross_entropy(logits.float(), labels[target])
+
+
+def train(model: BertForMaskedLM, emb: TimeEmbedding, tokenizer: PreTrainedTokenizerBase,
+          texts: Sequence[str], periods: Sequence[int], settings: TemporalMLMSettings,
+          progress: bool = True) -> list[float]:
+    """AdamW (``lr`` for the encoder, ``lr_new`` for the new modules), linear decay, clip 1.0,
+    ``epochs`` passes over the windows (or ``steps`` batches), each pass in a seeded order.
+    Returns the loss of every step."""
+    windows = training_windows(tokenizer, texts, periods, settings.max_length)
+    special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)))
+    generator = torch.Generator().manual_seed(settings.seed)
+    new = _new_parameters(model)
+    groups = [{"params": [p for p in model.parameters() if id(p) not in new], "lr": settings.lr},
+              {"params": [p for p in model.parameters() if id(p) in new], "lr": settings.lr_new}]
+    optimizer = torch.optim.AdamW(groups, weight_decay=0.01)
+    per_epoch = math.ceil(len(windows) / settings.batch_size)
+    total = settings.steps if settings.steps > 0 else max(1, per_epoch * settings.epochs)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - step / total)
+    losses: list[float] = []
+    model.train()
+    with tqdm(total=total, desc="temporal MLM", unit="step", disable=not progress,
+              mininterval=1.0) as bar:
+        while len(losses) < total:
+            order = torch.randperm(len(windows), generator=generator).tolist()
+            for at in range(0, len(order), settings.batch_size):
+                if len(losses) == total:
+                    break
+                ids, attention, batch_periods = _collate(
+                    [windows[i] for i in order[at:at + settings.batch_size]], tokenizer.pad_token_id)
+                special = torch.isin(ids, special_ids)
+                inputs, labels = mask_tokens(ids, special, tokenizer, settings.mask_prob, generator)
+                loss = mlm_loss(model, emb, tokenizer, inputs, attention, batch_periods, labels)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                schedule.step()
+                losses.append(loss.item())
+                bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
+                bar.update()
+    model.eval()
+    return losses
+
+
+def sample_sentences(texts: Sequence[str], words: Sequence[str], n: int,
+                     rng: np.random.Generator) -> tuple[list[str], list[list[int]]]:
+    """The sentences of ``texts`` holding any of ``words`` and, per word, the indices of up to
+    ``n`` of those holding it (all of them when there are at most ``n``; else drawn by ``rng``)."""
+    pattern = word_pattern(words)
+    sentences = [s for t in texts for s in split_sentences(t) if pattern.search(s)]
+    found = [{m.group(0).lower() for m in pattern.finditer(s)} for s in sentences]
+    chosen = []
+    for w in words:
+        holding = [i for i, f in enumerate(found) if w.lower() in f]
+        if len(holding) > n:
+            holding = sorted(rng.choice(holding, size=n, replace=False).tolist())
+        chosen.append(holding)
+    return sentences, chosen
+
+
+@torch.inference_mode()
+def vectors_for(model: BertForMaskedLM, emb: TimeEmbedding, tokenizer: PreTrainedTokenizerBase,
+                sentences: Sequence[str], wanted: Sequence[Sequence[str]], period: int,
+                last_layers: int, max_length: int, batch_size: int
+                ) -> tuple[list[list[np.ndarray | None]], int]:
+    """Algorithm 1 lines 5-7, with every sentence at time point ``period``: for each sentence and
+    each word in ``wanted[i]``, the mean over the word's sub-tokens (all its occurrences in the
+    sentence) of the mean of the last ``last_layers`` hidden layers (float64), or None where
+    truncation at ``max_length`` left none of them; and the number of such misses."""
+    n_states = model.config.num_hidden_layers + 1
+    if not 1 <= last_layers <= n_states:
+        raise ValueError(f"last_layers must be in [1, {n_states}], got {last_layers}")
+    model.eval()
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))   # less padding
+    out: list[list[np.ndarray | None]] = [[] for _ in sentences]
+    skipped = 0
+    for at in range(0, len(order), batch_size):
+        rows = order[at:at + batch_size]
+        enc = tokenizer([sentences[i] for i in rows], return_offsets_mapping=True, truncation=True,
+                        max_length=max_length, padding=True, return_tensors="pt")
+        times = emb.ids(torch.full((len(rows),), period), enc["attention_mask"])
+        with temporal_times(model, times):
+            states = model.bert(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                                output_hidden_states=True).hidden_states
+        mean = torch.stack(states[-last_layers:]).mean(0).double().numpy()
+        offsets = enc["offset_mapping"].numpy()
+        for r, i in enumerate(rows):
+            start, end = offsets[r, :, 0], offsets[r, :, 1]
+            real = end > start
+            for w in wanted[i]:
+                inside = np.zeros_like(real)
+                for m in word_pattern([w]).finditer(sentences[i]):
+                    inside |= real & (start < m.end()) & (end > m.start())
+                if inside.any():
+                    out[i].append(mean[r, inside].mean(axis=0))
+                else:
+                    out[i].append(None)
+                    skipped += 1
+    return out, skipped
+
+
+def period_means(model: BertForMaskedLM, emb: TimeEmbedding, tokenizer: PreTrainedTokenizerBase,
+                 texts: Sequence[str], period: int, words: Sequence[str], n: int, last_layers: int,
+                 max_length: int, rng: np.random.Generator, batch_size: int = 32
+                 ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Algorithm 1 lines 2-10 for one period: ``(x_t [W, d] float64, sentences used [W],
+    skipped)``; a word without a sentence gets a zero row and count 0."""
+    sentences, chosen = sample_sentences(texts, words, n, rng)
+    used = sorted({i for c in chosen for i in c})
+    slot = {i: k for k, i in enumerate(used)}
+    wanted: list[list[str]] = [[] for _ in used]
+    for w, c in zip(words, chosen):
+        for i in c:
+            wanted[slot[i]].append(w)
+    vectors, skipped = vectors_for(model, emb, tokenizer, [sentences[i] for i in used], wanted,
+                                   period, last_layers, max_length, batch_size)
+    d = model.config.hidden_size
+    sums, counts = np.zeros((len(words), d)), np.zeros(len(words), dtype=np.int64)
+    index = {w: k for k, w in enumerate(words)}
+    for ws, vs in zip(wanted, vectors):
+        for w, v in zip(ws, vs):
+            if v is not None:
+                sums[index[w]] += v
+                counts[index[w]] += 1
+    return sums / np.maximum(counts, 1)[:, None], counts, skipped
+
+
+def group_vector(means: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """A group's vector per word: the mean of its periods' ``x_t`` where seen; ``(vectors, seen)``."""
+    stack = np.stack([m for m, _ in means])
+    seen = np.stack([c > 0 for _, c in means]).astype(np.float64)
+    n = seen.sum(0)
+    return (stack * seen[..., None]).sum(0) / np.maximum(n, 1)[:, None], n > 0
+
+
+def temporal_change(tokenizer: PreTrainedTokenizerBase, first: Sequence[Sequence[str]],
+                    last: Sequence[Sequence[str]], words: Sequence[str],
+                    settings: TemporalMLMSettings, encoder: torch.nn.Module | None = None,
+                    progress: bool = True) -> tuple[np.ndarray, dict]:
+    """The whole method: ``first`` / ``last`` hold each group's periods' texts (time order).
+    Trains the model, runs Algorithm 1 and returns ``(scores [W], info)``; a score is NaN where a
+    group has no sentence of the word. ``info``: the training losses, skipped occurrences."""
+    texts_by_period = [*first, *last]
+    model, emb = build_model(tokenizer, len(texts_by_period), settings, encoder)
+    texts = [t for part in texts_by_period for t in part]
+    periods = [p for p, part in enumerate(texts_by_period) for _ in part]
+    started = time.perf_counter()
+    losses = train(model, emb, tokenizer, texts, periods, settings, progress)
+    trained = time.perf_counter() - started
+    rng = np.random.default_rng(settings.seed)
+    means, skipped = [], 0
+    for p, part in enumerate(texts_by_period):
+        x, c, s = period_means(model, emb, tokenizer, part, p, words, settings.sentences,
+                               settings.layers, settings.max_length, rng)
+        means.append((x, c))
+        skipped += s
+    (v1, s1), (v2, s2) = group_vector(means[:len(first)]), group_vector(means[len(first):])
+    scores = np.where(s1 & s2, cosine_distance(v1, v2), np.nan)
+    return scores, {"losses": losses, "skipped": skipped, "train_s": trained,
+                    "total_s": time.perf_counter() - started}
+
+
+def settings_from(config: object) -> TemporalMLMSettings:
+    """The settings from an object with the params' ``temporal_*`` fields and ``seed``
+    (:class:`pipeline.infra.params.SemanticBenchmarkConfig`); the rest (``mask_prob``) keep
+    their defaults."""
+    names = [f for f in TemporalMLMSettings.__dataclass_fields__ if hasattr(config, f"temporal_{f}")]
+    return TemporalMLMSettings(**{n: getattr(config, f"temporal_{n}") for n in names},
+                               seed=getattr(config, "seed"))
+
+
+def benchmark_change(texts: object, first: Sequence[str], last: Sequence[str],
+                     words: Sequence[str], settings: TemporalMLMSettings, encoder_name: str,
+                     progress: bool = True) -> tuple[np.ndarray, dict]:
+    """:func:`temporal_change` on a table of texts (columns ``period``, ``abstract``: the
+    benchmark's rewritten texts); the model starts from ``settings.init`` or, from scratch, uses
+    the tokenizer of ``encoder_name``. Loads offline through :mod:`pipeline.models.hub`."""
+    from pipeline.models.hub import load_encoder, load_tokenizer_for
+
+    scratch = settings.init == SCRATCH
+    tokenizer = load_tokenizer_for(encoder_name if scratch else settings.init)
+    encoder = None if scratch else load_encoder(settings.init)
+    groups = [[texts[texts["period"] == q]["abstract"].tolist() for q in g] for g in (first, last)]
+    return temporal_change(tokenizer, groups[0], groups[1], words, settings, encoder, progress)

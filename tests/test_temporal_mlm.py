@@ -1,0 +1,153 @@
+"""The temporal-attention semantic-change method (paper 003 §4, Algorithm 1) with a real tiny
+random-init BERT and the packaged MiniLM tokenizer: training lowers the MLM loss, time points
+change the vectors, Algorithm 1's averaging against a direct computation, group means and NaNs,
+a changed word against a stable one, determinism from the seed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from pipeline.corpus.pseudowords import word_pattern
+from pipeline.evaluation.temporal_mlm import (TemporalMLMSettings, build_model, group_vector,
+                                              mask_tokens, mlm_loss, period_means,
+                                              sample_sentences, settings_from, temporal_change,
+                                              train, training_windows, vectors_for)
+from pipeline.infra.params import SemanticBenchmarkConfig
+from pipeline.models.hub import MINILM, load_tokenizer_for
+
+TINY = TemporalMLMSettings(init="scratch", hidden=32, depth=2, epochs=3, batch_size=4,
+                           max_length=32, lr=3e-3, lr_new=3e-3, sentences=50, layers=2, seed=0)
+
+ANIMALS = ["the cat chased the dog across the garden", "a small dog barked at the cat",
+           "the cat and the dog slept in the sun", "my dog likes the garden cat"]
+MONEY = ["the stock market fell after the bank report", "investors sold stock at the bank",
+         "the market rallied and the bank profited", "a bank loan moved the stock market"]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return load_tokenizer_for(MINILM)
+
+
+def corpus(word: str, period: int) -> list[str]:
+    """``word`` among animals in period 0 and among money in period 1 (a changed word)."""
+    return [f"{s.replace('the', word, 1)}. the weather was mild." for s in
+            (ANIMALS if period == 0 else MONEY)]
+
+
+def held_out_loss(model, emb, tok, texts, periods) -> float:
+    windows = training_windows(tok, texts, periods, TINY.max_length)
+    width = max(len(w) for w, _ in windows)
+    ids = torch.tensor([w + [tok.pad_token_id] * (width - len(w)) for w, _ in windows])
+    attention = (ids != tok.pad_token_id).long()
+    special = torch.isin(ids, torch.tensor(tok.all_special_ids))
+    inputs, labels = mask_tokens(ids, special, tok, 0.3, torch.Generator().manual_seed(5))
+    model.eval()
+    with torch.no_grad():
+        return float(mlm_loss(model, emb, tok, inputs, attention,
+                              torch.tensor([p for _, p in windows]), labels))
+
+
+def test_training_lowers_the_mlm_loss(tok):
+    texts = corpus("zork", 0) * 3 + corpus("zork", 1) * 3
+    periods = [0] * 12 + [1] * 12
+    model, emb = build_model(tok, 2, TINY)
+    before = held_out_loss(model, emb, tok, texts, periods)
+    losses = train(model, emb, tok, texts, periods, TINY, progress=False)
+    after = held_out_loss(model, emb, tok, texts, periods)
+    assert len(losses) == 3 * 6                      # 24 windows, batches of 4, 3 epochs
+    assert after < before - 1.0, (before, after)
+    assert np.mean(losses[-6:]) < np.mean(losses[:6])
+    assert not model.training
+
+
+def test_time_points_change_the_vectors(tok):
+    model, emb = build_model(tok, 3, TINY)
+    sentence = ["the zork chased a dog."]
+    vectors = {p: vectors_for(model, emb, tok, sentence, [["zork"]], p, 2, 32, 8)[0][0][0]
+               for p in (0, 1, 2)}
+    again = vectors_for(model, emb, tok, sentence, [["zork"]], 1, 2, 32, 8)[0][0][0]
+    np.testing.assert_array_equal(vectors[1], again)
+    assert not np.allclose(vectors[0], vectors[1], atol=1e-4)
+    assert not np.allclose(vectors[1], vectors[2], atol=1e-4)
+    with pytest.raises(ValueError, match="last_layers"):
+        vectors_for(model, emb, tok, sentence, [["zork"]], 0, 4, 32, 8)   # 2 layers + embeddings
+
+
+def test_algorithm1_averaging_against_a_direct_computation(tok):
+    model, emb = build_model(tok, 2, TINY)
+    texts = ["We train psw003 models. Nothing here.", "The PSW003 works and psw003 fails. Ok."]
+    x, counts, skipped = period_means(model, emb, tok, texts, 1, ["psw003", "works", "absent"],
+                                      n=10, last_layers=2, max_length=32,
+                                      rng=np.random.default_rng(0), batch_size=1)
+    assert counts.tolist() == [2, 1, 0] and skipped == 0
+    assert not x[2].any()
+    expected = {w: [] for w in ("psw003", "works")}
+    for sentence, found in (("We train psw003 models.", ["psw003"]),
+                            ("The PSW003 works and psw003 fails.", ["psw003", "works"])):
+        enc = tok(sentence, return_offsets_mapping=True, return_tensors="pt")
+        times = emb.ids(torch.tensor([1]), enc["attention_mask"])
+        from pipeline.models.temporal_attention import temporal_times
+        with torch.no_grad(), temporal_times(model, times):
+            states = model.bert(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                                output_hidden_states=True).hidden_states
+        mean = ((states[-1] + states[-2]) / 2)[0].double().numpy()
+        for word in found:
+            spans = [(m.start(), m.end()) for m in word_pattern([word]).finditer(sentence)]
+            tokens = [j for j, (a, b) in enumerate(enc["offset_mapping"][0].tolist())
+                      if b > a and any(a < e and b > s for s, e in spans)]
+            assert len(tokens) >= 2 if word == "psw003" else len(tokens) >= 1  # sub-tokens
+            expected[word].append(mean[tokens].mean(0))
+    np.testing.assert_allclose(x[0], np.mean(expected["psw003"], axis=0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x[1], expected["works"][0], rtol=1e-5, atol=1e-6)
+    # a window too short for the word: no vector, counted as skipped
+    _, counts, skipped = period_means(model, emb, tok, ["a b c d e f g h psw003."], 0,
+                                      ["psw003"], 10, 2, 6, np.random.default_rng(0))
+    assert counts.tolist() == [0] and skipped == 1
+
+
+def test_sentences_are_capped_at_n_with_the_seed():
+    texts = [f"Sentence {i} has zork. Other {i} has blip." for i in range(10)]
+    sentences, chosen = sample_sentences(texts, ["zork", "blip", "none"], 3,
+                                         np.random.default_rng(0))
+    assert len(sentences) == 20 and [len(c) for c in chosen] == [3, 3, 0]
+    assert all("zork" in sentences[i] for i in chosen[0])
+    again = sample_sentences(texts, ["zork", "blip", "none"], 3, np.random.default_rng(0))[1]
+    assert again == chosen
+    assert sample_sentences(texts, ["zork"], 50, np.random.default_rng(0))[1][0] == list(range(10))
+
+
+def test_group_vectors_average_the_periods_they_see():
+    means = [(np.array([[1.0, 0.0], [0.0, 0.0]]), np.array([2, 0])),
+             (np.array([[3.0, 2.0], [0.0, 0.0]]), np.array([1, 0]))]
+    vectors, seen = group_vector(means)
+    np.testing.assert_allclose(vectors, [[2.0, 1.0], [0.0, 0.0]])   # per period, not per sentence
+    assert seen.tolist() == [True, False]
+
+
+def test_changed_word_scores_higher_and_runs_are_deterministic(tok):
+    # zork moves from animal to money contexts; blip stays in the same mixed contexts
+    first = [corpus("zork", 0) * 4 + [s.replace("the", "blip", 1) for s in ANIMALS + MONEY] * 2]
+    last = [corpus("zork", 1) * 4 + [s.replace("the", "blip", 1) for s in ANIMALS + MONEY] * 2]
+    settings = dataclasses.replace(TINY, epochs=8)
+    words = ["zork", "blip", "never"]
+    scores, info = temporal_change(tok, first, last, words, settings, progress=False)
+    again, info2 = temporal_change(tok, first, last, words, settings, progress=False)
+    np.testing.assert_array_equal(scores, again)
+    assert info["losses"] == info2["losses"]
+    assert np.isnan(scores[2]) and np.isfinite(scores[:2]).all()
+    assert scores[0] > scores[1], scores
+    other = temporal_change(tok, first, last, words, dataclasses.replace(settings, seed=1),
+                            progress=False)[0]
+    assert not np.array_equal(other[:2], scores[:2])
+
+
+def test_settings_from_the_params():
+    config = SemanticBenchmarkConfig(temporal_epochs=7, temporal_sentences=5, seed=3)
+    settings = settings_from(config)
+    assert (settings.epochs, settings.sentences, settings.seed) == (7, 5, 3)
+    assert settings.init == config.temporal_init and settings.depth == config.temporal_depth
