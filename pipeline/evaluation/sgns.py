@@ -52,6 +52,7 @@ from tqdm import tqdm
 from pipeline.corpus.pseudowords import _LEFT, _RIGHT
 from pipeline.evaluation.semantic_change import aligned_cosine_change
 
+_TABLE = 1_000_000   # entries of the negative-sampling table (word2vec: 1e8)
 TOKEN = re.compile(_LEFT + r"[A-Za-z]{3,}[0-9]*" + _RIGHT)
 
 
@@ -163,8 +164,11 @@ def _train(texts: Sequence[str], *, dim: int, window: int, negatives: int, epoch
     freq = cnt / cnt.sum()
     keep = ((subsample / freq).sqrt() + subsample / freq).clamp(max=1.0).float() if subsample > 0 \
         else torch.ones(n)
-    noise = cnt.pow(0.75)
-    noise = (noise / noise.sum()).float()
+    cdf = cnt.pow(0.75).cumsum(0)
+    # word2vec's unigram^0.75 table: a negative is a uniform draw from it (cheaper per batch
+    # than sampling from the distribution; a word's share is its probability to within 1/size)
+    table = torch.searchsorted(cdf / cdf[-1], (torch.arange(_TABLE, dtype=torch.float64) + 0.5)
+                               / _TABLE).clamp_(max=n - 1)
     # the learning rate decays linearly over the expected number of pairs (word2vec: over words)
     expected = max(1.0, float((keep[ids].sum() * (window + 1)).item()) * epochs)
     seen, losses = 0, []
@@ -175,11 +179,10 @@ def _train(texts: Sequence[str], *, dim: int, window: int, negatives: int, epoch
         for start in range(0, pairs, batch_size):
             c, x = centers[start:start + batch_size], contexts[start:start + batch_size]
             opt.param_groups[0]["lr"] = lr * max(1e-4, 1.0 - seen / expected)
-            neg = torch.multinomial(noise, c.numel() * negatives, replacement=True,
-                                    generator=gen).view(-1, negatives)
+            neg = table[torch.randint(_TABLE, (c.numel(), negatives), generator=gen)]
             v = w_in(c)                                                    # [B, d]
             pos = (v * w_out(x)).sum(-1)                                   # w·c
-            ngs = torch.einsum("bd,bkd->bk", v, w_out(neg))                # w·n_k
+            ngs = (v[:, None, :] * w_out(neg)).sum(-1)                     # w·n_k, [B, k]
             loss = F.softplus(-pos).sum() + F.softplus(ngs).sum()          # -log σ(w·c) - Σ log σ(-w·n)
             opt.zero_grad(set_to_none=True)
             (loss / c.numel()).backward()
