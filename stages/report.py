@@ -120,7 +120,7 @@ def write_report(report: Report, args: argparse.Namespace) -> None:
     with atomic_path(args.metrics_dir) as tmp:
         tmp.mkdir()
         for variant, entry in report.summary.items():
-            write_json(headline(entry), Path(tmp) / f"{variant}.json")
+            write_json(headline(entry, variant), Path(tmp) / f"{variant}.json")
     write_json(details_json(report.summary, args.baseline), args.details)
     write_csv(plot_rows(report.summary), args.plots)
     write_csv(report.staleness, args.staleness)

@@ -104,7 +104,7 @@ def write_views(root: Path) -> None:
     s = summary()
     (root / "metrics" / "variants").mkdir(parents=True)
     for v, entry in s.items():
-        (root / "metrics" / "variants" / f"{v}.json").write_text(json.dumps(headline(entry)))
+        (root / "metrics" / "variants" / f"{v}.json").write_text(json.dumps(headline(entry, v)))
     counts = {"papers": 1949, "kept": 1592, "dropped": {"language": 152, "shared_task": 204},
               "per_year": {str(y): {"kept": 250, "dropped": {"language": 9}} for y in YEARS}}
     (root / "metrics" / "corpus.json").write_text(json.dumps(corpus_headline(counts)))

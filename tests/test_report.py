@@ -13,7 +13,8 @@ from pipeline.corpus.periods import ordinal
 from pipeline.features.frequencies import read_period, write_period
 from pipeline.infra.io import write_json, write_parquet
 from pipeline.models.registry import display_name
-from pipeline.reports.results import load_runs, render, seed_mean_items, summarize
+from pipeline.reports.results import (comparable, headline, load_runs, render, seed_mean_items,
+                                      summarize)
 from pipeline.evaluation.significance import paired_sign_test, rank_sum_test
 from stages import report as cli
 
@@ -189,13 +190,13 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     assert sorted(p.name for p in metrics.iterdir()) == ["baseline.json", "context2.json",
                                                           "frequency.json"]
     # the DVC metrics: the headline numbers only; the rest in the details JSON
-    headline = json.loads((metrics / "frequency.json").read_text())
-    assert headline.keys() == {"dev", "test"}
-    assert all(headline[s].keys() == {"ppl", "cpl", "cm"} for s in ("dev", "test"))
+    numbers = json.loads((metrics / "frequency.json").read_text())
+    assert numbers.keys() == {"dev", "test"}
+    assert all(numbers[s].keys() == {"ppl", "cpl", "cm"} for s in ("dev", "test"))
     every = json.loads(details.read_text())
     assert every["baseline"] == "baseline"
     freq = every["variants"]["frequency"]
-    assert headline["test"]["ppl"] == freq["test"]["ppl"]
+    assert numbers["test"]["ppl"] == freq["test"]["ppl"]
     assert freq["seeds"] == [0, 1] and 0 < freq["test"]["ppl_p"] < 1e-3
     assert freq["test"]["ppl_log10_p"] == pytest.approx(np.log10(freq["test"]["ppl_p"]))
     assert list(freq["periods"]) == ["2020", "2021", "2022"] and freq["test"]["period"] == "2021"
@@ -362,3 +363,11 @@ def test_the_report_reads_score_folders_without_model_code():
             "assert not bad, bad; import pipeline.evaluation.layout as l; "
             "assert l.tokens_file(2020) == 'tokens_2020.parquet'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_continuous_models_dvc_metrics_keep_only_its_comparable_cm() -> None:
+    """Its PPL/CPL are of a vMF-normalised distribution (~1e10 on the sample): not DVC metrics."""
+    entry = {s: {"ppl": 1.2e10, "cpl": 3.4e11, "cm": 0.05} for s in ("dev", "test")}
+    assert headline(entry, "continuous-vmf") == {"dev": {"cm": 0.05}, "test": {"cm": 0.05}}
+    assert headline(entry, "temperature") == headline(entry) == entry
+    assert not comparable("continuous-cosine", "ppl") and comparable("continuous-cosine", "cm")

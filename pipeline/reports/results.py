@@ -261,10 +261,10 @@ def unigram_markdown(unigram: dict[str, Perplexity], summary: dict[str, dict]) -
 
 
 def _cell(stats: dict, metric: str, variant: str | None = None) -> str:
+    if variant is not None and not comparable(variant, metric):   # often ~1e10: 3 digits say it
+        return f"{stats[metric]:.3g} †"
     digits = 4 if metric == "cm" else 2
     text = f"{stats[metric]:.{digits}f}"
-    if variant is not None and not comparable(variant, metric):
-        text += " †"
     if stats.get(f"{metric}_std") is not None:
         text += f" ± {stats[f'{metric}_std']:.{digits}f}"
     return text
@@ -466,10 +466,13 @@ def bucket_plot_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def headline(entry: dict) -> dict:
+def headline(entry: dict, variant: str | None = None) -> dict:
     """A variant's DVC metrics file: only dev and test PPL, CPL and CM (means over seeds), so
-    ``dvc metrics show`` stays one short line per variant; the rest is :func:`details_json`."""
-    return finite_or_none({s: {m: entry[s][m] for m in ("ppl", "cpl", "cm")} for s in SPLITS})
+    ``dvc metrics show`` stays one short line per variant; the rest is :func:`details_json`.
+    A continuous model's PPL and CPL (not :func:`comparable`: another distribution, often
+    ~1e10) are left out, so DVC's table never lines them up with the softmax models' numbers."""
+    keep = [m for m in ("ppl", "cpl", "cm") if variant is None or comparable(variant, m)]
+    return finite_or_none({s: {m: entry[s][m] for m in keep} for s in SPLITS})
 
 
 def details_json(summary: dict[str, dict], baseline: str) -> dict:
