@@ -118,6 +118,8 @@ def main(argv: list[str] | None = None) -> None:
                                        "last_loss": trained["losses"][-1]},
                 "correlations": correlated, "pseudo_words": truth.astype(object).where(truth.notna(), None).to_dict(orient="records"),
                 "scores": frame.to_dict(orient="records")}, args.details)
+    print(f"temporal-attention: {trained['train_s']:.0f} s training, {trained['total_s']:.0f} s in all",
+          file=sys.stderr)
     print(f"wrote {args.out} and {args.details}", file=sys.stderr)
 
 

@@ -151,3 +151,4 @@ def test_settings_from_the_params():
     settings = settings_from(config)
     assert (settings.epochs, settings.sentences, settings.seed) == (7, 5, 3)
     assert settings.init == config.temporal_init and settings.depth == config.temporal_depth
+    assert settings_from(SemanticBenchmarkConfig()) == TemporalMLMSettings()   # one set of defaults

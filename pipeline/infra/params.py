@@ -226,7 +226,7 @@ class SemanticBenchmarkConfig:
         "temporal-attention MLM: `scratch` (a small random BERT with embeddings.encoder's "
         "tokenizer) or a BERT encoder to start from (e.g. sentence-transformers/all-MiniLM-L6-v2, "
         "fresh MLM head)"))
-    temporal_epochs: int = field(default=4, metadata=_help(
+    temporal_epochs: int = field(default=2, metadata=_help(
         "temporal-attention MLM: passes over the two groups' texts"))
     temporal_steps: int = field(default=0, metadata=_help(
         "temporal-attention MLM: >0 trains this many batches instead of temporal_epochs"))
