@@ -11,7 +11,8 @@ import importlib
 import sys
 
 BENCHMARKS = ["parse_filter", "parse_speed", "read_corpus", "features", "step_time", "scoring", "meteor",
-              "forecast", "temperature_step", "continuous_step"]
+              "forecast", "temperature_step", "continuous_step", "variant_step",
+              "temporal_attention_step", "semantic_change_scale", "base_cache"]
 
 
 def main(argv: list[str] | None = None) -> None:
