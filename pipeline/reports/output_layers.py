@@ -43,9 +43,9 @@ def _row(runs: dict[tuple[str, int], Run], variant: str, reference: str, seeds: 
     delta = mean[variant] - mean[reference]
     test = compare(runs, variant, reference, seeds, period, metric)
     digits = 4 if metric == "cm" else 2
+    change = f"{delta / mean[reference]:+.1%}" if mean[reference] else "—"   # CM can be 0
     return (f"| {metric.upper()} | {mean[variant]:.{digits}f} | {mean[reference]:.{digits}f} | "
-            f"{delta / mean[reference]:+.1%} | {test.p_value:.3g} | "
-            f"{_verdict(delta, test.p_value, metric)} |")
+            f"{change} | {test.p_value:.3g} | {_verdict(delta, test.p_value, metric)} |")
 
 
 def output_layer_section(runs: dict[tuple[str, int], Run], variants: Sequence[str],
