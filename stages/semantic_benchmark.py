@@ -5,7 +5,8 @@ groups, resolved) and the stopwords; merges word pairs into pseudo-words whose m
 usages shifts by a known amount (pipeline/corpus/pseudowords.py), scores them with the contextual
 method (paper 003's Algorithm 1 with the embeddings stage's encoder and layer), the
 temporal-attention method (a masked LM with paper 003's temporal attention trained on the two
-groups, then Algorithm 1: pipeline/evaluation/temporal_mlm.py) and the frequency baseline, and
+groups, then Algorithm 1: pipeline/evaluation/temporal_mlm.py), SGNS per group aligned by
+Procrustes (pipeline/evaluation/sgns.py) and the frequency baseline, and
 correlates each with the truth (Spearman and Pearson, p-values, bootstrap intervals). Writes
 reports/semantic_benchmark.md, reports/semantic_benchmark.json and plots/semantic_benchmark.csv
 (method, word, kind, truth, score) with a PNG beside it. A corpus with too few frequent words
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> None:
                                                args.max_length, args.batch_size, device)
         groups.append((part, sums, counts))
         skipped += missed
+    from pipeline.evaluation.sgns import sgns_change
     from pipeline.evaluation.temporal_mlm import benchmark_change, settings_from
 
     temporal, trained = benchmark_change(rewritten, first, last, words, settings_from(config),
@@ -101,6 +103,8 @@ def main(argv: list[str] | None = None) -> None:
     frame = scores_frame(truth, {
         "contextual": contextual_change(groups[0][1:], groups[1][1:]),
         "temporal-attention": temporal,
+        "sgns": sgns_change(groups[0][0], groups[1][0], words, dim=config.sgns_dim,
+                            epochs=config.sgns_epochs, seed=config.seed),
         "frequency": frequency_change(groups[0][0], groups[1][0], words)})
     correlated = truth_correlations(frame, dict(zip(truth["word"], truth["truth"])), config.seed)
     png = Path(args.plot).with_suffix(".png")

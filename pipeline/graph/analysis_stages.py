@@ -60,6 +60,8 @@ def semantic_benchmark_stage(plan: Plan, code: Code) -> dict[str, Any]:
                "--temporal-depth ${semantic_benchmark.temporal_depth} "
                "--temporal-sentences ${semantic_benchmark.temporal_sentences} "
                "--temporal-layers ${semantic_benchmark.temporal_layers} "
+               "--sgns-dim ${semantic_benchmark.sgns_dim} "
+               "--sgns-epochs ${semantic_benchmark.sgns_epochs} "
                f"--out reports/semantic_benchmark.md --details {SEMANTIC_BENCHMARK} "
                "--plot plots/semantic_benchmark.csv",
         "deps": [*code("semantic_benchmark"), ABSTRACTS, STOPWORDS],

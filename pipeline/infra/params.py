@@ -246,6 +246,9 @@ class SemanticBenchmarkConfig:
         "Algorithm 1's n: sentences per period and word (drawn with the seed when more)"))
     temporal_layers: int = field(default=2, metadata=_help(
         "Algorithm 1's h: last hidden layers averaged (the embedding output counts as one)"))
+    sgns_dim: int = field(default=50, metadata=_help(
+        "sgns method (skip-gram with negative sampling per group, Procrustes-aligned): vector size"))
+    sgns_epochs: int = field(default=5, metadata=_help("sgns method: passes over each group's texts"))
 
 # Which fields hold each params.yaml section's keys: (class, None) = all of its fields, or (class,
 # the fields that are params). The other fields are set by the stage graph from other params

@@ -11,6 +11,9 @@ each method scores them on the rewritten texts, and its scores are correlated wi
 * ``temporal-attention`` — paper 003's method (:mod:`pipeline.evaluation.temporal_mlm`): a masked
   LM with temporal attention trained on the two groups' texts, then Algorithm 1 (up to n
   sentences per period, mean of the last h layers at the word's sub-tokens, cosine distance);
+* ``sgns`` — skip-gram with negative sampling trained on each group, the last group's vectors
+  aligned to the first's by orthogonal Procrustes, cosine distance (Hamilton et al. 2016;
+  :mod:`pipeline.evaluation.sgns`);
 * ``frequency`` — |Δ log relative frequency| of the pseudo-word between the groups (add-one).
 
 The truth moves a word's *mix of usages*; its frequency changes too (replaced b's add to it), so
@@ -30,7 +33,7 @@ from pipeline.corpus.pseudowords import (WORD, choose_pairs, count_words, make_b
 from pipeline.evaluation.semantic_change import cosine_distance
 from pipeline.reports.semantic_change import truth_lines
 
-METHODS = ("contextual", "temporal-attention", "frequency")
+METHODS = ("contextual", "temporal-attention", "sgns", "frequency")
 
 
 def build(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str], n_targets: int,
