@@ -31,6 +31,7 @@ def test_variant_names_map_to_bias_kinds_and_features() -> None:
     assert lookup("continuous-vmf").targets_from_baseline
     assert lookup("continuous-vmf").distribution == "vmf"
     assert lookup("temperature").distribution == "softmax"
+    assert lookup("continuous-cosine").output_layer and not lookup("context2").output_layer
 
 
 @pytest.mark.parametrize("bad", ["baseline-x", "baseline-0", "frequencies", "none"])

@@ -2,7 +2,9 @@
 
 ``logits_k = Eᵀ H_k + B_ik`` where ``B_i`` comes from :mod:`pipeline.models.temporal` and the history of
 period ``i`` (:class:`pipeline.features.history.PeriodHistory`; a period is a year, half-year,
-quarter or month, :mod:`pipeline.corpus.periods`).
+quarter or month, :mod:`pipeline.corpus.periods`). The output-layer variants of
+:mod:`pipeline.models.heads` (contextual temperature, continuous output) plug into the same hook
+and may train on their own objective (:meth:`FutureLM.forward` with ``targets``).
 
 How the bias gets in: while a history is active (:meth:`FutureLM.biased`), a forward hook on the
 LM's output-embedding layer (``lm_head``) adds the bias to that layer's output. The hook sees the
@@ -244,7 +246,7 @@ def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, lstm_hidde
     entry = lookup(variant)
     kind = entry.kind
     contextual = "embeddings" in entry.reads
-    heads = entry.has_module and entry.bias.startswith("pipeline.models.heads:")  # type: ignore[union-attr]
+    heads = entry.output_layer
     tau = temperature or TemperatureShape()
     weight = lm.get_output_embeddings().weight
     if entry.targets_from_baseline and target_vectors is None:
@@ -262,7 +264,6 @@ def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, lstm_hidde
     if entry.targets_from_baseline:
         model.bias.set_targets(target_vectors)   # type: ignore[union-attr, operator]
     return model
-
 
 
 def load_histories(periods: Iterable[str | int], window: int, kinds: Collection[str],

@@ -68,6 +68,12 @@ class Variant:
         return self.bias is not None
 
     @property
+    def output_layer(self) -> bool:
+        """Its module changes the output layer itself (:mod:`pipeline.models.heads`: temperature,
+        continuous output) rather than adding a temporal bias."""
+        return self.bias is not None and self.bias.startswith(f"{_HEADS}:")
+
+    @property
     def temporal(self) -> bool:
         """Its module reads a history, so its predictions move from one period to the next."""
         return bool(self.reads)

@@ -51,7 +51,7 @@ def _row(runs: dict[tuple[str, int], Run], variant: str, reference: str, seeds: 
 def output_layer_section(runs: dict[tuple[str, int], Run], variants: Sequence[str],
                          seeds: Sequence[int]) -> list[str]:
     """Markdown lines of the section (empty when no output-layer variant was run)."""
-    layered = [v for v in variants if lookup(v).bias and "models.heads" in lookup(v).bias]
+    layered = [v for v in variants if lookup(v).output_layer]
     if not layered:
         return []
     period = runs[(variants[0], seeds[0])].split_period("test")
