@@ -81,8 +81,6 @@ class TemperatureHead(TemporalBias):
     0 changes no float), so the per-history part runs once per batch like every bias's.
     """
 
-    kinds = frozenset()
-
     def __init__(self, config: BiasConfig) -> None:
         super().__init__(config)
         _require(config, "lm_dim", "vocab_size", "rank")
@@ -122,7 +120,6 @@ class ContinuousOutput(TemporalBias):
     """Paper 004's continuous output layer (:class:`pipeline.models.continuous.ContinuousHead`):
     replaces the logits by ``ê · e_k`` (module doc); trained on the loss its variant names."""
 
-    kinds = frozenset()
     LOSS_OF_KIND: ClassVar[dict[str, str]] = {"continuous-vmf": "vmf",
                                               "continuous-cosine": "cosine",
                                               "continuous-max-margin": "max_margin"}
