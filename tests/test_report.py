@@ -196,7 +196,7 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     every = json.loads(details.read_text())
     assert every["baseline"] == "baseline"
     freq = every["variants"]["frequency"]
-    assert numbers["test"]["ppl"] == freq["test"]["ppl"]
+    assert numbers["test"]["ppl"] == round(freq["test"]["ppl"], 2)   # as Table 3 prints it
     assert freq["seeds"] == [0, 1] and 0 < freq["test"]["ppl_p"] < 1e-3
     assert freq["test"]["ppl_log10_p"] == pytest.approx(np.log10(freq["test"]["ppl_p"]))
     assert list(freq["periods"]) == ["2020", "2021", "2022"] and freq["test"]["period"] == "2021"
@@ -369,5 +369,8 @@ def test_a_continuous_models_dvc_metrics_keep_only_its_comparable_cm() -> None:
     """Its PPL/CPL are of a vMF-normalised distribution (~1e10 on the sample): not DVC metrics."""
     entry = {s: {"ppl": 1.2e10, "cpl": 3.4e11, "cm": 0.05} for s in ("dev", "test")}
     assert headline(entry, "continuous-vmf") == {"dev": {"cm": 0.05}, "test": {"cm": 0.05}}
+    assert headline({s: {"ppl": 424.38814, "cpl": 2310.52143, "cm": 0.037269}
+                     for s in ("dev", "test")})["test"] == {"ppl": 424.39, "cpl": 2310.52,
+                                                           "cm": 0.0373}
     assert headline(entry, "temperature") == headline(entry) == entry
     assert not comparable("continuous-cosine", "ppl") and comparable("continuous-cosine", "cm")

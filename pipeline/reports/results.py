@@ -470,9 +470,15 @@ def headline(entry: dict, variant: str | None = None) -> dict:
     """A variant's DVC metrics file: only dev and test PPL, CPL and CM (means over seeds), so
     ``dvc metrics show`` stays one short line per variant; the rest is :func:`details_json`.
     A continuous model's PPL and CPL (not :func:`comparable`: another distribution, often
-    ~1e10) are left out, so DVC's table never lines them up with the softmax models' numbers."""
+    ~1e10) are left out, so DVC's table never lines them up with the softmax models' numbers.
+    Values are rounded to the digits Table 3 prints (PPL/CPL 2, CM 4): the table stays within
+    200 columns with ten variants, and the full values are in :func:`details_json`."""
     keep = [m for m in ("ppl", "cpl", "cm") if variant is None or comparable(variant, m)]
-    return finite_or_none({s: {m: entry[s][m] for m in keep} for s in SPLITS})
+    return finite_or_none({s: {m: _rounded(entry[s][m], m) for m in keep} for s in SPLITS})
+
+
+def _rounded(value: float, metric: str) -> float:
+    return round(value, 4 if metric == "cm" else 2) if math.isfinite(value) else value
 
 
 def details_json(summary: dict[str, dict], baseline: str) -> dict:
