@@ -27,7 +27,8 @@ per epoch on the sample (the 30k-word MLM head, run on the masked positions only
 step). Seed 0, n = 20, h = 2: 2 epochs (122 steps) Spearman 0.32, 4 epochs (MLM loss 10.3 → 6.4)
 0.30; a first trial with n = 30 gave 0.45 at 2 epochs — noisy on 20 words, and 4 epochs cost
 twice the time without a gain, so the default is 2 epochs. Contention on the shared 2 cores
-made the timings vary 5x (0.6-5 s a step), so the 60 s budget is an estimate, not a measurement.
+made those timings vary 5x (0.6-5 s a step); in the default run on an otherwise idle machine the
+method took 24 s in all (issue 19's budget: 60 s).
 
 Deterministic on CPU from ``seed``: the model's initialisation, the batch order and the masks
 come from seeded generators, dropout is the portable one (:func:`pipeline.models.portable.
