@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import platform
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -36,3 +38,14 @@ def interleaved_medians(runs: Mapping[str, tuple], step: Callable[..., None], wa
 def ratio_rows(medians: Mapping[str, float], base: str) -> list[str]:
     """Markdown rows ``| name | ms | ratio to base |``."""
     return [f"| {name} | {ms:.1f} | {ms / medians[base]:.2f}x |" for name, ms in medians.items()]
+
+
+def cpu_model() -> str:
+    """``lscpu``'s model name (``platform.processor()`` where there is no lscpu)."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return platform.processor() or platform.machine()
+    names = [line.split(":", 1)[1].strip() for line in out.splitlines()
+             if line.startswith("Model name:")]
+    return names[0] if names else platform.machine()

@@ -23,7 +23,6 @@ import argparse
 import copy
 import os
 import platform
-import subprocess
 import sys
 
 from pipeline.infra.numerics import configure_torch, pin_kernels
@@ -34,23 +33,12 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
-from benchmarks._results import interleaved_medians, publish, ratio_rows  # noqa: E402
+from benchmarks._results import cpu_model, interleaved_medians, publish, ratio_rows  # noqa: E402
 from pipeline.models.continuous import ContinuousHead, frozen_input_embeddings  # noqa: E402
 
 LAYERS, WIDTH, HEADS, BATCH, LENGTH = 2, 128, 4, 4, 128
 HEAD_LOSSES = {"softmax": None, "continuous (vMF)": "vmf", "continuous (cosine)": "cosine",
                "continuous (max-margin)": "max_margin"}
-
-
-def cpu_model() -> str:
-    """``lscpu``'s model name (``platform.processor()`` where there is no lscpu)."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return platform.processor() or platform.machine()
-    names = [line.split(":", 1)[1].strip() for line in out.splitlines()
-             if line.startswith("Model name:")]
-    return names[0] if names else platform.machine()
 
 
 def main(argv: list[str] | None = None) -> None:

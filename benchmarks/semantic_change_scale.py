@@ -42,8 +42,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
-from benchmarks._results import publish  # noqa: E402
-from benchmarks.continuous_step import cpu_model  # noqa: E402
+from benchmarks._results import cpu_model, publish  # noqa: E402
 from pipeline.evaluation.semantic_change import (embedding_change_from_files,  # noqa: E402
                                                  log_frequency_change, period_paths)
 from pipeline.evaluation.sgns import sgns_change, tokenize  # noqa: E402

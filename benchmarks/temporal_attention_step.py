@@ -33,8 +33,7 @@ pin_kernels()   # before torch: the stages' kernels
 import torch  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
-from benchmarks._results import interleaved_medians, publish, ratio_rows  # noqa: E402
-from benchmarks.continuous_step import cpu_model  # noqa: E402
+from benchmarks._results import cpu_model, interleaved_medians, publish, ratio_rows  # noqa: E402
 from pipeline.models.temporal_attention import add_temporal_attention, temporal_times  # noqa: E402
 
 VOCAB, BATCH, LENGTH, PERIODS = 4096, 4, 128, 7

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import subprocess
 
 from pipeline.infra.numerics import THREADS, configure_torch, pin_kernels
 
@@ -26,7 +24,7 @@ pin_kernels()   # before torch: the stages' kernels
 
 import torch  # noqa: E402
 
-from benchmarks._results import interleaved_medians, publish, ratio_rows  # noqa: E402
+from benchmarks._results import cpu_model, interleaved_medians, publish, ratio_rows  # noqa: E402
 from pipeline.features.history import PeriodHistory  # noqa: E402
 from pipeline.infra.config import TrainConfig  # noqa: E402
 from pipeline.infra.distributed import SINGLE  # noqa: E402
@@ -91,9 +89,6 @@ def main(argv: list[str] | None = None) -> None:
     medians = interleaved_medians(runs, step, args.warmup, args.rounds)
     rows = [f"{row} {memory[v] / 2**20:.1f} | {memory[v] / memory['baseline']:.2f}x |"
             for v, row in zip(VARIANTS, ratio_rows(medians, "baseline"))]
-    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    model_name = next((line.split(":", 1)[1].strip() for line in cpu.splitlines()
-                       if line.startswith("Model name")), platform.processor())
     text = "\n".join([
         "# Benchmark: training step of the wired output-layer variants (issue 18 §5)",
         "",
@@ -102,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{LAYERS} x {WIDTH}, |V| {VOCAB:,}, batch {BATCH} x {LENGTH} tokens, dropout 0.1, "
         f"{THREADS} pinned threads, median of {args.rounds} interleaved steps. Memory: bytes "
         "autograd saves for backward in one step.",
-        f"Machine: {model_name}, {os.cpu_count()} CPUs, 1-minute load average "
+        f"Machine: {cpu_model()}, {os.cpu_count()} CPUs, 1-minute load average "
         f"{os.getloadavg()[0]:.1f} at the end; torch {torch.__version__}.",
         "",
         "| variant | ms/step | vs baseline | saved for backward (MiB) | vs baseline |",

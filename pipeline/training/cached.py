@@ -41,7 +41,7 @@ from pipeline.models.nll import next_token_targets, token_nll
 from pipeline.models.perplexity import Perplexity
 from pipeline.training.batches import period_steps
 from pipeline.training.checkpoints import TrainState, seed_process
-from pipeline.training.loop import set_train_mode
+from pipeline.training.loop import _histories_on, set_train_mode
 from pipeline.training.optim import build_optimizer, linear_schedule
 
 StepCallback = Callable[[TrainState, float], None]
@@ -100,14 +100,14 @@ def train_cached(model: FutureLM, train_data: Mapping[str, PeriodHidden],
     model ends with the weights of its best dev epoch. ``on_step(state, loss)`` after each step."""
     if not config.freeze_lm:
         raise ValueError("cached training needs freeze_lm: the cache holds a frozen LM's states")
+    if model.own_objective:   # its loss is not the NLL of cached_logits: not supported yet
+        raise ValueError(f"cached training of {model.variant} (a module with its own training "
+                         "objective) is not supported: train it without the cache")
     device = torch.device(device)
     model.to(device)
     for part in (*train_data.values(), *dev_data.values()):
         _check(model, part)
-    missing = [p for p in (*train_data, *dev_data) if model.history_kinds and histories.get(p) is None]
-    if missing:
-        raise ValueError(f"no history for periods {in_time_order(missing)}")
-    histories = {p: (h.to(device) if h is not None else None) for p, h in histories.items()}
+    histories = _histories_on(model, train_data, dev_data, histories, device)
     sizes = {p: len(part) for p, part in train_data.items()}
     optimizer = build_optimizer(model, config)
     total_steps = config.epochs * len(period_steps(sizes, config.batch_size, config.grad_accum,
