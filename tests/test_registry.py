@@ -23,7 +23,7 @@ def test_variant_names_map_to_bias_kinds_and_features() -> None:
     assert by_kind("none").name == "baseline" and by_kind("context").name == "context"
     assert BIAS_KINDS == ("none", "frequency-nolstm", "frequency", "context", "context2",
                           "temperature", "temporal-temperature", "continuous-vmf",
-                          "continuous-cosine", "continuous-max-margin")
+                          "continuous-cosine", "continuous-max-margin", "temporal-attention")
     # a module without a history is not temporal: it reads no feature files
     assert lookup("temperature").has_module and not lookup("temperature").temporal
     assert lookup("temperature").feature_files == ()
@@ -32,6 +32,10 @@ def test_variant_names_map_to_bias_kinds_and_features() -> None:
     assert lookup("continuous-vmf").distribution == "vmf"
     assert lookup("temperature").distribution == "softmax"
     assert lookup("continuous-cosine").output_layer and not lookup("context2").output_layer
+    # temporal attention reads a history but changes the LM's body, not its output layer
+    attention = lookup("temporal-attention")
+    assert attention.temporal and attention.in_body and not attention.output_layer
+    assert [v for v in VARIANTS.values() if v.in_body] == [attention]
 
 
 @pytest.mark.parametrize("bad", ["baseline-x", "baseline-0", "frequencies", "none"])

@@ -28,6 +28,7 @@ from pipeline.infra.precision import Precision
 ContextInput = Literal["flagged", "paper"]
 TemperatureNorm = Literal["softmax", "sigmoid"]
 LossScale = Literal["mean", "sum", "none"]
+TimeAttention = Literal["residual", "paper"]
 
 
 def _help(text: str, **meta: Any) -> dict[str, Any]:
@@ -89,6 +90,13 @@ class ModelConfig:
     temperature_loss_scale: LossScale = field(default="mean", metadata=_help(
         "temperature heads: eq. 7's loss scaling LS_t, 'mean' of tau_t (the paper's text), 'sum' "
         "(the equation as printed) or 'none' (plain cross-entropy)"))
+    time_dim: int = field(default=16, metadata=_help(
+        "temporal-attention: size D_t of the period's time vector, built from its history "
+        "(pipeline/models/attention_time.py)"))
+    time_attention: TimeAttention = field(default="residual", metadata=_help(
+        "temporal-attention: 'residual' = scores Q (I + T^T T/|T|) K^T, ordinary attention plus "
+        "the time term; 'paper' = paper 003's eq. 2, Q (T^T T/|T|) K^T (rank 1 per head with "
+        "one period per text)"))
 
     def __post_init__(self) -> None:
         if self.window < 1:
@@ -97,6 +105,8 @@ class ModelConfig:
             raise ValueError(f"lstm_hidden must be >= 1, got {self.lstm_hidden}")
         if self.temperature_rank < 1:
             raise ValueError(f"temperature_rank must be >= 1, got {self.temperature_rank}")
+        if self.time_dim < 1:
+            raise ValueError(f"time_dim must be >= 1, got {self.time_dim}")
         if not (self.temperature_beta > 0 and self.temperature_alpha >= 0):
             raise ValueError("the temperature needs beta > 0 and alpha >= 0, got "
                              f"{self.temperature_alpha}, {self.temperature_beta}")

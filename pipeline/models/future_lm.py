@@ -54,6 +54,7 @@ from pipeline.infra.errors import UserError
 from pipeline.corpus.periods import in_time_order
 from pipeline.features.history import PeriodHistory, load_history
 from pipeline.infra.io import atomic_path, write_json
+from pipeline.models.attention_time import ATTENTION_FORMS
 from pipeline.models.heads import TemperatureShape
 from pipeline.models.nll import mean_nll, next_token_targets
 from pipeline.models.portable import ATTENTION as PORTABLE_ATTENTION
@@ -88,6 +89,8 @@ class FutureLM(nn.Module):
         self.lm = lm
         self.bias_config = bias_config
         self.bias = build_bias(bias_config)
+        if self.bias is not None:
+            self.bias.attach(lm)   # temporal attention swaps the LM's attention layers
         make_portable(self)   # the same dropout masks on any CPU (pipeline.models.portable)
         self.variant = variant
         self.context_length = context_length
@@ -136,8 +139,9 @@ class FutureLM(nn.Module):
         on_device = (history if history is None or history.log_freq.device == weight.device
                      else history.to(weight.device))
         terms = self.bias.word_terms(on_device, weight)   # type: ignore[arg-type]
-        # Models may pad their output vocabulary beyond the tokenizer's; those ids get no bias.
-        terms = F.pad(terms, (0, weight.shape[0] - terms.shape[-1]))
+        if self.bias.adds_logits:
+            # Models may pad their output vocabulary beyond the tokenizer's; those ids get no bias.
+            terms = F.pad(terms, (0, weight.shape[0] - terms.shape[-1]))
         self._terms_cache = (history, key, terms) if cacheable else None
         return terms
 
@@ -158,11 +162,14 @@ class FutureLM(nn.Module):
         def add_bias(_module: nn.Module, args: tuple[Any, ...], logits: Tensor) -> Tensor:
             return bias.add_bias(terms, args[0], logits)
 
-        handle = self.lm.get_output_embeddings().register_forward_hook(add_bias)
+        handle = (self.lm.get_output_embeddings().register_forward_hook(add_bias)
+                  if bias.adds_logits else None)
         try:
-            yield
+            with bias.conditioned(terms):   # temporal attention: the period's time vector
+                yield
         finally:
-            handle.remove()
+            if handle is not None:
+                handle.remove()
 
     @property
     def own_objective(self) -> bool:
@@ -239,24 +246,31 @@ def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, lstm_hidde
                    dropout: float = 0.0, context_input: str = "flagged",
                    context_length: int | None = None, seed: int | None = None,
                    temperature: TemperatureShape | None = None,
-                   target_vectors: Tensor | None = None) -> FutureLM:
+                   target_vectors: Tensor | None = None, time_dim: int = 16,
+                   attention_form: str = "residual") -> FutureLM:
     """Wrap ``lm`` as the future LM ``variant``; ``feature_dim`` = contextual embedding size;
     ``temperature``: the temperature heads' shape (their defaults if ``None``);
+    ``time_dim``, ``attention_form``: temporal attention's (:mod:`.attention_time`);
     ``target_vectors`` ``[|V|, E]``: the continuous heads' fixed targets (required for them)."""
     entry = lookup(variant)
     kind = entry.kind
     contextual = "embeddings" in entry.reads
     heads = entry.output_layer
+    timed = kind == "temporal-attention"
     tau = temperature or TemperatureShape()
     weight = lm.get_output_embeddings().weight
+    if attention_form not in ATTENTION_FORMS:
+        raise ValueError(f"attention_form must be one of {ATTENTION_FORMS}, got {attention_form!r}")
     if entry.targets_from_baseline and target_vectors is None:
         raise ValueError(f"the {variant} model needs its target vectors (target_vectors=)")
     config = BiasConfig(kind=kind, window=window, lstm_hidden=lstm_hidden,
                         feature_dim=feature_dim if contextual else None,
-                        lm_dim=weight.shape[1] if kind == "context2" or heads else None,
+                        lm_dim=weight.shape[1] if kind == "context2" or heads or timed else None,
                         alpha=alpha if kind == "context2" else None, dropout=dropout,
                         context_input=context_input if contextual else "flagged",
-                        **({"vocab_size": weight.shape[0]} if heads else {}),
+                        **({"vocab_size": weight.shape[0]} if heads or timed else {}),
+                        **({"time_dim": time_dim, "attention_form": attention_form}
+                           if timed else {}),
                         **(tau.bias_fields() if kind.endswith("temperature") else {}),
                         **({"target_dim": target_vectors.shape[1]}   # type: ignore[union-attr]
                            if entry.targets_from_baseline else {}))

@@ -29,6 +29,8 @@ temperature``                               ``docs/temperature.md``
 ``continuous-vmf``,    (paper 004) vMF,     ``ê = W h``, NN decoding          none (targets: the
 ``-cosine``,           cosine, max-margin   (:mod:`.continuous`)              Baseline's input
 ``-max-margin``                                                               embeddings)
+``temporal-            (ours)               attention ``Q(I + TᵀT/‖T‖)Kᵀ``,   frequencies
+attention``                                 T from the history (:mod:`.attention_time`)
 =====================  ===================  ================================  ==================
 """
 
@@ -47,7 +49,9 @@ NO_BIAS = "none"
 class Variant:
     """One registry row. ``kind`` is the bias kind saved with a model (``none`` for baselines);
     ``reads`` the history features its bias reads (``frequencies``/``embeddings``); ``params``
-    the dotted params only this variant's train stage reads; ``latest_periods`` N of baseline-N."""
+    the dotted params only this variant's train stage reads; ``latest_periods`` N of baseline-N;
+    ``in_body``: the module changes the LM's hidden states, so a frozen base's cached states
+    (:mod:`pipeline.training.cached`) do not apply."""
 
     name: str
     display: str
@@ -57,6 +61,7 @@ class Variant:
     latest_periods: int | None = None
     targets_from_baseline: bool = False
     distribution: str = "softmax"
+    in_body: bool = False   # its module changes the LM's hidden states (temporal attention)
 
     @property
     def kind(self) -> str:
@@ -101,6 +106,7 @@ _CONTEXT = ("features.context_input",)
 _TAU = ("train.lr_new", "train.temperature_rank", "train.temperature_norm",
         "train.temperature_alpha", "train.temperature_beta", "train.temperature_loss_scale")
 _CONTINUOUS = ("train.lr_new",)
+_ATTENTION = ("train.lr_new", "train.time_dim", "train.time_attention")
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("baseline", "Baseline-all"),
@@ -118,6 +124,9 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     *(Variant(f"continuous-{loss}", f"Continuous-{name}", f"{_HEADS}:ContinuousOutput",
               frozenset(), _CONTINUOUS, targets_from_baseline=True, distribution="vmf")
       for loss, name in (("vmf", "vMF"), ("cosine", "cosine"), ("max-margin", "max-margin"))),
+    Variant("temporal-attention", "Temporal-Attention",
+            "pipeline.models.attention_time:TemporalAttentionLM", frozenset({"frequencies"}),
+            _ATTENTION, in_body=True),
 )}
 BIAS_KINDS = (NO_BIAS, *(v.name for v in VARIANTS.values() if v.has_module))
 

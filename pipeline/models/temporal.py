@@ -36,6 +36,7 @@ its LSTM across adjacent vocabulary ids; ``tests/test_temporal.py`` pins the cor
 
 from __future__ import annotations
 
+import contextlib
 import math
 import weakref
 from abc import ABC, abstractmethod
@@ -66,7 +67,9 @@ class BiasConfig:
     ``vocab_size`` (the LM's output rows); the temperature heads ``rank`` (Q of eq. 5),
     ``tau_alpha``/``tau_beta`` (eq. 5's α, β), ``norm`` (σ: ``softmax`` as in paper 002, or
     ``sigmoid``) and ``loss_scale`` (eq. 7's LS: ``mean``, ``sum`` or ``none``); the continuous
-    head ``target_dim`` (E, the size of its fixed target vectors).
+    head ``target_dim`` (E, the size of its fixed target vectors). Temporal attention
+    (:mod:`pipeline.models.attention_time`) reads ``vocab_size``, ``lm_dim``, ``time_dim`` (D_t,
+    its time vector's size) and ``attention_form`` (``residual`` or ``paper``, eq. 2 as printed).
     """
 
     kind: str
@@ -84,6 +87,8 @@ class BiasConfig:
     norm: str = "softmax"
     loss_scale: str = "mean"
     target_dim: int | None = None
+    time_dim: int | None = None
+    attention_form: str = "residual"
 
     def __post_init__(self) -> None:
         if self.context_input not in CONTEXT_INPUTS:
@@ -132,6 +137,16 @@ class TemporalBias(nn.Module, ABC):
 
     #: Trained on its own loss (:meth:`objective`) rather than the NLL of the biased logits.
     own_objective: ClassVar[bool] = False
+    #: Its word terms are per-word logits terms ``[|V|]`` (padded to the LM's output rows) added
+    #: by :meth:`add_bias`; temporal attention's are a time vector read inside the LM's body.
+    adds_logits: ClassVar[bool] = True
+
+    def attach(self, lm: nn.Module) -> None:
+        """Hook into the LM's body once, when the future LM is built (temporal attention)."""
+
+    def conditioned(self, terms: Tensor) -> contextlib.AbstractContextManager[None]:
+        """A block in which the LM's body reads ``terms`` (temporal attention; else nothing)."""
+        return contextlib.nullcontext()
 
     def objective(self, terms: Tensor, hidden: Tensor, output_layer: nn.Module,
                   targets: Tensor) -> Tensor:

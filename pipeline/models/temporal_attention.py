@@ -94,6 +94,34 @@ class TimeEmbedding(nn.Module):
     def forward(self, time_ids: Tensor) -> Tensor:
         return self.embedding(time_ids)
 
+    def rows(self, proj: nn.Linear, kv_len: int, device: torch.device) -> Tensor:
+        """``T = Xᵗ W_T`` ``[B, kv, H*d]`` for the current time ids (:func:`temporal_times`)."""
+        if self.times is None:
+            raise RuntimeError("no time ids: call the model inside `with temporal_times(model, ids):`")
+        ids = self.times.to(device)
+        if ids.dim() == 1:  # one period per sequence
+            ids = ids[:, None].expand(-1, kv_len)
+        if ids.shape[-1] < kv_len:
+            raise ValueError(f"time ids cover {ids.shape[-1]} positions, keys need {kv_len}")
+        # W_T on the n_periods + 2 time vectors, then a lookup: the same rows as
+        # ``proj(self(ids))`` without a [B * kv, D] x [D, H * d] product per layer
+        return proj(self.embedding.weight)[ids[:, :kv_len]]
+
+
+class PeriodTime:
+    """A time source holding one vector for every token of the current forward (the future LM:
+    the period's time vector is computed from its history, :mod:`pipeline.models.attention_time`).
+    Set ``vector`` (``[D]``) for the duration of a forward; ``None`` outside one."""
+
+    def __init__(self) -> None:
+        self.vector: Tensor | None = None
+
+    def rows(self, proj: nn.Linear, kv_len: int, device: torch.device) -> Tensor:
+        """``T`` ``[1, kv, H*d]``: the same row ``x W_T`` for every key (broadcast over the batch)."""
+        if self.vector is None:
+            raise RuntimeError("no time vector: run the model inside FutureLM.biased(history)")
+        return proj(self.vector.to(device))[None, None].expand(1, kv_len, -1)
+
 
 def _visible(mask: Tensor | None, q_len: int, kv_len: int, causal: bool, device: torch.device) -> Tensor:
     """``[B|1, 1, q, kv]`` float 0/1: which keys each query may attend to under ``mask``."""
@@ -112,12 +140,17 @@ def _visible(mask: Tensor | None, q_len: int, kv_len: int, causal: bool, device:
 
 
 def temporal_queries(
-    query: Tensor, time_rows: Tensor, visible: Tensor, scope: Scope = "visible", eps: float = 1e-12
+    query: Tensor, time_rows: Tensor, visible: Tensor, scope: Scope = "visible", eps: float = 1e-12,
+    residual: bool = False,
 ) -> Tensor:
     """``q'_i = q_i T_iᵀ T_i / ‖T_i‖_F`` per head, ``T_i`` = the rows ``j`` with ``visible[i, j]``.
 
-    ``query [B, H, q, d]``, ``time_rows [B, H, kv, d]``, ``visible [B|1, 1, q, kv]`` (0/1).
+    ``query [B, H, q, d]``, ``time_rows [B|1, H, kv, d]``, ``visible [B|1, 1, q, kv]`` (0/1).
     Then ``q'_i · k_j = q_i (T_iᵀ T_i / ‖T_i‖) k_jᵀ``, eq. 2's scores before ``/√d_k``.
+    ``residual``: ``q_i + q'_i / √n_i`` (``n_i`` = the visible rows), the scores
+    ``Q (I + TᵀT/(‖T‖√n)) Kᵀ``: ordinary attention plus a time term whose size does not grow
+    with the position (with one time point ``t`` per sequence ``TᵀT/‖T‖ = √n t tᵀ/‖t‖``); the
+    future LM's form, :mod:`pipeline.models.attention_time` says why.
     """
     if scope == "sequence":  # every key some query may see: the sequence's non-masked keys
         visible = visible.amax(dim=-2, keepdim=True)
@@ -125,28 +158,26 @@ def temporal_queries(
     q, t = query.float(), time_rows.float()
     proj = (q @ t.transpose(-1, -2)) * visible  # q_i · t_m, only for visible m
     sq_norm = visible @ t.pow(2).sum(-1, keepdim=True)  # ‖T_i‖²_F
-    return ((proj @ t) / sq_norm.clamp_min(eps).sqrt()).to(dtype)
+    timed = (proj @ t) / sq_norm.clamp_min(eps).sqrt()
+    if not residual:
+        return timed.to(dtype)
+    rows = visible.sum(-1, keepdim=True).clamp_min(1.0)   # n_i
+    return (q + timed / rows.sqrt()).to(dtype)
 
 
 class _TemporalMixin(nn.Module):
     """Shared state of the temporal self-attention classes (set by add_temporal_attention)."""
 
-    time: nn.Linear  # W_T for all heads: [D] -> [H * d_k], no bias (T = Xᵗ W_T)
     time_scope: Scope
-    _time_source: list[TimeEmbedding]  # a list so that the shared module is not registered here
+    time_residual: bool  # scores Q (I + TᵀT/‖T‖) Kᵀ instead of eq. 2's Q (TᵀT/‖T‖) Kᵀ
+    # Lists, so that these modules are not registered here: the time source is shared by all
+    # layers, and W_T ([D] -> [H * d_k], no bias: T = Xᵗ W_T) may be owned by another module
+    # (add_temporal_attention registers it as ``.time``; attach_temporal_attention does not).
+    _time_source: list[TimeEmbedding | PeriodTime]
+    _time_proj: list[nn.Linear]
 
     def _time_rows(self, kv_len: int, n_heads: int, device: torch.device) -> Tensor:
-        source = self._time_source[0]
-        if source.times is None:
-            raise RuntimeError("no time ids: call the model inside `with temporal_times(model, ids):`")
-        ids = source.times.to(device)
-        if ids.dim() == 1:  # one period per sequence
-            ids = ids[:, None].expand(-1, kv_len)
-        if ids.shape[-1] < kv_len:
-            raise ValueError(f"time ids cover {ids.shape[-1]} positions, keys need {kv_len}")
-        # W_T on the n_periods + 2 time vectors, then a lookup: the same rows as
-        # ``self.time(source(ids))`` without a [B * kv, D] x [D, H * d] product per layer
-        rows = self.time(source.embedding.weight)[ids[:, :kv_len]]  # [B, kv, H*d]
+        rows = self._time_source[0].rows(self._time_proj[0], kv_len, device)  # [B|1, kv, H*d]
         return rows.view(*rows.shape[:2], n_heads, -1).transpose(1, 2)
 
     def _temporal_attend(
@@ -154,7 +185,7 @@ class _TemporalMixin(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         rows = self._time_rows(key.shape[-2], query.shape[1], query.device)
         vis = _visible(mask, query.shape[-2], key.shape[-2], bool(getattr(self, "is_causal", False)), query.device)
-        query = temporal_queries(query, rows, vis, self.time_scope)
+        query = temporal_queries(query, rows, vis, self.time_scope, residual=self.time_residual)
         interface = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager)
         return interface(self, query, key, value, mask, **kwargs)
 
@@ -236,8 +267,39 @@ def add_temporal_attention(
         module.__class__ = _TEMPORAL[type(module)]
         module.time = nn.Linear(dim, hidden, bias=False).to(device=first.device, dtype=first.dtype)
         module.time_scope = scope
+        module.time_residual = False
         module._time_source = [embedding]
+        module._time_proj = [module.time]
     return embedding
+
+
+def attention_layers(model: nn.Module) -> list[nn.Module]:
+    """The GPT-2 / BERT self-attention modules of ``model`` (temporal ones included), in order."""
+    kinds = (*_TEMPORAL, *_TEMPORAL.values())
+    return [m for m in model.modules() if type(m) in kinds]
+
+
+def attach_temporal_attention(
+    model: nn.Module, source: PeriodTime, projections: list[nn.Linear], *, residual: bool,
+    scope: Scope = "visible",
+) -> None:
+    """Turn ``model``'s self-attention layers into temporal attention reading ``source`` through
+    ``projections`` (one W_T per layer, owned by the caller: nothing is registered on ``model``,
+    so its parameters and state dict are unchanged)."""
+    layers = attention_layers(model)
+    if not layers:
+        raise ValueError(f"temporal attention supports GPT-2 and BERT self-attention; "
+                         f"{type(model).__name__} has none")
+    if len(layers) != len(projections):
+        raise ValueError(f"{len(projections)} W_T for {len(layers)} attention layers")
+    if any(getattr(m, "is_cross_attention", False) or getattr(m, "reorder_and_upcast_attn", False) for m in layers):
+        raise NotImplementedError("temporal attention: self-attention only, no reorder_and_upcast_attn")
+    for module, proj in zip(layers, projections):
+        module.__class__ = _TEMPORAL.get(type(module), type(module))
+        module.time_scope = scope
+        module.time_residual = residual
+        module._time_source = [source]
+        module._time_proj = [proj]
 
 
 @contextlib.contextmanager

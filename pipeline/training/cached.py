@@ -39,6 +39,7 @@ from pipeline.infra.precision import autocast, compute_precision, matmul_precisi
 from pipeline.models.future_lm import FutureLM
 from pipeline.models.nll import next_token_targets, token_nll
 from pipeline.models.perplexity import Perplexity
+from pipeline.models.registry import lookup
 from pipeline.training.batches import period_steps
 from pipeline.training.checkpoints import TrainState, seed_process
 from pipeline.training.loop import _histories_on, set_train_mode
@@ -103,6 +104,9 @@ def train_cached(model: FutureLM, train_data: Mapping[str, PeriodHidden],
     if model.own_objective:   # its loss is not the NLL of cached_logits: not supported yet
         raise ValueError(f"cached training of {model.variant} (a module with its own training "
                          "objective) is not supported: train it without the cache")
+    if lookup(model.variant).in_body:   # the cache holds the plain LM's hidden states
+        raise ValueError(f"cached training of {model.variant} is not possible: its module "
+                         "changes the LM's hidden states, which the cache holds fixed")
     device = torch.device(device)
     model.to(device)
     for part in (*train_data.values(), *dev_data.values()):

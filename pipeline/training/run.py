@@ -145,7 +145,8 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig,
                            feature_dim=feature_dim, alpha=spec.alpha, dropout=spec.dropout,
                            context_input=spec.context_input, context_length=config.max_length,
                            seed=config.seed, temperature=temperature_shape(spec),
-                           target_vectors=target_vectors(variant.name, inputs.targets_from))
+                           target_vectors=target_vectors(variant.name, inputs.targets_from),
+                           time_dim=spec.time_dim, attention_form=spec.time_attention)
 
     # Resume only from a checkpoint of this very configuration and these very inputs.
     history_periods = in_time_order({p for h in histories.values() for p in h.periods})
