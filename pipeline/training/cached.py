@@ -42,7 +42,8 @@ from pipeline.models.perplexity import Perplexity
 from pipeline.models.registry import lookup
 from pipeline.training.batches import period_steps
 from pipeline.training.checkpoints import TrainState, seed_process
-from pipeline.training.loop import _histories_on, set_train_mode
+from pipeline.training.loop import (histories_on, record_dev, set_train_mode, step_terms,
+                                     with_collected_terms)
 from pipeline.training.optim import build_optimizer, linear_schedule
 
 StepCallback = Callable[[TrainState, float], None]
@@ -111,7 +112,7 @@ def train_cached(model: FutureLM, train_data: Mapping[str, PeriodHidden],
     model.to(device)
     for part in (*train_data.values(), *dev_data.values()):
         _check(model, part)
-    histories = _histories_on(model, train_data, dev_data, histories, device)
+    histories = histories_on(model, train_data, dev_data, histories, device)
     sizes = {p: len(part) for p, part in train_data.items()}
     optimizer = build_optimizer(model, config)
     total_steps = config.epochs * len(period_steps(sizes, config.batch_size, config.grad_accum,
@@ -154,11 +155,7 @@ def _forward_backward(model: FutureLM, part: PeriodHidden, micro: Sequence[Seque
                       device: torch.device) -> float:
     """Gradients of one step (loop._forward_backward's single-process arithmetic): word terms
     once; earlier micro-batches collect their gradient on a detached copy, the last adds it."""
-    terms = None
-    if model.bias is not None:
-        with autocast(device, config.precision):
-            terms = model.word_terms(history)   # type: ignore[arg-type]
-    shared = terms.detach().requires_grad_() if terms is not None and len(micro) > 1 else terms
+    terms, shared = step_terms(model, history, config, device, len(micro))
     step_loss = torch.zeros((), dtype=torch.float64, device=device)
     for j, index in enumerate(micro):
         last = j == len(micro) - 1
@@ -167,9 +164,7 @@ def _forward_backward(model: FutureLM, part: PeriodHidden, micro: Sequence[Seque
         with autocast(device, config.precision):
             logits = cached_logits(model, hidden, history, terms if last else shared)
         nll = token_nll(logits, next_token_targets(ids, mask)).sum()
-        loss = nll * weight
-        if last and shared is not terms and shared is not None and shared.grad is not None:
-            loss = loss + (terms * shared.grad).sum()   # type: ignore[operator]
+        loss = with_collected_terms(nll * weight, terms, shared) if last else nll * weight
         loss.backward()
         step_loss += nll.detach().double() * weight
     return float(step_loss)
@@ -181,17 +176,8 @@ def _end_epoch(model: FutureLM, dev_data: Mapping[str, PeriodHidden],
     """Dev perplexity and early-stopping bookkeeping (loop._end_epoch); True on a new best."""
     ppl = evaluate_cached(model, dev_data, histories, config.eval_batch_size,
                           precision=config.precision).ppl
-    state.dev_ppl.append(ppl)
     state.curve.append({"step": state.step, "dev/ppl": ppl, "epoch": state.epoch + 1})
-    better = ppl < state.best_ppl
-    if better:
-        state.best_ppl, state.best_epoch, state.bad_epochs = ppl, state.epoch, 0
-    else:
-        state.bad_epochs += 1
-        state.stopped_early = 0 < config.patience <= state.bad_epochs
-    state.epoch += 1
-    state.epoch_step = 0
-    return better
+    return record_dev(state, ppl, config)
 
 
 def _check(model: FutureLM, part: PeriodHidden) -> None:

@@ -59,7 +59,7 @@ import numpy as np
 import pandas as pd
 import torch
 from dvclive import Live
-from torch import nn
+from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
@@ -162,7 +162,7 @@ def train(model: FutureLM, train_data: Sequences, dev_data: Sequences,
     ``dist``: this process's place when several train together (module doc).
     """
     device = torch.device(device)
-    histories = _histories_on(model, train_data, dev_data, histories, device)
+    histories = histories_on(model, train_data, dev_data, histories, device)
     sizes = {p: len(s) for p, s in train_data.items()}
     epoch_plan = period_steps(sizes, config.batch_size, config.grad_accum, config.seed, 0)
     n_batches = sum(len(micro) for _, micro in epoch_plan)  # micro-batches per epoch
@@ -207,7 +207,7 @@ class _Session:
     started: float = field(default_factory=time.perf_counter)
 
 
-def _histories_on(model: FutureLM, train_data: Sequences, dev_data: Sequences,
+def histories_on(model: FutureLM, train_data: Sequences, dev_data: Sequences,
                   histories: Mapping[str, PeriodHistory | None],
                   device: torch.device) -> dict[str, PeriodHistory | None]:
     """Every history on ``device``; a bias model missing a train or dev period's is an error."""
@@ -299,11 +299,7 @@ def _forward_backward(model: FutureLM, runner: nn.Module, batches: list[list[Seq
     adds ``<terms, collected>`` to its loss, so the bias's backward runs once, with every
     micro-batch's gradient, inside the backward pass in which DDP all-reduces.
     """
-    terms = None
-    if model.bias is not None:
-        with autocast(device, config.precision):
-            terms = model.word_terms(history)   # type: ignore[arg-type]
-    shared = terms.detach().requires_grad_() if terms is not None and len(batches) > 1 else terms
+    terms, shared = step_terms(model, history, config, device, len(batches))
     step_loss = torch.zeros((), dtype=torch.float64, device=device)
     for j, seqs in enumerate(batches):
         last = j == len(batches) - 1
@@ -320,13 +316,46 @@ def _forward_backward(model: FutureLM, runner: nn.Module, batches: list[list[Seq
                              targets=targets if model.own_objective else None)
             # A module with its own objective returns its summed loss; the others their logits.
             nll = out.loss if model.own_objective else token_nll(out.logits, targets).sum()
-            loss = nll * weight
-            if last and shared is not terms and shared is not None and shared.grad is not None:
-                loss = loss + (terms * shared.grad).sum()   # type: ignore[operator]
+            loss = with_collected_terms(nll * weight, terms, shared) if last else nll * weight
             loss.backward()
         if part:
             step_loss += nll.detach().double() * (weight / dist.world_size)
     return float(all_reduce_sum(step_loss, dist))
+
+
+def step_terms(model: FutureLM, history: PeriodHistory | None, config: TrainConfig,
+               device: torch.device, micro_batches: int) -> tuple[Tensor | None, Tensor | None]:
+    """The step's word terms, computed once, and what the micro-batches before the last read:
+    a detached copy that collects their gradient (the terms themselves with one micro-batch)."""
+    terms = None
+    if model.bias is not None:
+        with autocast(device, config.precision):
+            terms = model.word_terms(history)   # type: ignore[arg-type]
+    shared = terms.detach().requires_grad_() if terms is not None and micro_batches > 1 else terms
+    return terms, shared
+
+
+def with_collected_terms(loss: Tensor, terms: Tensor | None, shared: Tensor | None) -> Tensor:
+    """The last micro-batch's loss plus ``<terms, collected gradient>``: the bias's backward then
+    runs once, with the gradient of every micro-batch (:func:`step_terms`)."""
+    if shared is not terms and shared is not None and shared.grad is not None:
+        return loss + (terms * shared.grad).sum()   # type: ignore[operator]
+    return loss
+
+
+def record_dev(state: TrainState, ppl: float, config: TrainConfig) -> bool:
+    """End-of-epoch bookkeeping of a dev perplexity: best epoch, patience, early stop, epoch
+    count. True when ``ppl`` is a new best (the caller keeps those weights)."""
+    state.dev_ppl.append(ppl)
+    better = ppl < state.best_ppl
+    if better:
+        state.best_ppl, state.best_epoch, state.bad_epochs = ppl, state.epoch, 0
+    else:
+        state.bad_epochs += 1
+        state.stopped_early = 0 < config.patience <= state.bad_epochs
+    state.epoch += 1
+    state.epoch_step = 0
+    return better
 
 
 def _end_epoch(model: FutureLM, dev_data: Sequences, histories: Mapping[str, PeriodHistory | None],
@@ -337,15 +366,8 @@ def _end_epoch(model: FutureLM, dev_data: Sequences, histories: Mapping[str, Per
                    precision=config.precision, dist=dist).ppl
     if dist.is_main:
         tqdm.write(f"{model.variant} epoch {state.epoch + 1}: dev ppl {ppl:.2f}")
-    state.dev_ppl.append(ppl)
     row = {"step": state.step, "dev/ppl": ppl, "epoch": state.epoch + 1}
     state.curve.append(row)
     _log(live, row)
-    if ppl < state.best_ppl:
-        state.best_ppl, state.best_epoch, state.bad_epochs = ppl, state.epoch, 0
+    if record_dev(state, ppl, config):
         checkpoints.save_best(model, dist)
-    else:
-        state.bad_epochs += 1
-        state.stopped_early = 0 < config.patience <= state.bad_epochs
-    state.epoch += 1
-    state.epoch_step = 0
