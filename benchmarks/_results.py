@@ -49,3 +49,12 @@ def cpu_model() -> str:
     names = [line.split(":", 1)[1].strip() for line in out.splitlines()
              if line.startswith("Model name:")]
     return names[0] if names else platform.machine()
+
+
+def machine() -> str:
+    """One line naming the machine: cores, architecture, :func:`cpu_model`, memory."""
+    try:
+        mem = f"{int(Path('/proc/meminfo').read_text().split()[1]) / 2**20:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        mem = "?"
+    return f"{os.cpu_count()}-core {platform.machine()} CPU ({cpu_model()}), {mem}"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import resource
 import time
 from collections.abc import Callable
@@ -30,7 +29,7 @@ from pipeline.corpus.anthology import parse_file, read_bib_text
 from pipeline.corpus.bibvalues import resolve_value
 from pipeline.corpus.language import filter_papers
 from pipeline.corpus.latex import latex_to_unicode
-from benchmarks._results import publish
+from benchmarks._results import machine, publish
 
 REPO = Path(__file__).resolve().parents[1]
 FULL_EXPORT = REPO.parent / "shared" / "data" / "anthology+abstracts.bib.gz"
@@ -58,20 +57,6 @@ def timed(fn: Callable[[], Any], label: str = "") -> tuple[float, Any]:
 
 def wall_cpu(wall: float, label: str) -> str:
     return f"{wall:.1f} s wall, {CPU[label]:.1f} s CPU"
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-        mem_kb = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f"{mem_kb / 2**20:.0f} GiB"
-    except OSError:
-        mem = "?"
-    return f"{os.cpu_count()}-core {platform.machine()} CPU ({cpu}), {mem}"
 
 
 def latex_comparison(text: str, n: int) -> tuple[float, float, int]:

@@ -30,7 +30,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from benchmarks._results import publish
-from benchmarks.parse_filter import REPO, machine
+from benchmarks._results import machine
+from benchmarks.parse_filter import REPO
 
 COLUMNS = ["--id", "doc_id", "--date", "published", "--title", "headline", "--text", "body"]
 _WRAPPER = ("import resource, subprocess, sys\n"
