@@ -92,6 +92,8 @@ def test_cached_training_gives_the_uncached_model_and_scores(project, baseline, 
         torch.testing.assert_close(wb[key], wa[key], rtol=1e-4, atol=1e-6)
     curves = fast.parent / "curves" / "frequency-s0"
     assert len((curves / "train" / "loss.tsv").read_text().splitlines()) - 1 == b["steps"]
+    assert len((curves / "dev" / "ppl.tsv").read_text().splitlines()) - 1 == b["epochs_run"]
+    assert not (fast.parent / "ckpt" / "frequency-s0").exists()   # cleared after success
     sa, sb = score(project, plain, tmp_path / "sa"), score(project, fast, tmp_path / "sb")
     for split in ("dev", "test"):
         assert f"{sa[split]['ppl']:.2f}" == f"{sb[split]['ppl']:.2f}"
