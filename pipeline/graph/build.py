@@ -1,7 +1,7 @@
 """The whole stage graph as the dict ``dvc.yaml`` holds, in the order a reader follows it:
-data, features, every run's training (with each seed's frozen-base cache after its Baseline),
-scoring, the report and the long-tail report, every
-run's forecast, its report, the semantic-change report and its benchmark."""
+data, features, every run's training (each seed's frozen-base cache right after its Baseline),
+scoring, the report and the long-tail report, every run's forecast, its report, the
+semantic-change report and its benchmark."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The stages of each run (a variant and a seed: train, score, forecast), the frozen-base cache of
-each seed (``train.cache``) and the two reports over all runs. Each run's stages depend on exactly the per-period feature files its variant reads (the
-registry's ``feature_files``) and declare only the params they read, so changing a bias's own
-param reruns only that variant."""
+each seed (``train.cache``) and the two reports over all runs. Each run's stages depend on exactly
+the per-period feature files its variant reads (the registry's ``feature_files``) and declare only
+the params they read, so changing a bias's own param reruns only that variant."""
 
 from __future__ import annotations
 

@@ -2,9 +2,8 @@
 
 Only the params that decide the graph's *shape* are read here (the split's period kind and
 periods, window, variants, seeds, ``train.base``, ``train.cache``, ``score.periods``, the forecast
-periods); every
-other value stays a ``${...}`` template in a stage's ``cmd``, so editing it needs no
-regeneration. Periods are labels of ``split.period``'s kind (:mod:`pipeline.corpus.periods`),
+periods); every other value stays a ``${...}`` template in a stage's ``cmd``, so editing it needs
+no regeneration. Periods are labels of ``split.period``'s kind (:mod:`pipeline.corpus.periods`),
 checked here, so a wrong label stops ``make graph`` naming the key; every list below is in time
 order. Feature periods are derived, never listed by hand: every period in the history of a
 training period, the dev period, a scored period, a forecast period, or a period a report reads.
@@ -22,8 +21,8 @@ from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup
 
 # The params that decide the graph's shape; the `graph` stage declares them.
-STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cache", "score.periods",
-             "forecast.period", "forecast.backtest_periods", "semantic_change.first",
+STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cache",
+             "score.periods", "forecast.period", "forecast.backtest_periods", "semantic_change.first",
              "semantic_change.last", "semantic_change.targets"]
 
 

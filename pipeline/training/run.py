@@ -54,9 +54,10 @@ from pipeline.infra.runs import run_name
 from pipeline.models.registry import lookup
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.training.batches import group_by_period, latest_periods
-from pipeline.training.checkpoints import Checkpoints, TrainState, run_key
-from pipeline.features.base_cache import CacheIdentity, build_cache, cache_identity, load_cache
+from pipeline.features.base_cache import (CacheIdentity, PeriodHidden, Storage, build_cache,
+                                          cache_identity, load_cache)
 from pipeline.training.cached import train_cached
+from pipeline.training.checkpoints import Checkpoints, TrainState, run_key
 from pipeline.training.loop import train, write_curves
 from pipeline.training.optim import set_dropout
 
@@ -242,7 +243,7 @@ def base_identity(model_dir: Path, tokenizer: Path, context_length: int) -> Cach
 
 def write_base_cache(model_dir: Path, inputs: TrainInputs, out: Path, context_length: int, *,
                      batch_size: int, device: torch.device | str, precision: str,
-                     storage: str) -> dict[str, int]:
+                     storage: Storage) -> dict[str, int]:
     """Cache the final hidden states of ``model_dir``'s LM over every train and dev abstract
     (encoded as training encodes them) in ``out``; returns the abstracts cached per period."""
     tok = load_tokenizer(inputs.tokenizer)
@@ -253,7 +254,7 @@ def write_base_cache(model_dir: Path, inputs: TrainInputs, out: Path, context_le
                         fix="check the split params (split.*) and rerun `dvc repro split`")
     lm = load_future_lm(model_dir).lm.to(device)
     build_cache(lm, sequences, out, base_identity(model_dir, inputs.tokenizer, context_length),
-                batch_size=batch_size, device=device, precision=precision, storage=storage)  # type: ignore[arg-type]
+                batch_size=batch_size, device=device, precision=precision, storage=storage)
     return {p: len(s) for p, s in sequences.items()}
 
 
@@ -275,7 +276,7 @@ def execute_cached(run: TrainRun, cache: Path, tokenizer: Path, *, device: torch
         states = load_cache(cache, base_identity(Path(lm), tokenizer, run.config.max_length))
     except UserError as err:
         raise UserError(err.what, path=err.path, fix=CACHE_FIX) from None
-    data = {}
+    data: dict[str, dict[str, PeriodHidden]] = {}
     for split, wanted in (("train", run.train_data), ("dev", run.dev_data)):
         data[split] = {p: states[p] for p in wanted if p in states}
         if any(p not in states or states[p].sequences() != s for p, s in wanted.items()):
