@@ -8,7 +8,9 @@ targets are the input embeddings of the Baseline given by --targets-from). Perio
 training abstract of period i is scored with the bias of period i, predicted from the features of
 periods i-window .. i-1; every batch holds abstracts of one period. Shared-base training: `--init-from
 data/models/baseline-s<seed> --freeze-lm` trains only the bias module on top of a trained
-Baseline's LM.
+Baseline's LM; adding `--cache data/cache/baseline-s<seed>` (the base_cache stage's
+output, params train.cache) trains it from that LM's cached final hidden states instead of
+running the LM every step (same result up to float rounding; one process, no resume checkpoints).
 
 The output folder (written atomically when training ends) holds config.json + model.safetensors
 (load with pipeline.models.future_lm.load_future_lm; config.json records the context length
@@ -40,7 +42,8 @@ from pipeline.infra.device import pick_device
 from pipeline.infra.numerics import configure_torch
 from pipeline.models.future_lm import write_future_lm
 from pipeline.infra.io import atomic_path, write_json
-from pipeline.training.run import TrainInputs, execute, prepare_run
+from pipeline.infra.errors import UserError
+from pipeline.training.run import TrainInputs, execute, execute_cached, prepare_run
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 
@@ -58,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--targets-from", default=None,
                     help="continuous-* variants: the trained Baseline model folder whose input "
                          "embeddings are the fixed target vectors (data/models/baseline-s<seed>)")
+    io.add_argument("--cache", default=None,
+                    help="shared-base variants (with --init-from and --freeze-lm): the folder of "
+                         "the --init-from LM's cached hidden states (python -m stages.base_cache; "
+                         "data/cache/baseline-s<seed>) to train from; refused when it was built "
+                         "from another LM, tokenizer, context length or split")
     io.add_argument("--out", required=True, help="model folder to write (atomically)")
     io.add_argument("--curves", required=True,
                     help="folder for the DVCLive training curves (train/loss.tsv, train/lr.tsv, "
@@ -91,7 +99,14 @@ def train_one(args: argparse.Namespace, dist: distributed.Dist, device: torch.de
                          targets_from=Path(args.targets_from) if args.targets_from else None)
     run = prepare_run(inputs, build(LMConfig, args), build(ModelConfig, args),
                       build(TrainConfig, args))
-    result = execute(run, device=device, checkpoint_root=args.checkpoint_dir, dist=dist)
+    if args.cache:
+        if dist.enabled:
+            raise UserError("training from the frozen-base cache runs in one process",
+                            fix="drop --processes / torchrun (a cached epoch is short)")
+        result = execute_cached(run, Path(args.cache), inputs.tokenizer, device=device,
+                                checkpoint_root=args.checkpoint_dir)
+    else:
+        result = execute(run, device=device, checkpoint_root=args.checkpoint_dir, dist=dist)
     if not dist.is_main:
         return
     with atomic_path(args.curves) as tmp:
@@ -102,7 +117,8 @@ def train_one(args: argparse.Namespace, dist: distributed.Dist, device: torch.de
         write_json(result.metrics, tmp / "train_metrics.json")
     result.checkpoints.clear()
     procs = f" x {dist.world_size} processes" if dist.enabled else ""
-    print(f"{run.name}: best dev ppl {result.state.best_ppl:.2f} (epoch "
+    cached = " from the frozen-base cache" if args.cache else ""
+    print(f"{run.name}{cached}: best dev ppl {result.state.best_ppl:.2f} (epoch "
           f"{result.state.best_epoch + 1} of {len(result.state.dev_ppl)}) on {device}{procs} "
           f"-> {args.out}")
 

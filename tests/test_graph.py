@@ -262,7 +262,47 @@ def test_shared_base_trains_temporal_variants_on_the_baseline_model() -> None:
     assert not any("--init-from" in s.get("cmd", "") for s in stages_of(PARAMS).values())
 
 
+def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
+    """train.cache (with train.base: shared) adds one base_cache stage per seed, reading the
+    seed's Baseline; the variants whose module allows it read the cache, the others (output-layer
+    heads, temporal attention, the baselines) keep the normal path. Off (the default): no stage."""
+    variants = ["baseline", "baseline-2", "frequency", "context2", "temperature",
+                "continuous-vmf", "temporal-attention"]
+    off = deep_merge(PARAMS, {"train": {"base": "shared"},
+                              "experiment": {"variants": variants, "seeds": [0, 1]}})
+    on = deep_merge(off, {"train": {"cache": True}})
+    assert not any("base_cache" in name or "--cache " in body(s)["cmd"]
+                   for name, s in {**stages_of(off), **stages_of(PARAMS)}.items())
+    stages = stages_of(on)
+    assert [n for n in stages if n.startswith("base_cache")] == ["base_cache-s0", "base_cache-s1"]
+    names = list(stages)
+    for seed in (0, 1):
+        cache = stages[f"base_cache-s{seed}"]
+        assert names.index(f"base_cache-s{seed}") == names.index(f"train-baseline-s{seed}") + 1
+        assert f"--model data/models/baseline-s{seed}" in cache["cmd"]
+        assert cache["outs"] == [f"data/cache/baseline-s{seed}"]
+        assert cache["deps"][0] == "stages/base_cache.py"
+        assert {f"data/models/baseline-s{seed}", "data/splits/train.parquet",
+                "data/splits/dev.parquet", "data/tokenizer"} <= set(cache["deps"])
+        assert cache["params"] == ["train.max_length", "train.precision", "train.cache_storage"]
+        assert all(f"${{{p}}}" in cache["cmd"] for p in cache["params"])
+        for variant in variants:
+            stage = stages[f"train-{variant}-s{seed}"]
+            reads = variant in ("frequency", "context2")
+            assert (f"--cache data/cache/baseline-s{seed}" in stage["cmd"]) == reads, variant
+            assert (f"data/cache/baseline-s{seed}" in stage["deps"]) == reads, variant
+            assert body(stage) == body(stages_of(off)[f"train-{variant}-s{seed}"]) or reads
+    for name, stage in stages.items():   # scoring keeps the full model
+        if name.startswith("score-"):
+            assert "cache" not in stage["cmd"]
+    no_reader = deep_merge(on, {"experiment": {"variants": ["baseline", "temperature"]}})
+    assert not any(n.startswith("base_cache") for n in stages_of(no_reader))
+
+
 @pytest.mark.parametrize("change,message", [
+    ({"train": {"cache": True}}, "train.cache: true caches the frozen Baseline LM of train.base: "
+                                 "shared"),
+    ({"train": {"base": "shared", "cache": "yes"}}, "train.cache must be true or false"),
     ({"train": {"base": "shared"}, "experiment": {"variants": ["frequency"]}}, "baseline"),
     ({"train": {"base": "sometimes"}}, "joint or shared"),
     ({"experiment": {"variants": ["baseline-4"]}}, "baseline-4 needs 1 .. 3"),

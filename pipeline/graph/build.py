@@ -1,6 +1,7 @@
 """The whole stage graph as the dict ``dvc.yaml`` holds, in the order a reader follows it:
-data, features, every run's training, scoring, the report and the long-tail report, every
-run's forecast, its report, the semantic-change report and its benchmark."""
+data, features, every run's training (each seed's frozen-base cache right after its Baseline),
+scoring, the report and the long-tail report, every run's forecast, its report, the
+semantic-change report and its benchmark."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pipeline.graph.analysis_stages import semantic_benchmark_stage, semantic_ch
 from pipeline.graph.code_deps import Code
 from pipeline.graph.data_stages import data_stages, feature_stages
 from pipeline.graph.model_stages import (
+    base_cache_stage,
     forecast_report_stage,
     forecast_stage,
     longtail_stage,
@@ -32,6 +34,8 @@ def build(params: Mapping[str, Any], root: Path = ROOT) -> dict[str, Any]:
     stages = {**data_stages(plan, code), **feature_stages(plan, code)}
     for variant, seed in plan.runs:
         stages[f"train-{run(variant, seed)}"] = train_stage(plan, variant, seed, code)
+        if variant == "baseline" and seed in plan.cache_seeds:   # right after what it reads
+            stages[f"base_cache-s{seed}"] = base_cache_stage(plan, seed, code)
     for variant, seed in plan.runs:
         stages[f"score-{run(variant, seed)}"] = score_stage(plan, variant, seed, code)
     stages["report"] = report_stage(plan, code)

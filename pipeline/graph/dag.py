@@ -17,6 +17,9 @@ from typing import Any
 # Stages named <family>-<variant>-s<seed>: one per run.
 RUN_FAMILIES = ("train", "score", "forecast")
 _RUN = re.compile(r"^(?P<family>[a-z_]+)-(?P<run>.+-s\d+)$")
+# Stages named <family>-s<seed>: one per seed (the frozen-base cache, train.cache).
+SEED_FAMILIES = ("base_cache",)
+_SEED = re.compile(r"^(?P<family>[a-z_]+)-s\d+$")
 
 
 def _paths(entries: list[Any] | None) -> list[str]:
@@ -39,9 +42,13 @@ def _expand(stage: Mapping[str, Any]) -> list[dict[str, list[str]]]:
 
 
 def family(name: str) -> str:
-    """``train-context2-s0`` -> ``train``; other stage names are their own family."""
+    """``train-context2-s0`` -> ``train``, ``base_cache-s0`` -> ``base_cache``; other stage names
+    are their own family."""
     match = _RUN.match(name)
-    return match["family"] if match and match["family"] in RUN_FAMILIES else name
+    if match and match["family"] in RUN_FAMILIES:
+        return match["family"]
+    match = _SEED.match(name)
+    return match["family"] if match and match["family"] in SEED_FAMILIES else name
 
 
 def _inside(a: str, b: str) -> bool:
@@ -63,6 +70,8 @@ def families(stages: Mapping[str, Any]) -> tuple[dict[str, str], list[tuple[str,
             labels[fam] = f"{fam}@period ({items[0]}..{items[-1]}, {len(items)} stages)"
         elif fam in RUN_FAMILIES:
             labels[fam] = f"{fam}-&lt;variant&gt;-s&lt;seed&gt; ({len(names)} runs)"
+        elif fam in SEED_FAMILIES:
+            labels[fam] = f"{fam}-s&lt;seed&gt; ({len(names)} seeds)"
         else:
             labels[fam] = fam
     edges: list[tuple[str, str]] = []

@@ -1,7 +1,7 @@
-"""The stages of each run (a variant and a seed: train, score, forecast) and the two reports over
-all runs. Each run's stages depend on exactly the per-period feature files its variant reads (the
-registry's ``feature_files``) and declare only the params they read, so changing a bias's own
-param reruns only that variant."""
+"""The stages of each run (a variant and a seed: train, score, forecast), the frozen-base cache of
+each seed (``train.cache``) and the two reports over all runs. Each run's stages depend on exactly
+the per-period feature files its variant reads (the registry's ``feature_files``) and declare only
+the params they read, so changing a bias's own param reruns only that variant."""
 
 from __future__ import annotations
 
@@ -35,6 +35,9 @@ TRAIN_FLAGS = ["epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "wei
 LM_FLAGS = ["base", "n_layer", "n_head", "n_embd", "n_positions"]
 SCORE_FLAGS = ["batch_size", "n_generate", "max_new_tokens", "min_new_tokens", "num_beams",
                "top_k", "top_p", "no_repeat_ngram_size", "precision"]
+# train.* the base_cache stage reads: the context length and compute precision the states are
+# computed at (those of training), and their storage dtype.
+CACHE_FLAGS = ["max_length", "precision", "cache_storage"]
 # The score section's decoding settings and precision, which the forecast reuses (its passes and
 # generation run as the score stage's do).
 DECODING = ["max_new_tokens", "min_new_tokens", "num_beams", "top_k", "top_p",
@@ -47,6 +50,24 @@ def _flags(section: str, keys: Iterable[str]) -> str:
 
 def model_dir(variant: str, seed: int) -> str:
     return f"data/models/{run(variant, seed)}"
+
+
+def cache_dir(seed: int) -> str:
+    return f"data/cache/{run('baseline', seed)}"
+
+
+def base_cache_stage(plan: Plan, seed: int, code: Code) -> dict[str, Any]:
+    """The frozen Baseline LM's final hidden states of the train and dev abstracts of one seed
+    (``train.cache``), which the cached variants of the seed train from."""
+    return {
+        "cmd": f"python -m stages.base_cache --model {model_dir('baseline', seed)} "
+               f"--train {TRAIN} --dev {DEV} --tokenizer {TOKENIZER} "
+               f"{_flags('train', CACHE_FLAGS)} "
+               f"--out {cache_dir(seed)}",
+        "deps": [*code("base_cache"), model_dir("baseline", seed), TRAIN, DEV, TOKENIZER],
+        "params": [f"train.{k}" for k in CACHE_FLAGS],
+        "outs": [cache_dir(seed)],
+    }
 
 
 def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
@@ -66,12 +87,15 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
         cmd.append(f"--init-from {model_dir('baseline', seed)} --freeze-lm")
     if entry.targets_from_baseline:
         cmd.append(f"--targets-from {model_dir('baseline', seed)}")
+    cached = [cache_dir(seed)] if plan.cached(variant) else []
+    if cached:
+        cmd.append(f"--cache {cache_dir(seed)}")
     cmd.append(f"--out {model_dir(variant, seed)} --curves data/curves/{run(variant, seed)}")
     return {
         "cmd": " ".join(cmd),
         "deps": [*code("train"), TRAIN, DEV, TOKENIZER,
                  *feature_files(kinds, plan.train_history),
-                 *baseline],
+                 *baseline, *cached],
         "params": [f"{section}.{k}" for section, k in keys],
         "outs": [model_dir(variant, seed)],
         "plots": [{f"data/curves/{run(variant, seed)}": {"x": "step"}}],

@@ -1,9 +1,9 @@
 """The structural params, validated, and the feature periods they imply.
 
 Only the params that decide the graph's *shape* are read here (the split's period kind and
-periods, window, variants, seeds, ``train.base``, ``score.periods``, the forecast periods); every
-other value stays a ``${...}`` template in a stage's ``cmd``, so editing it needs no
-regeneration. Periods are labels of ``split.period``'s kind (:mod:`pipeline.corpus.periods`),
+periods, window, variants, seeds, ``train.base``, ``train.cache``, ``score.periods``, the forecast
+periods); every other value stays a ``${...}`` template in a stage's ``cmd``, so editing it needs
+no regeneration. Periods are labels of ``split.period``'s kind (:mod:`pipeline.corpus.periods`),
 checked here, so a wrong label stops ``make graph`` naming the key; every list below is in time
 order. Feature periods are derived, never listed by hand: every period in the history of a
 training period, the dev period, a scored period, a forecast period, or a period a report reads.
@@ -21,8 +21,8 @@ from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup
 
 # The params that decide the graph's shape; the `graph` stage declares them.
-STRUCTURE = ["split", "features.window", "experiment", "train.base", "score.periods",
-             "forecast.period", "forecast.backtest_periods", "semantic_change.first",
+STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cache",
+             "score.periods", "forecast.period", "forecast.backtest_periods", "semantic_change.first",
              "semantic_change.last", "semantic_change.targets"]
 
 
@@ -69,6 +69,7 @@ class Plan:
         self.variants = [str(v) for v in get(params, "experiment.variants")]
         self.seeds = [int(s) for s in get(params, "experiment.seeds")]
         self.base = str(get(params, "train.base"))
+        self.cache = get(params, "train.cache")
         forecast = get(params, "forecast.period")
         # null: the period after the latest one the run knows the text of (test, score.periods)
         self.forecast_period = (shift(in_time_order([self.test, *self.score_periods])[-1], 1)
@@ -132,6 +133,14 @@ class Plan:
                       f"periods and before the forecast period {self.forecast_period}, got "
                       f"{self.backtest_periods}", "forecast.backtest_periods",
                       f"e.g. [{self.dev}, {self.test}]")
+        if not isinstance(self.cache, bool):
+            raise bad(f"train.cache must be true or false, got {self.cache!r}", "train.cache",
+                      "true: train the shared-base variants from the frozen Baseline's cached "
+                      "hidden states; false: run the full LM every step")
+        if self.cache and self.base != "shared":
+            raise bad("train.cache: true caches the frozen Baseline LM of train.base: shared, but "
+                      f"train.base is {self.base}", "train.cache",
+                      "set train.base: shared, or train.cache: false")
         if self.base == "shared" and "baseline" not in self.variants:
             raise bad("train.base: shared starts every temporal variant from the Baseline model, "
                       "but `baseline` is not among experiment.variants", "train.base",
@@ -145,6 +154,16 @@ class Plan:
             raise bad(f"semantic_change.first ({self.semantic_first[-1]}) must end before "
                       f"semantic_change.last ({self.semantic_last[0]}) begins", "semantic_change",
                       "choose an earlier first group or a later last group")
+
+    def cached(self, variant: str) -> bool:
+        """Whether ``variant``'s train stage reads the frozen Baseline's cached hidden states:
+        ``train.cache`` (which implies ``train.base: shared``) and a module that allows it."""
+        return bool(self.cache) and lookup(variant).cacheable
+
+    @property
+    def cache_seeds(self) -> list[int]:
+        """Seeds with a ``base_cache`` stage: every seed, when some variant reads the cache."""
+        return self.seeds if any(self.cached(v) for v in self.variants) else []
 
     @property
     def runs(self) -> list[tuple[str, int]]:

@@ -136,11 +136,19 @@ class ExperimentConfig:
 
 @dataclass(frozen=True)
 class TrainDesign:
-    """How the variants of one seed relate (param ``train.base``): shapes the stage graph."""
+    """How the variants of one seed relate (params ``train.base``, ``train.cache``,
+    ``train.cache_storage``): shapes the stage graph."""
 
     base: Literal["joint", "shared"] = field(default="joint", metadata=_help(
         "joint: every variant fine-tunes the LM with its bias (paper); shared: Baseline is "
         "trained once, temporal variants start from it with the LM frozen"))
+    cache: bool = field(default=False, metadata=_help(
+        "with base: shared, compute the frozen Baseline LM's final hidden states once per seed "
+        "(stage base_cache-s<seed>, data/cache/baseline-s<seed>) and train the variants whose "
+        "module allows it (registry: not in_body, not an output-layer head) from them"))
+    cache_storage: Literal["fp32", "bf16"] = field(default="fp32", metadata=_help(
+        "dtype of the cached hidden states on disk: fp32 (exact) or bf16 (half the size; "
+        "perplexity within 0.1 %)"))
 
 
 @dataclass(frozen=True)

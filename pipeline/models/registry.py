@@ -79,6 +79,15 @@ class Variant:
         return self.bias is not None and self.bias.startswith(f"{_HEADS}:")
 
     @property
+    def cacheable(self) -> bool:
+        """Shared-base training can read a frozen base's cached final hidden states
+        (``train.cache``; :mod:`pipeline.training.cached`): it has a module, the module leaves
+        the LM's hidden states alone (not ``in_body``) and trains on the NLL of the biased logits
+        (not an output-layer head, whose own objective — ``own_objective`` — the cache does not
+        serve)."""
+        return self.has_module and not self.in_body and not self.output_layer
+
+    @property
     def temporal(self) -> bool:
         """Its module reads a history, so its predictions move from one period to the next."""
         return bool(self.reads)

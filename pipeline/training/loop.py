@@ -128,6 +128,12 @@ def _open_live(live_dir: Path, curve: list[dict[str, float]]) -> Live:
     return live
 
 
+def write_curves(live_dir: str | Path, curve: list[dict[str, float]]) -> None:
+    """A DVCLive folder holding ``curve`` (``TrainState.curve`` rows), as :func:`train` leaves
+    it: for training that logs no curve as it goes (:mod:`pipeline.training.cached`)."""
+    _open_live(Path(live_dir), curve).end()
+
+
 def _log(live: Live | None, row: Mapping[str, float]) -> None:
     if live is None:   # not rank 0
         return

@@ -14,6 +14,11 @@ Base LM (:func:`build_base_lm`), in order of precedence:
 * ``base: scratch``: a random-init GPT-2 of the configured shape (drawn from the run's seed, so
   every variant of a seed starts from the same LM);
 * any other ``base``: a pretrained causal LM resolved by :mod:`pipeline.models.hub`.
+
+Frozen-base cache (``train.cache``, issue 20 §1): :func:`write_base_cache` stores the final hidden
+states of a trained Baseline's LM (the ``init_from`` of shared-base runs) over the train and dev
+abstracts, and :func:`execute_cached` trains a shared-base run from them
+(:func:`pipeline.training.cached.train_cached`) instead of running the LM every step.
 """
 
 from __future__ import annotations
@@ -49,8 +54,11 @@ from pipeline.infra.runs import run_name
 from pipeline.models.registry import lookup
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.training.batches import group_by_period, latest_periods
+from pipeline.features.base_cache import (CacheIdentity, PeriodHidden, Storage, build_cache,
+                                          cache_identity, load_cache)
+from pipeline.training.cached import train_cached
 from pipeline.training.checkpoints import Checkpoints, TrainState, run_key
-from pipeline.training.loop import train
+from pipeline.training.loop import train, write_curves
 from pipeline.training.optim import set_dropout
 
 Sequences = dict[str, list[list[int]]]   # period label -> token-id lists
@@ -219,3 +227,65 @@ def train_metrics(run: TrainRun, state: TrainState) -> dict:
         "parameters_lm": sum(p.numel() for p in model.lm.parameters()),
         "parameters_new": sum(p.numel() for p in model.bias.parameters()) if model.bias else 0,
     }
+
+
+# ----------------------------------------------------------------------- frozen-base cache
+
+CACHE_FIX = "rerun its stage: `dvc repro base_cache-s<seed>` (python -m stages.base_cache)"
+
+
+def base_identity(model_dir: Path, tokenizer: Path, context_length: int) -> CacheIdentity:
+    """The identity of a cache of the LM in trained model folder ``model_dir`` (its config and
+    weights files) over ``tokenizer``'s encoding cut at ``context_length``."""
+    return cache_identity([model_dir / CONFIG_NAME, model_dir / WEIGHTS_NAME], tokenizer,
+                          context_length)
+
+
+def write_base_cache(model_dir: Path, inputs: TrainInputs, out: Path, context_length: int, *,
+                     batch_size: int, device: torch.device | str, precision: str,
+                     storage: Storage) -> dict[str, int]:
+    """Cache the final hidden states of ``model_dir``'s LM over every train and dev abstract
+    (encoded as training encodes them) in ``out``; returns the abstracts cached per period."""
+    tok = load_tokenizer(inputs.tokenizer)
+    sequences = {**read_sequences(inputs.train, tok, context_length),
+                 **read_sequences(inputs.dev, tok, context_length)}
+    if not sequences:
+        raise UserError("the splits have no abstracts to cache", path=inputs.train,
+                        fix="check the split params (split.*) and rerun `dvc repro split`")
+    lm = load_future_lm(model_dir).lm.to(device)
+    build_cache(lm, sequences, out, base_identity(model_dir, inputs.tokenizer, context_length),
+                batch_size=batch_size, device=device, precision=precision, storage=storage)
+    return {p: len(s) for p, s in sequences.items()}
+
+
+def execute_cached(run: TrainRun, cache: Path, tokenizer: Path, *, device: torch.device | str,
+                   checkpoint_root: str | Path) -> TrainResult:
+    """Train a shared-base run (``init_from`` + ``freeze_lm``) from the cached hidden states in
+    ``cache`` (single process, no resume: a cached epoch is short); the same result as
+    :func:`execute` up to float rounding. A cache of another LM, tokenizer, context length or
+    other abstracts is a :class:`UserError` naming the stage to rerun."""
+    lm = run.lm_config.init_from
+    if lm is None or not run.config.freeze_lm:
+        raise UserError("--cache holds a frozen Baseline LM's hidden states: it needs shared-base "
+                        "training", fix="pass --init-from data/models/baseline-s<seed> --freeze-lm")
+    if not lookup(run.model.variant).cacheable:
+        raise UserError(f"the {run.model.variant} variant cannot train from the frozen-base cache "
+                        "(its module changes the LM's hidden states or has its own objective)",
+                        fix="train it without --cache")
+    try:
+        states = load_cache(cache, base_identity(Path(lm), tokenizer, run.config.max_length))
+    except UserError as err:
+        raise UserError(err.what, path=err.path, fix=CACHE_FIX) from None
+    data: dict[str, dict[str, PeriodHidden]] = {}
+    for split, wanted in (("train", run.train_data), ("dev", run.dev_data)):
+        data[split] = {p: states[p] for p in wanted if p in states}
+        if any(p not in states or states[p].sequences() != s for p, s in wanted.items()):
+            raise UserError(f"the base cache does not hold this run's {split} abstracts (another "
+                            "split or encoding)", path=cache, fix=CACHE_FIX)
+    checkpoints = Checkpoints(Path(checkpoint_root) / run.name, run.key)
+    state = train_cached(run.model, data["train"], data["dev"], run.histories, run.config,
+                         device=device)
+    live_dir = checkpoints.dir / "live"
+    write_curves(live_dir, state.curve)
+    return TrainResult(state, {**train_metrics(run, state), "cache": str(cache)},
+                       live_dir / "plots" / "metrics", checkpoints)

@@ -1,0 +1,90 @@
+"""Stage `base_cache-s<seed>`: the frozen Baseline LM's final hidden states, once per seed
+(data/cache/baseline-s<seed>/; params train.cache, issue 20 §1).
+
+With `train.base: shared` every temporal variant of a seed starts from the trained Baseline's LM
+(data/models/baseline-s<seed>) and keeps it frozen, so the LM's final hidden states (the input of
+its output layer) are the same numbers in every variant's training. This stage computes them once
+for every train and dev abstract, encoded exactly as training encodes them (eos + abstract + eos
+cut at --max-length), in the batches of the training run's dev evaluation (--batch-size), so the
+variants' train stages (`--cache`) only run the output layer, their module and the loss. Variants
+whose module changes the hidden states (temporal-attention) or trains on its own objective
+(temperature, continuous-*) do not read it.
+
+Output folder (written atomically; pipeline/features/base_cache.py): identity.json (sha256 of the
+Baseline's config.json + model.safetensors and of the tokenizer folder, the context length) and one
+<period>.safetensors per train and dev period (hidden states, token ids, offsets). A train stage
+refuses a cache whose identity differs from its --init-from model, tokenizer and --max-length, or
+whose abstracts differ from its splits, and names this stage to rerun.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from pipeline.infra.config import TrainConfig
+from pipeline.infra.device import pick_device
+from pipeline.infra.errors import UserError
+from pipeline.infra.numerics import configure_torch
+from pipeline.infra.params import TrainDesign, default
+from pipeline.training.run import TrainInputs, write_base_cache
+from stages._args import add_runtime_options, new_parser, runtime_from
+from stages._cli import stage_main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = new_parser("python -m stages.base_cache", __doc__)
+    io = p.add_argument_group("inputs and outputs")
+    io.add_argument("--model", required=True,
+                    help="the trained Baseline model folder whose LM the shared-base variants "
+                         "freeze (data/models/baseline-s<seed>)")
+    io.add_argument("--train", required=True,
+                    help="training split Parquet (period, abstract): every period is cached")
+    io.add_argument("--dev", required=True, help="dev split Parquet: its period is cached too")
+    io.add_argument("--tokenizer", required=True, help="tokenizer folder of the tokenizer stage")
+    io.add_argument("--out", required=True,
+                    help="cache folder to write, atomically (data/cache/baseline-s<seed>)")
+    opts = p.add_argument_group("cache (params train.*)")
+    opts.add_argument("--max-length", type=int, default=default(TrainConfig, "max_length"),
+                      help="context length in LM tokens the abstracts are cut at: the variants' "
+                           "train.max_length (default: %(default)s)")
+    opts.add_argument("--precision", default=default(TrainConfig, "precision"),
+                      choices=["fp32", "tf32", "bf16"],
+                      help="compute precision of the LM's forward pass: the variants' "
+                           "train.precision (default: %(default)s)")
+    opts.add_argument("--cache-storage", default=default(TrainDesign, "cache_storage"),
+                      choices=["fp32", "bf16"],
+                      help="dtype of the stored states: fp32 (exact) or bf16 (half the disk; "
+                           "perplexity within 0.1 %%) (param train.cache_storage; default: "
+                           "%(default)s)")
+    opts.add_argument("--batch-size", type=int, default=default(TrainConfig, "eval_batch_size"),
+                      help="abstracts per forward pass, longest first: keep the train stage's dev "
+                           "batch size so cached dev perplexity equals uncached bit for bit "
+                           "(default: %(default)s)")
+    add_runtime_options(p)
+    return p
+
+
+@stage_main
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    runtime = runtime_from(args)
+    configure_torch(runtime.threads)
+    device = pick_device(runtime.device)
+    if args.batch_size < 1 or args.max_length < 2:
+        raise UserError("--batch-size must be >= 1 and --max-length >= 2",
+                        fix="check train.max_length in params.yaml")
+    start = time.perf_counter()
+    counts = write_base_cache(Path(args.model), TrainInputs(Path(args.train), Path(args.dev),
+                                                            Path(args.tokenizer)),
+                              Path(args.out), args.max_length, batch_size=args.batch_size,
+                              device=device, precision=args.precision, storage=args.cache_storage)
+    print(f"cached the hidden states of {args.model}'s LM for {sum(counts.values())} abstracts "
+          f"of {', '.join(counts)} ({args.cache_storage}) in {time.perf_counter() - start:.0f} s "
+          f"on {device} -> {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
