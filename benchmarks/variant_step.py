@@ -1,4 +1,4 @@
-"""Training-step time and autograd memory of the wired output-layer variants (issue 18 §5).
+"""Training-step time and autograd memory of registry variants (issue 18 §5, issue 19 §7).
 
 Unlike ``benchmarks.temperature_step`` / ``benchmarks.continuous_step`` (the heads alone), this
 times the real training step of each registry variant: :class:`pipeline.models.future_lm.FutureLM`
@@ -8,15 +8,17 @@ built by ``make_future_lm``, one optimizer step of ``pipeline.training.loop._for
 threads). Steps are interleaved round-robin; the median per variant is reported with its ratio to
 Baseline. Memory: the bytes of the tensors autograd saves for backward in one step (unique
 storages, ``torch.autograd.graph.saved_tensors_hooks``), the part of a step's memory a variant
-changes. Goals (issue 18): temperature <= 1.3x Baseline's step, continuous <= 1.0x.
+changes. Goals (issue 18): temperature <= 1.3x Baseline's step, continuous <= 1.0x; (issue 19)
+temporal attention <= 1.15x plain attention (``--variants baseline temporal-attention``).
 
-    .venv/bin/python -m benchmarks.variant_step [--rounds 30] [--out FILE]
+    .venv/bin/python -m benchmarks.variant_step [--variants ...] [--rounds 30] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from pipeline.infra.numerics import THREADS, configure_torch, pin_kernels
 
@@ -29,6 +31,7 @@ from pipeline.features.history import PeriodHistory  # noqa: E402
 from pipeline.infra.config import TrainConfig  # noqa: E402
 from pipeline.infra.distributed import SINGLE  # noqa: E402
 from pipeline.models.future_lm import FutureLM, make_future_lm, scratch_gpt2  # noqa: E402
+from pipeline.models.registry import lookup  # noqa: E402
 from pipeline.training.loop import _forward_backward  # noqa: E402
 from pipeline.training.optim import build_optimizer  # noqa: E402
 
@@ -44,6 +47,14 @@ def build(variant: str) -> FutureLM:
     targets = torch.randn(VOCAB, WIDTH) if variant.startswith("continuous") else None
     return make_future_lm(lm, variant, 2, lstm_hidden=32, dropout=0.1,
                           target_vectors=targets).train()
+
+
+def lookup_name(name: str) -> str:
+    """A registry variant's name (argparse type: an unknown name is an error naming the valid)."""
+    try:
+        return lookup(name).name
+    except Exception as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def saved_bytes(step) -> int:
@@ -63,6 +74,9 @@ def saved_bytes(step) -> int:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m benchmarks.variant_step", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--variants", nargs="+", default=list(VARIANTS), type=lookup_name,
+                   help="registry variants to time, the first is the reference (default: "
+                        f"{' '.join(VARIANTS)})")
     p.add_argument("--rounds", type=int, default=30, help="timed steps per variant (round-robin)")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps per variant first")
     p.add_argument("--out", default=None, help="also write the Markdown result here")
@@ -74,8 +88,9 @@ def main(argv: list[str] | None = None) -> None:
     history = PeriodHistory("2021", ("2019", "2020"), torch.randn(VOCAB, 2, generator=g) - 8.0,
                             None, torch.ones(VOCAB, 2, dtype=torch.bool))
     config = TrainConfig(batch_size=BATCH, grad_accum=1, lr_lm=1e-4, lr_new=1e-3)
+    variants = tuple(args.variants)
     runs = {}
-    for variant in VARIANTS:
+    for variant in variants:
         model = build(variant)
         runs[variant] = (model, build_optimizer(model, config),
                          history if model.history_kinds else None)
@@ -85,14 +100,15 @@ def main(argv: list[str] | None = None) -> None:
         opt.step()
         opt.zero_grad(set_to_none=True)
 
-    memory = {v: saved_bytes(lambda r=runs[v]: step(*r)) for v in VARIANTS}
+    reference = variants[0]
+    memory = {v: saved_bytes(lambda r=runs[v]: step(*r)) for v in variants}
     medians = interleaved_medians(runs, step, args.warmup, args.rounds)
-    rows = [f"{row} {memory[v] / 2**20:.1f} | {memory[v] / memory['baseline']:.2f}x |"
-            for v, row in zip(VARIANTS, ratio_rows(medians, "baseline"))]
+    rows = [f"{row} {memory[v] / 2**20:.1f} | {memory[v] / memory[reference]:.2f}x |"
+            for v, row in zip(variants, ratio_rows(medians, reference))]
     text = "\n".join([
-        "# Benchmark: training step of the wired output-layer variants (issue 18 §5)",
+        f"# Benchmark: training step of {', '.join(variants)}",
         "",
-        f"Command: `.venv/bin/python -m benchmarks.variant_step {' '.join(argv or [])}`: the real "
+        f"Command: `.venv/bin/python -m benchmarks.variant_step {' '.join(sys.argv[1:] if argv is None else argv)}`: the real "
         f"step (`loop._forward_backward` + AdamW) of each registry variant, scratch GPT-2 "
         f"{LAYERS} x {WIDTH}, |V| {VOCAB:,}, batch {BATCH} x {LENGTH} tokens, dropout 0.1, "
         f"{THREADS} pinned threads, median of {args.rounds} interleaved steps. Memory: bytes "
@@ -100,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Machine: {cpu_model()}, {os.cpu_count()} CPUs, 1-minute load average "
         f"{os.getloadavg()[0]:.1f} at the end; torch {torch.__version__}.",
         "",
-        "| variant | ms/step | vs baseline | saved for backward (MiB) | vs baseline |",
+        f"| variant | ms/step | vs {reference} | saved for backward (MiB) | vs {reference} |",
         "|---|---:|---:|---:|---:|",
         *rows,
     ]) + "\n"
