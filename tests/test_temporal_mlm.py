@@ -16,7 +16,7 @@ from pipeline.evaluation.temporal_mlm import (TemporalMLMSettings, build_model, 
                                               mask_tokens, mlm_loss, period_means,
                                               sample_sentences, settings_from, temporal_change,
                                               train, training_windows, vectors_for)
-from pipeline.infra.params import SemanticBenchmarkConfig
+from pipeline.infra.params import ChangeMethodsConfig
 from pipeline.models.hub import MINILM, load_tokenizer_for
 
 TINY = TemporalMLMSettings(init="scratch", hidden=32, depth=2, epochs=3, batch_size=4,
@@ -147,8 +147,8 @@ def test_changed_word_scores_higher_and_runs_are_deterministic(tok):
 
 
 def test_settings_from_the_params():
-    config = SemanticBenchmarkConfig(temporal_epochs=7, temporal_sentences=5, seed=3)
-    settings = settings_from(config)
+    config = ChangeMethodsConfig(temporal_epochs=7, temporal_sentences=5)
+    settings = settings_from(config, seed=3)
     assert (settings.epochs, settings.sentences, settings.seed) == (7, 5, 3)
     assert settings.init == config.temporal_init and settings.depth == config.temporal_depth
-    assert settings_from(SemanticBenchmarkConfig()) == TemporalMLMSettings()   # one set of defaults
+    assert settings_from(ChangeMethodsConfig(), 0) == TemporalMLMSettings()   # one set of defaults

@@ -319,25 +319,33 @@ def temporal_change(tokenizer: PreTrainedTokenizerBase, first: Sequence[Sequence
                     "total_s": time.perf_counter() - started}
 
 
-def settings_from(config: object) -> TemporalMLMSettings:
-    """The settings from an object with the params' ``temporal_*`` fields and ``seed``
-    (:class:`pipeline.infra.params.SemanticBenchmarkConfig`); the rest (``mask_prob``) keep
-    their defaults."""
+def settings_from(config: object, seed: int) -> TemporalMLMSettings:
+    """The settings from an object with the params' ``temporal_*`` fields
+    (:class:`pipeline.infra.params.ChangeMethodsConfig`) and the stage's ``seed``; the rest
+    (``mask_prob``) keep their defaults."""
     names = [f for f in TemporalMLMSettings.__dataclass_fields__ if hasattr(config, f"temporal_{f}")]
-    return TemporalMLMSettings(**{n: getattr(config, f"temporal_{n}") for n in names},
-                               seed=getattr(config, "seed"))
+    return TemporalMLMSettings(**{n: getattr(config, f"temporal_{n}") for n in names}, seed=seed)
 
 
-def benchmark_change(texts: object, first: Sequence[str], last: Sequence[str],
-                     words: Sequence[str], settings: TemporalMLMSettings, encoder_name: str,
-                     progress: bool = True) -> tuple[np.ndarray, dict]:
-    """:func:`temporal_change` on a table of texts (columns ``period``, ``abstract``: the
-    benchmark's rewritten texts); the model starts from ``settings.init`` or, from scratch, uses
-    the tokenizer of ``encoder_name``. Loads offline through :mod:`pipeline.models.hub`."""
+def texts_change(first: Sequence[Sequence[str]], last: Sequence[Sequence[str]],
+                 words: Sequence[str], settings: TemporalMLMSettings, encoder_name: str,
+                 progress: bool = True) -> tuple[np.ndarray, dict]:
+    """:func:`temporal_change` on each group's periods' texts (time order), the one entry point of
+    both stages (the semantic_change stage's real abstracts, the benchmark's rewritten or SemEval
+    texts). The model starts from ``settings.init`` or, from scratch, uses the tokenizer of
+    ``encoder_name``; loads offline through :mod:`pipeline.models.hub`."""
     from pipeline.models.hub import load_encoder, load_tokenizer_for
 
     scratch = settings.init == SCRATCH
     tokenizer = load_tokenizer_for(encoder_name if scratch else settings.init)
     encoder = None if scratch else load_encoder(settings.init)
+    return temporal_change(tokenizer, first, last, words, settings, encoder, progress)
+
+
+def benchmark_change(texts: object, first: Sequence[str], last: Sequence[str],
+                     words: Sequence[str], settings: TemporalMLMSettings, encoder_name: str,
+                     progress: bool = True) -> tuple[np.ndarray, dict]:
+    """:func:`texts_change` on a table of texts (columns ``period``, ``abstract``: the
+    benchmark's rewritten texts), split by the periods of ``first`` and ``last``."""
     groups = [[texts[texts["period"] == q]["abstract"].tolist() for q in g] for g in (first, last)]
-    return temporal_change(tokenizer, groups[0], groups[1], words, settings, encoder, progress)
+    return texts_change(groups[0], groups[1], words, settings, encoder_name, progress)
