@@ -5,7 +5,8 @@ groups, resolved) and the stopwords; merges word pairs into pseudo-words whose m
 usages shifts by a known amount (pipeline/corpus/pseudowords.py), scores them with the contextual
 method (paper 003's Algorithm 1 with the embeddings stage's encoder and layer), the
 temporal-attention method (a masked LM with paper 003's temporal attention trained on the two
-groups, then Algorithm 1: pipeline/evaluation/temporal_mlm.py), SGNS per group aligned by
+groups, then Algorithm 1: pipeline/evaluation/temporal_mlm.py), the time-token method (the same
+MLM with a period token per text, Rosin et al. 2022), SGNS per group aligned by
 Procrustes (pipeline/evaluation/sgns.py) and the frequency baseline, and
 correlates each with the truth (Spearman and Pearson, p-values, bootstrap intervals). Writes
 reports/semantic_benchmark.md, reports/semantic_benchmark.json and plots/semantic_benchmark.csv
@@ -32,9 +33,9 @@ from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.numerics import configure_torch
 from pipeline.infra.params import ChangeMethodsConfig, SemanticBenchmarkConfig
 from pipeline.reports.figures import notice, scatter_panels
-from pipeline.reports.semantic_benchmark import (build as build_benchmark, contextual_change,
-                                                 frequency_change, markdown, scores_frame,
-                                                 semeval_benchmark)
+from pipeline.reports.semantic_benchmark import (METHODS, build as build_benchmark,
+                                                 contextual_change, frequency_change, markdown,
+                                                 scores_frame, semeval_benchmark)
 from pipeline.reports.semantic_change import truth_correlations
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
@@ -110,17 +111,17 @@ def main(argv: list[str] | None = None) -> None:
         skipped += missed
     from pipeline.evaluation.sgns import sgns_change
     from pipeline.evaluation.temporal_mlm import benchmark_change, settings_from
-
-    temporal, trained = benchmark_change(rewritten, first, last, words,
-                                         settings_from(learned, config.seed), args.encoder)
+    settings = settings_from(learned, config.seed)
+    trained = {m: benchmark_change(rewritten, first, last, words, settings, args.encoder, method=m)
+               for m in ("temporal-attention", "time-token")}
     frame = scores_frame(truth, {
         "contextual": contextual_change(groups[0][1:], groups[1][1:]),
-        "temporal-attention": temporal,
+        **{m: scores for m, (scores, _) in trained.items()},
         "sgns": sgns_change(groups[0][0], groups[1][0], words, dim=learned.sgns_dim,
                             epochs=learned.sgns_epochs, seed=config.seed),
         "frequency": frequency_change(groups[0][0], groups[1][0], words)})
     correlated = truth_correlations(frame, dict(zip(truth["word"], truth["truth"])), config.seed,
-                                    ["contextual", "temporal-attention", "sgns", "frequency"])
+                                    METHODS)
     png = Path(args.plot).with_suffix(".png")
     with atomic_path(args.plot) as tmp:
         frame.to_csv(tmp, index=False, float_format="%.6g")
@@ -133,13 +134,15 @@ def main(argv: list[str] | None = None) -> None:
     words_key = "targets" if args.semeval else "pseudo_words"
     write_json({"first": first, "last": last, "semeval": args.semeval,
                 "skipped_occurrences": skipped,
-                "temporal_attention": {"skipped_occurrences": trained["skipped"],
-                                       "first_loss": trained["losses"][0],
-                                       "last_loss": trained["losses"][-1]},
+                **{m.replace("-", "_"): {"skipped_occurrences": info["skipped"],
+                                         "first_loss": info["losses"][0],
+                                         "last_loss": info["losses"][-1]}
+                   for m, (_, info) in trained.items()},
                 "correlations": correlated, words_key: truth.astype(object).where(truth.notna(), None).to_dict(orient="records"),
                 "scores": frame.to_dict(orient="records")}, args.details)
-    print(f"temporal-attention: {trained['train_s']:.0f} s training, {trained['total_s']:.0f} s in all",
-          file=sys.stderr)
+    for m, (_, info) in trained.items():
+        print(f"{m}: {info['train_s']:.0f} s training, {info['total_s']:.0f} s in all",
+              file=sys.stderr)
     print(f"wrote {args.out} and {args.details}", file=sys.stderr)
 
 

@@ -7,7 +7,7 @@ targets file (.csv with `word` and an optional graded `truth`, or one word per l
 benchmark's reports/semantic_benchmark.json. Scores every target by each method of
 pipeline.reports.semantic_change (contextual: paper 003's Algorithm 1 on the pooled embeddings;
 temporal-attention: paper 003's temporal-attention MLM trained on the two groups' abstracts, then
-Algorithm 1; sgns: SGNS per group, Procrustes-aligned; frequency: the log-frequency baseline),
+Algorithm 1; time-token: the same MLM with a period token per text instead, Rosin et al. 2022; sgns: SGNS per group, Procrustes-aligned; frequency: the log-frequency baseline),
 with the learned methods' settings of the benchmark (params semantic_benchmark.temporal_*,
 .sgns_*). Writes data/semantic_change/scores.parquet (method, word, token_id, score, rank,
 first_count, last_count), reports/semantic_change.md (with the benchmark's table) and
@@ -26,7 +26,8 @@ from pipeline.evaluation.content import load_stopwords
 from pipeline.evaluation.semantic_change import (averaged_embedding_change, log_frequency_change,
                                                  period_paths, read_group)
 from pipeline.evaluation.sgns import sgns_change
-from pipeline.evaluation.temporal_mlm import settings_from, texts_change
+from pipeline.evaluation.temporal_mlm import (TEMPORAL_ATTENTION, TIME_TOKEN, settings_from,
+                                              texts_change)
 from pipeline.features.frequencies import read_period
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.features.words import token_texts
@@ -95,15 +96,16 @@ def main(argv: list[str] | None = None) -> None:
     methods = {"contextual": averaged_embedding_change(
         read_group(period_paths(args.embeddings, first)),
         read_group(period_paths(args.embeddings, last)))}
-    if words:       # the learned methods score words of the abstracts, trained here
-        temporal, trained = texts_change(*by_period, words, settings_from(learned, config.seed),
-                                         args.encoder)
-        print(f"temporal-attention: {trained['train_s']:.0f} s training, "
-              f"{trained['total_s']:.0f} s in all", file=sys.stderr)
+    for method in ((TEMPORAL_ATTENTION, TIME_TOKEN) if words else ()):   # trained here
+        scores, trained = texts_change(*by_period, words, settings_from(learned, config.seed),
+                                       args.encoder, method=method)
+        print(f"{method}: {trained['train_s']:.0f} s training, {trained['total_s']:.0f} s in all",
+              file=sys.stderr)
+        methods[method] = word_scores(targets, words, scores, frequency)
+    if words:
         sgns = sgns_change(*groups, words, dim=learned.sgns_dim, epochs=learned.sgns_epochs,
                            seed=config.seed)
-        methods |= {"temporal-attention": word_scores(targets, words, temporal, frequency),
-                    "sgns": word_scores(targets, words, sgns, frequency)}
+        methods["sgns"] = word_scores(targets, words, sgns, frequency)
     methods["frequency"] = frequency
     frame = scores_frame(targets, methods)
     correlated = (truth_correlations(frame, targets.truth, config.seed, list(methods))

@@ -108,6 +108,11 @@ def test_benchmark_section():
     assert "pseudo-words of known graded change, 2017 → 2021" in text
     assert "[the benchmark's report](semantic_benchmark.md)" in text
     assert f"| sgns | 4 | {correlated['sgns']['spearman']:.3f} [" in text
+    assert "\n\n\n" not in text and "## Against" not in text
+    # the table in the methods' order, whatever the JSON's key order
+    both = {"sgns": correlated["sgns"], "contextual": correlated["sgns"]}
+    table = "\n".join(benchmark_lines({"correlations": both}, "b.md"))
+    assert table.index("| contextual |") < table.index("| sgns |")
     assert "SemEval-2020 Task 1 targets of `data/semeval/english`" in "\n".join(benchmark_lines(
         {"semeval": "data/semeval/english", "correlations": correlated}, "b.md"))
     skipped = "\n".join(benchmark_lines({"skipped": "No benchmark: too few words."}, "b.md"))
@@ -188,10 +193,11 @@ def test_stage_end_to_end(tmp_path):
     assert json.loads((out / "m.json").read_text()) == {"agreement": None}
     scores = read_parquet(out / "scores.parquet")
     n_words = len([w for w in words if len(w) >= 3 and w != "with"])
-    assert set(scores["method"]) == {"contextual", "temporal-attention", "sgns", "frequency"}
+    assert set(scores["method"]) == {"contextual", "temporal-attention", "time-token", "sgns",
+                                     "frequency"}
     assert (scores.groupby("method").size()[["contextual", "frequency"]] == n_words).all()
     # the learned methods score the words both groups' texts hold (neural, parsers, ...)
-    for method in ("temporal-attention", "sgns"):
+    for method in ("temporal-attention", "time-token", "sgns"):
         scored = set(scores.loc[scores["method"] == method, "word"])
         assert {"translate", "text"} <= scored and "quickly" not in scored, (method, scored)
         assert (scores.loc[scores["method"] == method, "score"] > 0).all()
@@ -200,8 +206,9 @@ def test_stage_end_to_end(tmp_path):
     assert (scores.loc[scores["method"] == "contextual", "score"] > 0).all()
     text = (out / "report.md").read_text()
     assert "No graded truth" in text and "## How the methods agree" in text
-    assert "| method | scored | contextual | temporal-attention | sgns | frequency |" in text
-    for method in ("temporal-attention", "sgns"):
+    assert ("| method | scored | contextual | temporal-attention | time-token | sgns | frequency |"
+            in text)
+    for method in ("temporal-attention", "time-token", "sgns"):
         assert f"## {method}: " in text
     assert "## The methods on words of known change" in text
     assert "[the benchmark's report](../reports/semantic_benchmark.md)" in text
@@ -214,7 +221,7 @@ def test_stage_end_to_end(tmp_path):
     assert "5 words, 4 are one LM token and scored, 1 are not" in text
     assert "## Against the graded truth" in text and "unknownword" in text
     truth_table = text.split("## Against the graded truth")[1].split("\n\n")[1]
-    for method in ("contextual", "temporal-attention", "sgns", "frequency"):
+    for method in ("contextual", "temporal-attention", "time-token", "sgns", "frequency"):
         assert f"| {method} | " in truth_table          # every method, scored or why not
     # the frequency scores are all 0: constant, so no correlation, said in words
     assert "constant" in text

@@ -11,6 +11,8 @@ each method scores them on the rewritten texts, and its scores are correlated wi
 * ``temporal-attention`` — paper 003's method (:mod:`pipeline.evaluation.temporal_mlm`): a masked
   LM with temporal attention trained on the two groups' texts, then Algorithm 1 (up to n
   sentences per period, mean of the last h layers at the word's sub-tokens, cosine distance);
+* ``time-token`` — the same masked LM without temporal attention, each text prefixed by a
+  special token of its period (Rosin et al. 2022), then the same Algorithm 1;
 * ``sgns`` — skip-gram with negative sampling trained on each group, the last group's vectors
   aligned to the first's by orthogonal Procrustes, cosine distance (Hamilton et al. 2016;
   :mod:`pipeline.evaluation.sgns`);
@@ -38,7 +40,7 @@ from pipeline.corpus.pseudowords import (WORD, choose_pairs, count_words, load_s
 from pipeline.evaluation.semantic_change import cosine_distance
 from pipeline.reports.semantic_change import truth_lines
 
-METHODS = ("contextual", "temporal-attention", "sgns", "frequency")
+METHODS = ("contextual", "temporal-attention", "time-token", "sgns", "frequency")
 
 
 def build(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str], n_targets: int,
@@ -109,7 +111,8 @@ def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, tru
              f"Algorithm 1 with `{encoder}` (cosine distance of the mean occurrence vectors; "
              f"{skipped} occurrences past the encoder's window had no vector); "
              "*temporal-attention* = Algorithm 1 on a masked LM with paper 003's temporal attention trained on the two "
-             "groups (`pipeline/evaluation/temporal_mlm.py`); *sgns* = skip-gram with negative "
+             "groups (`pipeline/evaluation/temporal_mlm.py`); *time-token* = the same MLM with a "
+             "period token before each text instead (Rosin et al. 2022); *sgns* = skip-gram with negative "
              "sampling per group, Procrustes-aligned (`pipeline/evaluation/sgns.py`); *frequency* = "
              "|Δ log relative frequency|.", "", *truth_lines(correlated), "",
              *([f"![scores against the truth]({figure})", ""] if figure else []),

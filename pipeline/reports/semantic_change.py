@@ -14,6 +14,8 @@ Methods (one row per target and method in :func:`scores_frame`):
 * ``temporal-attention`` — paper 003's method: a masked LM whose self-attention is eq. 2's
   temporal attention, trained on the two groups' abstracts, then Algorithm 1 with each sentence
   at its period's time point (:mod:`pipeline.evaluation.temporal_mlm`);
+* ``time-token`` — the same masked LM without temporal attention, each text prefixed by a
+  special token of its period (Rosin et al. 2022; :mod:`pipeline.evaluation.temporal_mlm`);
 * ``sgns`` — skip-gram with negative sampling per group, Procrustes-aligned, cosine distance
   (Hamilton et al. 2016; :mod:`pipeline.evaluation.sgns`);
 * ``frequency`` — |Δ mean log frequency|, the naive baseline: a method that agrees with it
@@ -47,6 +49,8 @@ METHODS = {"contextual": "averaged contextual embeddings (Martinc et al. 2020; p
                          "on the embeddings stage's vectors, no temporal attention)",
            "temporal-attention": "masked LM with temporal attention trained on the two groups, "
                                  "then Alg. 1 at each period's time point (paper 003 §4)",
+           "time-token": "the same masked LM without temporal attention, each text prefixed by "
+                         "its period's token, then Alg. 1 (Rosin et al. 2022)",
            "sgns": "skip-gram with negative sampling per group, Procrustes-aligned, cosine "
                    "distance (Hamilton et al. 2016)",
            "frequency": "|change of mean log frequency| (naive baseline)"}
@@ -232,10 +236,9 @@ def _fmt_p(p: float) -> str:
     return "< 1e-300" if p < 1e-300 else f"{p:.2g}"
 
 
-def truth_lines(correlated: Mapping[str, dict],
-                title: str = "## Against the graded truth") -> list[str]:
+def truth_lines(correlated: Mapping[str, dict]) -> list[str]:
     """The table of each method's correlation with graded truth (:func:`truth_correlations`)."""
-    lines = [title, "",
+    lines = ["## Against the graded truth", "",
              "| method | n | Spearman ρ [95 % CI] | p | Pearson r [95 % CI] | p |",
              "|---|---:|---|---:|---|---:|"]
     for method, c in correlated.items():
@@ -277,9 +280,11 @@ def benchmark_lines(details: Mapping | None, link: str) -> list[str]:
     what = (f"the SemEval-2020 Task 1 targets of `{details['semeval']}`" if details.get("semeval")
             else f"pseudo-words of known graded change, {' '.join(details.get('first', []))} → "
                  f"{' '.join(details.get('last', []))}")
+    correlated = details.get("correlations", {})
+    order = sorted(correlated, key=lambda m: (list(METHODS).index(m) if m in METHODS
+                                              else len(METHODS), m))
     return lines + [f"The same methods scored on {what} ([the benchmark's report]({link})):", "",
-                    *truth_lines(details.get("correlations", {}), "### Against the benchmark's "
-                                 "truth")[1:], ""]
+                    *truth_lines({m: correlated[m] for m in order})[2:], ""]
 
 
 def markdown(targets: Targets, frame: pd.DataFrame, first: Sequence[str], last: Sequence[str],
