@@ -221,9 +221,9 @@ def truth_correlations(frame: pd.DataFrame, truth: Mapping[str, float], seed: in
 
 def metrics(frame: pd.DataFrame, correlated: Mapping[str, dict]) -> dict:
     """The compact DVC metrics, one column wide by default so that `dvc metrics show` keeps to a
-    200-column terminal: ``agreement`` (the methods' Spearman ρ; null if undefined) and, with
-    graded truth, ``spearman`` {method: ρ against the truth}. Coverage and everything else is in
-    the report and the scores table."""
+    200-column terminal: ``agreement`` (contextual vs frequency Spearman ρ; null if undefined)
+    and, with graded truth, ``spearman`` {method: ρ against the truth}. Coverage, every other
+    pair of methods and everything else is in the report and the scores table."""
     agreement = method_agreement(frame)
     out: dict = {"agreement": None if agreement is None else round(agreement[0], 4)}
     rho = {m: round(c["spearman"], 4) for m, c in correlated.items() if "error" not in c}
