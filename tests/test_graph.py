@@ -237,6 +237,29 @@ def test_semantic_change_groups_and_targets() -> None:
             stages_of(params)
 
 
+def test_semantic_change_reads_the_benchmark_and_its_learned_settings() -> None:
+    stages = stages_of(PARAMS)
+    change, bench = stages["semantic_change"], stages["semantic_benchmark"]
+    # one source of the learned methods' settings: the benchmark's params, in both commands
+    for key in ("temporal_epochs", "temporal_hidden", "sgns_dim", "sgns_epochs"):
+        option = f"--{key.replace('_', '-')} ${{semantic_benchmark.{key}}}"
+        assert option in change["cmd"] and option in bench["cmd"]
+        assert f"semantic_benchmark.{key}" in change["params"]
+    assert "--benchmark reports/semantic_benchmark.json" in change["cmd"]
+    assert "reports/semantic_benchmark.json" in change["deps"]
+    assert "semantic_benchmark.n_targets" not in change["params"]
+    assert "--semeval" not in bench["cmd"]
+
+
+def test_a_semeval_folder_is_a_benchmark_dep() -> None:
+    params = copy.deepcopy(PARAMS)
+    params["semantic_benchmark"]["semeval"] = "data/semeval/english"
+    bench = stages_of(params)["semantic_benchmark"]
+    assert "--semeval data/semeval/english --abstracts" in bench["cmd"]
+    assert "data/semeval/english" in bench["deps"]
+    assert not any("semeval" in p for p in bench["params"])     # resolved into the cmd
+
+
 def test_params_of_a_bias_do_not_retrain_baselines() -> None:
     stages = stages_of(PARAMS)
     bias_only = {"train.lr_new", "train.lstm_hidden", "train.alpha", "features.window",

@@ -89,16 +89,17 @@ def test_stage_end_to_end(tmp_path, sample_bib):
     details = json.loads((tmp_path / "out" / "b.json").read_text())
     kinds = [p["kind"] for p in details["pseudo_words"]]
     assert sorted(kinds) == ["changed"] * 4 + ["control"] * 3
-    methods = {"contextual", "temporal-attention", "sgns", "frequency"}
+    methods = {"contextual", "temporal-attention", "time-token", "sgns", "frequency"}
     assert set(details["correlations"]) == methods
     assert details["correlations"]["contextual"]["n"] == 7
     text = (tmp_path / "out" / "b.md").read_text()
     assert "## Against the graded truth" in text and "| psw000 |" in text
+    assert set(details["time_token"]) == {"skipped_occurrences", "first_loss", "last_loss"}
     assert "![scores against the truth](../plots/b.png)" in text
     plot = pd.read_csv(tmp_path / "plots" / "b.csv")
     assert set(plot["method"]) == methods
     # every scored word once per method; a learned method may leave a rare word unscored (NaN)
-    assert len(plot[plot["method"] == "contextual"]) == 7 and len(plot) <= 28
+    assert len(plot[plot["method"] == "contextual"]) == 7 and len(plot) <= 35
     assert (tmp_path / "plots" / "b.png").stat().st_size > 0
 
     # a corpus too small for the pairs: a report that says so, and no failed stage
@@ -110,3 +111,57 @@ def test_stage_end_to_end(tmp_path, sample_bib):
     assert "lower min_count" in json.loads((tmp_path / "out" / "b.json").read_text())["skipped"]
     assert pd.read_csv(tmp_path / "plots" / "b.csv").empty
     assert (tmp_path / "plots" / "b.png").stat().st_size > 0
+
+
+def semeval_fixture(root):
+    """A SemEval-2020 Task 1 folder (lemma corpora, POS-tagged targets as in the English data):
+    four targets often enough for every method (sgns: 5 a group), graded truth."""
+    import gzip
+
+    contexts = {0: ["the {} fly over the field", "a {} land near the town"],
+                1: ["the {} sell stock at the bank", "a {} fund the market loan"]}
+    truth = {"plane_nn": 0.9, "attack_nn": 0.6, "tree_nn": 0.3, "record_nn": 0.0}
+    for n, name in ((1, "ccoha1.txt.gz"), (2, "ccoha2.txt")):
+        lines = []
+        for word, change in truth.items():
+            for k in range(8 + (n - 1) * round(10 * change)):   # and grow in frequency
+                side = 1 if n == 2 and k < 8 * change else 0      # changed words move context
+                lines.append(contexts[side][k % 2].format(word))
+        text = "\n".join(lines) + "\n"
+        folder = root / f"corpus{n}" / "lemma"
+        folder.mkdir(parents=True)
+        (folder / name).write_bytes(gzip.compress(text.encode()) if name.endswith(".gz")
+                                    else text.encode())
+    (root / "targets.txt").write_text("\n".join(truth) + "\n")
+    (root / "truth").mkdir()
+    (root / "truth" / "graded.txt").write_text("".join(f"{w}\t{t}\n" for w, t in truth.items()))
+    return root
+
+
+def test_stage_on_a_semeval_folder(tmp_path):
+    folder = semeval_fixture(tmp_path / "semeval" / "english")
+    (tmp_path / "stop.txt").write_text("1\tthe\t10\n", encoding="utf-8")
+    # the abstracts and groups are not read with --semeval (a missing table is no error)
+    cli.main(["--semeval", str(folder), *_args(tmp_path, tmp_path / "absent.parquet", ["2017"],
+                                                ["2021"], 4)])
+    details = json.loads((tmp_path / "out" / "b.json").read_text())
+    assert details["semeval"] == str(folder)
+    assert (details["first"], details["last"]) == (["corpus1"], ["corpus2"])
+    assert [t["word"] for t in details["targets"]] == ["plane_nn", "attack_nn", "tree_nn",
+                                                       "record_nn"]
+    assert {t["kind"] for t in details["targets"]} == {"target"} and "pseudo_words" not in details
+    methods = ["contextual", "temporal-attention", "time-token", "sgns", "frequency"]
+    assert set(details["correlations"]) == set(methods)
+    for method in methods:         # every target scored by every method, correlated with truth
+        assert details["correlations"][method]["n"] == 4, (method, details["correlations"])
+        assert -1 <= details["correlations"][method]["spearman"] <= 1
+    text = (tmp_path / "out" / "b.md").read_text()
+    assert "# Semantic-change benchmark: SemEval-2020 Task 1, corpus1 → corpus2" in text
+    assert "| plane_nn | target | 0.900 |" in text and "merged words" not in text
+    plot = pd.read_csv(tmp_path / "plots" / "b.csv")
+    assert len(plot) == 20 and set(plot["kind"]) == {"target"}
+
+    (folder / "truth" / "graded.txt").unlink()           # a broken folder: the user's to fix
+    with pytest.raises(SystemExit):
+        cli.main(["--semeval", str(folder), *_args(tmp_path, tmp_path / "absent.parquet",
+                                                    ["2017"], ["2021"], 4)])

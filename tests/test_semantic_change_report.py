@@ -17,9 +17,11 @@ from pipeline.features.tokenizer import train_scratch_tokenizer
 from pipeline.features.words import token_texts
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import read_parquet, write_parquet
-from pipeline.reports.semantic_change import (Targets, choose_targets, example_sentence,
-                                              frequent_targets, metrics, read_targets,
-                                              scores_frame, truth_correlations)
+from pipeline.models.hub import MINILM
+from pipeline.reports.semantic_change import (Targets, agreement_matrix, benchmark_lines,
+                                              choose_targets, example_sentence, frequent_targets,
+                                              metrics, read_targets, scores_frame,
+                                              truth_correlations, word_scores)
 from stages import semantic_change as cli
 
 # ids: 0 eos, 1 " model", 2 " the" (stopword), 3 "ing", 4 " BERT2" (not alphabetic),
@@ -73,6 +75,50 @@ def test_scores_frame_ranks_and_skips():
     assert metrics(frame, {}) == {"agreement": None}     # 2 targets: no rank correlation
 
 
+def test_word_scores_and_the_agreement_matrix():
+    targets = Targets(["model", "parser", "data"], {"model": 1, "parser": 5, "data": 7}, {}, {},
+                      "test")
+    frequency = ChangeScores(np.arange(8), np.array([0, 0.1, 0, 0, 0, 0.3, 0, 0.2]),
+                             np.arange(8) * 10, np.arange(8) * 20)
+    # a word-level method's scores (words in any order) keyed by token id, with the counts
+    learned = word_scores(targets, ["parser", "data", "model"], np.array([0.9, np.nan, 0.4]),
+                          frequency)
+    assert learned.token_ids.tolist() == [1, 5, 7] and learned.first_counts.tolist() == [10, 50, 70]
+    np.testing.assert_array_equal(learned.scores, [0.4, 0.9, np.nan])
+    frame = pd.DataFrame({"method": ["a"] * 4 + ["b"] * 4 + ["c"] * 2,
+                          "word": ["w", "x", "y", "z"] * 2 + ["w", "x"],
+                          "score": [1, 2, 3, 4, 4, 3, 1, 2, 5, 6]})
+    m = agreement_matrix(frame)
+    assert list(m.index) == ["a", "b", "c"] and m.loc["a", "a"] == 1.0
+    assert m.loc["a", "b"] == m.loc["b", "a"] == pytest.approx(
+        stats.spearmanr([1, 2, 3, 4], [4, 3, 1, 2])[0])
+    assert np.isnan(m.loc["a", "c"])                      # 2 shared words: no correlation
+    # every listed method is in the correlations, one without a scored word with the reason
+    out = truth_correlations(frame, {"w": 0.1, "x": 0.5, "y": 0.2, "z": 0.9}, 0, ["b", "a", "d"])
+    assert list(out) == ["b", "a", "d", "c"] and out["d"] == {"n": 0, "error": "no target scored"}
+    assert out["a"]["spearman"] == pytest.approx(stats.spearmanr([1, 2, 3, 4], [.1, .5, .2, .9])[0])
+
+
+def test_benchmark_section():
+    correlated = truth_correlations(pd.DataFrame({"method": "sgns", "word": list("abcd"),
+                                                  "score": [0.1, 0.3, 0.2, 0.4]}),
+                                    dict(zip("abcd", [0.0, 0.5, 0.2, 0.9])), 0)
+    text = "\n".join(benchmark_lines({"first": ["2017"], "last": ["2021"],
+                                      "correlations": correlated}, "semantic_benchmark.md"))
+    assert "pseudo-words of known graded change, 2017 → 2021" in text
+    assert "[the benchmark's report](semantic_benchmark.md)" in text
+    assert f"| sgns | 4 | {correlated['sgns']['spearman']:.3f} [" in text
+    assert "\n\n\n" not in text and "## Against" not in text
+    # the table in the methods' order, whatever the JSON's key order
+    both = {"sgns": correlated["sgns"], "contextual": correlated["sgns"]}
+    table = "\n".join(benchmark_lines({"correlations": both}, "b.md"))
+    assert table.index("| contextual |") < table.index("| sgns |")
+    assert "SemEval-2020 Task 1 targets of `data/semeval/english`" in "\n".join(benchmark_lines(
+        {"semeval": "data/semeval/english", "correlations": correlated}, "b.md"))
+    skipped = "\n".join(benchmark_lines({"skipped": "No benchmark: too few words."}, "b.md"))
+    assert "The benchmark was skipped ([its report](b.md)): No benchmark: too few words." in skipped
+
+
 def test_example_sentence():
     assert example_sentence(["We use pre-trained models. Then x."], "pre") == \
         "We use pre-trained models."
@@ -107,20 +153,30 @@ def _write_features(root, tok, vocab):
                          counts, vectors, encoder="test", layer=1, vocab_size=vocab)
 
 
+LEARNED = ["--encoder", MINILM, "--temporal-steps", "2", "--temporal-hidden", "32",
+           "--temporal-max-length", "32", "--sgns-dim", "8", "--sgns-epochs", "1"]
+
+
 def test_stage_end_to_end(tmp_path):
     corpus = ["Neural parsers translate text quickly.", "We translate text with neural parsers."]
     tok = train_scratch_tokenizer(corpus * 30, vocab_size=400)
     tok.save_pretrained(tmp_path / "tok")
     vocab = len(tok)
     _write_features(tmp_path, tok, vocab)
-    write_parquet(pd.DataFrame({"key": ["a", "b", "c"], "year": [2017, 2019, 2019],
-                                "abstract": [corpus[0], corpus[1], "Text is text."]}),
+    # each group's words often enough for sgns (min_count 5) and the temporal MLM
+    write_parquet(pd.DataFrame({"key": [f"k{i}" for i in range(13)],
+                                "year": [2017] * 6 + [2019] * 7,
+                                "abstract": [corpus[0]] * 6 + [corpus[1]] * 6 + ["Text is text."]}),
                   tmp_path / "abstracts.parquet")
     (tmp_path / "stop.txt").write_text("1\twith\t10\n", encoding="utf-8")
     words = [t[1:] for t in token_texts(tok, vocab) if t.startswith(" ") and t[1:].isalpha()]
     truth = tmp_path / "targets.csv"
     pd.DataFrame({"word": [*words[:4], "unknownword"],
                   "truth": [0.1, 0.9, 0.4, 0.3, 0.0]}).to_csv(truth, index=False)
+    bench = tmp_path / "reports" / "semantic_benchmark.json"
+    bench.parent.mkdir()
+    bench.write_text(json.dumps({"first": ["2017"], "last": ["2019"], "correlations": {
+        "temporal-attention": {"n": 2, "error": "needs at least 3 pairs"}}}), encoding="utf-8")
     out = tmp_path / "out"
 
     def run(*extra):
@@ -129,27 +185,47 @@ def test_stage_end_to_end(tmp_path):
                   "--stopwords", str(tmp_path / "stop.txt"), "--abstracts",
                   str(tmp_path / "abstracts.parquet"), "--n-targets", "50", "--min-count", "5",
                   "--top", "3", "--seed", "0", "--scores", str(out / "scores.parquet"),
-                  "--out", str(out / "report.md"), "--metrics", str(out / "m.json"), *extra])
+                  "--out", str(out / "report.md"), "--metrics", str(out / "m.json"), *LEARNED,
+                  *extra])
 
-    run()
+    run("--benchmark", str(bench))
     # every count is equal, so the frequency scores are constant: no agreement to compute
     assert json.loads((out / "m.json").read_text()) == {"agreement": None}
     scores = read_parquet(out / "scores.parquet")
     n_words = len([w for w in words if len(w) >= 3 and w != "with"])
-    assert (scores.groupby("method").size() == n_words).all()
+    assert set(scores["method"]) == {"contextual", "temporal-attention", "time-token", "sgns",
+                                     "frequency"}
+    assert (scores.groupby("method").size()[["contextual", "frequency"]] == n_words).all()
+    # the learned methods score the words both groups' texts hold (neural, parsers, ...)
+    for method in ("temporal-attention", "time-token", "sgns"):
+        scored = set(scores.loc[scores["method"] == method, "word"])
+        assert {"translate", "text"} <= scored and "quickly" not in scored, (method, scored)
+        assert (scores.loc[scores["method"] == method, "score"] > 0).all()
     # every count is equal, so no word changed in frequency; every vector moved
     assert (scores.loc[scores["method"] == "frequency", "score"] == 0).all()
     assert (scores.loc[scores["method"] == "contextual", "score"] > 0).all()
-    assert "No graded truth" in (out / "report.md").read_text()
+    text = (out / "report.md").read_text()
+    assert "No graded truth" in text and "## How the methods agree" in text
+    assert ("| method | scored | contextual | temporal-attention | time-token | sgns | frequency |"
+            in text)
+    for method in ("temporal-attention", "time-token", "sgns"):
+        assert f"## {method}: " in text
+    assert "## The methods on words of known change" in text
+    assert "[the benchmark's report](../reports/semantic_benchmark.md)" in text
+    assert "| temporal-attention | 2 | needs at least 3 pairs |" in text
 
     run("--targets", str(truth))
     m = json.loads((out / "m.json").read_text())
-    assert set(m["spearman"]) == {"contextual"}          # frequency: constant, no correlation
+    assert "contextual" in m["spearman"] and "frequency" not in m["spearman"]   # constant
     text = (out / "report.md").read_text()
     assert "5 words, 4 are one LM token and scored, 1 are not" in text
     assert "## Against the graded truth" in text and "unknownword" in text
+    truth_table = text.split("## Against the graded truth")[1].split("\n\n")[1]
+    for method in ("contextual", "temporal-attention", "time-token", "sgns", "frequency"):
+        assert f"| {method} | " in truth_table          # every method, scored or why not
     # the frequency scores are all 0: constant, so no correlation, said in words
     assert "constant" in text
+    assert "words of known change" not in text          # no --benchmark: no section
 
     run("--min-count", "1000")          # a corpus too small for the default targets
     assert json.loads((out / "m.json").read_text()) == {"agreement": None}

@@ -38,6 +38,8 @@ def models() -> tuple[SGNSVectors, SGNSVectors]:
 
 def test_tokenize_words_and_pseudowords() -> None:
     assert tokenize("A psw000 Model-based model, of BERT2 x1 ab.") == ["psw000", "model", "bert2"]
+    # SemEval-2020 Task 1's English targets carry a part-of-speech tag in its corpora
+    assert tokenize("an attack_nn on the plane_nn, ab_nn") == ["attack_nn", "the", "plane_nn"]
 
 
 def test_changed_context_scores_higher_than_stable() -> None:

@@ -12,11 +12,12 @@ import pytest
 import torch
 
 from pipeline.corpus.pseudowords import word_pattern
-from pipeline.evaluation.temporal_mlm import (TemporalMLMSettings, build_model, group_vector,
-                                              mask_tokens, mlm_loss, period_means,
+from pipeline.evaluation.temporal_mlm import (TIME_TOKEN, TemporalMLMSettings, TimeTokens,
+                                              benchmark_change, build_model,
+                                              group_vector, mask_tokens, mlm_loss, period_means,
                                               sample_sentences, settings_from, temporal_change,
-                                              train, training_windows, vectors_for)
-from pipeline.infra.params import SemanticBenchmarkConfig
+                                              texts_change, train, training_windows, vectors_for)
+from pipeline.infra.params import ChangeMethodsConfig
 from pipeline.models.hub import MINILM, load_tokenizer_for
 
 TINY = TemporalMLMSettings(init="scratch", hidden=32, depth=2, epochs=3, batch_size=4,
@@ -147,8 +148,69 @@ def test_changed_word_scores_higher_and_runs_are_deterministic(tok):
 
 
 def test_settings_from_the_params():
-    config = SemanticBenchmarkConfig(temporal_epochs=7, temporal_sentences=5, seed=3)
-    settings = settings_from(config)
+    config = ChangeMethodsConfig(temporal_epochs=7, temporal_sentences=5)
+    settings = settings_from(config, seed=3)
     assert (settings.epochs, settings.sentences, settings.seed) == (7, 5, 3)
     assert settings.init == config.temporal_init and settings.depth == config.temporal_depth
-    assert settings_from(SemanticBenchmarkConfig()) == TemporalMLMSettings()   # one set of defaults
+    assert settings_from(ChangeMethodsConfig(), 0) == TemporalMLMSettings()   # one set of defaults
+
+
+def test_both_stages_take_one_code_path(tok):
+    """The semantic_change stage's per-period text lists (texts_change) and the benchmark's table
+    (benchmark_change) give the scores of temporal_change itself."""
+    import pandas as pd
+
+    first, last = [corpus("zork", 0), ANIMALS], [corpus("zork", 1)]
+    settings = dataclasses.replace(TINY, epochs=1)
+    words = ["zork", "weather"]
+    direct = temporal_change(tok, first, last, words, settings, progress=False)[0]
+    lists = texts_change(first, last, words, settings, MINILM, progress=False)[0]
+    table = pd.DataFrame({"period": ["2015"] * 4 + ["2016"] * 4 + ["2019"] * 4,
+                          "abstract": [t for part in (*first, *last) for t in part]})
+    frame = benchmark_change(table, ["2015", "2016"], ["2019"], words, settings, MINILM,
+                             progress=False)[0]
+    assert np.isfinite(direct).all()
+    np.testing.assert_array_equal(lists, direct)
+    np.testing.assert_array_equal(frame, direct)
+
+
+def test_time_tokens_prefix_every_window_and_sentence(tok):
+    """Rosin et al. 2022: one new vocabulary entry per period after [CLS], never masked, and
+    Algorithm 1's vectors against a direct computation with the period's token."""
+    model, times = build_model(tok, 3, TINY, method=TIME_TOKEN)
+    assert times == TimeTokens(len(tok), 3) and not hasattr(model, "time_embedding")
+    assert model.config.vocab_size == len(tok) + 3
+    windows = training_windows(tok, ["word " * 70], [2], 32, times)
+    assert len(windows) == 3 and all(len(w) <= 32 for w, _ in windows)
+    assert all(w[:2] == [tok.cls_token_id, len(tok) + 2] and w[-1] == tok.sep_token_id
+               for w, _ in windows)
+    sentence = "The PSW003 works and psw003 fails."
+    got = {p: vectors_for(model, times, tok, [sentence], [["psw003"]], p, 2, 32, 8)[0][0][0]
+           for p in (0, 1)}
+    enc = tok(sentence, return_offsets_mapping=True)
+    ids = [enc["input_ids"][0], len(tok) + 1, *enc["input_ids"][1:]]
+    with torch.no_grad():
+        states = model.bert(input_ids=torch.tensor([ids]), output_hidden_states=True).hidden_states
+    mean = ((states[-1] + states[-2]) / 2)[0].double().numpy()
+    spans = [(m.start(), m.end()) for m in word_pattern(["psw003"]).finditer(sentence)]
+    tokens = [j + 1 for j, (a, b) in enumerate(enc["offset_mapping"])      # +1: the time token
+              if b > a and any(a < e and b > s for s, e in spans)]
+    np.testing.assert_allclose(got[1], mean[tokens].mean(0), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(got[0], got[1], atol=1e-4)                     # the period matters
+
+
+def test_time_token_method_finds_the_changed_word(tok):
+    first = [corpus("zork", 0) * 4 + [s.replace("the", "blip", 1) for s in ANIMALS + MONEY] * 2]
+    last = [corpus("zork", 1) * 4 + [s.replace("the", "blip", 1) for s in ANIMALS + MONEY] * 2]
+    settings = dataclasses.replace(TINY, epochs=8)
+    words = ["zork", "blip", "never"]
+    scores, info = temporal_change(tok, first, last, words, settings, progress=False,
+                                   method=TIME_TOKEN)
+    again = temporal_change(tok, first, last, words, settings, progress=False,
+                            method=TIME_TOKEN)[0]
+    np.testing.assert_array_equal(scores, again)
+    assert np.isnan(scores[2]) and np.isfinite(scores[:2]).all()
+    assert scores[0] > scores[1], scores
+    assert info["losses"][-1] < info["losses"][0]
+    with pytest.raises(ValueError, match="unknown method"):
+        build_model(tok, 2, TINY, method="time-tokens")

@@ -32,7 +32,8 @@ on one machine (see the numerics guide: other CPUs may differ in the last digits
 Words: lower-cased whole words by :data:`pipeline.corpus.pseudowords.WORD`'s rule (ASCII letters,
 ≥ 3, not inside a longer word nor a hyphenated compound), extended to a trailing run of digits
 so that the benchmark's pseudo-words (``psw000``) are words too: :data:`WORD` itself stops at
-letters and would skip them.
+letters and would skip them; and to a trailing ``_tag`` (letters), so that SemEval-2020 Task 1's
+English targets, part-of-speech tagged in its corpora (``attack_nn``), are words as well.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from pipeline.corpus.pseudowords import _LEFT, _RIGHT
 from pipeline.evaluation.semantic_change import aligned_cosine_change
 
 _TABLE = 1_000_000   # entries of the negative-sampling table (word2vec: 1e8)
-TOKEN = re.compile(_LEFT + r"[A-Za-z]{3,}[0-9]*" + _RIGHT)
+TOKEN = re.compile(_LEFT + r"[A-Za-z]{3,}[0-9]*(?:_[A-Za-z]+)?" + _RIGHT)
 
 
 def tokenize(text: str) -> list[str]:

@@ -30,6 +30,13 @@ twice the time without a gain, so the default is 2 epochs. Contention on the sha
 made those timings vary 5x (0.6-5 s a step); in the default run on an otherwise idle machine the
 method took 24 s in all (issue 19's budget: 60 s).
 
+**Time tokens** (``method="time-token"``; Rosin, Guy & Radinsky 2022, "Time masking for
+temporal language models"): the same MLM *without* temporal attention, each training window
+prefixed (after ``[CLS]``) by a special token of its period — ``n_periods`` new vocabulary
+entries (:class:`TimeTokens`), never masked — and Algorithm 1 the same, each sentence prefixed
+by its period's token. The two methods share everything else (training, sampling, averaging),
+so their difference is the way the period enters the model.
+
 Deterministic on CPU from ``seed``: the model's initialisation, the batch order and the masks
 come from seeded generators, dropout is the portable one (:func:`pipeline.models.portable.
 make_portable`), and the sentence draws use ``numpy.random.default_rng(seed)``.
@@ -54,6 +61,19 @@ from pipeline.models.portable import make_portable
 from pipeline.models.temporal_attention import TimeEmbedding, add_temporal_attention, temporal_times
 
 SCRATCH = "scratch"
+TEMPORAL_ATTENTION, TIME_TOKEN = "temporal-attention", "time-token"
+
+
+@dataclass(frozen=True)
+class TimeTokens:
+    """The time-token method's periods: period ``p`` is vocabulary entry ``first + p`` (after the
+    tokenizer's own ``first`` entries), prefixed to every text of that period."""
+
+    first: int
+    n_periods: int
+
+    def id(self, period: int) -> int:
+        return self.first + period
 
 
 @dataclass(frozen=True)
@@ -76,9 +96,14 @@ class TemporalMLMSettings:
 
 
 def build_model(tokenizer: PreTrainedTokenizerBase, n_periods: int, settings: TemporalMLMSettings,
-                encoder: torch.nn.Module | None = None) -> tuple[BertForMaskedLM, TimeEmbedding]:
-    """A BERT MLM with temporal attention: from ``encoder``'s weights (a BertModel) with a fresh MLM
-    head, or from scratch (``encoder=None``, size from ``settings``). Portable dropout."""
+                encoder: torch.nn.Module | None = None, method: str = TEMPORAL_ATTENTION
+                ) -> tuple[BertForMaskedLM, TimeEmbedding | TimeTokens]:
+    """A BERT MLM with temporal attention (``method`` "temporal-attention") or with one new
+    vocabulary entry per period ("time-token"): from ``encoder``'s weights (a BertModel) with a
+    fresh MLM head, or from scratch (``encoder=None``, size from ``settings``). Portable dropout."""
+    if method not in (TEMPORAL_ATTENTION, TIME_TOKEN):
+        raise ValueError(f"unknown method {method!r}: {TEMPORAL_ATTENTION} or {TIME_TOKEN}")
+    extra = n_periods if method == TIME_TOKEN else 0
     torch.manual_seed(settings.seed)
     if encoder is not None:
         if getattr(encoder.config, "model_type", None) != "bert":
@@ -90,7 +115,7 @@ def build_model(tokenizer: PreTrainedTokenizerBase, n_periods: int, settings: Te
         if missing or any(not k.startswith("pooler.") for k in unexpected):
             raise ValueError(f"encoder weights do not fit: missing {missing}, unexpected {unexpected}")
     else:
-        config = BertConfig(vocab_size=len(tokenizer), hidden_size=settings.hidden,
+        config = BertConfig(vocab_size=len(tokenizer) + extra, hidden_size=settings.hidden,
                             num_hidden_layers=settings.depth,
                             num_attention_heads=max(1, settings.hidden // 64),
                             intermediate_size=4 * settings.hidden,
@@ -98,13 +123,20 @@ def build_model(tokenizer: PreTrainedTokenizerBase, n_periods: int, settings: Te
                             pad_token_id=tokenizer.pad_token_id)
         config._attn_implementation = "sdpa"
         model = BertForMaskedLM(config)
+    if method == TIME_TOKEN:
+        first = len(tokenizer)
+        if encoder is not None:
+            model.resize_token_embeddings(first + n_periods)
+        make_portable(model)
+        return model, TimeTokens(first, n_periods)
     emb = add_temporal_attention(model, n_periods)
     make_portable(model)
     return model, emb
 
 
 def _new_parameters(model: BertForMaskedLM) -> set[int]:
-    new = set(map(id, model.time_embedding.parameters()))
+    time = getattr(model, "time_embedding", None)
+    new = set() if time is None else set(map(id, time.parameters()))
     new |= {id(p) for n, p in model.named_parameters() if n.endswith(".time.weight")}
     new |= {id(p) for p in model.cls.predictions.transform.parameters()}
     new.add(id(model.cls.predictions.bias))
@@ -112,14 +144,16 @@ def _new_parameters(model: BertForMaskedLM) -> set[int]:
 
 
 def training_windows(tokenizer: PreTrainedTokenizerBase, texts: Sequence[str],
-                     periods: Sequence[int], max_length: int) -> list[tuple[list[int], int]]:
-    """Each text's tokens cut into windows of ``max_length`` (with [CLS] ... [SEP]), with its
-    period."""
-    body = max_length - 2
+                     periods: Sequence[int], max_length: int,
+                     time_tokens: TimeTokens | None = None) -> list[tuple[list[int], int]]:
+    """Each text's tokens cut into windows of ``max_length`` (with [CLS] ... [SEP], and the
+    period's time token after [CLS] when ``time_tokens`` is given), with its period."""
+    body = max_length - 2 - (time_tokens is not None)
     out = []
     for ids, period in zip(tokenizer(list(texts), add_special_tokens=False)["input_ids"], periods):
+        head = [tokenizer.cls_token_id, *([time_tokens.id(period)] if time_tokens else [])]
         for at in range(0, len(ids), body):
-            out.append(([tokenizer.cls_token_id, *ids[at:at + body], tokenizer.sep_token_id], period))
+            out.append(([*head, *ids[at:at + body], tokenizer.sep_token_id], period))
     return out
 
 
@@ -147,26 +181,36 @@ def mask_tokens(ids: Tensor, special: Tensor, tokenizer: PreTrainedTokenizerBase
     return inputs, labels
 
 
-def mlm_loss(model: BertForMaskedLM, emb: TimeEmbedding, tokenizer: PreTrainedTokenizerBase,
-             ids: Tensor, attention: Tensor, periods: Tensor, labels: Tensor) -> Tensor:
-    """The MLM loss of a batch with its per-text periods (special time points for pad / [MASK]).
-    The head runs on the target positions only (its vocabulary projection is most of the cost)."""
-    times = emb.ids(periods, attention, ids, tokenizer.mask_token_id)
-    with temporal_times(model, times):
+def mlm_loss(model: BertForMaskedLM, emb: TimeEmbedding | TimeTokens,
+             tokenizer: PreTrainedTokenizerBase, ids: Tensor, attention: Tensor, periods: Tensor,
+             labels: Tensor) -> Tensor:
+    """The MLM loss of a batch with its per-text periods (special time points for pad / [MASK];
+    with :class:`TimeTokens` the period is already in ``ids``). The head runs on the target
+    positions only (its vocabulary projection is most of the cost)."""
+    if isinstance(emb, TimeTokens):
         hidden = model.bert(input_ids=ids, attention_mask=attention).last_hidden_state
+    else:
+        times = emb.ids(periods, attention, ids, tokenizer.mask_token_id)
+        with temporal_times(model, times):
+            hidden = model.bert(input_ids=ids, attention_mask=attention).last_hidden_state
     target = labels != -100
     logits = model.cls(hidden[target])
     return torch.nn.functional.cross_entropy(logits.float(), labels[target])
 
 
-def train(model: BertForMaskedLM, emb: TimeEmbedding, tokenizer: PreTrainedTokenizerBase,
+def train(model: BertForMaskedLM, emb: TimeEmbedding | TimeTokens,
+          tokenizer: PreTrainedTokenizerBase,
           texts: Sequence[str], periods: Sequence[int], settings: TemporalMLMSettings,
           progress: bool = True) -> list[float]:
     """AdamW (``lr`` for the encoder, ``lr_new`` for the new modules), linear decay, clip 1.0,
     ``epochs`` passes over the windows (or ``steps`` batches), each pass in a seeded order.
     Returns the loss of every step."""
-    windows = training_windows(tokenizer, texts, periods, settings.max_length)
-    special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)))
+    time_tokens = emb if isinstance(emb, TimeTokens) else None
+    windows = training_windows(tokenizer, texts, periods, settings.max_length, time_tokens)
+    special = set(tokenizer.all_special_ids)
+    if time_tokens:     # never masked: the period is the condition, not a word to predict
+        special |= {time_tokens.id(p) for p in range(time_tokens.n_periods)}
+    special_ids = torch.tensor(sorted(special))
     generator = torch.Generator().manual_seed(settings.seed)
     new = _new_parameters(model)
     groups = [{"params": [p for p in model.parameters() if id(p) not in new], "lr": settings.lr},
@@ -218,14 +262,16 @@ def sample_sentences(texts: Sequence[str], words: Sequence[str], n: int,
 
 
 @torch.inference_mode()
-def vectors_for(model: BertForMaskedLM, emb: TimeEmbedding, tokenizer: PreTrainedTokenizerBase,
+def vectors_for(model: BertForMaskedLM, emb: TimeEmbedding | TimeTokens,
+                tokenizer: PreTrainedTokenizerBase,
                 sentences: Sequence[str], wanted: Sequence[Sequence[str]], period: int,
                 last_layers: int, max_length: int, batch_size: int
                 ) -> tuple[list[list[np.ndarray | None]], int]:
     """Algorithm 1 lines 5-7, with every sentence at time point ``period``: for each sentence and
     each word in ``wanted[i]``, the mean over the word's sub-tokens (all its occurrences in the
     sentence) of the mean of the last ``last_layers`` hidden layers (float64), or None where
-    truncation at ``max_length`` left none of them; and the number of such misses."""
+    truncation at ``max_length`` left none of them; and the number of such misses. With
+    :class:`TimeTokens` the period's token follows [CLS] (one token less of the sentence)."""
     n_states = model.config.num_hidden_layers + 1
     if not 1 <= last_layers <= n_states:
         raise ValueError(f"last_layers must be in [1, {n_states}], got {last_layers}")
@@ -235,14 +281,23 @@ def vectors_for(model: BertForMaskedLM, emb: TimeEmbedding, tokenizer: PreTraine
     skipped = 0
     for at in range(0, len(order), batch_size):
         rows = order[at:at + batch_size]
+        tokens = isinstance(emb, TimeTokens)
         enc = tokenizer([sentences[i] for i in rows], return_offsets_mapping=True, truncation=True,
-                        max_length=max_length, padding=True, return_tensors="pt")
-        times = emb.ids(torch.full((len(rows),), period), enc["attention_mask"])
-        with temporal_times(model, times):
-            states = model.bert(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                        max_length=max_length - tokens, padding=True, return_tensors="pt")
+        ids, attention, offsets = enc["input_ids"], enc["attention_mask"], enc["offset_mapping"]
+        if tokens:          # [CLS] <period> ...: the time token has no characters
+            ids = torch.cat([ids[:, :1], torch.full_like(ids[:, :1], emb.id(period)), ids[:, 1:]], 1)
+            attention = torch.cat([attention[:, :1], attention], 1)
+            offsets = torch.cat([offsets[:, :1], torch.zeros_like(offsets[:, :1]), offsets[:, 1:]], 1)
+            states = model.bert(input_ids=ids, attention_mask=attention,
                                 output_hidden_states=True).hidden_states
+        else:
+            times = emb.ids(torch.full((len(rows),), period), attention)
+            with temporal_times(model, times):
+                states = model.bert(input_ids=ids, attention_mask=attention,
+                                    output_hidden_states=True).hidden_states
         mean = torch.stack(states[-last_layers:]).mean(0).double().numpy()
-        offsets = enc["offset_mapping"].numpy()
+        offsets = offsets.numpy()
         for r, i in enumerate(rows):
             start, end = offsets[r, :, 0], offsets[r, :, 1]
             real = end > start
@@ -258,7 +313,8 @@ def vectors_for(model: BertForMaskedLM, emb: TimeEmbedding, tokenizer: PreTraine
     return out, skipped
 
 
-def period_means(model: BertForMaskedLM, emb: TimeEmbedding, tokenizer: PreTrainedTokenizerBase,
+def period_means(model: BertForMaskedLM, emb: TimeEmbedding | TimeTokens,
+                 tokenizer: PreTrainedTokenizerBase,
                  texts: Sequence[str], period: int, words: Sequence[str], n: int, last_layers: int,
                  max_length: int, rng: np.random.Generator, batch_size: int = 32
                  ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -295,12 +351,14 @@ def group_vector(means: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.nda
 def temporal_change(tokenizer: PreTrainedTokenizerBase, first: Sequence[Sequence[str]],
                     last: Sequence[Sequence[str]], words: Sequence[str],
                     settings: TemporalMLMSettings, encoder: torch.nn.Module | None = None,
-                    progress: bool = True) -> tuple[np.ndarray, dict]:
-    """The whole method: ``first`` / ``last`` hold each group's periods' texts (time order).
-    Trains the model, runs Algorithm 1 and returns ``(scores [W], info)``; a score is NaN where a
-    group has no sentence of the word. ``info``: the training losses, skipped occurrences."""
+                    progress: bool = True, method: str = TEMPORAL_ATTENTION
+                    ) -> tuple[np.ndarray, dict]:
+    """The whole method (``method``: "temporal-attention" or "time-token"): ``first`` / ``last``
+    hold each group's periods' texts (time order). Trains the model, runs Algorithm 1 and returns
+    ``(scores [W], info)``; a score is NaN where a group has no sentence of the word. ``info``:
+    the training losses, skipped occurrences."""
     texts_by_period = [*first, *last]
-    model, emb = build_model(tokenizer, len(texts_by_period), settings, encoder)
+    model, emb = build_model(tokenizer, len(texts_by_period), settings, encoder, method)
     texts = [t for part in texts_by_period for t in part]
     periods = [p for p, part in enumerate(texts_by_period) for _ in part]
     started = time.perf_counter()
@@ -319,25 +377,35 @@ def temporal_change(tokenizer: PreTrainedTokenizerBase, first: Sequence[Sequence
                     "total_s": time.perf_counter() - started}
 
 
-def settings_from(config: object) -> TemporalMLMSettings:
-    """The settings from an object with the params' ``temporal_*`` fields and ``seed``
-    (:class:`pipeline.infra.params.SemanticBenchmarkConfig`); the rest (``mask_prob``) keep
-    their defaults."""
+def settings_from(config: object, seed: int) -> TemporalMLMSettings:
+    """The settings from an object with the params' ``temporal_*`` fields
+    (:class:`pipeline.infra.params.ChangeMethodsConfig`) and the stage's ``seed``; the rest
+    (``mask_prob``) keep their defaults."""
     names = [f for f in TemporalMLMSettings.__dataclass_fields__ if hasattr(config, f"temporal_{f}")]
-    return TemporalMLMSettings(**{n: getattr(config, f"temporal_{n}") for n in names},
-                               seed=getattr(config, "seed"))
+    return TemporalMLMSettings(**{n: getattr(config, f"temporal_{n}") for n in names}, seed=seed)
 
 
-def benchmark_change(texts: object, first: Sequence[str], last: Sequence[str],
-                     words: Sequence[str], settings: TemporalMLMSettings, encoder_name: str,
-                     progress: bool = True) -> tuple[np.ndarray, dict]:
-    """:func:`temporal_change` on a table of texts (columns ``period``, ``abstract``: the
-    benchmark's rewritten texts); the model starts from ``settings.init`` or, from scratch, uses
-    the tokenizer of ``encoder_name``. Loads offline through :mod:`pipeline.models.hub`."""
+def texts_change(first: Sequence[Sequence[str]], last: Sequence[Sequence[str]],
+                 words: Sequence[str], settings: TemporalMLMSettings, encoder_name: str,
+                 progress: bool = True, method: str = TEMPORAL_ATTENTION
+                 ) -> tuple[np.ndarray, dict]:
+    """:func:`temporal_change` on each group's periods' texts (time order), the one entry point of
+    both stages (the semantic_change stage's real abstracts, the benchmark's rewritten or SemEval
+    texts). The model starts from ``settings.init`` or, from scratch, uses the tokenizer of
+    ``encoder_name``; loads offline through :mod:`pipeline.models.hub`."""
     from pipeline.models.hub import load_encoder, load_tokenizer_for
 
     scratch = settings.init == SCRATCH
     tokenizer = load_tokenizer_for(encoder_name if scratch else settings.init)
     encoder = None if scratch else load_encoder(settings.init)
+    return temporal_change(tokenizer, first, last, words, settings, encoder, progress, method)
+
+
+def benchmark_change(texts: object, first: Sequence[str], last: Sequence[str],
+                     words: Sequence[str], settings: TemporalMLMSettings, encoder_name: str,
+                     progress: bool = True, method: str = TEMPORAL_ATTENTION
+                     ) -> tuple[np.ndarray, dict]:
+    """:func:`texts_change` on a table of texts (columns ``period``, ``abstract``: the
+    benchmark's rewritten texts), split by the periods of ``first`` and ``last``."""
     groups = [[texts[texts["period"] == q]["abstract"].tolist() for q in g] for g in (first, last)]
-    return temporal_change(tokenizer, groups[0], groups[1], words, settings, encoder, progress)
+    return texts_change(groups[0], groups[1], words, settings, encoder_name, progress, method)

@@ -23,7 +23,7 @@ from pipeline.models.registry import lookup
 # The params that decide the graph's shape; the `graph` stage declares them.
 STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cache",
              "score.periods", "forecast.period", "forecast.backtest_periods", "semantic_change.first",
-             "semantic_change.last", "semantic_change.targets"]
+             "semantic_change.last", "semantic_change.targets", "semantic_benchmark.semeval"]
 
 
 def get(params: Mapping[str, Any], dotted: str) -> Any:
@@ -82,6 +82,8 @@ class Plan:
                                          "semantic_change.last")
         targets = get(params, "semantic_change.targets")
         self.semantic_targets = None if targets is None else str(targets)
+        semeval = get(params, "semantic_benchmark.semeval")
+        self.semeval = None if semeval is None else str(semeval)
         self._validate()
 
     def _group(self, value: Any, default: str, key: str) -> list[str]:

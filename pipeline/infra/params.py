@@ -229,6 +229,24 @@ class SemanticBenchmarkConfig:
         "largest shift of the b-share (from 0.1), in (0, 0.9)"))
     seed: int = field(default=0, metadata=_help(
         "seed of the word pairs, the replaced occurrences and the bootstrap intervals"))
+
+
+@dataclass(frozen=True)
+class SemanticBenchmarkSource:
+    """Where the benchmark's words of known change come from (params ``semantic_benchmark.semeval``):
+    structural, resolved by the stage graph into the stage's command and deps."""
+
+    semeval: str | None = field(default=None, metadata=_help(
+        "a SemEval-2020 Task 1 language folder (corpus1/, corpus2/, targets.txt, "
+        "truth/graded.txt): score the methods on its two corpora against its graded truth; "
+        "null: pseudo-words made from the semantic_change groups", none="null"))
+
+
+@dataclass(frozen=True)
+class ChangeMethodsConfig:
+    """The learned semantic-change methods' settings (params ``semantic_benchmark.temporal_*``,
+    ``.sgns_*``): one set for both the semantic_change stage and its benchmark."""
+
     # temporal-attention method (paper 003 §4, Algorithm 1): pipeline/evaluation/temporal_mlm.py
     temporal_init: str = field(default="scratch", metadata=_help(
         "temporal-attention MLM: `scratch` (a small random BERT with embeddings.encoder's "
@@ -258,6 +276,7 @@ class SemanticBenchmarkConfig:
         "sgns method (skip-gram with negative sampling per group, Procrustes-aligned): vector size"))
     sgns_epochs: int = field(default=5, metadata=_help("sgns method: passes over each group's texts"))
 
+
 # Which fields hold each params.yaml section's keys: (class, None) = all of its fields, or (class,
 # the fields that are params). The other fields are set by the stage graph from other params
 # (the seed from experiment.seeds, freeze_lm and init_from from train.base) or are not results.
@@ -285,8 +304,10 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
     "report": ((ReportConfig, ("examples",)),),
     "longtail": ((LongtailConfig, None),),
     "semantic_change": ((SemanticChangeGroups, None), (SemanticChangeConfig, None)),
-    "semantic_benchmark": ((SemanticBenchmarkConfig, None),),
+    "semantic_benchmark": ((SemanticBenchmarkSource, None), (SemanticBenchmarkConfig, None),
+                           (ChangeMethodsConfig, None)),
 }
+
 
 
 def option_name(f: Any) -> str:

@@ -11,10 +11,17 @@ each method scores them on the rewritten texts, and its scores are correlated wi
 * ``temporal-attention`` — paper 003's method (:mod:`pipeline.evaluation.temporal_mlm`): a masked
   LM with temporal attention trained on the two groups' texts, then Algorithm 1 (up to n
   sentences per period, mean of the last h layers at the word's sub-tokens, cosine distance);
+* ``time-token`` — the same masked LM without temporal attention, each text prefixed by a
+  special token of its period (Rosin et al. 2022), then the same Algorithm 1;
 * ``sgns`` — skip-gram with negative sampling trained on each group, the last group's vectors
   aligned to the first's by orthogonal Procrustes, cosine distance (Hamilton et al. 2016;
   :mod:`pipeline.evaluation.sgns`);
 * ``frequency`` — |Δ log relative frequency| of the pseudo-word between the groups (add-one).
+
+With ``semantic_benchmark.semeval`` set, the words and their truth come instead from a
+SemEval-2020 Task 1 language folder (Schlechtweg et al. 2020; :func:`semeval_benchmark`): the
+methods score its targets between its two corpora (``corpus1`` → ``corpus2``, one period each)
+and are correlated with its graded truth (the task's subtask 2).
 
 The truth moves a word's *mix of usages*; its frequency changes too (replaced b's add to it), so
 the frequency baseline is not hopeless by construction — which is why it is reported beside.
@@ -28,12 +35,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pipeline.corpus.pseudowords import (WORD, choose_pairs, count_words, make_benchmark,
-                                         word_pattern)
+from pipeline.corpus.pseudowords import (WORD, choose_pairs, count_words, load_semeval,
+                                         make_benchmark, word_pattern)
 from pipeline.evaluation.semantic_change import cosine_distance
 from pipeline.reports.semantic_change import truth_lines
 
-METHODS = ("contextual", "temporal-attention", "sgns", "frequency")
+METHODS = ("contextual", "temporal-attention", "time-token", "sgns", "frequency")
 
 
 def build(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str], n_targets: int,
@@ -46,6 +53,13 @@ def build(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str], n_targ
                          n_controls, min_count, seed, stopwords)
     shifts = [max_shift * (i + 1) / n_targets for i in range(n_targets)]
     return make_benchmark(texts, first, last, pairs, shifts, seed)
+
+
+def semeval_benchmark(folder: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str]]:
+    """A SemEval-2020 Task 1 folder as the benchmark: its texts (columns ``period``, ``abstract``),
+    its targets with ``kind`` "target" and the graded ``truth``, and the two periods."""
+    texts, truth = load_semeval(folder)
+    return texts, truth.assign(kind="target"), ["corpus1"], ["corpus2"]
 
 
 def frequency_change(first: Sequence[str], last: Sequence[str], words: Sequence[str]) -> np.ndarray:
@@ -77,27 +91,38 @@ def scores_frame(truth: pd.DataFrame, scores: dict[str, np.ndarray]) -> pd.DataF
 
 def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, truth: pd.DataFrame,
              correlated: dict[str, dict], encoder: str, skipped: int,
-             figure: str | None = None) -> str:
-    """``reports/semantic_benchmark.md``: the correlations, then every pseudo-word's row."""
+             figure: str | None = None, semeval: str | None = None) -> str:
+    """``reports/semantic_benchmark.md``: the correlations, then every word's row (pseudo-words,
+    or the targets of the SemEval folder ``semeval``)."""
     span = lambda g: g[0] if len(g) == 1 else f"{g[0]}..{g[-1]}"     # noqa: E731
     changed = truth[truth["kind"] == "changed"]
-    lines = [f"# Semantic-change benchmark: pseudo-words, {span(first)} → {span(last)}", "",
-             f"{len(changed)} changed and {len(truth) - len(changed)} stable pseudo-words, each "
-             "two real words merged into one token whose mix of the two usages shifts by a known "
-             "amount (`pipeline/corpus/pseudowords.py`); truth = Jensen-Shannon distance of the "
-             "two groups' mixes, from the counts actually replaced. Methods: *contextual* = "
+    what = (f"{len(changed)} changed and {len(truth) - len(changed)} stable pseudo-words, each "
+            "two real words merged into one token whose mix of the two usages shifts by a known "
+            "amount (`pipeline/corpus/pseudowords.py`); truth = Jensen-Shannon distance of the "
+            "two groups' mixes, from the counts actually replaced.") if semeval is None else (
+            f"{len(truth)} targets of the SemEval-2020 Task 1 folder `{semeval}` "
+            "(`pipeline/corpus/pseudowords.py: load_semeval`); truth = its graded change "
+            "(`truth/graded.txt`, subtask 2).")
+    title = (f"pseudo-words, {span(first)} → {span(last)}" if semeval is None
+             else f"SemEval-2020 Task 1, {span(first)} → {span(last)}")
+    merged = "a" in truth.columns
+    lines = [f"# Semantic-change benchmark: {title}", "",
+             f"{what} Methods: *contextual* = "
              f"Algorithm 1 with `{encoder}` (cosine distance of the mean occurrence vectors; "
              f"{skipped} occurrences past the encoder's window had no vector); "
              "*temporal-attention* = Algorithm 1 on a masked LM with paper 003's temporal attention trained on the two "
-             "groups (`pipeline/evaluation/temporal_mlm.py`); *frequency* = "
+             "groups (`pipeline/evaluation/temporal_mlm.py`); *time-token* = the same MLM with a "
+             "period token before each text instead (Rosin et al. 2022); *sgns* = skip-gram with negative "
+             "sampling per group, Procrustes-aligned (`pipeline/evaluation/sgns.py`); *frequency* = "
              "|Δ log relative frequency|.", "", *truth_lines(correlated), "",
              *([f"![scores against the truth]({figure})", ""] if figure else []),
-             "| pseudo-word | kind | merged words | truth | "
-             + " | ".join(METHODS) + " |", "|---|---|---|---:|" + "---:|" * len(METHODS)]
+             ("| pseudo-word | kind | merged words | truth | " if merged else "| word | kind | truth | ")
+             + " | ".join(METHODS) + " |",
+             ("|---|---|---|---:|" if merged else "|---|---|---:|") + "---:|" * len(METHODS)]
     wide = frame.pivot(index="word", columns="method", values="score")
     for r in truth.sort_values(["truth", "word"], ascending=[False, True]).itertuples():
         cells = [f"{wide.at[r.word, m]:.4f}" if r.word in wide.index and m in wide.columns
                  and np.isfinite(wide.at[r.word, m]) else "–" for m in METHODS]
-        lines.append(f"| {r.word} | {r.kind} | {r.a} + {r.b} | {r.truth:.3f} | "
-                     + " | ".join(cells) + " |")
+        lines.append(f"| {r.word} | {r.kind} | " + (f"{r.a} + {r.b} | " if merged else "")
+                     + f"{r.truth:.3f} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -10,13 +10,22 @@ vector pooled from a handful of occurrences measures sampling noise, not a chang
 Methods (one row per target and method in :func:`scores_frame`):
 
 * ``contextual`` — Martinc et al. (2020), paper 003's Algorithm 1 (lines 4-12) on the encoder
-  vectors the embeddings stage pools per period (no temporal attention yet: issue 19 §2);
+  vectors the embeddings stage pools per period (no temporal attention);
+* ``temporal-attention`` — paper 003's method: a masked LM whose self-attention is eq. 2's
+  temporal attention, trained on the two groups' abstracts, then Algorithm 1 with each sentence
+  at its period's time point (:mod:`pipeline.evaluation.temporal_mlm`);
+* ``time-token`` — the same masked LM without temporal attention, each text prefixed by a
+  special token of its period (Rosin et al. 2022; :mod:`pipeline.evaluation.temporal_mlm`);
+* ``sgns`` — skip-gram with negative sampling per group, Procrustes-aligned, cosine distance
+  (Hamilton et al. 2016; :mod:`pipeline.evaluation.sgns`);
 * ``frequency`` — |Δ mean log frequency|, the naive baseline: a method that agrees with it
-  closely detects frequency shifts rather than new meanings. The report prints the Spearman ρ
-  between the two methods for exactly that reason.
+  closely detects frequency shifts rather than new meanings. The report prints every pair of
+  methods' Spearman ρ (:func:`agreement_matrix`) for exactly that reason.
 
 With a graded ``truth`` column in the targets file, every method is correlated with it (Pearson
-and Spearman, p-values, seeded bootstrap intervals; :func:`correlations`).
+and Spearman, p-values, seeded bootstrap intervals; :func:`correlations`). The report ends with
+the synthetic benchmark's table (:func:`benchmark_lines`, from ``reports/semantic_benchmark.json``):
+the same methods on words of known change.
 """
 
 from __future__ import annotations
@@ -38,6 +47,12 @@ from pipeline.infra.errors import UserError
 
 METHODS = {"contextual": "averaged contextual embeddings (Martinc et al. 2020; paper 003 Alg. 1 "
                          "on the embeddings stage's vectors, no temporal attention)",
+           "temporal-attention": "masked LM with temporal attention trained on the two groups, "
+                                 "then Alg. 1 at each period's time point (paper 003 §4)",
+           "time-token": "the same masked LM without temporal attention, each text prefixed by "
+                         "its period's token, then Alg. 1 (Rosin et al. 2022)",
+           "sgns": "skip-gram with negative sampling per group, Procrustes-aligned, cosine "
+                   "distance (Hamilton et al. 2016)",
            "frequency": "|change of mean log frequency| (naive baseline)"}
 SCORE_COLUMNS = ["method", "word", "token_id", "score", "rank", "first_count", "last_count"]
 
@@ -144,18 +159,53 @@ def example_sentence(abstracts: Sequence[str], word: str, width: int = 200) -> s
     return None
 
 
+def word_scores(targets: Targets, words: Sequence[str], scores: np.ndarray,
+                counts: ChangeScores) -> ChangeScores:
+    """Scores of a word-level method (one per word of ``words``, NaN = not scored) as
+    :class:`ChangeScores` over the words' token ids, with the group counts of ``counts`` (the
+    frequency method's, per token id)."""
+    ids = np.array([targets.ids[w] for w in words], dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    at = np.searchsorted(counts.token_ids, ids[order])
+    return ChangeScores(ids[order], np.asarray(scores, dtype=np.float64)[order],
+                        None if counts.first_counts is None else counts.first_counts[at],
+                        None if counts.last_counts is None else counts.last_counts[at])
+
+
+def agreement_matrix(frame: pd.DataFrame) -> pd.DataFrame:
+    """Spearman ρ between every two methods' scores over the targets both scored (NaN where
+    fewer than 3 or a constant column); rows and columns in the frame's method order."""
+    methods = list(dict.fromkeys(frame["method"]))
+    wide = frame.pivot(index="word", columns="method", values="score")
+    out = pd.DataFrame(np.nan, index=methods, columns=methods)
+    for i, a in enumerate(methods):
+        for b in methods[i:]:
+            both = wide[[a, b]].dropna()
+            if len(both) >= 3 and (both.nunique() > 1).all():
+                rho = 1.0 if a == b else float(stats.spearmanr(both[a], both[b])[0])
+                out.loc[a, b] = out.loc[b, a] = rho
+    return out
+
+
 def method_agreement(frame: pd.DataFrame) -> tuple[float, int] | None:
-    """Spearman ρ between the two methods' scores over the targets both scored, and their count."""
-    wide = frame.pivot(index="word", columns="method", values="score").dropna()
-    if set(METHODS) - set(wide.columns) or len(wide) < 3 or (wide.nunique() < 2).any():
+    """Spearman ρ between the contextual and the frequency method over the targets both scored,
+    and their count: the DVC metric ``agreement`` (one number: ``dvc metrics show`` is near its
+    200 columns; every pair is in the report's :func:`agreement_matrix`)."""
+    if not {"contextual", "frequency"} <= set(frame["method"]):
+        return None
+    wide = frame.pivot(index="word", columns="method", values="score")[
+        ["contextual", "frequency"]].dropna()
+    if len(wide) < 3 or (wide.nunique() < 2).any():
         return None       # too few targets, or a constant column: no rank correlation
     return float(stats.spearmanr(wide["contextual"], wide["frequency"])[0]), len(wide)
 
 
-def truth_correlations(frame: pd.DataFrame, truth: Mapping[str, float],
-                       seed: int) -> dict[str, dict]:
-    """Per method: Pearson and Spearman against graded ``truth`` with p-values and intervals."""
-    out = {}
+def truth_correlations(frame: pd.DataFrame, truth: Mapping[str, float], seed: int,
+                       methods: Sequence[str] = ()) -> dict[str, dict]:
+    """Per method: Pearson and Spearman against graded ``truth`` with p-values and intervals;
+    each of ``methods`` without a scored word gets an entry saying so (every method is shown)."""
+    out: dict[str, dict] = {m: {"n": 0, "error": "no target scored"} for m in methods
+                            if m not in set(frame["method"])}
     for method, part in frame.groupby("method", sort=False):
         part = part[part["word"].isin(truth)]
         try:
@@ -166,14 +216,14 @@ def truth_correlations(frame: pd.DataFrame, truth: Mapping[str, float],
         out[method] = {"n": c.n, "pearson": c.pearson, "pearson_p": c.pearson_p,
                        "pearson_ci": list(c.pearson_ci), "spearman": c.spearman,
                        "spearman_p": c.spearman_p, "spearman_ci": list(c.spearman_ci)}
-    return out
+    return {m: out[m] for m in [*methods, *(k for k in out if k not in methods)]}
 
 
 def metrics(frame: pd.DataFrame, correlated: Mapping[str, dict]) -> dict:
     """The compact DVC metrics, one column wide by default so that `dvc metrics show` keeps to a
-    200-column terminal: ``agreement`` (the methods' Spearman ρ; null if undefined) and, with
-    graded truth, ``spearman`` {method: ρ against the truth}. Coverage and everything else is in
-    the report and the scores table."""
+    200-column terminal: ``agreement`` (contextual vs frequency Spearman ρ; null if undefined)
+    and, with graded truth, ``spearman`` {method: ρ against the truth}. Coverage, every other
+    pair of methods and everything else is in the report and the scores table."""
     agreement = method_agreement(frame)
     out: dict = {"agreement": None if agreement is None else round(agreement[0], 4)}
     rho = {m: round(c["spearman"], 4) for m, c in correlated.items() if "error" not in c}
@@ -202,11 +252,47 @@ def truth_lines(correlated: Mapping[str, dict]) -> list[str]:
     return lines
 
 
+def agreement_lines(frame: pd.DataFrame) -> list[str]:
+    """The methods' agreement: :func:`agreement_matrix` as a table (empty if < 2 methods)."""
+    matrix = agreement_matrix(frame)
+    if len(matrix) < 2:
+        return []
+    counts = frame.groupby("method", sort=False).size()
+    cell = lambda v: "–" if not np.isfinite(v) else f"{v:.3f}"    # noqa: E731
+    return ["## How the methods agree", "",
+            "Spearman ρ between two methods' scores over the targets both scored: the closer a "
+            "method is to *frequency*, the more its change only restates a frequency change.", "",
+            "| method | scored | " + " | ".join(matrix.columns) + " |",
+            "|---|---:|" + "---:|" * len(matrix.columns),
+            *[f"| {m} | {counts[m]} | " + " | ".join(cell(v) for v in row) + " |"
+              for m, row in zip(matrix.index, matrix.to_numpy())], ""]
+
+
+def benchmark_lines(details: Mapping | None, link: str) -> list[str]:
+    """The synthetic benchmark's section: its correlation table from
+    ``reports/semantic_benchmark.json`` (``details``), a link to its report, or why it is absent."""
+    lines = ["## The methods on words of known change", ""]
+    if details is None:
+        return lines + ["No benchmark was given to this report.", ""]
+    if "skipped" in details:
+        return lines + [f"The benchmark was skipped ([its report]({link})): {details['skipped']}",
+                        ""]
+    what = (f"the SemEval-2020 Task 1 targets of `{details['semeval']}`" if details.get("semeval")
+            else f"pseudo-words of known graded change, {' '.join(details.get('first', []))} → "
+                 f"{' '.join(details.get('last', []))}")
+    correlated = details.get("correlations", {})
+    order = sorted(correlated, key=lambda m: (list(METHODS).index(m) if m in METHODS
+                                              else len(METHODS), m))
+    return lines + [f"The same methods scored on {what} ([the benchmark's report]({link})):", "",
+                    *truth_lines({m: correlated[m] for m in order})[2:], ""]
+
+
 def markdown(targets: Targets, frame: pd.DataFrame, first: Sequence[str], last: Sequence[str],
              examples: Mapping[str, tuple[str | None, str | None]], top: int,
-             correlated: Mapping[str, dict]) -> str:
-    """``reports/semantic_change.md``: coverage, each method's top ``top`` words with an example
-    sentence from each group, the methods' agreement, and correlations with truth if given."""
+             correlated: Mapping[str, dict], benchmark: list[str] | None = None) -> str:
+    """``reports/semantic_change.md``: coverage, the methods' agreement, correlations with truth
+    if given, each method's top ``top`` words with an example sentence from each group, and the
+    benchmark's section (:func:`benchmark_lines`) if given."""
     span = lambda g: g[0] if len(g) == 1 else f"{g[0]}..{g[-1]}"     # noqa: E731
     lines = [f"# Semantic change {span(first)} → {span(last)}", "",
              f"Targets: {targets.source}; {len(targets.words)} words, {len(targets.ids)} are one "
@@ -216,12 +302,7 @@ def markdown(targets: Targets, frame: pd.DataFrame, first: Sequence[str], last: 
     if not targets.words:
         lines += ["No word qualified: lower `semantic_change.min_count` (a small corpus) or give "
                   "a targets file.", ""]
-    agreement = method_agreement(frame)
-    if agreement is not None:
-        rho, n = agreement
-        lines += [f"The two methods agree with Spearman ρ = {rho:.3f} over {n} targets: the "
-                  "closer to 1, the more the contextual change only restates a frequency change.",
-                  ""]
+    lines += agreement_lines(frame)
     if correlated:
         lines += truth_lines(correlated) + [""]
     else:
@@ -240,4 +321,4 @@ def markdown(targets: Targets, frame: pd.DataFrame, first: Sequence[str], last: 
             lines += [f"- **{r.word}** — {span(first)}: {before or '(no sentence found)'}",
                       f"  — {span(last)}: {after or '(no sentence found)'}"]
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + (benchmark or []))
