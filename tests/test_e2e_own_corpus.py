@@ -63,8 +63,11 @@ HALF = {
     **CORPUS,
     # + issue 18's output layers: a head that reads a half-year history, and a continuous model
     # whose train stage reads the Baseline's model folder (its target vectors)
+    # + issue 19: temporal attention as a future LM, and semantic change with a graded truth
     "experiment": {"variants": ["baseline", "frequency", "temporal-temperature",
-                                "continuous-vmf"], "seeds": [0]},
+                                "continuous-vmf", "temporal-attention"], "seeds": [0]},
+    "semantic_change": {"targets": "data/targets.csv", "top": 5},
+    "semantic_benchmark": {"temporal_steps": 20, "sgns_epochs": 1},
     "split": {"period": "half", "train_first": "2018H1", "train_last": "2020H1",
               "dev": "2020H2", "test": "2021H1", "min_documents": 20},
     "features": {"window": 2},
@@ -81,6 +84,13 @@ QUARTER = {
     "forecast": {**TINY_MODEL["forecast"], "period": "2021Q2", "backtest_periods": ["2021Q1"]},
 }
 RUNTIME = {"FUTURELM_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}
+# A user's targets file with a graded `truth` column (issue 19's acceptance: the same semantic-
+# change report for another corpus). Frequent changelog words; the truth values are arbitrary
+# (this checks the plumbing, not a finding), "notaword" is never seen and must be reported.
+TARGET_WORDS = ["debian", "upstream", "closes", "version", "fix", "new", "update", "build", "add",
+                "control", "bump", "release", "use", "standards", "patch", "remove", "notaword"]
+TARGETS = "word,truth\n" + "".join(f"{w},{(7 * i % 17) / 17:.3f}\n"
+                                    for i, w in enumerate(TARGET_WORDS))
 
 # The bad rows scripts/make_changelog_corpus.py appends after the 500 real ones (its docstring),
 # in file order, with a regex the recorded reason must match.
@@ -123,6 +133,8 @@ def build(tmp_path: Path, params: dict, corpus: Path = FIXTURE) -> Path:
     proj = make_project(tmp_path, {**TINY_MODEL, **params})
     (proj / SOURCE).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(corpus, proj / SOURCE)
+    if params.get("semantic_change", {}).get("targets"):
+        (proj / params["semantic_change"]["targets"]).write_text(TARGETS)
     write_graph(proj)   # `make graph` (make_project already did; the graph does not read data)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "own corpus")
@@ -256,6 +268,28 @@ def check_scores_forecast_and_report_name_the_half_years(half: Half) -> None:
         == "2022H1"
 
 
+def check_temporal_attention_and_semantic_change_with_truth(half: Half) -> None:
+    """Issue 19's acceptance on another corpus: a Temporal-Attention row in the main table, and
+    the semantic-change report of the user's targets scored against their graded truth by every
+    method (Spearman and Pearson), with the synthetic benchmark's section."""
+    proj, _, _, _ = half
+    results = (proj / "reports" / "results.md").read_text()
+    assert re.search(r"^\| Temporal-Attention \| [\d.]+ \|", results, re.M), results
+    report = (proj / "reports" / "semantic_change.md").read_text()
+    print(report)
+    assert report.startswith("# Semantic change 2018H1 → 2021H1")
+    truth = report.split("## Against the graded truth", 1)[1].split("\n## ", 1)[0]
+    for method in ("contextual", "temporal-attention", "time-token", "sgns", "frequency"):
+        assert re.search(rf"^\| {method} \| \d+ \| [-\d.]+ \[[-\d.]+, [-\d.]+\] \| [\de.-]+ \| "
+                         rf"[-\d.]+ \[", truth, re.M), method
+    assert "Spearman" in report and "Pearson" in report and "notaword" in report
+    assert "benchmark" in report.lower()
+    scores = pd.read_parquet(proj / "data" / "semantic_change" / "scores.parquet")
+    assert {"temporal-attention", "time-token", "sgns"} <= set(scores["method"])
+    metrics = json.loads((proj / "metrics" / "semantic_change.json").read_text())
+    assert "spearman" in json.dumps(metrics)
+
+
 def check_a_second_repro_runs_nothing(half: Half) -> None:
     proj, _, _, _ = half
     assert stages_run(run_dvc(proj, "repro", env=RUNTIME)) == []
@@ -270,6 +304,7 @@ def test_half_years_end_to_end(tmp_path: Path) -> None:
     check_every_bad_row_is_rejected_with_its_reason(half)
     check_counts_plot_in_time_order(half)
     check_scores_forecast_and_report_name_the_half_years(half)
+    check_temporal_attention_and_semantic_change_with_truth(half)
     check_a_second_repro_runs_nothing(half)
 
 
