@@ -8,7 +8,9 @@ import math
 import pytest
 import torch
 
+from pipeline.features.history import PeriodHistory
 from pipeline.infra.config import TrainConfig
+from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import load_future_lm, make_future_lm, save_future_lm
 from pipeline.models.scoring import score_abstracts
 from pipeline.models.temporal_attention import TemporalGPT2Attention
@@ -31,7 +33,7 @@ def test_its_parameters_are_the_module_s_and_the_lm_state_is_unchanged() -> None
     assert set(model.lm.state_dict()) == set(plain.state_dict())
     names = {n for n, _ in model.bias.named_parameters()}
     assert names == {"time_map.weight", "time_map.bias", "projections.0.weight"}
-    assert model.bias.time_map.in_features == V * 2
+    assert model.bias.time_map.in_features == V * 1   # m - 1 = 1 change per token
 
 
 def test_zero_time_projection_gives_the_plain_lm_and_the_history_moves_the_logits() -> None:
@@ -49,6 +51,29 @@ def test_zero_time_projection_gives_the_plain_lm_and_the_history_moves_the_logit
     a = model(ids, mask, history("2020", seed=1)).logits
     b = model(ids, mask, history("2020", seed=5)).logits
     assert not torch.allclose(a, b, atol=1e-4)
+
+
+def test_the_time_vector_reads_the_history_s_changes_not_its_level() -> None:
+    """The vocabulary's level is nearly the same in every period: a vector that read it saturated
+    to one value for every period (the first version). Adding a profile to every history period,
+    or a constant to a whole period, leaves x_i unchanged; changing one word's change moves it."""
+    model = timed().eval()
+    h = history("2020", seed=1)
+    x = model.word_terms(h)
+    profile = torch.linspace(-9.0, 3.0, V)[:, None]
+    level = PeriodHistory(h.period, h.periods, h.log_freq + profile - torch.tensor([[0.0, 4.0]]),
+                          None, h.observed)
+    assert torch.allclose(model.word_terms(level), x, atol=1e-5)
+    moved = h.log_freq.clone()
+    moved[7, -1] += 2.0
+    other = model.word_terms(PeriodHistory(h.period, h.periods, moved, None, h.observed))
+    assert not torch.allclose(other, x, atol=1e-4)
+
+
+def test_a_one_period_history_is_refused_naming_the_param() -> None:
+    with pytest.raises(UserError, match="at least 2 periods") as err:
+        make_future_lm(lm(), "temporal-attention", 1, time_dim=4)
+    assert "features.window" in err.value.fix
 
 
 def test_without_a_history_it_refuses_to_run() -> None:
