@@ -15,9 +15,7 @@ from pipeline.models.future_lm import load_future_lm, make_future_lm, save_futur
 from pipeline.models.scoring import score_abstracts
 from pipeline.models.temporal_attention import TemporalGPT2Attention
 from pipeline.training.cached import train_cached
-from pipeline.training.checkpoints import Checkpoints
-from pipeline.training.loop import train
-from tests.test_heads import PAD, V, YEARS, batch, history, lm
+from tests.test_heads import PAD, V, YEARS, batch, history, lm, tiny_data, train_tiny
 
 
 def timed(form: str = "residual", seed: int = 0, dropout: float = 0.0):
@@ -104,18 +102,11 @@ def test_kv_cached_generation_equals_the_full_forward(form: str) -> None:
 
 
 def test_training_lowers_the_loss_moves_the_time_weights_and_round_trips(tmp_path) -> None:
-    g = torch.Generator().manual_seed(0)
-    data = {y: [[PAD] + torch.randint(1, 8, (10,), generator=g).tolist() + [PAD]
-                for _ in range(4)] for y in YEARS}
+    data = tiny_data()
     histories = {y: history(y) for y in (*YEARS, "2020")}
     model = timed()
     before = model.bias.projections[0].weight.detach().clone()
-    losses: list[float] = []
-    config = TrainConfig(epochs=6, batch_size=4, grad_accum=2, lr_lm=1e-2, lr_new=1e-2,
-                         warmup_steps=0, patience=0)
-    train(model, data, {"2020": data["2019"][:2]}, histories, config, pad_id=PAD, device="cpu",
-          checkpoints=Checkpoints(tmp_path / "ckpt", key="k"), live_dir=tmp_path / "live",
-          on_step=lambda s, loss: losses.append(loss))
+    losses = train_tiny(model, data, histories, tmp_path)
     assert all(math.isfinite(x) for x in losses) and losses[-1] < losses[0], losses
     assert not torch.equal(model.bias.projections[0].weight, before)
     save_future_lm(model, tmp_path / "model")

@@ -44,6 +44,24 @@ def batch(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     return ids, mask
 
 
+def tiny_data() -> dict[str, list[list[int]]]:
+    """Four short sequences per training year over 7 token ids (seeded)."""
+    g = torch.Generator().manual_seed(0)
+    return {y: [[PAD] + torch.randint(1, 8, (10,), generator=g).tolist() + [PAD]
+                for _ in range(4)] for y in YEARS}
+
+
+def train_tiny(model, data: dict[str, list[list[int]]], histories: dict, tmp_path) -> list[float]:
+    """Six epochs of the real training loop (dev: two 2019 sequences); every step's loss."""
+    losses: list[float] = []
+    config = TrainConfig(epochs=6, batch_size=4, grad_accum=2, lr_lm=1e-2, lr_new=1e-2,
+                         warmup_steps=0, patience=0)
+    train(model, data, {"2020": data["2019"][:2]}, histories, config, pad_id=PAD, device="cpu",
+          checkpoints=Checkpoints(tmp_path / "ckpt", key="k"), live_dir=tmp_path / "live",
+          on_step=lambda s, loss: losses.append(loss))
+    return losses
+
+
 def continuous(variant: str = "continuous-vmf", seed: int = 0):
     g = torch.Generator().manual_seed(7)
     return make_future_lm(lm(seed), variant, 2, target_vectors=torch.randn(V, 12, generator=g))
@@ -160,21 +178,14 @@ def test_a_model_without_its_own_objective_refuses_targets() -> None:
                                      "continuous-cosine", "continuous-max-margin"])
 def test_training_lowers_the_objective_keeps_the_targets_and_round_trips(tmp_path,
                                                                          variant: str) -> None:
-    g = torch.Generator().manual_seed(0)
-    data = {y: [[PAD] + torch.randint(1, 8, (10,), generator=g).tolist() + [PAD]
-                for _ in range(4)] for y in YEARS}
+    data = tiny_data()
     # only a model that reads a history gets one (the others train without feature files)
     histories = ({y: history(y) for y in (*YEARS, "2020")}
                  if variant == "temporal-temperature" else {})
     model = (continuous(variant) if variant.startswith("continuous")
              else make_future_lm(lm(), variant, 2, lstm_hidden=6))
     fixed = model.bias.head.targets.clone() if variant.startswith("continuous") else None
-    losses: list[float] = []
-    config = TrainConfig(epochs=6, batch_size=4, grad_accum=2, lr_lm=1e-2, lr_new=1e-2,
-                         warmup_steps=0, patience=0)
-    train(model, data, {"2020": data["2019"][:2]}, histories, config, pad_id=PAD, device="cpu",
-          checkpoints=Checkpoints(tmp_path / "ckpt", key="k"), live_dir=tmp_path / "live",
-          on_step=lambda s, loss: losses.append(loss))
+    losses = train_tiny(model, data, histories, tmp_path)
     assert all(math.isfinite(x) for x in losses) and losses[-1] < losses[0], losses
     if fixed is not None:
         assert torch.equal(model.bias.head.targets, fixed)   # the target space is never trained
