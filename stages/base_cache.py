@@ -24,12 +24,12 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.config import LMConfig, TrainConfig
 from pipeline.infra.device import pick_device
 from pipeline.infra.errors import UserError
 from pipeline.infra.numerics import configure_torch
 from pipeline.infra.params import TrainDesign, default
-from pipeline.training.run import TrainInputs, write_base_cache
+from pipeline.training.run import frozen_lm, write_base_cache
 from stages._args import add_runtime_options, new_parser, runtime_from
 from stages._cli import stage_main
 
@@ -37,12 +37,19 @@ from stages._cli import stage_main
 def build_parser() -> argparse.ArgumentParser:
     p = new_parser("python -m stages.base_cache", __doc__)
     io = p.add_argument_group("inputs and outputs")
-    io.add_argument("--model", required=True,
-                    help="the trained Baseline model folder whose LM the shared-base variants "
-                         "freeze (data/models/baseline-s<seed>)")
+    lm = io.add_mutually_exclusive_group(required=True)
+    lm.add_argument("--model",
+                    help="train.base: shared: the trained Baseline model folder whose LM the "
+                         "variants freeze (data/models/baseline-s<seed>)")
+    lm.add_argument("--base",
+                    help="train.base: frozen: the pretrained LM (param lm.base: a Hugging Face id, "
+                         "packaged name or local folder) every variant keeps frozen")
     io.add_argument("--train", required=True,
                     help="training split Parquet (period, abstract): every period is cached")
     io.add_argument("--dev", required=True, help="dev split Parquet: its period is cached too")
+    io.add_argument("--test", default=None,
+                    help="test split Parquet, cached too when given (train.base: frozen: the "
+                         "score and forecast stages read the same states)")
     io.add_argument("--tokenizer", required=True, help="tokenizer folder of the tokenizer stage")
     io.add_argument("--out", required=True,
                     help="cache folder to write, atomically (data/cache/baseline-s<seed>)")
@@ -77,13 +84,15 @@ def main(argv: list[str] | None = None) -> None:
         raise UserError("--batch-size must be >= 1 and --max-length >= 2",
                         fix="check train.max_length in params.yaml")
     start = time.perf_counter()
-    counts = write_base_cache(Path(args.model), TrainInputs(Path(args.train), Path(args.dev),
-                                                            Path(args.tokenizer)),
-                              Path(args.out), args.max_length, batch_size=args.batch_size,
-                              device=device, precision=args.precision, storage=args.cache_storage)
-    print(f"cached the hidden states of {args.model}'s LM for {sum(counts.values())} abstracts "
-          f"of {', '.join(counts)} ({args.cache_storage}) in {time.perf_counter() - start:.0f} s "
-          f"on {device} -> {args.out}", file=sys.stderr)
+    lm = frozen_lm(LMConfig(base=args.base) if args.base else LMConfig(init_from=args.model),
+                   Path(args.tokenizer), args.max_length)
+    splits = [Path(p) for p in (args.train, args.dev, args.test) if p]
+    counts = write_base_cache(lm, Path(args.tokenizer), splits, Path(args.out), args.max_length,
+                              batch_size=args.batch_size, device=device,
+                              precision=args.precision, storage=args.cache_storage)
+    print(f"cached the hidden states of {args.base or args.model}'s LM for "
+          f"{sum(counts.values())} abstracts of {', '.join(counts)} ({args.cache_storage}) in "
+          f"{time.perf_counter() - start:.0f} s on {device} -> {args.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

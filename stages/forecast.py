@@ -33,6 +33,7 @@ from pipeline.infra.config import ScoreConfig
 from pipeline.infra.precision import PRECISIONS, compute_precision
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.infra.params import ForecastConfig
+from pipeline.training.run import attach_cache
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 
@@ -48,6 +49,10 @@ def main(argv: list[str] | None = None) -> None:
                    help="per-period frequency folder (history; models with a bias)")
     p.add_argument("--embeddings", default=None,
                    help="per-period embedding folder (history of the contextual variants)")
+    p.add_argument("--cache", default=None,
+                   help="train.base: frozen: the frozen LM's cached hidden states "
+                        "(data/cache/base): the reference passes read them instead of running "
+                        "the LM's body (generation runs the LM)")
     add_options(p, ForecastConfig, "forecast (params forecast.*)")
     p.add_argument("--out", required=True, help="output folder (data/forecast/<variant>-s<seed>)")
     add_options(p, GenerationSettings, "future abstracts of --period (the paper's decoding settings)")
@@ -62,6 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     configure_torch(runtime.threads)
     tok = load_tokenizer(args.tokenizer)
     model = load_future_lm(args.model, pick_device(runtime.device))
+    memo = attach_cache(model, Path(args.cache), Path(args.tokenizer)) if args.cache else None
     if args.period is None:
         raise UserError("--period is required: the stage graph passes the resolved label",
                         fix="run `make graph` (forecast.period null becomes the period after the "
@@ -100,7 +106,8 @@ def main(argv: list[str] | None = None) -> None:
         write_json({"variant": model.variant, "seed": model.seed, "forecast_period": target,
                     "backtest_periods": backtests, "periods": info,
                     "context_length": model.context_length}, Path(tmp) / "forecast.json")
-    print(f"wrote {args.out}", file=sys.stderr)
+    served = f" ({memo.hits} batches from the cache, {memo.misses} ran the LM)" if memo else ""
+    print(f"wrote {args.out}{served}", file=sys.stderr)
 
 
 if __name__ == "__main__":

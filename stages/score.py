@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from pipeline.infra.config import ScoreConfig
 from pipeline.evaluation.content import load_stopwords
@@ -25,6 +26,7 @@ from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings
 from pipeline.infra.io import atomic_path
 from pipeline.features.tokenizer import load_tokenizer
+from pipeline.training.run import attach_cache
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 
@@ -44,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--embeddings", default=None,
                     help="per-period embedding folder, <label>.safetensors (history; context, context2)")
     io.add_argument("--stopwords", required=True, help="the paper's stopword list (CPL and CM)")
+    io.add_argument("--cache", default=None,
+                    help="train.base: frozen: the frozen LM's cached hidden states "
+                         "(data/cache/base): PPL and CPL passes read them instead of running the "
+                         "LM's body (same numbers up to float rounding; generation runs the LM); "
+                         "refused when built from another LM, tokenizer or context length")
     io.add_argument("--out", required=True, help="output folder (data/scores/<variant>-s<seed>)")
     add_options(p, ScoreConfig, "scoring (params score.*)")
     add_options(p, GenerationSettings, "generation (params score.*; the paper's decoding settings)")
@@ -58,6 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     configure_torch(runtime.threads)
     config, settings = build(ScoreConfig, args), build(GenerationSettings, args)
     model = load_future_lm(args.model, pick_device(runtime.device))
+    memo = attach_cache(model, Path(args.cache), Path(args.tokenizer)) if args.cache else None
     data = read_eval_periods(args.dev, args.test, config.periods, args.abstracts)
     evaluation = evaluate_model(model, load_tokenizer(args.tokenizer), data,
                                 frequencies=args.frequencies, embeddings=args.embeddings,
@@ -67,7 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     with atomic_path(args.out) as tmp:
         tmp.mkdir()
         write_evaluation(evaluation, tmp)
-    print(f"wrote {args.out}", file=sys.stderr)
+    served = f" ({memo.hits} batches from the cache, {memo.misses} ran the LM)" if memo else ""
+    print(f"wrote {args.out}{served}", file=sys.stderr)
 
 
 if __name__ == "__main__":

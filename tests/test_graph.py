@@ -327,7 +327,7 @@ def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
                                  "shared"),
     ({"train": {"base": "shared", "cache": "yes"}}, "train.cache must be true or false"),
     ({"train": {"base": "shared"}, "experiment": {"variants": ["frequency"]}}, "baseline"),
-    ({"train": {"base": "sometimes"}}, "joint or shared"),
+    ({"train": {"base": "sometimes"}}, "joint, shared or frozen"),
     ({"experiment": {"variants": ["baseline-4"]}}, "baseline-4 needs 1 .. 3"),
     ({"experiment": {"variants": ["frequencies"]}}, "unknown variant"),
     ({"features": {"window": 0}}, "window"),

@@ -132,6 +132,23 @@ def digest_files(paths: Iterable[str | Path]) -> str:
     return digest.hexdigest()
 
 
+def lm_digest(lm: torch.nn.Module) -> str:
+    """sha256 over the names, dtypes, shapes and bytes of ``lm``'s state (its weights as loaded,
+    whatever file or format they came from: a model folder, a hub checkpoint, a GGUF)."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(lm.state_dict().items()):
+        t = tensor.detach().cpu().contiguous()
+        digest.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode() + b"\0")
+        digest.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return digest.hexdigest()
+
+
+def lm_identity(lm: torch.nn.Module, tokenizer_dir: str | Path, context_length: int) -> CacheIdentity:
+    """The identity of states of the loaded LM ``lm`` (:func:`lm_digest`: a new base, revision
+    or fine-tune changes it) over ``tokenizer_dir``'s encoding cut at ``context_length``."""
+    return CacheIdentity(lm_digest(lm), digest_files([tokenizer_dir]), int(context_length))
+
+
 def cache_identity(lm_files: Iterable[str | Path], tokenizer_dir: str | Path, context_length: int,
                    revision: str | None = None) -> CacheIdentity:
     """The identity of states of the LM in ``lm_files`` (weights + config files, or its folder)
@@ -221,3 +238,52 @@ def load_cache(directory: str | Path, expected: CacheIdentity,
         t = load_file(str(shard))
         out[period] = PeriodHidden(period, t["hidden"].float(), t["ids"], t["offsets"])
     return out
+
+
+class HiddenMemo:
+    """Cached final hidden states looked up by an abstract's token ids, for the passes that run
+    the frozen LM over whole abstracts (PPL/CPL scoring, the forecast's reference passes): a
+    :class:`pipeline.models.future_lm.FutureLM` with a memo (``FutureLM.hidden_memo``) takes a
+    batch's states from it when every row is cached and runs only ``lm_head`` + the bias.
+
+    A row is keyed by its ids up to its padding (right padding, as
+    :func:`pipeline.models.nll.collate` pads); a batch with any uncached row, left padding or
+    an incremental decoding step (generation) is a miss and runs the LM. ``hits``/``misses``
+    count batches, so a stage can say how much it read from the cache.
+    """
+
+    def __init__(self, parts: Mapping[str, PeriodHidden]) -> None:
+        self._rows: dict[tuple[int, ...], Tensor] = {}
+        for part in parts.values():
+            starts, stops = part.offsets[:-1].tolist(), part.offsets[1:].tolist()
+            for a, b in zip(starts, stops):
+                self._rows[tuple(part.ids[a:b].tolist())] = part.hidden[a:b]
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def lookup(self, input_ids: Tensor, attention_mask: Tensor | None) -> Tensor | None:
+        """``hidden [B, T, d]`` (zeros on padding) of a right-padded batch, or ``None``."""
+        lengths = ([input_ids.shape[1]] * input_ids.shape[0] if attention_mask is None
+                   else attention_mask.sum(1).tolist())
+        rows = []
+        for row, n in enumerate(lengths):
+            if attention_mask is not None and not bool(attention_mask[row, :n].all()):
+                rows = None   # left padding or holes: not a layout the cache was built in
+                break
+            found = self._rows.get(tuple(input_ids[row, :n].tolist()))
+            if found is None:
+                rows = None
+                break
+            rows.append(found)
+        if rows is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        first = rows[0]
+        hidden = first.new_zeros((len(rows), input_ids.shape[1], first.shape[1]))
+        for row, states in enumerate(rows):
+            hidden[row, :states.shape[0]] = states
+        return hidden.to(input_ids.device)

@@ -32,6 +32,8 @@ def build(params: Mapping[str, Any], root: Path = ROOT) -> dict[str, Any]:
     """The whole graph for ``params`` (a parsed params.yaml), code deps read under ``root``."""
     plan, code = Plan(params), Code(root)
     stages = {**data_stages(plan, code), **feature_stages(plan, code)}
+    if plan.frozen and any(plan.cached(v) for v in plan.variants):
+        stages["base_cache"] = base_cache_stage(plan, 0, code)   # one for every seed
     for variant, seed in plan.runs:
         stages[f"train-{run(variant, seed)}"] = train_stage(plan, variant, seed, code)
         if variant == "baseline" and seed in plan.cache_seeds:   # right after what it reads

@@ -52,22 +52,40 @@ def model_dir(variant: str, seed: int) -> str:
     return f"data/models/{run(variant, seed)}"
 
 
-def cache_dir(seed: int) -> str:
-    return f"data/cache/{run('baseline', seed)}"
+def cache_dir(plan: Plan, seed: int) -> str:
+    """The frozen LM's cache a run reads: one per seed (shared base: each seed's Baseline) or
+    one for all (frozen base: the pretrained LM)."""
+    return "data/cache/base" if plan.frozen else f"data/cache/{run('baseline', seed)}"
 
 
 def base_cache_stage(plan: Plan, seed: int, code: Code) -> dict[str, Any]:
-    """The frozen Baseline LM's final hidden states of the train and dev abstracts of one seed
-    (``train.cache``), which the cached variants of the seed train from."""
+    """The frozen LM's final hidden states (``train.cache``): of the train and dev abstracts
+    under the trained Baseline of one seed (shared base), or of the train, dev and test
+    abstracts under the pretrained ``lm.base`` (frozen base; ``seed`` unused), which the
+    frozen-base score and forecast stages read too."""
+    if plan.frozen:
+        source, splits, params = "--base ${lm.base}", [TRAIN, DEV, TEST], ["lm.base"]
+        lm_deps: list[str] = []
+    else:
+        source, splits, params = f"--model {model_dir('baseline', seed)}", [TRAIN, DEV], []
+        lm_deps = [model_dir("baseline", seed)]
+    names = ("--train", "--dev", "--test")
     return {
-        "cmd": f"python -m stages.base_cache --model {model_dir('baseline', seed)} "
-               f"--train {TRAIN} --dev {DEV} --tokenizer {TOKENIZER} "
-               f"{_flags('train', CACHE_FLAGS)} "
-               f"--out {cache_dir(seed)}",
-        "deps": [*code("base_cache"), model_dir("baseline", seed), TRAIN, DEV, TOKENIZER],
-        "params": [f"train.{k}" for k in CACHE_FLAGS],
-        "outs": [cache_dir(seed)],
+        "cmd": f"python -m stages.base_cache {source} "
+               + " ".join(f"{n} {f}" for n, f in zip(names, splits))
+               + f" --tokenizer {TOKENIZER} {_flags('train', CACHE_FLAGS)} "
+               f"--out {cache_dir(plan, seed)}",
+        "deps": [*code("base_cache"), *lm_deps, *splits, TOKENIZER],
+        "params": [*params, *(f"train.{k}" for k in CACHE_FLAGS)],
+        "outs": [cache_dir(plan, seed)],
     }
+
+
+def _cache_option(plan: Plan, variant: str, seed: int) -> tuple[list[str], list[str]]:
+    """The ``--cache`` option and dep of a run's stage that reads the frozen LM's cache."""
+    if not plan.cached(variant):
+        return [], []
+    return [f"--cache {cache_dir(plan, seed)}"], [cache_dir(plan, seed)]
 
 
 def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
@@ -85,11 +103,12 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
            *(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for section, k in keys)]
     if shared:
         cmd.append(f"--init-from {model_dir('baseline', seed)} --freeze-lm")
+    elif plan.frozen:
+        cmd.append("--freeze-lm")
     if entry.targets_from_baseline:
         cmd.append(f"--targets-from {model_dir('baseline', seed)}")
-    cached = [cache_dir(seed)] if plan.cached(variant) else []
-    if cached:
-        cmd.append(f"--cache {cache_dir(seed)}")
+    option, cached = _cache_option(plan, variant, seed)
+    cmd += option
     cmd.append(f"--out {model_dir(variant, seed)} --curves data/curves/{run(variant, seed)}")
     return {
         "cmd": " ".join(cmd),
@@ -106,17 +125,19 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     kinds = feature_kinds(variant)
     model = model_dir(variant, seed)
     extra = plan.extra_periods
+    # frozen base: PPL/CPL from the cached states (the shared base's cache holds no test period)
+    scored_from, cache = _cache_option(plan, variant, seed) if plan.frozen else ([], [])
     cmd = [f"python -m stages.score --model {model} --dev {DEV} --test {TEST}",
            *([f"--periods {' '.join(plan.score_periods)} --abstracts {ABSTRACTS}"]
              if extra else []),
            f"--tokenizer {TOKENIZER}",
            *(f"--{k} data/features/{k}" for k in kinds),
            f"--stopwords {STOPWORDS}", _flags("score", SCORE_FLAGS),
-           f"--out data/scores/{run(variant, seed)}"]
+           *scored_from, f"--out data/scores/{run(variant, seed)}"]
     return {
         "cmd": " ".join(cmd),
         "deps": [*code("score"), model, DEV, TEST, *([ABSTRACTS] if extra else []),
-                 TOKENIZER, *feature_files(kinds, plan.score_history), STOPWORDS],
+                 TOKENIZER, *feature_files(kinds, plan.score_history), STOPWORDS, *cache],
         "params": [f"score.{k}" for k in SCORE_FLAGS],
         "outs": [f"data/scores/{run(variant, seed)}"],
     }
@@ -125,6 +146,7 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
 def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     model = model_dir(variant, seed)
+    scored_from, cache = _cache_option(plan, variant, seed) if plan.frozen else ([], [])
     cmd = [f"python -m stages.forecast --model {model} --abstracts {ABSTRACTS} "
            f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies",
            *(["--embeddings data/features/embeddings"] if "embeddings" in kinds else []),
@@ -132,11 +154,12 @@ def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str,
            f"--period {plan.forecast_period} --backtest-periods "
            + " ".join(plan.backtest_periods),
            "--batch-size ${forecast.batch_size} --n-generate ${forecast.n_generate}",
-           _flags("score", DECODING), f"--out data/forecast/{run(variant, seed)}"]
+           _flags("score", DECODING), *scored_from,
+           f"--out data/forecast/{run(variant, seed)}"]
     return {
         "cmd": " ".join(cmd),
         "deps": [*code("forecast"), model, ABSTRACTS, TOKENIZER,
-                 *feature_files(kinds, plan.forecast_history)],
+                 *feature_files(kinds, plan.forecast_history), *cache],
         # Not forecast.period / backtest_periods: their resolved labels are in the cmd, so after
         # `make graph` a new value changes the cmd, which reruns the stage (declared as well,
         # an edit would rerun the stage before the graph is regenerated, with the old labels).

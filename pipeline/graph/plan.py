@@ -70,6 +70,7 @@ class Plan:
         self.seeds = [int(s) for s in get(params, "experiment.seeds")]
         self.base = str(get(params, "train.base"))
         self.cache = get(params, "train.cache")
+        self.lm_base = str(get(params, "lm.base"))
         forecast = get(params, "forecast.period")
         # null: the period after the latest one the run knows the text of (test, score.periods)
         self.forecast_period = (shift(in_time_order([self.test, *self.score_periods])[-1], 1)
@@ -124,10 +125,24 @@ class Plan:
         if len(set(self.variants)) != len(self.variants) or len(set(self.seeds)) != len(self.seeds):
             raise bad("experiment.variants and experiment.seeds must not repeat", "experiment",
                       "list each variant and seed once")
-        if self.base not in ("joint", "shared"):
-            raise bad(f"train.base must be joint or shared, got {self.base!r}", "train.base",
-                      "joint: every variant fine-tunes the LM; shared: temporal variants start "
-                      "from the trained Baseline with the LM frozen")
+        if self.base not in ("joint", "shared", "frozen"):
+            raise bad(f"train.base must be joint, shared or frozen, got {self.base!r}",
+                      "train.base", "joint: every variant fine-tunes the LM; shared: temporal "
+                      "variants start from the trained Baseline with the LM frozen; frozen: "
+                      "the pretrained lm.base is never trained")
+        if self.base == "frozen":
+            if self.lm_base == "scratch":
+                raise bad("train.base: frozen keeps lm.base as it is, but lm.base is scratch "
+                          "(a random LM)", "train.base",
+                          "name a pretrained lm.base, or use train.base: joint or shared")
+            if self.cache is not True:
+                raise bad("train.base: frozen needs train.cache: true (its Baseline is the cached "
+                          "LM, scored from the cache)", "train.cache", "set train.cache: true")
+            tuned = [v for v in self.variants if re.fullmatch(r"baseline-\d+", v)]
+            if tuned:
+                raise bad(f"{', '.join(tuned)} fine-tune the LM on the latest periods, but "
+                          "train.base: frozen never trains it", "experiment.variants",
+                          "drop them, or use train.base: shared")
         last, target = ordinal(self.train_periods[-1]), ordinal(self.forecast_period)
         if len(set(self.backtest_periods)) != len(self.backtest_periods) or any(
                 not last < ordinal(p) < target for p in self.backtest_periods):
@@ -139,11 +154,11 @@ class Plan:
             raise bad(f"train.cache must be true or false, got {self.cache!r}", "train.cache",
                       "true: train the shared-base variants from the frozen Baseline's cached "
                       "hidden states; false: run the full LM every step")
-        if self.cache and self.base != "shared":
-            raise bad("train.cache: true caches the frozen Baseline LM of train.base: shared, but "
-                      f"train.base is {self.base}", "train.cache",
-                      "set train.base: shared, or train.cache: false")
-        if self.base == "shared" and "baseline" not in self.variants:
+        if self.cache and self.base == "joint":
+            raise bad("train.cache: true caches a frozen LM (train.base: shared or frozen), but "
+                      "train.base is joint", "train.cache",
+                      "set train.base: shared or frozen, or train.cache: false")
+        if self.base != "joint" and "baseline" not in self.variants:
             raise bad("train.base: shared starts every temporal variant from the Baseline model, "
                       "but `baseline` is not among experiment.variants", "train.base",
                       "add baseline to experiment.variants, or use train.base: joint")
@@ -158,13 +173,24 @@ class Plan:
                       "choose an earlier first group or a later last group")
 
     def cached(self, variant: str) -> bool:
-        """Whether ``variant``'s train stage reads the frozen Baseline's cached hidden states:
-        ``train.cache`` (which implies ``train.base: shared``) and a module that allows it."""
-        return bool(self.cache) and lookup(variant).cacheable
+        """Whether ``variant``'s stages read the frozen LM's cached hidden states: with
+        ``train.cache``, the variants whose module allows it (train stage), and with
+        ``train.base: frozen`` the Baseline too (the cached LM itself), whose score and forecast
+        stages read the cache as well."""
+        entry = lookup(variant)
+        return bool(self.cache) and (entry.cacheable or (self.frozen and not entry.has_module))
+
+    @property
+    def frozen(self) -> bool:
+        """``train.base: frozen``: one cache of the pretrained LM for every variant and seed."""
+        return self.base == "frozen"
 
     @property
     def cache_seeds(self) -> list[int]:
-        """Seeds with a ``base_cache`` stage: every seed, when some variant reads the cache."""
+        """Seeds with a ``base_cache-s<seed>`` stage (shared base): every seed, when some variant
+        reads the cache; none with a frozen base (one ``base_cache`` stage for all seeds)."""
+        if self.frozen:
+            return []
         return self.seeds if any(self.cached(v) for v in self.variants) else []
 
     @property

@@ -139,13 +139,17 @@ class TrainDesign:
     """How the variants of one seed relate (params ``train.base``, ``train.cache``,
     ``train.cache_storage``): shapes the stage graph."""
 
-    base: Literal["joint", "shared"] = field(default="joint", metadata=_help(
+    base: Literal["joint", "shared", "frozen"] = field(default="joint", metadata=_help(
         "joint: every variant fine-tunes the LM with its bias (paper); shared: Baseline is "
-        "trained once, temporal variants start from it with the LM frozen"))
+        "trained once, temporal variants start from it with the LM frozen; frozen: the "
+        "pretrained lm.base is never trained (Baseline = it as it is), every variant trains "
+        "only its module on top of it"))
     cache: bool = field(default=False, metadata=_help(
-        "with base: shared, compute the frozen Baseline LM's final hidden states once per seed "
-        "(stage base_cache-s<seed>, data/cache/baseline-s<seed>) and train the variants whose "
-        "module allows it (registry: not in_body, not an output-layer head) from them"))
+        "compute the frozen LM's final hidden states once and train the variants whose module "
+        "allows it (registry: not in_body, not an output-layer head) from them: base: shared, "
+        "once per seed (stage base_cache-s<seed>, data/cache/baseline-s<seed>); base: frozen "
+        "(required there), once for all (stage base_cache, data/cache/base, with the test "
+        "period), which the score and forecast stages read too"))
     cache_storage: Literal["fp32", "bf16"] = field(default="fp32", metadata=_help(
         "dtype of the cached hidden states on disk: fp32 (exact) or bf16 (half the size; "
         "perplexity within 0.1 %)"))

@@ -52,6 +52,7 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 from pipeline.infra.errors import UserError
 from pipeline.corpus.periods import in_time_order
+from pipeline.features.base_cache import HiddenMemo
 from pipeline.features.history import PeriodHistory, load_history
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.models.attention_time import ATTENTION_FORMS
@@ -96,6 +97,17 @@ class FutureLM(nn.Module):
         self.context_length = context_length
         self.seed = seed
         self._terms_cache: tuple[Any, ...] | None = None
+        self.hidden_memo: HiddenMemo | None = None   # use_hidden_memo
+
+    def use_hidden_memo(self, memo: HiddenMemo | None) -> None:
+        """Read the frozen LM's final hidden states of whole abstracts from ``memo`` (a
+        :class:`pipeline.features.base_cache.HiddenMemo` of this very LM) instead of running its
+        body, in eval mode; :meth:`forward` then runs only ``lm_head`` and the bias. The caller
+        checks the cache's identity; a module that changes the hidden states cannot use it."""
+        if memo is not None and lookup(self.variant).in_body:
+            raise ValueError(f"the {self.variant} module changes the LM's hidden states: its "
+                             "scores cannot come from the plain LM's cached states")
+        self.hidden_memo = memo
 
     @property
     def window(self) -> int:
@@ -203,12 +215,18 @@ class FutureLM(nn.Module):
             terms = self.word_terms(history) if terms is None else terms   # type: ignore[arg-type]
             loss = self.bias.objective(terms, hidden, self.lm.get_output_embeddings(), targets)
             return CausalLMOutputWithPast(loss=loss, logits=None)
+        hidden = (self.hidden_memo.lookup(input_ids, attention_mask)
+                  if self.hidden_memo is not None and not self.lm.training else None)
         with self.biased(history, terms):
-            out = self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+            if hidden is not None:   # the frozen LM's cached states: only its output layer runs
+                logits = self.lm.get_output_embeddings()(hidden)
+            else:
+                logits = self.lm(input_ids=input_ids, attention_mask=attention_mask,
+                                 use_cache=False).logits
         loss = None
         if labels is not None:
-            loss = mean_nll(out.logits, next_token_targets(labels, attention_mask))
-        return CausalLMOutputWithPast(loss=loss, logits=out.logits)
+            loss = mean_nll(logits, next_token_targets(labels, attention_mask))
+        return CausalLMOutputWithPast(loss=loss, logits=logits)
 
     @torch.no_grad()
     def generate(self, input_ids: Tensor, history: PeriodHistory | None = None,

@@ -113,6 +113,13 @@ def train_cached(model: FutureLM, train_data: Mapping[str, PeriodHidden],
     for part in (*train_data.values(), *dev_data.values()):
         _check(model, part)
     histories = histories_on(model, train_data, dev_data, histories, device)
+    if model.bias is None:
+        # A frozen LM with no module (train.base: frozen's Baseline): nothing to train, one dev
+        # perplexity of the LM as it is, reported as epoch 1 of 1.
+        state = TrainState()
+        model.eval()
+        _end_epoch(model, dev_data, histories, config, state)
+        return state
     sizes = {p: len(part) for p, part in train_data.items()}
     optimizer = build_optimizer(model, config)
     total_steps = config.epochs * len(period_steps(sizes, config.batch_size, config.grad_accum,

@@ -23,6 +23,7 @@ abstracts, and :func:`execute_cached` trains a shared-base run from them
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,12 +51,13 @@ from pipeline.infra.io import read_parquet
 from pipeline.models.continuous import frozen_input_embeddings
 from pipeline.models.encoding import encode_for_model
 from pipeline.models.heads import TemperatureShape
+from pipeline.models.portable import make_portable
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import lookup
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.training.batches import group_by_period, latest_periods
-from pipeline.features.base_cache import (CacheIdentity, PeriodHidden, Storage, build_cache,
-                                          cache_identity, load_cache)
+from pipeline.features.base_cache import (HiddenMemo, PeriodHidden, Storage, build_cache, lm_identity,
+                                          load_cache)
 from pipeline.training.cached import train_cached
 from pipeline.training.checkpoints import Checkpoints, TrainState, run_key
 from pipeline.training.loop import train, write_curves
@@ -231,31 +233,54 @@ def train_metrics(run: TrainRun, state: TrainState) -> dict:
 
 # ----------------------------------------------------------------------- frozen-base cache
 
-CACHE_FIX = "rerun its stage: `dvc repro base_cache-s<seed>` (python -m stages.base_cache)"
+CACHE_FIX = ("rerun its stage: `dvc repro base_cache-s<seed>` (train.base: shared) or "
+             "`dvc repro base_cache` (train.base: frozen); python -m stages.base_cache")
 
 
-def base_identity(model_dir: Path, tokenizer: Path, context_length: int) -> CacheIdentity:
-    """The identity of a cache of the LM in trained model folder ``model_dir`` (its config and
-    weights files) over ``tokenizer``'s encoding cut at ``context_length``."""
-    return cache_identity([model_dir / CONFIG_NAME, model_dir / WEIGHTS_NAME], tokenizer,
-                          context_length)
-
-
-def write_base_cache(model_dir: Path, inputs: TrainInputs, out: Path, context_length: int, *,
-                     batch_size: int, device: torch.device | str, precision: str,
-                     storage: Storage) -> dict[str, int]:
-    """Cache the final hidden states of ``model_dir``'s LM over every train and dev abstract
-    (encoded as training encodes them) in ``out``; returns the abstracts cached per period."""
-    tok = load_tokenizer(inputs.tokenizer)
-    sequences = {**read_sequences(inputs.train, tok, context_length),
-                 **read_sequences(inputs.dev, tok, context_length)}
+def write_base_cache(lm: PreTrainedModel, tokenizer: Path, splits: Sequence[Path], out: Path,
+                     context_length: int, *, batch_size: int, device: torch.device | str,
+                     precision: str, storage: Storage) -> dict[str, int]:
+    """Cache the final hidden states of the frozen LM ``lm`` (:func:`frozen_lm`) over every
+    abstract of the split files ``splits`` (encoded as training and scoring encode them) in
+    ``out``; returns the abstracts cached per period."""
+    tok = load_tokenizer(tokenizer)
+    sequences: Sequences = {}
+    for split in splits:
+        sequences.update(read_sequences(split, tok, context_length))
     if not sequences:
-        raise UserError("the splits have no abstracts to cache", path=inputs.train,
+        raise UserError("the splits have no abstracts to cache", path=splits[0],
                         fix="check the split params (split.*) and rerun `dvc repro split`")
-    lm = load_future_lm(model_dir).lm.to(device)
-    build_cache(lm, sequences, out, base_identity(model_dir, inputs.tokenizer, context_length),
+    lm = lm.to(device)
+    build_cache(lm, sequences, out, lm_identity(lm, tokenizer, context_length),
                 batch_size=batch_size, device=device, precision=precision, storage=storage)
     return {p: len(s) for p, s in sequences.items()}
+
+
+def frozen_lm(lm: LMConfig, tokenizer: Path, context_length: int) -> PreTrainedModel:
+    """The LM a frozen-base run keeps fixed, built as :func:`prepare_run` builds it: the LM of
+    ``lm.init_from`` (shared base: a trained Baseline) or the pretrained ``lm.base`` (frozen),
+    with the portable attention every :class:`FutureLM` runs (so its states are the wrapped LM's)."""
+    base = build_base_lm(lm, load_tokenizer(tokenizer), context_length, dropout=0.0)
+    return make_portable(base).eval()
+
+
+def open_cache(cache: Path, lm: PreTrainedModel, tokenizer: Path,
+               context_length: int) -> dict[str, PeriodHidden]:
+    """The cached states of ``cache`` after checking they are ``lm``'s over this tokenizer and
+    context length (a :class:`UserError` naming the stage to rerun otherwise)."""
+    try:
+        return load_cache(cache, lm_identity(lm, tokenizer, context_length))
+    except UserError as err:
+        raise UserError(err.what, path=err.path, fix=CACHE_FIX) from None
+
+
+def attach_cache(model: FutureLM, cache: Path, tokenizer: Path) -> HiddenMemo:
+    """Let ``model`` read its frozen LM's states from ``cache`` (:meth:`FutureLM.use_hidden_memo`)
+    after checking the cache is this very LM's (weights digest), tokenizer and context length;
+    returns the memo, whose ``hits``/``misses`` say how many batches it served."""
+    memo = HiddenMemo(open_cache(cache, model.lm, tokenizer, model.context_length))
+    model.use_hidden_memo(memo)
+    return memo
 
 
 def execute_cached(run: TrainRun, cache: Path, tokenizer: Path, *, device: torch.device | str,
@@ -264,18 +289,14 @@ def execute_cached(run: TrainRun, cache: Path, tokenizer: Path, *, device: torch
     ``cache`` (single process, no resume: a cached epoch is short); the same result as
     :func:`execute` up to float rounding. A cache of another LM, tokenizer, context length or
     other abstracts is a :class:`UserError` naming the stage to rerun."""
-    lm = run.lm_config.init_from
-    if lm is None or not run.config.freeze_lm:
-        raise UserError("--cache holds a frozen Baseline LM's hidden states: it needs shared-base "
-                        "training", fix="pass --init-from data/models/baseline-s<seed> --freeze-lm")
-    if not lookup(run.model.variant).cacheable:
+    if not run.config.freeze_lm:
+        raise UserError("--cache holds a frozen LM's hidden states: it needs a frozen LM",
+                        fix="pass --freeze-lm (train.base: shared or frozen)")
+    if run.model.bias is not None and not lookup(run.model.variant).cacheable:
         raise UserError(f"the {run.model.variant} variant cannot train from the frozen-base cache "
                         "(its module changes the LM's hidden states or has its own objective)",
                         fix="train it without --cache")
-    try:
-        states = load_cache(cache, base_identity(Path(lm), tokenizer, run.config.max_length))
-    except UserError as err:
-        raise UserError(err.what, path=err.path, fix=CACHE_FIX) from None
+    states = open_cache(cache, run.model.lm, tokenizer, run.config.max_length)
     data: dict[str, dict[str, PeriodHidden]] = {}
     for split, wanted in (("train", run.train_data), ("dev", run.dev_data)):
         data[split] = {p: states[p] for p in wanted if p in states}
