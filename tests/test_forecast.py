@@ -17,6 +17,7 @@ from pipeline.forecast.baselines import (LAMBDA_GRID, fit_mean_reversion, fit_ta
                                          history_adjusted_persistence, mean_reversion_change,
                                          mean_reverting)
 from pipeline.forecast.vocabulary import (linear_extrapolation, persistence, predicted_distribution,
+                               predicted_distributions,
                                rank_terms, reference_texts, vocabulary_forecast, whole_word_mask)
 from pipeline.features.frequencies import log_frequencies, write_period
 from pipeline.models.future_lm import make_future_lm, scratch_gpt2
@@ -47,6 +48,17 @@ def model():
 def contexts() -> list[list[int]]:
     rng = np.random.default_rng(1)
     return [[0, *rng.integers(1, VOCAB, n).tolist(), 0] for n in (3, 9, 5, 1)]
+
+
+def test_one_pass_under_two_histories_equals_two_passes(model, frequencies):
+    """p̂_Y and p̂'_{Y-1} from one run of the LM (the forecast's pair) are the separate passes'
+    numbers: the two biases are added to the same plain logits the hook would see."""
+    now, before = (load_history(p, 2, frequencies, None) for p in ("2020", "2019"))
+    pair = predicted_distributions(model, contexts(), [now, before], batch_size=3)
+    for history, joint in zip((now, before), pair):
+        np.testing.assert_array_equal(joint, predicted_distribution(model, contexts(), history,
+                                                                    batch_size=3))
+    assert not np.allclose(pair[0], pair[1])   # the two periods' biases differ
 
 
 def test_predicted_distribution_is_the_naive_per_position_mean(model, frequencies):

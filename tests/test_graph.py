@@ -322,9 +322,37 @@ def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
     assert not any(n.startswith("base_cache") for n in stages_of(no_reader))
 
 
+def test_frozen_base_has_one_cache_read_by_training_scoring_and_forecasts() -> None:
+    params = deep_merge(PARAMS, {"lm": {"base": "HuggingFaceTB/SmolLM2-135M-Instruct"},
+                                 "train": {"base": "frozen", "cache": True},
+                                 "experiment": {"variants": ["baseline", "frequency",
+                                                             "temperature"], "seeds": [0, 1]}})
+    stages = stages_of(params)
+    assert [n for n in stages if n.startswith("base_cache")] == ["base_cache"]
+    cache = stages["base_cache"]
+    assert cache["cmd"].startswith("python -m stages.base_cache --base ${lm.base} ")
+    assert "--test data/splits/test.parquet" in cache["cmd"]
+    assert cache["outs"] == ["data/cache/base"]
+    assert cache["params"] == ["lm.base", "train.max_length", "train.precision",
+                               "train.cache_storage"]
+    assert not any(d.startswith("data/models") for d in cache["deps"])
+    for seed in (0, 1):
+        for variant in ("baseline", "frequency", "temperature"):
+            reads = variant != "temperature"   # its own objective: trained through the LM
+            for kind in ("train", "score", "forecast"):
+                stage = stages[f"{kind}-{variant}-s{seed}"]
+                assert ("--cache data/cache/base" in stage["cmd"]) == reads, (kind, variant)
+                assert ("data/cache/base" in stage["deps"]) == reads, (kind, variant)
+            train = stages[f"train-{variant}-s{seed}"]["cmd"]
+            assert "--freeze-lm" in train and "--init-from" not in train
+
+
 @pytest.mark.parametrize("change,message", [
-    ({"train": {"cache": True}}, "train.cache: true caches the frozen Baseline LM of train.base: "
-                                 "shared"),
+    ({"train": {"cache": True}}, "train.cache: true caches a frozen LM .* but train.base is joint"),
+    ({"train": {"base": "frozen", "cache": True}}, "lm.base is scratch"),
+    ({"train": {"base": "frozen"}, "lm": {"base": "gpt2"}}, "needs train.cache: true"),
+    ({"train": {"base": "frozen", "cache": True}, "lm": {"base": "gpt2"},
+      "experiment": {"variants": ["baseline", "baseline-2"]}}, "baseline-2 fine-tune the LM"),
     ({"train": {"base": "shared", "cache": "yes"}}, "train.cache must be true or false"),
     ({"train": {"base": "shared"}, "experiment": {"variants": ["frequency"]}}, "baseline"),
     ({"train": {"base": "sometimes"}}, "joint, shared or frozen"),

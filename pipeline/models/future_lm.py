@@ -38,7 +38,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +227,24 @@ class FutureLM(nn.Module):
         if labels is not None:
             loss = mean_nll(logits, next_token_targets(labels, attention_mask))
         return CausalLMOutputWithPast(loss=loss, logits=logits)
+
+    def logits_under(self, input_ids: Tensor, attention_mask: Tensor | None,
+                     histories: Sequence[PeriodHistory | None]) -> list[Tensor]:
+        """The biased logits of one batch under each of ``histories``: what :meth:`forward`
+        returns for each, but the LM's body and output layer run once (or its states come from
+        the memo) when the module only reads the final hidden states, and each history adds its
+        bias to the same plain logits (the forecast's p̂_Y and p̂'_{Y−1} on the same contexts)."""
+        if self.bias is None or not self.bias.adds_logits or lookup(self.variant).in_body \
+                or len(histories) < 2:
+            return [self(input_ids, attention_mask, h).logits for h in histories]
+        hidden = (self.hidden_memo.lookup(input_ids, attention_mask)
+                  if self.hidden_memo is not None and not self.lm.training else None)
+        if hidden is None:
+            hidden = self.lm.base_model(input_ids=input_ids, attention_mask=attention_mask,
+                                        use_cache=False).last_hidden_state
+        plain = self.lm.get_output_embeddings()(hidden)   # what the bias hook receives
+        return [self.bias.add_bias(self.word_terms(h), hidden, plain)   # type: ignore[arg-type]
+                for h in histories]
 
     @torch.no_grad()
     def generate(self, input_ids: Tensor, history: PeriodHistory | None = None,
