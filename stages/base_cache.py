@@ -1,20 +1,20 @@
-"""Stage `base_cache-s<seed>`: the frozen Baseline LM's final hidden states, once per seed
-(data/cache/baseline-s<seed>/; params train.cache, issue 20 §1).
+"""Stage `base_cache` / `base_cache-s<seed>`: a frozen LM's final hidden states, computed once
+(data/cache/base or data/cache/baseline-s<seed>; params train.cache, issue 20 §1).
 
-With `train.base: shared` every temporal variant of a seed starts from the trained Baseline's LM
-(data/models/baseline-s<seed>) and keeps it frozen, so the LM's final hidden states (the input of
-its output layer) are the same numbers in every variant's training. This stage computes them once
-for every train and dev abstract, encoded exactly as training encodes them (eos + abstract + eos
-cut at --max-length), in the batches of the training run's dev evaluation (--batch-size), so the
-variants' train stages (`--cache`) only run the output layer, their module and the loss. Variants
-whose module changes the hidden states (temporal-attention) or trains on its own objective
-(temperature, continuous-*) do not read it.
+train.base: shared (--model): every temporal variant of a seed starts from the trained Baseline's
+LM (data/models/baseline-s<seed>) and keeps it frozen, so one cache per seed of its train and dev
+abstracts. train.base: frozen (--base): the pretrained lm.base is never trained, so one cache for
+every variant and seed, of the train, dev and test abstracts (--test): training, PPL/CPL scoring
+and the forecast's reference passes read it. The abstracts are encoded exactly as training and
+scoring encode them (eos + abstract + eos cut at --max-length), in the batches of the dev
+evaluation (--batch-size). Variants whose module changes the hidden states (temporal-attention)
+or trains on its own objective (temperature, continuous-*) do not read it.
 
 Output folder (written atomically; pipeline/features/base_cache.py): identity.json (sha256 of the
-Baseline's config.json + model.safetensors and of the tokenizer folder, the context length) and one
-<period>.safetensors per train and dev period (hidden states, token ids, offsets). A train stage
-refuses a cache whose identity differs from its --init-from model, tokenizer and --max-length, or
-whose abstracts differ from its splits, and names this stage to rerun.
+LM's loaded weights and of the tokenizer folder, the context length) and one
+<period>.safetensors per cached period (hidden states, token ids, offsets). A stage refuses a
+cache whose identity differs from its LM, tokenizer and context length, or (training) whose
+abstracts differ from its splits, and names this stage to rerun.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """A frozen base LM's final hidden states, computed once per abstract and reused (issue 20 §1).
 
-In shared-base training (``train.base: shared``) every temporal variant and seed trains only its
-bias module on top of the same frozen LM, and scores with it. The frozen LM's final hidden states
-``H`` — the input of ``lm_head`` — are then the same numbers in every one of those runs, so they
-are computed here once per abstract and stored; training and scoring
-(:mod:`pipeline.training.cached`) only run ``lm_head(H)`` + the bias + the NLL. For a pretrained
-base that skips the whole transformer body, which is most of the cost.
+When the LM is frozen — ``train.base: shared`` (each seed's trained Baseline, kept fixed under the
+temporal variants) or ``train.base: frozen`` (a pretrained LM never trained) — its final hidden
+states ``H`` (the input of ``lm_head``) are the same numbers in every run that uses it, so they are
+computed here once per abstract and stored. Training (:mod:`pipeline.training.cached`) then only
+runs ``lm_head(H)`` + the bias + the NLL; with a frozen base, scoring and the forecast's reference
+passes read them too, through a :class:`HiddenMemo` (:meth:`pipeline.models.future_lm.FutureLM.use_hidden_memo`).
+For a pretrained base that skips the whole transformer body, which is most of the cost.
 
-Layout of a cache folder (one per split)::
+Layout of a cache folder::
 
     identity.json            what the states were computed from (:class:`CacheIdentity`) + storage
     <period>.safetensors     hidden [Σ T_j, d] (fp32, or bf16 with storage="bf16"),
@@ -19,9 +20,10 @@ length, :func:`pipeline.models.encoding.encode_for_model`), stored with the stat
 need nothing else. The states are computed in scoring's batches (longest first, the order of
 :func:`pipeline.models.encoding.longest_first`, restated in :func:`scoring_order` because
 ``features`` sits below ``models`` in the import layers), so cached scores equal uncached ones.
-The identity hashes the LM's weights/config files (and its revision), the tokenizer folder's
-files and the context length; :func:`load_cache` refuses a cache whose identity differs, so a
-new base, revision or tokenizer invalidates it. The folder is published atomically.
+The identity (:func:`lm_identity`) hashes the loaded LM's weights (so a new base, revision or
+fine-tune changes it, whatever file format they came from), the tokenizer folder's files and the
+context length; :func:`load_cache` refuses a cache whose identity differs. The folder is
+published atomically.
 """
 
 from __future__ import annotations

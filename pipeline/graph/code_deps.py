@@ -3,7 +3,8 @@
 A DVC stage must depend on every file whose change can change its outputs. For code that is its
 own ``stages/<name>.py`` plus every project module it imports, directly or through other project
 modules: ``pipeline/**/*.py`` and the ``stages/_*.py`` helpers. The closure is computed from the
-source text (nothing is imported, so no torch either), which also sees imports inside functions;
+source text (nothing is imported, so no torch either), which also sees imports inside functions
+and modules named by a string constant (imported with ``importlib``, as the variant registry does);
 the stage graph writes it as each stage's code deps (:class:`Code`) and ``tests/test_graph.py``
 checks it against what the interpreter really imports.
 
@@ -13,10 +14,14 @@ A package ``__init__.py`` that holds only a docstring runs no code and is left o
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGES = ("pipeline", "stages")
+# A string constant that names a project module, e.g. "pipeline.models.temporal" in the variant
+# registry, which imports its rows' classes with importlib: counted as an import of that module.
+_DOTTED = re.compile(r"(?:pipeline|stages)(?:\.[A-Za-z_]\w*)+")
 
 
 def module_path(root: Path, module: str) -> Path | None:
@@ -44,7 +49,10 @@ def imported_modules(root: Path, path: Path) -> set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and _DOTTED.fullmatch(node.value):
+            found.add(node.value)   # a module imported by name (importlib): the registry's rows
+        elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolve against this module's package

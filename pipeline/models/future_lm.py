@@ -55,7 +55,6 @@ from pipeline.corpus.periods import in_time_order
 from pipeline.features.base_cache import HiddenMemo
 from pipeline.features.history import PeriodHistory, load_history
 from pipeline.infra.io import atomic_path, write_json
-from pipeline.models.attention_time import ATTENTION_FORMS
 from pipeline.models.heads import TemperatureShape
 from pipeline.models.nll import mean_nll, next_token_targets
 from pipeline.models.portable import ATTENTION as PORTABLE_ATTENTION
@@ -295,8 +294,6 @@ def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, lstm_hidde
     timed = kind == "temporal-attention"
     tau = temperature or TemperatureShape()
     weight = lm.get_output_embeddings().weight
-    if attention_form not in ATTENTION_FORMS:
-        raise ValueError(f"attention_form must be one of {ATTENTION_FORMS}, got {attention_form!r}")
     if entry.targets_from_baseline and target_vectors is None:
         raise ValueError(f"the {variant} model needs its target vectors (target_vectors=)")
     config = BiasConfig(kind=kind, window=window, lstm_hidden=lstm_hidden,

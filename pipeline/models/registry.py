@@ -29,7 +29,7 @@ temperature``                               ``docs/temperature.md``
 ``continuous-vmf``,    (paper 004) vMF,     ``ê = W h``, NN decoding          none (targets: the
 ``-cosine``,           cosine, max-margin   (:mod:`.continuous`)              Baseline's input
 ``-max-margin``                                                               embeddings)
-``temporal-            (ours)               attention ``Q(I + TᵀT/‖T‖)Kᵀ``,   frequencies
+``temporal-            (ours)               attention ``Q(I+TᵀT/(‖T‖√n))Kᵀ``,   frequencies
 attention``                                 T from the history (:mod:`.attention_time`)
 =====================  ===================  ================================  ==================
 """

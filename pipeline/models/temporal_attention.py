@@ -169,7 +169,7 @@ class _TemporalMixin(nn.Module):
     """Shared state of the temporal self-attention classes (set by add_temporal_attention)."""
 
     time_scope: Scope
-    time_residual: bool  # scores Q (I + TᵀT/‖T‖) Kᵀ instead of eq. 2's Q (TᵀT/‖T‖) Kᵀ
+    time_residual: bool  # scores Q (I + TᵀT/(‖T‖√n)) Kᵀ instead of eq. 2's Q (TᵀT/‖T‖) Kᵀ
     # Lists, so that these modules are not registered here: the time source is shared by all
     # layers, and W_T ([D] -> [H * d_k], no bias: T = Xᵗ W_T) may be owned by another module
     # (add_temporal_attention registers it as ``.time``; attach_temporal_attention does not).

@@ -102,12 +102,10 @@ def train_cached(model: FutureLM, train_data: Mapping[str, PeriodHidden],
     model ends with the weights of its best dev epoch. ``on_step(state, loss)`` after each step."""
     if not config.freeze_lm:
         raise ValueError("cached training needs freeze_lm: the cache holds a frozen LM's states")
-    if model.own_objective:   # its loss is not the NLL of cached_logits: not supported yet
-        raise ValueError(f"cached training of {model.variant} (a module with its own training "
-                         "objective) is not supported: train it without the cache")
-    if lookup(model.variant).in_body:   # the cache holds the plain LM's hidden states
+    if model.bias is not None and not lookup(model.variant).cacheable:   # the registry's rule
         raise ValueError(f"cached training of {model.variant} is not possible: its module "
-                         "changes the LM's hidden states, which the cache holds fixed")
+                         "changes the LM's hidden states (which the cache holds fixed) or trains "
+                         "on its own objective (not the NLL of cached_logits)")
     device = torch.device(device)
     model.to(device)
     for part in (*train_data.values(), *dev_data.values()):

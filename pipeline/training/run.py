@@ -15,10 +15,14 @@ Base LM (:func:`build_base_lm`), in order of precedence:
   every variant of a seed starts from the same LM);
 * any other ``base``: a pretrained causal LM resolved by :mod:`pipeline.models.hub`.
 
+* ``base`` with ``train.base: frozen``: the same pretrained LM, kept frozen (``freeze_lm``) in
+  every variant; the Baseline is that LM as it is (nothing to train: one dev evaluation).
+
 Frozen-base cache (``train.cache``, issue 20 §1): :func:`write_base_cache` stores the final hidden
-states of a trained Baseline's LM (the ``init_from`` of shared-base runs) over the train and dev
-abstracts, and :func:`execute_cached` trains a shared-base run from them
-(:func:`pipeline.training.cached.train_cached`) instead of running the LM every step.
+states of the frozen LM (:func:`frozen_lm`: a shared base's trained Baseline or a frozen
+pretrained base) over the split files' abstracts, and :func:`execute_cached` trains a run from
+them (:func:`pipeline.training.cached.train_cached`) instead of running the LM every step;
+:func:`attach_cache` lets a loaded model's scoring and forecast passes read them.
 """
 
 from __future__ import annotations
@@ -285,8 +289,8 @@ def attach_cache(model: FutureLM, cache: Path, tokenizer: Path) -> HiddenMemo:
 
 def execute_cached(run: TrainRun, cache: Path, tokenizer: Path, *, device: torch.device | str,
                    checkpoint_root: str | Path) -> TrainResult:
-    """Train a shared-base run (``init_from`` + ``freeze_lm``) from the cached hidden states in
-    ``cache`` (single process, no resume: a cached epoch is short); the same result as
+    """Train a frozen-LM run (``freeze_lm``: shared or frozen base) from the cached hidden states
+    in ``cache`` (single process, no resume: a cached epoch is short); the same result as
     :func:`execute` up to float rounding. A cache of another LM, tokenizer, context length or
     other abstracts is a :class:`UserError` naming the stage to rerun."""
     if not run.config.freeze_lm:
