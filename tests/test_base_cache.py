@@ -13,9 +13,12 @@ import torch
 
 from pipeline.corpus.periods import shift
 from pipeline.features.base_cache import (
+    HiddenMemo,
     PeriodHidden,
     build_cache,
     cache_identity,
+    lm_digest,
+    lm_identity,
     load_cache,
     scoring_order,
 )
@@ -100,6 +103,59 @@ def test_cached_scores_equal_uncached(setup, tmp_path: Path, variant: str) -> No
     uncached = evaluate(model, {DEV: data[DEV]}, histories, 3, pad).ppl
     cached = evaluate_cached(model, cache, histories, 3).ppl
     assert cached == pytest.approx(uncached, rel=1e-6) and f"{cached:.2f}" == f"{uncached:.2f}"
+
+
+@pytest.mark.parametrize("variant", ["baseline", "frequency", "context2"])
+def test_scoring_through_the_memo_equals_running_the_lm(setup, tmp_path: Path,
+                                                        variant: str) -> None:
+    """The frozen-base score stage's path: the model's own scoring with its states read from a
+    HiddenMemo gives the full model's per-abstract NLL; every batch is served by the memo."""
+    _, lm, data, histories, identity, pad = setup
+    model = future(lm, variant).eval()
+    plain = score_abstracts(model, data[DEV], None, histories[DEV], 3, pad_id=pad).tokens
+    build_cache(model.lm, {DEV: data[DEV]}, tmp_path / "dev", identity, batch_size=3)
+    memo = HiddenMemo(load_cache(tmp_path / "dev", identity))
+    model.use_hidden_memo(memo)
+    cached = score_abstracts(model, data[DEV], None, histories[DEV], 3, pad_id=pad).tokens
+    assert memo.hits == -(-len(data[DEV]) // 3) and memo.misses == 0
+    np.testing.assert_allclose(cached["nll_sum"], plain["nll_sum"], rtol=1e-6)
+    assert cached["n_tokens"].tolist() == plain["n_tokens"].tolist()
+
+
+def test_the_memo_misses_what_it_does_not_hold(setup, tmp_path: Path) -> None:
+    _, lm, data, _, identity, _ = setup
+    a, b = data[DEV][0][:10], data[DEV][1]   # two lengths: one row is padded
+    build_cache(lm, {DEV: [a, b]}, tmp_path / "dev", identity, batch_size=3)
+    memo = HiddenMemo(load_cache(tmp_path / "dev", identity))
+    assert len(memo) == 2 and len(a) < len(b)
+    ids = torch.zeros((2, len(b)), dtype=torch.long)
+    mask = torch.zeros((2, len(b)), dtype=torch.long)
+    for row, seq in enumerate((a, b)):
+        ids[row, :len(seq)], mask[row, :len(seq)] = torch.tensor(seq), 1
+    hidden = memo.lookup(ids, mask)
+    assert hidden is not None and hidden.shape == (2, len(b), 16)
+    assert not hidden[0, len(a):].any() and hidden[0, :len(a)].any()   # zeros on padding
+    assert memo.lookup(ids[:, :-1], mask[:, :-1]) is None      # a prefix (a decoding step)
+    left_ids, left_mask = ids.clone(), mask.clone()            # left padding: not the layout
+    left_ids[0] = torch.tensor([0] * (len(b) - len(a)) + a)
+    left_mask[0] = torch.tensor([0] * (len(b) - len(a)) + [1] * len(a))
+    assert memo.lookup(left_ids, left_mask) is None
+    foreign = ids.clone()
+    foreign[0, 1] = (foreign[0, 1] + 1) % 50
+    assert memo.lookup(foreign, mask) is None
+    assert (memo.hits, memo.misses) == (1, 3)
+
+
+def test_the_identity_of_a_loaded_lm_is_its_weights(setup) -> None:
+    """lm_identity hashes the loaded weights: a copy agrees, one changed weight does not."""
+    root, lm, *_ = setup
+    assert lm_digest(copy.deepcopy(lm)) == lm_digest(lm)
+    other = copy.deepcopy(lm)
+    with torch.no_grad():
+        next(other.parameters())[0, 0] += 1e-3
+    assert lm_digest(other) != lm_digest(lm)
+    assert lm_identity(lm, root / "tokenizer", CONTEXT) != lm_identity(other, root / "tokenizer",
+                                                                         CONTEXT)
 
 
 @pytest.mark.parametrize("variant,grad_accum", [("frequency", 1), ("frequency", 2), ("context2", 2)])
