@@ -38,6 +38,7 @@ from typing import Literal
 import torch
 from safetensors.torch import load_file, save_file
 from torch import Tensor
+from tqdm.auto import tqdm
 from transformers import PreTrainedModel
 
 from pipeline.corpus.periods import in_time_order
@@ -175,7 +176,8 @@ def final_hidden(lm: PreTrainedModel, sequences: Sequence[Sequence[int]], batch_
     order = scoring_order(sequences)
     try:
         with compute_precision(device, precision):
-            for start in range(0, len(order), batch_size):
+            for start in tqdm(range(0, len(order), batch_size), desc=f"base cache {period}",
+                              unit="batch", leave=False):
                 idx = order[start:start + batch_size]
                 ids, mask = _pad([sequences[i] for i in idx])
                 out = lm.base_model(input_ids=ids.to(device),
