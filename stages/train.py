@@ -11,6 +11,9 @@ data/models/baseline-s<seed> --freeze-lm` trains only the bias module on top of 
 Baseline's LM; adding `--cache data/cache/baseline-s<seed>` (the base_cache stage's
 output, params train.cache) trains it from that LM's cached final hidden states instead of
 running the LM every step (same result up to float rounding; one process, no resume checkpoints).
+Frozen-base training (train.base: frozen): `--freeze-lm` without `--init-from` keeps the
+pretrained --base LM as it is; with `--cache data/cache/base` the variants train from its cached
+states, and the Baseline (nothing to train) records its dev perplexity from them.
 
 The output folder (written atomically when training ends) holds config.json + model.safetensors
 (load with pipeline.models.future_lm.load_future_lm; config.json records the context length
@@ -62,10 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="continuous-* variants: the trained Baseline model folder whose input "
                          "embeddings are the fixed target vectors (data/models/baseline-s<seed>)")
     io.add_argument("--cache", default=None,
-                    help="shared-base variants (with --init-from and --freeze-lm): the folder of "
-                         "the --init-from LM's cached hidden states (python -m stages.base_cache; "
-                         "data/cache/baseline-s<seed>) to train from; refused when it was built "
-                         "from another LM, tokenizer, context length or split")
+                    help="with --freeze-lm: the folder of the frozen LM's cached hidden states "
+                         "(python -m stages.base_cache; data/cache/baseline-s<seed> of the "
+                         "--init-from Baseline, or data/cache/base of the pretrained --base) to "
+                         "train from; refused when it was built from another LM, tokenizer, "
+                         "context length or split")
     io.add_argument("--out", required=True, help="model folder to write (atomically)")
     io.add_argument("--curves", required=True,
                     help="folder for the DVCLive training curves (train/loss.tsv, train/lr.tsv, "

@@ -159,8 +159,8 @@ class Plan:
                       "train.base is joint", "train.cache",
                       "set train.base: shared or frozen, or train.cache: false")
         if self.base != "joint" and "baseline" not in self.variants:
-            raise bad("train.base: shared starts every temporal variant from the Baseline model, "
-                      "but `baseline` is not among experiment.variants", "train.base",
+            raise bad(f"train.base: {self.base} builds every temporal variant on the Baseline's "
+                      "LM, but `baseline` is not among experiment.variants", "train.base",
                       "add baseline to experiment.variants, or use train.base: joint")
         needs_targets = [v for v in self.variants if lookup(v).targets_from_baseline]
         if needs_targets and "baseline" not in self.variants:

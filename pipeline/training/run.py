@@ -13,10 +13,9 @@ Base LM (:func:`build_base_lm`), in order of precedence:
   its bias module on top of it);
 * ``base: scratch``: a random-init GPT-2 of the configured shape (drawn from the run's seed, so
   every variant of a seed starts from the same LM);
-* any other ``base``: a pretrained causal LM resolved by :mod:`pipeline.models.hub`.
-
-* ``base`` with ``train.base: frozen``: the same pretrained LM, kept frozen (``freeze_lm``) in
-  every variant; the Baseline is that LM as it is (nothing to train: one dev evaluation).
+* any other ``base``: a pretrained causal LM resolved by :mod:`pipeline.models.hub`; with
+  ``train.base: frozen`` the same LM kept frozen (``freeze_lm``) in every variant, the Baseline
+  being that LM as it is (nothing to train: one dev evaluation).
 
 Frozen-base cache (``train.cache``, issue 20 §1): :func:`write_base_cache` stores the final hidden
 states of the frozen LM (:func:`frozen_lm`: a shared base's trained Baseline or a frozen
@@ -60,8 +59,8 @@ from pipeline.infra.runs import run_name
 from pipeline.models.registry import lookup
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.training.batches import group_by_period, latest_periods
-from pipeline.features.base_cache import (HiddenMemo, PeriodHidden, Storage, build_cache, lm_identity,
-                                          load_cache)
+from pipeline.features.base_cache import (HiddenMemo, PeriodHidden, Storage, build_cache,
+                                          lm_identity, load_cache)
 from pipeline.training.cached import train_cached
 from pipeline.training.checkpoints import Checkpoints, TrainState, run_key
 from pipeline.training.loop import train, write_curves
