@@ -350,6 +350,8 @@ def test_frozen_base_has_one_cache_read_by_training_scoring_and_forecasts() -> N
 @pytest.mark.parametrize("change,message", [
     ({"train": {"cache": True}}, "train.cache: true caches a frozen LM .* but train.base is joint"),
     ({"train": {"base": "frozen", "cache": True}}, "lm.base is scratch"),
+    ({"train": {"max_length": 96}, "score": {"max_new_tokens": 96}},
+     "score.max_new_tokens 96 does not fit the models' context length train.max_length 96"),
     ({"train": {"base": "frozen"}, "lm": {"base": "gpt2"}}, "needs train.cache: true"),
     ({"train": {"base": "frozen", "cache": True}, "lm": {"base": "gpt2"},
       "experiment": {"variants": ["baseline", "baseline-2"]}}, "baseline-2 fine-tune the LM"),

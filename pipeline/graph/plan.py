@@ -20,10 +20,13 @@ from pipeline.features.windows import bucket_periods, history_periods
 from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup
 
-# The params that decide the graph's shape; the `graph` stage declares them.
+# The params that decide the graph's shape, and those the plan cross-checks before any stage runs
+# (lm.base with train.base; generation length with the context length); the `graph` stage
+# declares them.
 STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cache",
              "score.periods", "forecast.period", "forecast.backtest_periods", "semantic_change.first",
-             "semantic_change.last", "semantic_change.targets", "semantic_benchmark.semeval"]
+             "semantic_change.last", "semantic_change.targets", "semantic_benchmark.semeval",
+             "lm.base", "train.max_length", "score.max_new_tokens"]
 
 
 def get(params: Mapping[str, Any], dotted: str) -> Any:
@@ -71,6 +74,8 @@ class Plan:
         self.base = str(get(params, "train.base"))
         self.cache = get(params, "train.cache")
         self.lm_base = str(get(params, "lm.base"))
+        self.context_length = int(get(params, "train.max_length"))
+        self.max_new_tokens = int(get(params, "score.max_new_tokens"))
         forecast = get(params, "forecast.period")
         # null: the period after the latest one the run knows the text of (test, score.periods)
         self.forecast_period = (shift(in_time_order([self.test, *self.score_periods])[-1], 1)
@@ -143,6 +148,12 @@ class Plan:
                 raise bad(f"{', '.join(tuned)} fine-tune the LM on the latest periods, but "
                           "train.base: frozen never trains it", "experiment.variants",
                           "drop them, or use train.base: shared")
+        if self.max_new_tokens + 1 > self.context_length:   # the start token + the new ones
+            raise bad(f"score.max_new_tokens {self.max_new_tokens} does not fit the models' "
+                      f"context length train.max_length {self.context_length} (the start token "
+                      "comes first)", "score.max_new_tokens",
+                      f"set score.max_new_tokens <= {self.context_length - 1}, or raise "
+                      "train.max_length")
         last, target = ordinal(self.train_periods[-1]), ordinal(self.forecast_period)
         if len(set(self.backtest_periods)) != len(self.backtest_periods) or any(
                 not last < ordinal(p) < target for p in self.backtest_periods):
