@@ -1,10 +1,11 @@
 """Stage `train`: train one future-LM variant with one seed (data/models/<variant>-s<seed>/).
 
 Variants: `baseline` (the base LM fine-tuned on every training period), `baseline-N` (on the N
-latest training periods only), `frequency-nolstm`, `frequency` (eq. 6), `context` (eq. 8),
-`context2` (eq. 9-10), `temperature` (paper 002 eq. 5), `temporal-temperature` (its history
-extension, docs/temperature.md), `continuous-vmf` / `-cosine` / `-max-margin` (paper 004; their
-targets are the input embeddings of the Baseline given by --targets-from). Periods are split.period's labels (2020, 2020H2, 2020Q3, 2020-07). A
+latest training periods only), or any variant of the registry (pipeline/models/registry.py; its
+module pipeline/models/variants/<name>.py says what it computes and reads). A variant's own
+settings (params variants.<name>.*) are options too: `--variant NAME --help` lists them.
+Continuous variants read their targets from the Baseline given by --targets-from. Periods are
+split.period's labels (2020, 2020H2, 2020Q3, 2020-07). A
 training abstract of period i is scored with the bias of period i, predicted from the features of
 periods i-window .. i-1; every batch holds abstracts of one period. Shared-base training: `--init-from
 data/models/baseline-s<seed> --freeze-lm` trains only the bias module on top of a trained
@@ -46,12 +47,14 @@ from pipeline.infra.numerics import configure_torch
 from pipeline.models.future_lm import write_future_lm
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.errors import UserError
+from pipeline.models.registry import lookup
 from pipeline.training.run import TrainInputs, execute, execute_cached, prepare_run
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(variant: str | None = None) -> argparse.ArgumentParser:
+    """The stage's options; with ``variant``, also that variant's own settings."""
     p = new_parser("python -m stages.train", __doc__)
     io = p.add_argument_group("inputs and outputs")
     io.add_argument("--train", required=True, help="training split Parquet (key, period, title, abstract)")
@@ -77,16 +80,36 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--checkpoint-dir", default=".futurelm/checkpoints",
                     help="root of the resume checkpoints, outside DVC outputs "
                          "(default: .futurelm/checkpoints)")
-    add_options(p, ModelConfig, "model (params features.window, features.context_input, train.*)")
+    add_options(p, ModelConfig, "model (params features.window, train.dropout)")
+    settings = _settings_class(variant)
+    if settings is not None:
+        add_options(p, settings, f"the {variant} variant's settings (params variants.{variant}.*; "
+                                 f"{settings.__module__})")
     add_options(p, LMConfig, "base LM (params lm.*)")
     add_options(p, TrainConfig, "training (params train.*)")
     add_runtime_options(p, processes=True)
     return p
 
 
+def _settings_class(variant: str | None) -> type | None:
+    if variant is None:
+        return None
+    try:
+        return lookup(variant).settings
+    except UserError:
+        return None   # argparse accepts any name; prepare_run names the valid ones
+
+
+def _variant(argv: list[str] | None) -> str | None:
+    """``--variant``'s value, read before the full parse (it decides the settings options)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--variant")
+    return pre.parse_known_args(argv)[0].variant
+
+
 @stage_main
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
+    args = build_parser(_variant(argv)).parse_args(argv)
     runtime = runtime_from(args)
     if runtime.nproc > 1 and not distributed.launched():   # its children see torchrun's env
         raise SystemExit(distributed.relaunch("stages.train",
@@ -101,8 +124,9 @@ def train_one(args: argparse.Namespace, dist: distributed.Dist, device: torch.de
                          frequencies=Path(args.frequencies) if args.frequencies else None,
                          embeddings=Path(args.embeddings) if args.embeddings else None,
                          targets_from=Path(args.targets_from) if args.targets_from else None)
+    settings = _settings_class(args.variant)
     run = prepare_run(inputs, build(LMConfig, args), build(ModelConfig, args),
-                      build(TrainConfig, args))
+                      build(TrainConfig, args), None if settings is None else build(settings, args))
     if args.cache:
         if dist.enabled:
             raise UserError("training from the frozen-base cache runs in one process",

@@ -19,9 +19,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGES = ("pipeline", "stages")
-# A string constant that names a project module, e.g. "pipeline.models.temporal" in the variant
-# registry, which imports its rows' classes with importlib: counted as an import of that module.
-_DOTTED = re.compile(r"(?:pipeline|stages)(?:\.[A-Za-z_]\w*)+")
+# A string constant that names a project module, e.g. "pipeline.models.variants.context2" in the
+# variant registry or "pipeline.models.temporal:Context2Bias" in a variant module, which are
+# imported with importlib: counted as an import of that module.
+_DOTTED = re.compile(r"((?:pipeline|stages)(?:\.[A-Za-z_]\w*)+)(?::[A-Za-z_]\w*)?")
 
 
 def module_path(root: Path, module: str) -> Path | None:
@@ -50,8 +51,8 @@ def imported_modules(root: Path, path: Path) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and _DOTTED.fullmatch(node.value):
-            found.add(node.value)   # a module imported by name (importlib): the registry's rows
+                and (named := _DOTTED.fullmatch(node.value)):
+            found.add(named.group(1))   # a module imported by name (importlib): registry rows
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

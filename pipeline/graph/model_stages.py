@@ -26,10 +26,13 @@ from pipeline.graph.files import (
 )
 from pipeline.graph.plan import Plan, feature_kinds
 from pipeline.infra.runs import run_name as run
+from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import lookup
+from pipeline.models.variant import setting_fields
 
-# train.* read by every variant; a variant's own params (the registry's `params`, e.g. train.alpha
-# for Context² only) are added to its train stage alone, so changing one reruns only its readers.
+# train.* read by every variant (train.lr_new: every variant with a module); a variant's own
+# settings (variants.<name>.*, its settings class) are added to its train stage alone, so changing
+# one reruns only that variant.
 TRAIN_FLAGS = ["epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "weight_decay",
                "warmup_steps", "grad_clip", "dropout", "patience", "precision"]
 LM_FLAGS = ["base", "n_layer", "n_head", "n_embd", "n_positions"]
@@ -88,19 +91,46 @@ def _cache_option(plan: Plan, variant: str, seed: int) -> tuple[list[str], list[
     return [f"--cache {cache_dir(plan, seed)}"], [cache_dir(plan, seed)]
 
 
+def variant_options(plan: Plan, variant: str) -> tuple[list[str], list[str]]:
+    """A run's own settings as train-stage options and declared params: one ``--<field>`` per
+    field of its variant's settings class, ``${variants.<name>.<field>}`` where params.yaml
+    gives the key, else the field's default written out (:func:`pipeline.graph.plan.variant_settings`)."""
+    entry = lookup(variant)
+    given = plan.variant_settings.get(variant, {})
+    options, params = [], []
+    for f in setting_fields(entry.settings):
+        flag = "--" + f.name.replace("_", "-")
+        if f.name in given:
+            key = f"{VARIANT_SECTION}.{variant}.{f.name}"
+            options.append(f"{flag} ${{{key}}}")
+            params.append(key)
+        else:
+            options.append(f"{flag} {cli_value(f.default, f.metadata.get('none'))}")
+    return options, params
+
+
+def cli_value(value: Any, none_word: str | None) -> str:
+    """A settings default as the command line spells it (``None``: the field's ``none`` word)."""
+    if value is None:
+        if none_word is None:
+            raise ValueError("a None default needs the field's `none` word")
+        return none_word
+    return str(value)
+
+
 def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     entry = lookup(variant)
     shared = plan.base == "shared" and entry.has_module
     baseline = [model_dir("baseline", seed)] if shared or entry.targets_from_baseline else []
-    own = [tuple(p.split(".")) for p in entry.params]
-    keys = [*([("features", "window")] if kinds else []), *(k for k in own if k[0] == "features"),
+    keys = [*([("features", "window")] if kinds else []),
             *(("lm", k) for k in LM_FLAGS), *(("train", k) for k in TRAIN_FLAGS),
-            *(k for k in own if k[0] != "features")]
+            *([("train", "lr_new")] if entry.has_module else [])]
+    own, own_params = variant_options(plan, variant)
     cmd = [f"python -m stages.train --variant {variant} --seed {seed}",
            f"--train {TRAIN} --dev {DEV} --tokenizer {TOKENIZER}",
            *(f"--{k} data/features/{k}" for k in kinds),
-           *(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for section, k in keys)]
+           *(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for section, k in keys), *own]
     if shared:
         cmd.append(f"--init-from {model_dir('baseline', seed)} --freeze-lm")
     elif plan.frozen:
@@ -115,7 +145,7 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
         "deps": [*code("train"), TRAIN, DEV, TOKENIZER,
                  *feature_files(kinds, plan.train_history),
                  *baseline, *cached],
-        "params": [f"{section}.{k}" for section, k in keys],
+        "params": [*(f"{section}.{k}" for section, k in keys), *own_params],
         "outs": [model_dir(variant, seed)],
         "plots": [{f"data/curves/{run(variant, seed)}": {"x": "step"}}],
     }

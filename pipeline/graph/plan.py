@@ -18,7 +18,9 @@ from typing import Any
 from pipeline.corpus.periods import check_kind, in_time_order, ordinal, param_label, shift, span
 from pipeline.features.windows import bucket_periods, history_periods
 from pipeline.infra.errors import UserError
+from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import lookup
+from pipeline.models.variant import setting_fields
 
 # The params that decide the graph's shape, and those the plan cross-checks before any stage runs
 # (lm.base with train.base; generation length with the context length); the `graph` stage
@@ -38,6 +40,35 @@ def get(params: Mapping[str, Any], dotted: str) -> Any:
                             fix=f"add `{dotted}` (see the README's \"Parameters and profiles\")")
         value = value[key]
     return value
+
+
+def variant_settings(params: Mapping[str, Any],
+                     variants: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """``variants.<name>`` of ``params`` checked against each variant's settings class: for each
+    of ``variants`` with settings, the keys params.yaml gives it (the others take their defaults).
+    A section for an unknown variant or one without settings, or a key its settings class does
+    not define, is a :class:`UserError` naming it."""
+    section = params.get(VARIANT_SECTION) or {}
+    if not isinstance(section, Mapping):
+        raise UserError(f"params.yaml `{VARIANT_SECTION}` must map variant names to their "
+                        "settings", path=f"params.yaml: {VARIANT_SECTION}",
+                        fix="e.g. variants: {context2: {alpha: learned}}")
+    for name, values in section.items():
+        where = f"params.yaml: {VARIANT_SECTION}.{name}"
+        try:
+            settings = lookup(str(name)).settings
+        except UserError as err:
+            raise UserError(err.what, path=where, fix=err.fix) from None
+        if settings is None:
+            raise UserError(f"the {name} variant has no settings", path=where,
+                            fix=f"remove {VARIANT_SECTION}.{name}")
+        known = {f.name for f in setting_fields(settings)}
+        unknown = sorted(set(values or {}) - known)
+        if unknown:
+            raise UserError(f"{VARIANT_SECTION}.{name} has no setting {', '.join(unknown)}",
+                            path=where, fix=f"its settings are {', '.join(sorted(known))} "
+                                            f"({settings.__module__})")
+    return {v: dict(section.get(v) or {}) for v in variants if lookup(v).settings is not None}
 
 
 def feature_kinds(variant: str) -> tuple[str, ...]:
@@ -91,6 +122,10 @@ class Plan:
         semeval = get(params, "semantic_benchmark.semeval")
         self.semeval = None if semeval is None else str(semeval)
         self._validate()
+        self.variant_settings = variant_settings(params, self.variants)
+        # the graph stage declares the variants' settings too: whether a key is given shapes
+        # the train stage's command (a missing one is written out as its default)
+        self.structure = [*STRUCTURE, *([VARIANT_SECTION] if params.get(VARIANT_SECTION) else [])]
 
     def _group(self, value: Any, default: str, key: str) -> list[str]:
         """A group of periods: null (``default``), a label, or an inclusive range ``A..B``."""

@@ -21,14 +21,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any
 
 from pipeline.infra.precision import Precision
-
-ContextInput = Literal["flagged", "paper"]
-TemperatureNorm = Literal["softmax", "sigmoid"]
-LossScale = Literal["mean", "sum", "none"]
-TimeAttention = Literal["residual", "paper"]
 
 
 def _help(text: str, **meta: Any) -> dict[str, Any]:
@@ -59,57 +54,22 @@ class LMConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Which future LM is trained: the variant and its bias module's shape."""
+    """Which future LM is trained and what every variant shares: the history window and the
+    dropout. A variant's own settings are its variant module's settings class
+    (:mod:`pipeline.models.variants`, params ``variants.<name>.*``)."""
 
     variant: str = field(metadata=_help(
-        "baseline, baseline-N (the N latest training periods only), frequency-nolstm, frequency, "
-        "context, context2, temperature, temporal-temperature, continuous-vmf, continuous-cosine "
-        "or continuous-max-margin (pipeline/models/registry.py)"))
+        "a variant of the registry (pipeline/models/registry.py): baseline, baseline-N (the N "
+        "latest training periods only), or a variant with a module"))
     window: int = field(default=2, metadata=_help(
         "history length m in periods: period i is predicted from periods i-m .. i-1 "
         "(features.window)"))
-    lstm_hidden: int = field(default=768, metadata=_help("hidden size of the bias LSTM"))
-    alpha: float | None = field(default=None, metadata=_help(
-        "context2's alpha: 'learned' (a parameter initialised at 1) or a fixed number",
-        none="learned"))
-    context_input: ContextInput = field(default="flagged", metadata=_help(
-        "input of the contextual LSTMs: 'paper' = eq. 8's V only, zeros for a period in which the "
-        "word does not occur; 'flagged' = V plus a seen-in-that-period flag, carrying the latest "
-        "earlier vector forward (features.context_input)"))
     dropout: float = field(default=0.1, metadata=_help(
-        "dropout of the LM and of the bias LSTM's output"))
-    temperature_rank: int = field(default=32, metadata=_help(
-        "temperature heads: rank Q of W_tau1 W_tau2 (paper 002 eq. 5; 280 in its PTB runs)"))
-    temperature_alpha: float = field(default=1.0, metadata=_help(
-        "temperature heads: alpha of eq. 5, tau in [alpha/beta, (1+alpha)/beta]"))
-    temperature_beta: float = field(default=0.5, metadata=_help(
-        "temperature heads: beta of eq. 5 (paper: (alpha, beta) = (1, 1/2), tau in [2, 4])"))
-    temperature_norm: TemperatureNorm = field(default="softmax", metadata=_help(
-        "temperature heads: sigma of eq. 5, 'softmax' over the vocabulary (paper 002) or "
-        "'sigmoid' per word (docs/temperature.md)"))
-    temperature_loss_scale: LossScale = field(default="mean", metadata=_help(
-        "temperature heads: eq. 7's loss scaling LS_t, 'mean' of tau_t (the paper's text), 'sum' "
-        "(the equation as printed) or 'none' (plain cross-entropy)"))
-    time_dim: int = field(default=16, metadata=_help(
-        "temporal-attention: size D_t of the period's time vector, built from its history "
-        "(pipeline/models/attention_time.py)"))
-    time_attention: TimeAttention = field(default="residual", metadata=_help(
-        "temporal-attention: 'residual' = scores Q (I + T^T T/|T|) K^T, ordinary attention plus "
-        "the time term; 'paper' = paper 003's eq. 2, Q (T^T T/|T|) K^T (rank 1 per head with "
-        "one period per text)"))
+        "dropout of the LM and of the history LSTM's output"))
 
     def __post_init__(self) -> None:
         if self.window < 1:
             raise ValueError(f"window must be >= 1, got {self.window}")
-        if self.lstm_hidden < 1:
-            raise ValueError(f"lstm_hidden must be >= 1, got {self.lstm_hidden}")
-        if self.temperature_rank < 1:
-            raise ValueError(f"temperature_rank must be >= 1, got {self.temperature_rank}")
-        if self.time_dim < 1:
-            raise ValueError(f"time_dim must be >= 1, got {self.time_dim}")
-        if not (self.temperature_beta > 0 and self.temperature_alpha >= 0):
-            raise ValueError("the temperature needs beta > 0 and alpha >= 0, got "
-                             f"{self.temperature_alpha}, {self.temperature_beta}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 

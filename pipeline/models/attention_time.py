@@ -49,7 +49,8 @@ from torch import Tensor, nn
 
 from pipeline.features.history import PeriodHistory
 from pipeline.infra.errors import UserError
-from pipeline.models.temporal import BiasConfig, TemporalBias
+from pipeline.models.temporal import TemporalBias
+from pipeline.models.variant import BiasConfig
 from pipeline.models.temporal_attention import PeriodTime, attach_temporal_attention, attention_layers
 
 ATTENTION_FORMS = ("residual", "paper")
@@ -60,21 +61,20 @@ class TemporalAttentionLM(TemporalBias):
     """The ``temporal-attention`` variant's module: the period's time vector from its history and
     one ``W_T`` per attention layer (module doc). Call :meth:`attach` with the LM once."""
 
-    kinds = frozenset({"frequencies"})
     adds_logits: ClassVar[bool] = False
 
     def __init__(self, config: BiasConfig) -> None:
         super().__init__(config)
-        if not config.vocab_size or not config.time_dim or not config.lm_dim:
-            raise ValueError("temporal-attention needs vocab_size, lm_dim and time_dim")
+        if not config.vocab_size or not config.lm_dim:
+            raise ValueError("temporal-attention needs vocab_size and lm_dim")
         if config.window < 2:
             raise UserError(f"temporal-attention reads the changes between history periods, so it "
                             f"needs a history of at least 2 periods (got {config.window})",
                             path="params.yaml: features.window", fix="set features.window >= 2")
-        if config.attention_form not in ATTENTION_FORMS:
-            raise ValueError(f"attention_form must be one of {ATTENTION_FORMS}, "
-                             f"got {config.attention_form!r}")
-        self.time_map = nn.Linear(config.vocab_size * (config.window - 1), config.time_dim)
+        if config.settings.form not in ATTENTION_FORMS:
+            raise ValueError(f"the attention form must be one of {ATTENTION_FORMS}, "
+                             f"got {config.settings.form!r}")
+        self.time_map = nn.Linear(config.vocab_size * (config.window - 1), config.settings.time_dim)
         self.projections = nn.ModuleList()   # W_T per layer, created by attach (needs the LM)
         self.source = PeriodTime()
 
@@ -82,11 +82,11 @@ class TemporalAttentionLM(TemporalBias):
         """Make ``lm``'s self-attention temporal, reading this module's time vector."""
         if len(self.projections) == 0:
             for _ in attention_layers(lm):
-                proj = nn.Linear(self.config.time_dim, self.config.lm_dim, bias=False)
+                proj = nn.Linear(self.config.settings.time_dim, self.config.lm_dim, bias=False)
                 nn.init.normal_(proj.weight, std=INIT_STD)
                 self.projections.append(proj)
         attach_temporal_attention(lm, self.source, list(self.projections),
-                                  residual=self.config.attention_form == "residual")
+                                  residual=self.config.settings.form == "residual")
 
     def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
         """The period's time vector ``x_i`` ``[D_t]`` (module doc)."""

@@ -55,14 +55,14 @@ from pipeline.corpus.periods import in_time_order
 from pipeline.features.base_cache import HiddenMemo
 from pipeline.features.history import PeriodHistory, load_history
 from pipeline.infra.io import atomic_path, write_json
-from pipeline.models.heads import TemperatureShape
 from pipeline.models.nll import mean_nll, next_token_targets
 from pipeline.models.portable import ATTENTION as PORTABLE_ATTENTION
 from pipeline.models.portable import make_portable
 from pipeline.models.registry import by_kind, lookup
-from pipeline.models.temporal import BiasConfig, build_bias
+from pipeline.models.temporal import TemporalBias
+from pipeline.models.variant import BiasConfig
 
-FORMAT_VERSION = 2   # 2: config.json records context_length and seed
+FORMAT_VERSION = 3   # 2: config.json records context_length and seed; 3: the variant's settings
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
 
@@ -88,7 +88,7 @@ class FutureLM(nn.Module):
                              f"{limit} positions")
         self.lm = lm
         self.bias_config = bias_config
-        self.bias = build_bias(bias_config)
+        self.bias = build_module(bias_config)
         if self.bias is not None:
             self.bias.attach(lm)   # temporal attention swaps the LM's attention layers
         make_portable(self)   # the same dropout masks on any CPU (pipeline.models.portable)
@@ -102,7 +102,7 @@ class FutureLM(nn.Module):
         """Read the frozen LM's final hidden states of whole abstracts from ``memo`` (a
         :class:`pipeline.features.base_cache.HiddenMemo` of this very LM) instead of running its
         body, in eval mode; :meth:`forward` then runs only ``lm_head`` and the bias. The caller
-        checks the cache's identity; a module that changes the hidden states cannot use it."""
+        checks the cache's identity; a module that changes the hidden states (``in_body``) cannot."""
         if memo is not None and lookup(self.variant).in_body:
             raise ValueError(f"the {self.variant} module changes the LM's hidden states: its "
                              "scores cannot come from the plain LM's cached states")
@@ -186,7 +186,7 @@ class FutureLM(nn.Module):
     def own_objective(self) -> bool:
         """Trained on its module's own loss (:meth:`TemporalBias.objective`: the temperature
         heads' loss scaling, the continuous heads' losses) instead of the logits' NLL."""
-        return self.bias is not None and self.bias.own_objective
+        return self.bias is not None and by_kind(self.bias_config.kind).output_layer
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None,
                 history: PeriodHistory | None = None, labels: Tensor | None = None,
@@ -233,8 +233,7 @@ class FutureLM(nn.Module):
         returns for each, but the LM's body and output layer run once (or its states come from
         the memo) when the module only reads the final hidden states, and each history adds its
         bias to the same plain logits (the forecast's p̂_Y and p̂'_{Y−1} on the same contexts)."""
-        if self.bias is None or not self.bias.adds_logits or lookup(self.variant).in_body \
-                or len(histories) < 2:
+        if self.bias is None or not self.bias.adds_logits or len(histories) < 2:
             return [self(input_ids, attention_mask, h).logits for h in histories]
         hidden = (self.hidden_memo.lookup(input_ids, attention_mask)
                   if self.hidden_memo is not None and not self.lm.training else None)
@@ -276,41 +275,42 @@ def lm_positions(lm: PreTrainedModel) -> int:
     return int(n)
 
 
-def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, lstm_hidden: int = 64,
-                   feature_dim: int | None = None, alpha: float | None = None,
-                   dropout: float = 0.0, context_input: str = "flagged",
+def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, settings: Any = None,
+                   dropout: float = 0.0, feature_dim: int | None = None,
                    context_length: int | None = None, seed: int | None = None,
-                   temperature: TemperatureShape | None = None,
-                   target_vectors: Tensor | None = None, time_dim: int = 16,
-                   attention_form: str = "residual") -> FutureLM:
-    """Wrap ``lm`` as the future LM ``variant``; ``feature_dim`` = contextual embedding size;
-    ``temperature``: the temperature heads' shape (their defaults if ``None``);
-    ``time_dim``, ``attention_form``: temporal attention's (:mod:`.attention_time`);
-    ``target_vectors`` ``[|V|, E]``: the continuous heads' fixed targets (required for them)."""
+                   target_vectors: Tensor | None = None) -> FutureLM:
+    """Wrap ``lm`` as the future LM ``variant`` (a registry name) with its ``settings`` (its
+    variant module's settings class; its defaults if ``None``); ``feature_dim``: the contextual
+    embedding size (variants reading embeddings); ``target_vectors`` ``[|V|, E]``: the fixed
+    targets of a variant with ``targets_from_baseline`` (required for it)."""
     entry = lookup(variant)
-    kind = entry.kind
-    contextual = "embeddings" in entry.reads
-    heads = entry.output_layer
-    timed = kind == "temporal-attention"
-    tau = temperature or TemperatureShape()
-    weight = lm.get_output_embeddings().weight
-    if entry.targets_from_baseline and target_vectors is None:
+    spec = entry.spec
+    if spec is not None and settings is None:
+        settings = spec.default_settings()
+    if spec is not None and spec.settings is not None and not isinstance(settings, spec.settings):
+        raise ValueError(f"the {variant} variant's settings are a {spec.settings.__name__}, "
+                         f"got {type(settings).__name__}")
+    needs_targets = entry.targets_from_baseline
+    if needs_targets and target_vectors is None:
         raise ValueError(f"the {variant} model needs its target vectors (target_vectors=)")
-    config = BiasConfig(kind=kind, window=window, lstm_hidden=lstm_hidden,
-                        feature_dim=feature_dim if contextual else None,
-                        lm_dim=weight.shape[1] if kind == "context2" or heads or timed else None,
-                        alpha=alpha if kind == "context2" else None, dropout=dropout,
-                        context_input=context_input if contextual else "flagged",
-                        **({"vocab_size": weight.shape[0]} if heads or timed else {}),
-                        **({"time_dim": time_dim, "attention_form": attention_form}
-                           if timed else {}),
-                        **(tau.bias_fields() if kind.endswith("temperature") else {}),
-                        **({"target_dim": target_vectors.shape[1]}   # type: ignore[union-attr]
-                           if entry.targets_from_baseline else {}))
+    weight = lm.get_output_embeddings().weight
+    config = BiasConfig(kind=entry.kind, window=window, dropout=dropout,
+                        lm_dim=int(weight.shape[1]), vocab_size=int(weight.shape[0]),
+                        feature_dim=feature_dim if "embeddings" in entry.reads else None,
+                        target_dim=(int(target_vectors.shape[1])   # type: ignore[union-attr]
+                                    if needs_targets else None),
+                        settings=settings if spec is not None else None)
     model = FutureLM(lm, config, variant, context_length=context_length, seed=seed)
-    if entry.targets_from_baseline:
+    if needs_targets:
         model.bias.set_targets(target_vectors)   # type: ignore[union-attr, operator]
     return model
+
+
+def build_module(config: BiasConfig) -> TemporalBias | None:
+    """The module of ``config.kind``'s variant (its class named by the variant module);
+    ``None`` for ``none`` (a baseline: the plain LM)."""
+    variant = by_kind(config.kind)
+    return variant.module_class()(config) if variant.has_module else None
 
 
 def load_histories(periods: Iterable[str | int], window: int, kinds: Collection[str],
@@ -419,13 +419,14 @@ def load_future_lm(directory: str | Path, device: str | torch.device = "cpu") ->
                         fix=fix) from None
     if version != FORMAT_VERSION:
         raise UserError(f"the model was saved in format {version!r}; this futurelm reads "
-                        f"format {FORMAT_VERSION} (which records the context length)",
+                        f"format {FORMAT_VERSION} (which records the variant's own settings)",
                         path=config_path, fix=fix)
     try:
         lm_config = dict(config["lm_config"])
         lm = use_sdpa(AutoModelForCausalLM.from_config(
             CONFIG_MAPPING[lm_config["model_type"]].from_dict(lm_config)))
-        model = FutureLM(lm, BiasConfig.from_dict(config["bias"]), config["variant"],
+        bias = BiasConfig.from_dict(config["bias"], by_kind(config["bias"]["kind"]).settings)
+        model = FutureLM(lm, bias, config["variant"],
                          context_length=config["context_length"], seed=config.get("seed"))
     except (KeyError, TypeError, ValueError) as err:
         raise UserError(f"the model's {CONFIG_NAME} is corrupt or incomplete "

@@ -33,7 +33,6 @@ which is the whole point of paper 004. The Baseline's are trained on the trainin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -43,25 +42,10 @@ from pipeline.features.history import PeriodHistory
 from pipeline.models.continuous import IGNORE, ContinuousHead
 from pipeline.models.temperature import (ContextualTemperature, TemporalTemperature,
                                          bounded_temperature, scaled_nll)
-from pipeline.models.temporal import BiasConfig, TemporalBias
+from pipeline.models.temporal import TemporalBias
+from pipeline.models.variant import BiasConfig
 
 VMF_LAMBDA1 = 0.02   # NLLvMF_reg1's λ1, K&T's setting: keeps ‖ê‖ (κ) from growing without bound
-
-
-@dataclass(frozen=True)
-class TemperatureShape:
-    """The temperature heads' settings (params ``train.temperature_*``; paper 002 eq. 5, 7)."""
-
-    rank: int = 32
-    alpha: float = 1.0
-    beta: float = 0.5
-    norm: str = "softmax"
-    loss_scale: str = "mean"
-
-    def bias_fields(self) -> dict[str, Any]:
-        """The :class:`BiasConfig` fields these settings fill."""
-        return {"rank": self.rank, "tau_alpha": self.alpha, "tau_beta": self.beta,
-                "norm": self.norm, "loss_scale": self.loss_scale}
 
 
 def _n_targets(targets: Tensor) -> Tensor:
@@ -75,37 +59,39 @@ def _require(config: BiasConfig, *names: str) -> None:
 
 
 class TemperatureHead(TemporalBias):
-    """Eq. 5's temperature on the logits; ``temporal-temperature`` adds the history term ``u``.
+    """Eq. 5's temperature on the logits (variant ``temperature``); :class:`TemporalTemperatureHead`
+    adds the history term ``u``.
 
-    :meth:`word_terms` is ``u`` ``[|V|]`` (zeros for ``temperature``: eq. 5 exactly, since adding
-    0 changes no float), so the per-history part runs once per batch like every bias's.
+    :meth:`word_terms` is ``u`` ``[|V|]`` (zeros here: eq. 5 exactly, since adding 0 changes no
+    float), so the per-history part runs once per batch like every bias's.
     """
 
     def __init__(self, config: BiasConfig) -> None:
         super().__init__(config)
-        _require(config, "lm_dim", "vocab_size", "rank")
-        args = (config.lm_dim, config.vocab_size, config.rank)
-        shape = dict(alpha=config.tau_alpha, beta=config.tau_beta, norm=config.norm)
-        self.temporal = config.kind == "temporal-temperature"
-        self.tau: ContextualTemperature = (
-            TemporalTemperature(*args, lstm_hidden=config.lstm_hidden, dropout=config.dropout,
-                                **shape)
-            if self.temporal else ContextualTemperature(*args, **shape))
+        _require(config, "lm_dim", "vocab_size")
+        self.tau: ContextualTemperature = self._temperature(config)
+
+    @staticmethod
+    def _shape(config: BiasConfig) -> tuple[tuple[int, int, int], dict[str, Any]]:
+        s = config.settings
+        return ((config.lm_dim, config.vocab_size, s.rank),   # type: ignore[return-value]
+                dict(alpha=s.alpha, beta=s.beta, norm=s.norm))
+
+    def _temperature(self, config: BiasConfig) -> ContextualTemperature:
+        args, shape = self._shape(config)
+        return ContextualTemperature(*args, **shape)
 
     def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
-        if self.temporal:
-            return self.tau.word_terms(history)   # type: ignore[union-attr]
         return torch.zeros(self.config.vocab_size, device=output_embeddings.device)  # type: ignore[arg-type]
 
     def temperature(self, terms: Tensor, hidden: Tensor) -> Tensor:
         """τ ``[..., |V|]`` for ``hidden`` ``[..., d]`` and word terms ``u`` ``[|V|]``."""
         mu = self.tau.pre_activation(hidden) + terms.to(hidden.dtype)
-        return bounded_temperature(mu, self.config.tau_alpha, self.config.tau_beta, self.config.norm)
+        s = self.config.settings
+        return bounded_temperature(mu, s.alpha, s.beta, s.norm)
 
     def add_bias(self, terms: Tensor, hidden: Tensor, logits: Tensor) -> Tensor:
         return logits / self.temperature(terms, hidden).to(logits.dtype)
-
-    own_objective: ClassVar[bool] = True
 
     def objective(self, terms: Tensor, hidden: Tensor, output_layer: nn.Module,
                   targets: Tensor) -> Tensor:
@@ -113,21 +99,31 @@ class TemperatureHead(TemporalBias):
         in fp32."""
         tau = self.temperature(terms, hidden).float()
         log_probs = (output_layer(hidden).float() / tau).log_softmax(-1)
-        return scaled_nll(log_probs, targets, tau, self.config.loss_scale) * _n_targets(targets)
+        return scaled_nll(log_probs, targets, tau, self.config.settings.loss_scale) * _n_targets(targets)
+
+
+class TemporalTemperatureHead(TemperatureHead):
+    """Variant ``temporal-temperature``: eq. 5 with word k's history term ``u_k``
+    (:class:`pipeline.models.temperature.TemporalTemperature`, ``docs/temperature.md``)."""
+
+    def _temperature(self, config: BiasConfig) -> ContextualTemperature:
+        args, shape = self._shape(config)
+        return TemporalTemperature(*args, lstm_hidden=config.settings.lstm_hidden,
+                                   dropout=config.dropout, **shape)
+
+    def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
+        return self.tau.word_terms(history)   # type: ignore[attr-defined]
 
 
 class ContinuousOutput(TemporalBias):
     """Paper 004's continuous output layer (:class:`pipeline.models.continuous.ContinuousHead`):
-    replaces the logits by ``ê · e_k`` (module doc); trained on the loss its variant names."""
+    replaces the logits by ``ê · e_k`` (module doc); trained on its subclass's ``loss``."""
 
-    LOSS_OF_KIND: ClassVar[dict[str, str]] = {"continuous-vmf": "vmf",
-                                              "continuous-cosine": "cosine",
-                                              "continuous-max-margin": "max_margin"}
+    loss: ClassVar[str]
 
     def __init__(self, config: BiasConfig) -> None:
         super().__init__(config)
         _require(config, "lm_dim", "vocab_size", "target_dim")
-        self.loss = self.LOSS_OF_KIND[config.kind]
         # Zeros until set_targets (or load_model) fills them: the buffer's shape must exist first.
         self.head = ContinuousHead(config.lm_dim,   # type: ignore[arg-type]
                                    torch.zeros(config.vocab_size, config.target_dim))  # type: ignore[arg-type]
@@ -147,10 +143,26 @@ class ContinuousOutput(TemporalBias):
         """``ê · e_k`` ``[..., |V|]``: one matrix product per batch, never a loop over words."""
         return (self.head(hidden.float()) @ self.head.targets.T).to(logits.dtype)
 
-    own_objective: ClassVar[bool] = True
-
     def objective(self, terms: Tensor, hidden: Tensor, output_layer: nn.Module,
                   targets: Tensor) -> Tensor:
         options = {"lambda1": VMF_LAMBDA1} if self.loss == "vmf" else {}
         mean = self.head.loss(hidden.float(), targets, self.loss, **options)
         return mean * _n_targets(targets)
+
+
+class VMFOutput(ContinuousOutput):
+    """Variant ``continuous-vmf``: NLLvMF_reg1 (K&T), λ1 = :data:`VMF_LAMBDA1`."""
+
+    loss = "vmf"
+
+
+class CosineOutput(ContinuousOutput):
+    """Variant ``continuous-cosine``: 1 − cos(ê, e_w)."""
+
+    loss = "cosine"
+
+
+class MaxMarginOutput(ContinuousOutput):
+    """Variant ``continuous-max-margin``: the max-margin loss (Lazaridou et al. 2015, as K&T use it)."""
+
+    loss = "max_margin"

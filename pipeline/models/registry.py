@@ -1,37 +1,20 @@
 """The variant registry: the one table of every model variant a future-LM experiment can train.
 
-Each row names a variant (its ``experiment.variants`` name), the paper's name for it, the module
-it adds to the base LM's output layer (a ``module:Class`` path, imported only when a model is
-built, so that reading the table needs no torch), the per-period history features that module
-reads, and the params its train stage reads beyond the ones every variant reads. The stage graph,
-training, scoring, the forecast and the reports read this table; nothing else lists variant
-names. A new variant is one module (the interface of :class:`pipeline.models.temporal.TemporalBias`)
-plus one row here.
+Each row names a variant (its ``experiment.variants`` name), the paper's name for it, and its
+variant module under :mod:`pipeline.models.variants`, which declares everything else
+(:class:`pipeline.models.variant.VariantSpec`: its typed settings, the history features it reads,
+what its ``torch`` module does to the LM and where that module's equations live). Reading the
+table and the specs needs no torch. The stage graph, training, scoring, the forecast and the
+reports read this table; nothing else lists variant names. A new variant is one module plus one
+row here (``docs/design.md``, "Add a variant").
 
-Two properties are easy to confuse: a variant *has a module* (``bias`` is set: everything but
+Two properties are easy to confuse: a variant *has a module* (``module`` is set: everything but
 the baselines) and a variant is *temporal* (its module reads a history: it predicts a change from
 one period to the next). ``temperature`` and ``continuous-*`` have a module but no history.
 
 ``baseline-N`` is a family, not a row: the Baseline LM trained on the N latest training periods
-only (the paper's Baseline-2/3); :func:`lookup` builds its entry.
-
-=====================  ===================  ================================  ==================
-variant                paper name           bias (pipeline.models.temporal)   history features
-=====================  ===================  ================================  ==================
-``baseline[-N]``       Baseline-all / -N    none                              none
-``frequency-nolstm``   Frequency-NoLSTM     ``a · log f_{i-1,w} + b``         frequencies
-``frequency``          Frequency            eq. 6, LSTM over log f            frequencies
-``context``            Context              eq. 8, LSTM over V                embeddings
-``context2``           Context²             eq. 9-10                          embeddings
-``temperature``        (paper 002) CT       ``z / τ(h)``, eq. 5               none
-``temporal-            (ours)               ``z / τ(h, u_k)``,                frequencies
-temperature``                               ``docs/temperature.md``
-``continuous-vmf``,    (paper 004) vMF,     ``ê = W h``, NN decoding          none (targets: the
-``-cosine``,           cosine, max-margin   (:mod:`.continuous`)              Baseline's input
-``-max-margin``                                                               embeddings)
-``temporal-            (ours)               attention ``Q(I+TᵀT/(‖T‖√n))Kᵀ``,   frequencies
-attention``                                 T from the history (:mod:`.attention_time`)
-=====================  ===================  ================================  ==================
+only (the paper's Baseline-2/3); :func:`lookup` builds its entry. ``docs/design.md`` maps each
+equation of the papers to the file and function that computes it.
 """
 
 from __future__ import annotations
@@ -41,51 +24,83 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pipeline.infra.errors import UserError
+from pipeline.models.variant import VariantSpec
 
 NO_BIAS = "none"
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One registry row. ``kind`` is the bias kind saved with a model (``none`` for baselines);
-    ``reads`` the history features its bias reads (``frequencies``/``embeddings``); ``params``
-    the dotted params only this variant's train stage reads; ``latest_periods`` N of baseline-N;
-    ``in_body``: the module changes the LM's hidden states, so a frozen base's cached states
-    (:mod:`pipeline.training.cached`) do not apply."""
+    """One registry row: ``name`` (``experiment.variants``), ``display`` (the paper's name) and
+    ``module``, the variant module (a module path) whose ``VARIANT`` spec describes it; ``None``
+    for the baselines (the plain LM). ``latest_periods``: N of baseline-N."""
 
     name: str
     display: str
-    bias: str | None = None
-    reads: frozenset[str] = frozenset()
-    params: tuple[str, ...] = ()
+    module: str | None = None
     latest_periods: int | None = None
-    targets_from_baseline: bool = False
-    distribution: str = "softmax"
-    in_body: bool = False   # its module changes the LM's hidden states (temporal attention)
+
+    @property
+    def spec(self) -> VariantSpec | None:
+        """The variant module's :class:`VariantSpec` (``None``: a baseline)."""
+        if self.module is None:
+            return None
+        spec = getattr(importlib.import_module(self.module), "VARIANT", None)
+        if not isinstance(spec, VariantSpec):
+            raise ValueError(f"variant module {self.module} defines no VARIANT = VariantSpec(...)")
+        return spec
 
     @property
     def kind(self) -> str:
-        return NO_BIAS if self.bias is None else self.name
+        """The module kind saved with a model: the variant's name (``none`` for baselines)."""
+        return NO_BIAS if self.module is None else self.name
 
     @property
     def has_module(self) -> bool:
         """Adds a module to the base LM (every variant but the baselines)."""
-        return self.bias is not None
+        return self.module is not None
+
+    @property
+    def settings(self) -> type | None:
+        """Its settings class (params ``variants.<name>.*``), ``None`` when it has none."""
+        spec = self.spec
+        return None if spec is None else spec.settings
+
+    @property
+    def reads(self) -> frozenset[str]:
+        spec = self.spec
+        return frozenset() if spec is None else spec.reads
+
+    @property
+    def in_body(self) -> bool:
+        """Its module changes the LM's hidden states (a frozen LM's cached states do not apply)."""
+        spec = self.spec
+        return spec is not None and spec.in_body
 
     @property
     def output_layer(self) -> bool:
-        """Its module changes the output layer itself (:mod:`pipeline.models.heads`: temperature,
-        continuous output) rather than adding a temporal bias."""
-        return self.bias is not None and self.bias.startswith(f"{_HEADS}:")
+        """Its module replaces the output layer's loss (trains on its own objective: contextual
+        temperature, continuous output) rather than adding a bias to the logits."""
+        spec = self.spec
+        return spec is not None and spec.own_objective
+
+    @property
+    def targets_from_baseline(self) -> bool:
+        spec = self.spec
+        return spec is not None and spec.targets_from_baseline
+
+    @property
+    def distribution(self) -> str:
+        spec = self.spec
+        return "softmax" if spec is None else spec.distribution
 
     @property
     def cacheable(self) -> bool:
         """Shared-base training can read a frozen base's cached final hidden states
-        (``train.cache``; :mod:`pipeline.training.cached`): it has a module, the module leaves
-        the LM's hidden states alone (not ``in_body``) and trains on the NLL of the biased logits
-        (not an output-layer head, whose own objective — ``own_objective`` — the cache does not
-        serve)."""
-        return self.has_module and not self.in_body and not self.output_layer
+        (``train.cache``; :mod:`pipeline.training.cached`): it has a module and the module
+        allows it (:attr:`VariantSpec.cacheable`). The one statement of the rule."""
+        spec = self.spec
+        return spec is not None and spec.cacheable
 
     @property
     def temporal(self) -> bool:
@@ -100,50 +115,36 @@ class Variant:
             return ()
         return ("frequencies", *sorted(self.reads - {"frequencies"}))
 
-    def bias_class(self) -> type[Any]:
-        """The bias module's class (imports torch: only call this to build a model)."""
-        if self.bias is None:
-            raise ValueError(f"{self.name} has no bias module")
-        module, _, cls = self.bias.partition(":")
-        return getattr(importlib.import_module(module), cls)
+    def module_class(self) -> type[Any]:
+        """The module's class (imports torch: only call this to build a model)."""
+        spec = self.spec
+        if spec is None:
+            raise ValueError(f"{self.name} has no module")
+        return spec.module_class()
 
-
-_TEMPORAL = "pipeline.models.temporal"
-_HEADS = "pipeline.models.heads"
-_LSTM = ("train.lr_new", "train.lstm_hidden")
-_CONTEXT = ("features.context_input",)
-_TAU = ("train.lr_new", "train.temperature_rank", "train.temperature_norm",
-        "train.temperature_alpha", "train.temperature_beta", "train.temperature_loss_scale")
-_CONTINUOUS = ("train.lr_new",)
-_ATTENTION = ("train.lr_new", "train.time_dim", "train.time_attention")
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("baseline", "Baseline-all"),
-    Variant("frequency-nolstm", "Frequency-NoLSTM", f"{_TEMPORAL}:FrequencyNoLSTMBias",
-            frozenset({"frequencies"}), ("train.lr_new",)),
-    Variant("frequency", "Frequency", f"{_TEMPORAL}:FrequencyBias",
-            frozenset({"frequencies"}), _LSTM),
-    Variant("context", "Context", f"{_TEMPORAL}:ContextBias",
-            frozenset({"embeddings"}), (*_LSTM, *_CONTEXT)),
-    Variant("context2", "Context²", f"{_TEMPORAL}:Context2Bias",
-            frozenset({"embeddings"}), (*_LSTM, "train.alpha", *_CONTEXT)),
-    Variant("temperature", "Temperature", f"{_HEADS}:TemperatureHead", frozenset(), _TAU),
-    Variant("temporal-temperature", "Temporal-Temperature", f"{_HEADS}:TemperatureHead",
-            frozenset({"frequencies"}), (*_TAU, "train.lstm_hidden")),
-    *(Variant(f"continuous-{loss}", f"Continuous-{name}", f"{_HEADS}:ContinuousOutput",
-              frozenset(), _CONTINUOUS, targets_from_baseline=True, distribution="vmf")
-      for loss, name in (("vmf", "vMF"), ("cosine", "cosine"), ("max-margin", "max-margin"))),
-    Variant("temporal-attention", "Temporal-Attention",
-            "pipeline.models.attention_time:TemporalAttentionLM", frozenset({"frequencies"}),
-            _ATTENTION, in_body=True),
+    Variant("frequency-nolstm", "Frequency-NoLSTM", "pipeline.models.variants.frequency_nolstm"),
+    Variant("frequency", "Frequency", "pipeline.models.variants.frequency"),
+    Variant("context", "Context", "pipeline.models.variants.context"),
+    Variant("context2", "Context²", "pipeline.models.variants.context2"),
+    Variant("temperature", "Temperature", "pipeline.models.variants.temperature"),
+    Variant("temporal-temperature", "Temporal-Temperature", "pipeline.models.variants.temporal_temperature"),
+    Variant("continuous-vmf", "Continuous-vMF", "pipeline.models.variants.continuous_vmf"),
+    Variant("continuous-cosine", "Continuous-cosine", "pipeline.models.variants.continuous_cosine"),
+    Variant("continuous-max-margin", "Continuous-max-margin", "pipeline.models.variants.continuous_max_margin"),
+    Variant("temporal-attention", "Temporal-Attention", "pipeline.models.variants.temporal_attention"),
 )}
-BIAS_KINDS = (NO_BIAS, *(v.name for v in VARIANTS.values() if v.has_module))
 
 
-def _unknown(name: str) -> UserError:
-    return UserError(f"unknown variant {name!r}", path="experiment.variants",
-                     fix="use baseline, baseline-N (N >= 1 latest training periods) or one of "
-                         f"{', '.join(BIAS_KINDS[1:])}")
+def module_kinds() -> tuple[str, ...]:
+    """Every kind a saved model may record: ``none`` and each variant with a module."""
+    return (NO_BIAS, *(v.name for v in VARIANTS.values() if v.has_module))
+
+
+def _names() -> str:
+    return ", ".join(module_kinds()[1:])
 
 
 def lookup(name: str) -> Variant:
@@ -156,20 +157,21 @@ def lookup(name: str) -> Variant:
         if not n.isdigit() or int(n) < 1:
             raise UserError(f"unknown variant {name!r}: baseline-N needs N >= 1 (the number of "
                             "latest training periods)", path="experiment.variants",
-                            fix="use baseline, baseline-N with N >= 1, or one of "
-                                f"{', '.join(BIAS_KINDS[1:])}")
+                            fix=f"use baseline, baseline-N with N >= 1, or one of {_names()}")
         return replace(VARIANTS["baseline"], name=name, display=f"Baseline-{int(n)}",
                        latest_periods=int(n))
-    raise _unknown(name)
+    raise UserError(f"unknown variant {name!r}", path="experiment.variants",
+                    fix=f"use baseline, baseline-N (N >= 1 latest training periods) or one of "
+                        f"{_names()}")
 
 
 def by_kind(kind: str) -> Variant:
-    """The row whose bias kind is ``kind`` (as saved in a model's config); ``none``: Baseline."""
+    """The row whose module kind is ``kind`` (as saved in a model's config); ``none``: Baseline."""
     if kind == NO_BIAS:
         return VARIANTS["baseline"]
     if kind in VARIANTS and VARIANTS[kind].has_module:
         return VARIANTS[kind]
-    raise ValueError(f"unknown bias kind {kind!r}; expected one of {BIAS_KINDS}")
+    raise ValueError(f"unknown module kind {kind!r}; expected one of {module_kinds()}")
 
 
 def display_name(name: str) -> str:

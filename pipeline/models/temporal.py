@@ -8,14 +8,14 @@ from that word's temporal features in the ``m`` previous periods ``i-m .. i-1``
 =====================  =====================================================================
 variant                bias
 =====================  =====================================================================
-``baseline[-N]``       none (the base LM; :func:`build_bias` returns ``None``)
+``baseline[-N]``       none (the base LM: no module)
 ``frequency-nolstm``   ``B_iw = a · log f_{i-1,w} + b``                  (:class:`FrequencyNoLSTMBias`)
 ``frequency``          ``B_iw = Aᵀ LSTM(log f_{i-m,w}, …, log f_{i-1,w})`` eq. 6 (:class:`FrequencyBias`)
 ``context``            ``B_iw = Aᵀ LSTM(V_{i-m,w}, …, V_{i-1,w})``        eq. 8 (:class:`ContextBias`)
 ``context2``           ``B_ikw = α σ(H_kᵀ C B̃_iw)(E_wᵀ D B̃_iw)``          eq. 9-10 (:class:`Context2Bias`)
 =====================  =====================================================================
 
-The contextual LSTMs read, per period, either eq. 8's ``V`` alone (``context_input: paper``,
+The contextual LSTMs read, per period, either eq. 8's ``V`` alone (setting ``context_input: paper``,
 zeros for a period in which the word does not occur) or ``V`` plus a seen flag with the latest
 earlier vector carried forward (``flagged``, the default): :func:`context_inputs`.
 
@@ -41,79 +41,29 @@ import math
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import torch
 from torch import Tensor, nn
 
 from pipeline.features.history import PeriodHistory
-from pipeline.models.registry import by_kind
+from pipeline.models.variant import BiasConfig
 
 CONTEXT_INPUTS = ("flagged", "paper")
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class BiasConfig:
-    """Everything needed to rebuild a bias module (stored in the model's config.json).
-
-    ``alpha`` is Context²'s α: ``None`` = a learned scalar initialised at 1, a number = fixed.
-    ``feature_dim`` is the contextual embedding size d_enc (Context, Context²); ``lm_dim`` the LM's
-    hidden size d (Context²). ``context_input`` is what the contextual LSTMs read per period
-    (:func:`context_inputs`): ``paper`` = eq. 8's V alone, ``flagged`` = V plus a seen flag.
-
-    The output-layer modules of :mod:`pipeline.models.heads` also read ``lm_dim`` and
-    ``vocab_size`` (the LM's output rows); the temperature heads ``rank`` (Q of eq. 5),
-    ``tau_alpha``/``tau_beta`` (eq. 5's α, β), ``norm`` (σ: ``softmax`` as in paper 002, or
-    ``sigmoid``) and ``loss_scale`` (eq. 7's LS: ``mean``, ``sum`` or ``none``); the continuous
-    head ``target_dim`` (E, the size of its fixed target vectors). Temporal attention
-    (:mod:`pipeline.models.attention_time`) reads ``vocab_size``, ``lm_dim``, ``time_dim`` (D_t,
-    its time vector's size) and ``attention_form`` (``residual`` or ``paper``, eq. 2 as printed).
-    """
-
-    kind: str
-    window: int
-    lstm_hidden: int = 64
-    feature_dim: int | None = None
-    lm_dim: int | None = None
-    alpha: float | None = None
-    dropout: float = 0.0
-    context_input: str = "flagged"
-    vocab_size: int | None = None
-    rank: int | None = None
-    tau_alpha: float = 1.0
-    tau_beta: float = 0.5
-    norm: str = "softmax"
-    loss_scale: str = "mean"
-    target_dim: int | None = None
-    time_dim: int | None = None
-    attention_form: str = "residual"
-
-    def __post_init__(self) -> None:
-        if self.context_input not in CONTEXT_INPUTS:
-            raise ValueError(f"context_input must be one of {CONTEXT_INPUTS}, "
-                             f"got {self.context_input!r}")
-
-    @property
-    def context_features(self) -> int:
-        """Features per period the contextual LSTMs read: d_enc, plus the flag if ``flagged``."""
-        if not self.feature_dim:
-            raise ValueError(f"{self.kind} bias needs feature_dim (the contextual embedding size)")
-        return self.feature_dim + (1 if self.context_input == "flagged" else 0)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BiasConfig:
-        return cls(**data)
+def context_features(config: BiasConfig) -> int:
+    """Features per period the contextual LSTMs read: d_enc, plus the flag if ``flagged``."""
+    if not config.feature_dim:
+        raise ValueError(f"{config.kind} bias needs feature_dim (the contextual embedding size)")
+    return config.feature_dim + (1 if config.settings.context_input == "flagged" else 0)
 
 
 class TemporalBias(nn.Module, ABC):
-    """A bias predictor. ``kinds`` names the history features it reads (see ``load_history``)."""
-
-    kinds: ClassVar[frozenset[str]]
+    """A variant's module (:mod:`pipeline.models.variant`); the history features it reads are
+    its variant's ``reads`` (:mod:`pipeline.models.variants`)."""
 
     def __init__(self, config: BiasConfig) -> None:
         super().__init__()
@@ -135,8 +85,6 @@ class TemporalBias(nn.Module, ABC):
         """``logits + bias``: what the future LM computes (subclasses may fuse the two)."""
         return logits + self.position_bias(terms, hidden).to(logits.dtype)
 
-    #: Trained on its own loss (:meth:`objective`) rather than the NLL of the biased logits.
-    own_objective: ClassVar[bool] = False
     #: Its word terms are per-word logits terms ``[|V|]`` (padded to the LM's output rows) added
     #: by :meth:`add_bias`; temporal attention's are a time vector read inside the LM's body.
     adds_logits: ClassVar[bool] = True
@@ -152,7 +100,8 @@ class TemporalBias(nn.Module, ABC):
                   targets: Tensor) -> Tensor:
         """The training loss *summed* over the positions with a target (``targets`` ``[B, T]``,
         -100 = none), from the final hidden states ``hidden`` ``[B, T, d]`` and the LM's output
-        layer. Only modules with ``own_objective`` define it (:mod:`pipeline.models.heads`)."""
+        layer. Only the modules of variants with ``own_objective`` (:mod:`pipeline.models.variant`)
+        define it (:mod:`pipeline.models.heads`)."""
         raise NotImplementedError(f"{type(self).__name__} trains on the NLL of its logits")
 
     def forward(self, history: PeriodHistory, output_embeddings: Tensor, hidden: Tensor) -> Tensor:
@@ -272,7 +221,7 @@ class HistoryCache:
 def context_rows(bias: TemporalBias, history: PeriodHistory) -> CompactRows:
     """The contextual LSTM's compact input for ``history`` (built once per history)."""
     return bias._cache.get(history, lambda: compact_rows(
-        context_inputs(history, bias.config.context_input), history.observed))
+        context_inputs(history, bias.config.settings.context_input), history.observed))
 
 
 def context_inputs(history: PeriodHistory, mode: str) -> Tensor:
@@ -302,8 +251,9 @@ class FrequencyBias(TemporalBias):
 
     def __init__(self, config: BiasConfig) -> None:
         super().__init__(config)
-        self.lstm = PeriodLSTM(1, config.lstm_hidden, config.dropout)
-        self.A = nn.Linear(config.lstm_hidden, 1, bias=False)
+        hidden = config.settings.lstm_hidden
+        self.lstm = PeriodLSTM(1, hidden, config.dropout)
+        self.A = nn.Linear(hidden, 1, bias=False)
 
     def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
         rows = self._cache.get(history, lambda: compact_rows(history.log_freq.unsqueeze(-1),
@@ -317,8 +267,9 @@ class ContextBias(TemporalBias):
 
     def __init__(self, config: BiasConfig) -> None:
         super().__init__(config)
-        self.lstm = PeriodLSTM(config.context_features, config.lstm_hidden, config.dropout)
-        self.A = nn.Linear(config.lstm_hidden, 1, bias=False)
+        hidden = config.settings.lstm_hidden
+        self.lstm = PeriodLSTM(context_features(config), hidden, config.dropout)
+        self.A = nn.Linear(hidden, 1, bias=False)
 
     def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
         return self.A(self.lstm.run(context_rows(self, history))).squeeze(-1)
@@ -352,17 +303,16 @@ class Context2Bias(TemporalBias):
         super().__init__(config)
         if not config.feature_dim or not config.lm_dim:
             raise ValueError("context2 bias needs feature_dim (embeddings) and lm_dim (LM hidden size)")
-        d = config.lm_dim
-        self.lstm = PeriodLSTM(config.context_features, config.lstm_hidden, config.dropout)
-        self.to_lm = (nn.Identity() if config.lstm_hidden == d
-                      else nn.Linear(config.lstm_hidden, d, bias=False))
+        d, hidden = config.lm_dim, config.settings.lstm_hidden
+        self.lstm = PeriodLSTM(context_features(config), hidden, config.dropout)
+        self.to_lm = nn.Identity() if hidden == d else nn.Linear(hidden, d, bias=False)
         self.A = nn.Parameter(torch.randn(d) / math.sqrt(d))
         self.C = nn.Parameter(torch.eye(d))
         self.D = nn.Parameter(torch.eye(d))
-        if config.alpha is None:
+        if config.settings.alpha is None:
             self.alpha = nn.Parameter(torch.ones(()))
         else:
-            self.register_buffer("alpha", torch.tensor(float(config.alpha)))
+            self.register_buffer("alpha", torch.tensor(float(config.settings.alpha)))
 
     def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
         E = output_embeddings[: history.vocab_size]                     # [|V|, d]
@@ -422,10 +372,3 @@ class _GatedWordBias(torch.autograd.Function):
         grad_c = (wide * sig).sum(0)
         delta = torch.ops.aten.sigmoid_backward(wide * c, sig)
         return grad, delta @ s, g @ delta, grad_c
-
-
-def build_bias(config: BiasConfig) -> TemporalBias | None:
-    """The bias module for ``config.kind`` (its class from :mod:`pipeline.models.registry`);
-    ``None`` for ``none`` (Baseline: the plain LM)."""
-    variant = by_kind(config.kind)
-    return variant.bias_class()(config) if variant.has_module else None

@@ -39,6 +39,7 @@ from pipeline.infra.precision import autocast, compute_precision, matmul_precisi
 from pipeline.models.future_lm import FutureLM
 from pipeline.models.nll import next_token_targets, token_nll
 from pipeline.models.perplexity import Perplexity
+from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup
 from pipeline.training.batches import period_steps
 from pipeline.training.checkpoints import TrainState, seed_process
@@ -102,10 +103,11 @@ def train_cached(model: FutureLM, train_data: Mapping[str, PeriodHidden],
     model ends with the weights of its best dev epoch. ``on_step(state, loss)`` after each step."""
     if not config.freeze_lm:
         raise ValueError("cached training needs freeze_lm: the cache holds a frozen LM's states")
-    if model.bias is not None and not lookup(model.variant).cacheable:   # the registry's rule
-        raise ValueError(f"cached training of {model.variant} is not possible: its module "
-                         "changes the LM's hidden states (which the cache holds fixed) or trains "
-                         "on its own objective (not the NLL of cached_logits)")
+    if model.bias is not None and not lookup(model.variant).cacheable:   # the variant's spec
+        raise UserError(f"the {model.variant} variant cannot train from the frozen-base cache: "
+                        "its module changes the LM's hidden states (which the cache holds fixed) "
+                        "or trains on its own objective (not the NLL of cached logits)",
+                        fix="train it without --cache")
     device = torch.device(device)
     model.to(device)
     for part in (*train_data.values(), *dev_data.values()):

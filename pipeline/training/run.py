@@ -27,8 +27,9 @@ them (:func:`pipeline.training.cached.train_cached`) instead of running the LM e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -53,7 +54,6 @@ from pipeline.features.history import PeriodHistory
 from pipeline.infra.io import read_parquet
 from pipeline.models.continuous import frozen_input_embeddings
 from pipeline.models.encoding import encode_for_model
-from pipeline.models.heads import TemperatureShape
 from pipeline.models.portable import make_portable
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import lookup
@@ -134,9 +134,10 @@ def build_base_lm(lm: LMConfig, tok: PreTrainedTokenizerBase, context_length: in
     return use_sdpa(base)
 
 
-def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig,
-                config: TrainConfig) -> TrainRun:
-    """Data, histories, model and identity of one run (module doc)."""
+def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig, config: TrainConfig,
+                settings: Any = None) -> TrainRun:
+    """Data, histories, model and identity of one run (module doc); ``settings``: the variant's
+    own (its variant module's settings class; its defaults if ``None``)."""
     variant = lookup(spec.variant)
     tok = load_tokenizer(inputs.tokenizer)
     train_data = latest_periods(read_sequences(inputs.train, tok, config.max_length),
@@ -154,12 +155,10 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig,
     torch.manual_seed(config.seed)   # the same seed gives every variant the same initial base LM
     base = build_base_lm(lm, tok, config.max_length, spec.dropout)
     set_dropout(base, spec.dropout)
-    model = make_future_lm(base, spec.variant, spec.window, lstm_hidden=spec.lstm_hidden,
-                           feature_dim=feature_dim, alpha=spec.alpha, dropout=spec.dropout,
-                           context_input=spec.context_input, context_length=config.max_length,
-                           seed=config.seed, temperature=temperature_shape(spec),
-                           target_vectors=target_vectors(variant.name, inputs.targets_from),
-                           time_dim=spec.time_dim, attention_form=spec.time_attention)
+    model = make_future_lm(base, spec.variant, spec.window, settings=settings,
+                           dropout=spec.dropout, feature_dim=feature_dim,
+                           context_length=config.max_length, seed=config.seed,
+                           target_vectors=target_vectors(variant.name, inputs.targets_from))
 
     # Resume only from a checkpoint of this very configuration and these very inputs.
     history_periods = in_time_order({p for h in histories.values() for p in h.periods})
@@ -171,17 +170,12 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig,
     for folder in (lm.init_from, inputs.targets_from):
         if folder is not None:
             files += [Path(folder) / CONFIG_NAME, Path(folder) / WEIGHTS_NAME]
-    key = run_key({"lm": identity(lm), "model": identity(spec), "train": identity(config)},
+    own = model.bias_config.settings
+    key = run_key({"lm": identity(lm), "model": identity(spec), "train": identity(config),
+                   "settings": None if own is None else asdict(own)},
                   [Path(f) for f in files])
     return TrainRun(run_name(spec.variant, config.seed), model, train_data, dev_data, histories,
                     tok.eos_token_id, key, lm, config)
-
-
-def temperature_shape(spec: ModelConfig) -> TemperatureShape:
-    """The temperature heads' settings of a run (params ``train.temperature_*``)."""
-    return TemperatureShape(rank=spec.temperature_rank, alpha=spec.temperature_alpha,
-                            beta=spec.temperature_beta, norm=spec.temperature_norm,
-                            loss_scale=spec.temperature_loss_scale)
 
 
 def target_vectors(variant: str, baseline: Path | None) -> torch.Tensor | None:
@@ -295,10 +289,6 @@ def execute_cached(run: TrainRun, cache: Path, tokenizer: Path, *, device: torch
     if not run.config.freeze_lm:
         raise UserError("--cache holds a frozen LM's hidden states: it needs a frozen LM",
                         fix="pass --freeze-lm (train.base: shared or frozen)")
-    if run.model.bias is not None and not lookup(run.model.variant).cacheable:
-        raise UserError(f"the {run.model.variant} variant cannot train from the frozen-base cache "
-                        "(its module changes the LM's hidden states or has its own objective)",
-                        fix="train it without --cache")
     states = open_cache(cache, run.model.lm, tokenizer, run.config.max_length)
     data: dict[str, dict[str, PeriodHidden]] = {}
     for split, wanted in (("train", run.train_data), ("dev", run.dev_data)):

@@ -1,0 +1,23 @@
+"""Frequency (paper 001 eq. 6): ``B_iw = Aᵀ LSTM(log f_{i-m,w}, …, log f_{i-1,w})``
+(:class:`pipeline.models.temporal.FrequencyBias`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.models.variant import VariantSpec
+from pipeline.models.variants import at_least_one, lstm_hidden
+
+
+@dataclass(frozen=True)
+class FrequencySettings:
+    """params ``variants.frequency.*``."""
+
+    lstm_hidden: int = lstm_hidden()
+
+    def __post_init__(self) -> None:
+        at_least_one(self, "lstm_hidden")
+
+
+VARIANT = VariantSpec(module="pipeline.models.temporal:FrequencyBias", settings=FrequencySettings,
+                      reads=frozenset({"frequencies"}))

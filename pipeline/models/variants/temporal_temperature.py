@@ -1,0 +1,27 @@
+"""Temporal temperature (ours, ``docs/temperature.md``): paper 002's temperature with a history
+term per word, ``τ_k = (σ(hᵀ W_τ1 W_τ2 + u_k) + α) / β``, ``u_k`` from an LSTM over word k's log
+frequencies (:class:`pipeline.models.heads.TemporalTemperatureHead`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.models.variant import VariantSpec
+from pipeline.models.variants import at_least_one, lstm_hidden
+from pipeline.models.variants.temperature import TemperatureSettings
+
+
+@dataclass(frozen=True)
+class TemporalTemperatureSettings(TemperatureSettings):
+    """params ``variants.temporal-temperature.*``: the temperature's, plus its LSTM's size."""
+
+    lstm_hidden: int = lstm_hidden()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        at_least_one(self, "lstm_hidden")
+
+
+VARIANT = VariantSpec(module="pipeline.models.heads:TemporalTemperatureHead",
+                      settings=TemporalTemperatureSettings, reads=frozenset({"frequencies"}),
+                      own_objective=True)
