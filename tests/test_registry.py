@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import subprocess
 import sys
 
 import pytest
 
 from pipeline.infra.errors import UserError
-from pipeline.models.registry import BIAS_KINDS, VARIANTS, by_kind, display_name, lookup
+from pipeline.models.registry import VARIANTS, by_kind, display_name, lookup, module_kinds
+from pipeline.models.variant import VariantSpec, setting_fields
 
 
 def test_variant_names_map_to_bias_kinds_and_features() -> None:
@@ -21,7 +24,7 @@ def test_variant_names_map_to_bias_kinds_and_features() -> None:
     assert lookup("frequency").feature_files == ("frequencies",)
     assert lookup("context").feature_files == ("frequencies", "embeddings")
     assert by_kind("none").name == "baseline" and by_kind("context").name == "context"
-    assert BIAS_KINDS == ("none", "frequency-nolstm", "frequency", "context", "context2",
+    assert module_kinds() == ("none", "frequency-nolstm", "frequency", "context", "context2",
                           "temperature", "temporal-temperature", "continuous-vmf",
                           "continuous-cosine", "continuous-max-margin", "temporal-attention")
     # a module without a history is not temporal: it reads no feature files
@@ -51,18 +54,107 @@ def test_display_names_are_the_papers() -> None:
     assert display_name("not-a-variant") == "not-a-variant"
 
 
-def test_only_context2_reads_alpha() -> None:
-    readers = {name for name, v in VARIANTS.items() if "train.alpha" in v.params}
-    assert readers == {"context2"}
+def test_only_context2_has_the_learned_alpha() -> None:
+    """Eq. 10's alpha ('learned' or a number) is Context²'s alone; the temperature's alpha is
+    another setting (eq. 5's, a number), in its own params section."""
+    learned = {name for name, v in VARIANTS.items()
+               for f in setting_fields(v.settings) if f.name == "alpha"
+               and f.default is None and f.metadata.get("none") == "learned"}
+    assert learned == {"context2"}
+    holders = {name for name, v in VARIANTS.items()
+               if "alpha" in {f.name for f in setting_fields(v.settings)}}
+    assert holders == {"context2", "temperature", "temporal-temperature"}
+    assert lookup("temperature").settings().alpha == 1.0
 
 
-def test_every_temporal_row_names_an_importable_bias_class() -> None:
+def test_every_row_with_a_module_names_a_variant_module_and_a_module_class() -> None:
+    """Each row's variant module defines ``VARIANT = VariantSpec(...)`` whose ``module`` imports
+    and is a :class:`TemporalBias`; the baselines have neither."""
+    from pipeline.models.temporal import TemporalBias
+
     for variant in VARIANTS.values():
-        if variant.temporal:
-            assert variant.bias_class().__name__ == variant.bias.rpartition(":")[2]
+        if not variant.has_module:
+            assert variant.spec is None and variant.settings is None and variant.reads == set()
+            with pytest.raises(ValueError, match="has no module"):
+                variant.module_class()
+            continue
+        assert variant.module.startswith("pipeline.models.variants.")
+        spec = importlib.import_module(variant.module).VARIANT
+        assert isinstance(spec, VariantSpec) and variant.spec is spec
+        cls = variant.module_class()
+        assert cls.__name__ == spec.module.rpartition(":")[2]
+        assert issubclass(cls, TemporalBias)
+        assert variant.kind == variant.name and by_kind(variant.kind) is variant
 
 
-def test_reading_the_registry_imports_no_torch() -> None:
+def test_registry_properties_come_from_the_specs() -> None:
+    for variant in VARIANTS.values():
+        spec = variant.spec
+        if spec is None:
+            assert (variant.reads, variant.in_body, variant.output_layer,
+                    variant.targets_from_baseline, variant.distribution, variant.cacheable) == (
+                frozenset(), False, False, False, "softmax", False)
+            continue
+        assert variant.reads == spec.reads and variant.in_body == spec.in_body
+        assert variant.output_layer == spec.own_objective
+        assert variant.targets_from_baseline == spec.targets_from_baseline
+        assert variant.distribution == spec.distribution
+        assert variant.cacheable == spec.cacheable == (not spec.in_body and not spec.own_objective)
+    # a frozen base's cached states train exactly the modules that add a bias to plain logits
+    assert {n for n, v in VARIANTS.items() if v.cacheable} == {
+        "frequency-nolstm", "frequency", "context", "context2"}
+
+
+def test_every_setting_has_a_default_and_help_and_the_settings_are_frozen() -> None:
+    for name, variant in VARIANTS.items():
+        if variant.settings is None:
+            continue
+        defaults = variant.settings()   # every setting is optional in params.yaml
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(defaults, setting_fields(variant.settings)[0].name, 1)
+        for f in setting_fields(variant.settings):
+            assert f.metadata.get("help"), f"{name}.{f.name} has no help"
+            assert f.default is not dataclasses.MISSING
+
+
+def test_which_variants_have_which_settings() -> None:
+    fields = {name: [f.name for f in setting_fields(v.settings)] for name, v in VARIANTS.items()}
+    assert fields == {
+        "baseline": [], "frequency-nolstm": [], "frequency": ["lstm_hidden"],
+        "context": ["lstm_hidden", "context_input"],
+        "context2": ["lstm_hidden", "context_input", "alpha"],
+        "temperature": ["rank", "alpha", "beta", "norm", "loss_scale"],
+        "temporal-temperature": ["rank", "alpha", "beta", "norm", "loss_scale", "lstm_hidden"],
+        "continuous-vmf": [], "continuous-cosine": [], "continuous-max-margin": [],
+        "temporal-attention": ["time_dim", "form"]}
+    assert lookup("baseline-2").settings is None
+
+
+@pytest.mark.parametrize(("variant", "bad"), [
+    ("frequency", {"lstm_hidden": 0}), ("context2", {"lstm_hidden": 0}),
+    ("temperature", {"rank": 0}), ("temperature", {"beta": 0.0}),
+    ("temperature", {"alpha": -1.0}), ("temporal-temperature", {"lstm_hidden": 0}),
+    ("temporal-attention", {"time_dim": 0})])
+def test_settings_refuse_impossible_values(variant: str, bad: dict) -> None:
+    with pytest.raises(ValueError):
+        lookup(variant).settings(**bad)
+
+
+def test_a_spec_refuses_unknown_history_features_and_settings_without_defaults() -> None:
+    with pytest.raises(ValueError, match="unknown history features"):
+        VariantSpec(module="x:Y", reads=frozenset({"frequency"}))
+
+    @dataclasses.dataclass(frozen=True)
+    class Required:
+        size: int
+
+    with pytest.raises(ValueError, match="needs a default"):
+        VariantSpec(module="x:Y", settings=Required)
+
+
+def test_reading_the_registry_and_every_spec_imports_no_torch() -> None:
     code = ("import sys, pipeline.models.registry as r; r.lookup('context2').feature_files; "
+            "[(v.spec, v.settings, v.cacheable, v.feature_files) for v in r.VARIANTS.values()]; "
+            "[v.settings() for v in r.VARIANTS.values() if v.settings]; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
