@@ -14,7 +14,10 @@ from pipeline.features.history import PeriodHistory
 from pipeline.infra.config import TrainConfig
 from pipeline.models.continuous import vmf_nll
 from pipeline.models.future_lm import load_future_lm, make_future_lm, save_future_lm, scratch_gpt2
-from pipeline.models.heads import VMF_LAMBDA1, TemperatureShape
+from pipeline.models.heads import (VMF_LAMBDA1, ContinuousOutput, CosineOutput, MaxMarginOutput,
+                                   TemperatureHead, TemporalTemperatureHead, VMFOutput)
+from pipeline.models.variants.temperature import TemperatureSettings
+from pipeline.models.variants.temporal_temperature import TemporalTemperatureSettings
 from pipeline.models.nll import next_token_targets, token_nll
 from pipeline.models.scoring import score_abstracts
 from pipeline.training.checkpoints import Checkpoints
@@ -72,7 +75,7 @@ def test_tau_of_one_reproduces_the_base_softmax_exactly() -> None:
     ids, mask = batch()
     plain = make_future_lm(lm(), "baseline", 2).eval()
     model = make_future_lm(lm(), "temperature", 2,
-                           temperature=TemperatureShape(alpha=0.5, beta=1.0, norm="sigmoid")).eval()
+                           settings=TemperatureSettings(alpha=0.5, beta=1.0, norm="sigmoid")).eval()
     with torch.no_grad():
         model.bias.tau.w_tau2.zero_()
     assert torch.equal(model(ids, mask).logits, plain(ids, mask).logits)
@@ -81,8 +84,8 @@ def test_tau_of_one_reproduces_the_base_softmax_exactly() -> None:
 @pytest.mark.parametrize("norm", ["softmax", "sigmoid"])
 def test_temperature_divides_the_logits_by_a_tau_in_eq5_range(norm: str) -> None:
     ids, mask = batch()
-    shape = TemperatureShape(alpha=1.0, beta=0.5, norm=norm)
-    model = make_future_lm(lm(), "temperature", 2, temperature=shape).eval()
+    shape = TemperatureSettings(alpha=1.0, beta=0.5, norm=norm)
+    model = make_future_lm(lm(), "temperature", 2, settings=shape).eval()
     with torch.no_grad():
         model.bias.tau.w_tau2.normal_(0, 3.0)             # far from the initial τ
         tau = model.lm(ids, attention_mask=mask).logits / model(ids, mask).logits
@@ -92,8 +95,9 @@ def test_temperature_divides_the_logits_by_a_tau_in_eq5_range(norm: str) -> None
 
 def test_temporal_temperature_reads_the_history_and_moves_with_it() -> None:
     ids, mask = batch()
-    model = make_future_lm(lm(), "temporal-temperature", 2, lstm_hidden=6,
-                           temperature=TemperatureShape(norm="sigmoid")).eval()
+    model = make_future_lm(lm(), "temporal-temperature", 2,
+                           settings=TemporalTemperatureSettings(norm="sigmoid",
+                                                                lstm_hidden=6)).eval()
     assert model.history_kinds == {"frequencies"}
     with pytest.raises(ValueError, match="history"):
         model(ids, mask)
@@ -107,7 +111,7 @@ def test_temperature_objective_is_eq7_loss_scaled_cross_entropy() -> None:
     """mean mode: Σ_t mean_k(τ_tk) · (−log p_t(y_t)), computed here directly."""
     ids, mask = batch()
     model = make_future_lm(lm(), "temperature", 2,
-                           temperature=TemperatureShape(norm="sigmoid")).eval()
+                           settings=TemperatureSettings(norm="sigmoid")).eval()
     with torch.no_grad():
         model.bias.tau.w_tau2.normal_(0, 1.0)
     targets = next_token_targets(ids, mask)
@@ -168,6 +172,33 @@ def test_continuous_needs_its_targets_and_they_are_unit_rows() -> None:
     assert torch.allclose(norms, torch.ones(V), atol=1e-6)
 
 
+@pytest.mark.parametrize(("variant", "cls", "own"), [
+    ("temperature", TemperatureHead, True), ("temporal-temperature", TemporalTemperatureHead, True),
+    ("continuous-vmf", VMFOutput, True), ("continuous-cosine", CosineOutput, True),
+    ("continuous-max-margin", MaxMarginOutput, True), ("frequency", None, False),
+    ("baseline", None, False)])
+def test_each_variant_builds_its_own_head_class_and_objective(variant: str, cls, own: bool) -> None:
+    """The head class comes from the variant's module; whether it trains on its own objective
+    from its spec (no class attribute), and a continuous head's loss from its subclass."""
+    model = (continuous(variant) if variant.startswith("continuous")
+             else make_future_lm(lm(), variant, 2))
+    if cls is not None:
+        assert type(model.bias) is cls
+    assert model.own_objective is own
+    if variant.startswith("continuous"):
+        assert isinstance(model.bias, ContinuousOutput)
+        assert model.bias.loss == {"continuous-vmf": "vmf", "continuous-cosine": "cosine",
+                                   "continuous-max-margin": "max_margin"}[variant]
+    # the temperature's settings live in the saved config and rebuild the same head
+    if variant.endswith("temperature"):
+        assert model.bias_config.settings == type(model.bias_config.settings)()
+
+
+def test_temperature_settings_of_the_wrong_class_are_refused() -> None:
+    with pytest.raises(ValueError, match="TemporalTemperatureSettings, got TemperatureSettings"):
+        make_future_lm(lm(), "temporal-temperature", 2, settings=TemperatureSettings())
+
+
 def test_a_model_without_its_own_objective_refuses_targets() -> None:
     ids, mask = batch()
     with pytest.raises(ValueError, match="NLL"):
@@ -182,8 +213,9 @@ def test_training_lowers_the_objective_keeps_the_targets_and_round_trips(tmp_pat
     # only a model that reads a history gets one (the others train without feature files)
     histories = ({y: history(y) for y in (*YEARS, "2020")}
                  if variant == "temporal-temperature" else {})
+    settings = TemporalTemperatureSettings(lstm_hidden=6) if histories else None
     model = (continuous(variant) if variant.startswith("continuous")
-             else make_future_lm(lm(), variant, 2, lstm_hidden=6))
+             else make_future_lm(lm(), variant, 2, settings=settings))
     fixed = model.bias.head.targets.clone() if variant.startswith("continuous") else None
     losses = train_tiny(model, data, histories, tmp_path)
     assert all(math.isfinite(x) for x in losses) and losses[-1] < losses[0], losses
