@@ -14,13 +14,14 @@ from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import load_future_lm, make_future_lm, save_future_lm
 from pipeline.models.scoring import score_abstracts
 from pipeline.models.temporal_attention import TemporalGPT2Attention
+from pipeline.models.variants.temporal_attention import TemporalAttentionSettings
 from pipeline.training.cached import train_cached
 from tests.test_heads import PAD, V, YEARS, batch, history, lm, tiny_data, train_tiny
 
 
 def timed(form: str = "residual", seed: int = 0, dropout: float = 0.0):
-    return make_future_lm(lm(seed, dropout), "temporal-attention", 2, time_dim=4,
-                          attention_form=form)
+    return make_future_lm(lm(seed, dropout), "temporal-attention", 2,
+                          settings=TemporalAttentionSettings(time_dim=4, form=form))
 
 
 def test_its_parameters_are_the_module_s_and_the_lm_state_is_unchanged() -> None:
@@ -70,7 +71,8 @@ def test_the_time_vector_reads_the_history_s_changes_not_its_level() -> None:
 
 def test_a_one_period_history_is_refused_naming_the_param() -> None:
     with pytest.raises(UserError, match="at least 2 periods") as err:
-        make_future_lm(lm(), "temporal-attention", 1, time_dim=4)
+        make_future_lm(lm(), "temporal-attention", 1,
+                       settings=TemporalAttentionSettings(time_dim=4))
     assert "features.window" in err.value.fix
 
 
@@ -111,7 +113,7 @@ def test_training_lowers_the_loss_moves_the_time_weights_and_round_trips(tmp_pat
     assert not torch.equal(model.bias.projections[0].weight, before)
     save_future_lm(model, tmp_path / "model")
     loaded = load_future_lm(tmp_path / "model")
-    assert loaded.bias_config.attention_form == "residual" and loaded.bias_config.time_dim == 4
+    assert loaded.bias_config.settings == TemporalAttentionSettings(time_dim=4, form="residual")
     seqs = data["2019"]
     a = score_abstracts(model.eval(), seqs, None, histories["2019"], 2, pad_id=PAD).tokens["nll_sum"]
     b = score_abstracts(loaded, seqs, None, histories["2019"], 2, pad_id=PAD).tokens["nll_sum"]
@@ -121,5 +123,11 @@ def test_training_lowers_the_loss_moves_the_time_weights_and_round_trips(tmp_pat
 def test_the_frozen_base_cache_refuses_it() -> None:
     """The cache holds the plain LM's hidden states; temporal attention changes them."""
     config = TrainConfig(epochs=1, batch_size=2, grad_accum=1, freeze_lm=True)
-    with pytest.raises(ValueError, match="hidden states"):
+    with pytest.raises(UserError, match="hidden states") as err:
         train_cached(timed(), {}, {}, {}, config)
+    assert "without --cache" in err.value.fix
+
+
+def test_an_unknown_attention_form_is_refused() -> None:
+    with pytest.raises(ValueError, match="attention form"):
+        timed("both")
