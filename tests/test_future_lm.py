@@ -17,6 +17,8 @@ from pipeline.models.future_lm import (
     save_future_lm,
 )
 from pipeline.features.history import PeriodHistory
+from pipeline.models.registry import lookup
+from pipeline.models.variant import setting_fields
 
 V, D_ENC = 64, 6
 VARIANTS = ["baseline", "frequency-nolstm", "frequency", "context", "context2"]
@@ -41,9 +43,22 @@ def history(seed: int = 0) -> PeriodHistory:
                        emb_seen=torch.rand(V, 2, generator=g) > 0.3)
 
 
+def settings(variant: str, **kw):
+    """``variant``'s settings (``lstm_hidden`` 4 where it has one), ``None`` for none."""
+    cls = lookup(variant).settings
+    if cls is None:
+        assert not kw, f"{variant} has no settings"
+        return None
+    names = {f.name for f in setting_fields(cls)}
+    return cls(**({"lstm_hidden": 4} if "lstm_hidden" in names else {}), **kw)
+
+
 def future(variant: str, arch: str = "gpt2", **kw) -> FutureLM:
-    model = make_future_lm(tiny_lm(arch, kw.pop("extra_vocab", 0)), variant, window=2,
-                           lstm_hidden=4, feature_dim=D_ENC, **kw)
+    """A tiny future LM; ``kw`` may name its variant's settings (e.g. context2's ``alpha``)."""
+    extra = kw.pop("extra_vocab", 0)
+    own = {k: kw.pop(k) for k in list(kw) if k in ("lstm_hidden", "alpha", "context_input")}
+    model = make_future_lm(tiny_lm(arch, extra), variant, window=2,
+                           settings=settings(variant, **own), feature_dim=D_ENC, **kw)
     return model.eval()
 
 
@@ -182,9 +197,62 @@ def test_save_and_load_round_trip(tmp_path, variant: str, arch: str) -> None:
     assert torch.equal(loaded(x, history=history()).logits, model(x, history=history()).logits)
 
 
+def test_config_json_records_the_module_and_the_variant_s_settings(tmp_path) -> None:
+    """Format 3: ``bias`` holds the module's shape and the variant's own settings."""
+    from pipeline.models.future_lm import FORMAT_VERSION
+    from pipeline.models.variants.context2 import Context2Settings
+
+    assert FORMAT_VERSION == 3
+    model = future("context2", alpha=0.5, context_input="paper")
+    save_future_lm(model, tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert config["format_version"] == 3 and config["variant"] == "context2"
+    assert config["bias"] == {"kind": "context2", "window": 2, "dropout": 0.0, "lm_dim": 16,
+                              "vocab_size": V, "feature_dim": D_ENC, "target_dim": None,
+                              "settings": {"lstm_hidden": 4, "context_input": "paper",
+                                           "alpha": 0.5}}
+    loaded = load_future_lm(tmp_path / "m")
+    assert loaded.bias_config.settings == Context2Settings(lstm_hidden=4, context_input="paper",
+                                                           alpha=0.5)
+    # a variant without settings records none; the baseline records kind none
+    save_future_lm(future("frequency-nolstm"), tmp_path / "f")
+    assert json.loads((tmp_path / "f" / "config.json").read_text())["bias"]["settings"] is None
+    save_future_lm(future("baseline"), tmp_path / "b")
+    bias = json.loads((tmp_path / "b" / "config.json").read_text())["bias"]
+    assert bias["kind"] == "none" and bias["settings"] is None
+
+
+@pytest.mark.parametrize(("variant", "settings_record"), [
+    ("context2", {"lstm_hidden": 4, "rank": 3}),    # a setting the variant does not have
+    ("frequency-nolstm", {"lstm_hidden": 4}),       # settings for a variant without any
+])
+def test_saved_settings_that_do_not_fit_the_variant_are_a_user_error(tmp_path, variant,
+                                                                    settings_record) -> None:
+    saved = tmp_path / f"{variant}-s0"
+    save_future_lm(future(variant), saved)
+    config = json.loads((saved / "config.json").read_text())
+    config["bias"]["settings"] = settings_record
+    (saved / "config.json").write_text(json.dumps(config))
+    with pytest.raises(UserError, match="corrupt or incomplete"):
+        load_future_lm(saved)
+
+
+def test_settings_of_another_variant_are_refused() -> None:
+    with pytest.raises(ValueError, match="Context2Settings, got ContextSettings"):
+        make_future_lm(tiny_lm(), "context2", window=2, settings=settings("context"),
+                       feature_dim=D_ENC)
+
+
+def test_default_settings_are_the_variant_s() -> None:
+    model = make_future_lm(tiny_lm(), "context2", window=2, feature_dim=D_ENC)
+    assert model.bias_config.settings == lookup("context2").settings()
+    assert model.bias_config.settings.lstm_hidden == 768
+    assert make_future_lm(tiny_lm(), "baseline", window=2).bias_config.settings is None
+
+
 def test_context_length_and_seed_are_saved_with_the_model(tmp_path) -> None:
-    model = make_future_lm(tiny_lm(), "frequency", window=2, lstm_hidden=4, context_length=40,
-                           seed=3)
+    model = make_future_lm(tiny_lm(), "frequency", window=2, settings=settings("frequency"),
+                           context_length=40, seed=3)
     save_future_lm(model, tmp_path / "m")
     loaded = load_future_lm(tmp_path / "m")
     assert (loaded.context_length, loaded.seed) == (40, 3)
@@ -252,9 +320,10 @@ def test_config_of_an_older_format_or_missing_keys_is_a_user_error(tmp_path) -> 
     saved = tmp_path / "baseline-s0"
     save_future_lm(future("baseline"), saved)
     config = json.loads((saved / "config.json").read_text())
-    (saved / "config.json").write_text(json.dumps({**config, "format_version": 1}))
-    with pytest.raises(UserError, match="format 1"):
-        load_future_lm(saved)
+    for old in (1, 2):   # 2: before the variant's settings were recorded
+        (saved / "config.json").write_text(json.dumps({**config, "format_version": old}))
+        with pytest.raises(UserError, match=f"format {old}"):
+            load_future_lm(saved)
     del config["lm_config"]
     (saved / "config.json").write_text(json.dumps(config))
     with pytest.raises(UserError, match="corrupt or incomplete"):
