@@ -1,0 +1,111 @@
+"""The variant seam, proved end to end: a new variant is one module plus one registry row.
+
+A throw-away copy of the project gets ``tests/toy_variant.py`` as
+``pipeline/models/variants/toy_shift.py`` and one row in ``pipeline/models/registry.py`` — no
+other file of the copy changes. Its settings then appear in params.yaml's ``variants`` section,
+the generated graph gives its train stage one option and one declared param per setting, real
+``dvc repro`` trains, scores and reports it beside the Baseline, the saved model records its
+settings, and changing its setting makes only its own stages (and the reports) stale.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.dvc_project import (REPO, git, make_project, run_dvc, stages_run,
+                               stages_that_would_run, write_params)
+from tests.test_e2e_graph import RUNTIME, tiny_export
+
+pytestmark = pytest.mark.slow
+
+ROW = '    Variant("toy-shift", "Toy-Shift", "pipeline.models.variants.toy_shift"),\n'
+TINY = {
+    "data": {"source": "data/tiny.bib.gz"},
+    "split": {"train_first": 2018, "train_last": 2019, "dev": 2020, "test": 2021},
+    "features": {"window": 2},
+    "experiment": {"variants": ["baseline"], "seeds": [0]},
+    "tokenizer": {"vocab_size": 400},
+    "lm": {"n_layer": 1, "n_head": 2, "n_embd": 16, "n_positions": 64},
+    "train": {"epochs": 1, "batch_size": 8, "max_length": 64, "warmup_steps": 1},
+    "score": {"n_generate": 1, "max_new_tokens": 6, "num_beams": 2, "batch_size": 16,
+              "periods": [2020, 2021]},
+    "forecast": {"n_generate": 1, "batch_size": 16},
+    "report": {"examples": 1},
+}
+
+
+def add_toy_variant(proj: Path) -> list[str]:
+    """The toy module and its row, as a user adds them; returns the files git sees changed."""
+    (proj / "pipeline/models/variants/toy_shift.py").write_text(
+        (REPO / "tests/toy_variant.py").read_text())
+    registry = proj / "pipeline/models/registry.py"
+    text = registry.read_text()
+    table = text.index("VARIANTS: dict[str, Variant]")
+    end = text.index("\n)}\n", table) + 1
+    registry.write_text(text[:end] + ROW + text[end:])
+    status = git(proj, "status", "--porcelain").stdout.split("\n")
+    return sorted(line[3:] for line in status if line)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, sample_bib) -> Path:
+    proj = make_project(tmp_path_factory.mktemp("variant-seam"), TINY)
+    tiny_export(sample_bib, proj / "data" / "tiny.bib.gz")
+    git(proj, "add", "-A")
+    git(proj, "commit", "-q", "-m", "tiny export")
+    changed = add_toy_variant(proj)
+    assert changed == ["pipeline/models/registry.py", "pipeline/models/variants/toy_shift.py"]
+    write_params(proj, {"experiment": {"variants": ["baseline", "toy-shift"]},
+                        "variants": {"toy-shift": {"scale": 0.5}}}, graph=True)
+    git(proj, "add", "-A")
+    git(proj, "commit", "-q", "-m", "toy variant")
+    ran = stages_run(run_dvc(proj, "repro", "report", env=RUNTIME))
+    assert {"train-toy-shift-s0", "score-toy-shift-s0", "report"} <= set(ran)
+    git(proj, "add", "-A")
+    git(proj, "commit", "-q", "-m", "repro")
+    return proj
+
+
+def test_the_graph_gives_the_toy_its_setting_as_an_option_and_a_param(project: Path) -> None:
+    stage = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]["train-toy-shift-s0"]
+    assert "--scale ${variants.toy-shift.scale}" in stage["cmd"]
+    assert "variants.toy-shift.scale" in stage["params"]
+    assert "data/features/frequencies/2017.parquet" in stage["deps"]   # its history, m = 2
+    assert "pipeline/models/variants/toy_shift.py" in stage["deps"]
+
+
+def test_the_toy_is_trained_saved_with_its_settings_and_reported(project: Path) -> None:
+    config = json.loads((project / "data/models/toy-shift-s0/config.json").read_text())
+    assert config["variant"] == "toy-shift"
+    assert config["bias"]["settings"] == {"scale": 0.5}
+    results = (project / "reports/results.md").read_text()
+    assert re.search(r"\|\s*Toy-Shift\s*\|", results), results[:2000]
+    help_text = subprocess.run(
+        [sys.executable, "-m", "stages.train", "--variant",
+         "toy-shift", "--help"], cwd=project, capture_output=True, text=True, check=True).stdout
+    assert "--scale SCALE" in help_text and "factor on the latest change" in help_text
+
+
+def test_changing_the_toys_setting_reruns_only_its_stages(project: Path, tmp_path: Path) -> None:
+    import shutil
+    own = tmp_path / "proj"
+    shutil.copytree(project, own, symlinks=True)
+    write_params(own, {"variants": {"toy-shift": {"scale": 2.0}}})
+    # DVC lists the stages whose own inputs changed (its score stage follows from the new
+    # model); `graph` declares the variants section, whose keys shape the train commands
+    assert stages_that_would_run(own, "report") == ["graph", "train-toy-shift-s0"]
+
+
+def test_an_unknown_setting_of_the_toy_stops_make_graph(project: Path, tmp_path: Path) -> None:
+    import shutil
+    own = tmp_path / "proj"
+    shutil.copytree(project, own, symlinks=True)
+    with pytest.raises(RuntimeError, match=r"variants.toy-shift has no setting shift"):
+        write_params(own, {"variants": {"toy-shift": {"shift": 2.0}}}, graph=True)
