@@ -14,7 +14,7 @@ export TOKENIZERS_PARALLELISM := false
 install: $(STAMP)
 
 $(STAMP): pyproject.toml requirements.lock scripts/install_venv.sh scripts/setup_wordnet.sh scripts/setup_gpt2_tokenizer.sh
-	# Python packages pinned to requirements.lock (uv; CPU torch; README "GPU install" for CUDA).
+	# Python packages pinned to requirements.lock (uv; CPU torch; docs/scaling.md "GPU install" for CUDA).
 	bash scripts/install_venv.sh $(VENV)
 	# WordNet 3.0 for METEOR, from Debian packages, laid out where nltk looks (<venv>/nltk_data).
 	bash scripts/setup_wordnet.sh $(VENV)/nltk_data
@@ -67,7 +67,7 @@ test: install
 bench: install
 	$(BIN)/python -m benchmarks.run_all
 
-# Switch params.yaml to the paper's GPU settings (README "Parameters and profiles") and regenerate
+# Switch params.yaml to the paper's GPU settings (docs/parameters.md) and regenerate
 # dvc.yaml for it.
 paper-profile:
 	cp profiles/paper.yaml params.yaml

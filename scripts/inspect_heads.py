@@ -7,7 +7,7 @@ period's history, runs the first ``--abstracts`` dev abstracts through each head
 for temperature / temporal-temperature the distribution of τ (eq. 5) over every position and
 word, the logits' spread (a model whose τ is ~2 everywhere must double its logits to match the
 plain LM's distribution) and, for the temporal head, the spread of its history term u; for
-continuous-* the norm ‖ê‖ (the vMF concentration κ). The README's "Other output layers" quotes
+continuous-* the norm ‖ê‖ (the vMF concentration κ). docs/output-layers.md ("Other output layers") quotes
 this script's output.
 """
 

@@ -115,9 +115,9 @@ def test_a_failed_download_keeps_the_previous_good_copy(proj):
     assert raw.read_bytes() == good
 
 
-def test_the_readme_undo_recipe_undoes_a_param_experiment_under_autostage(proj):
+def test_the_documented_undo_recipe_undoes_a_param_experiment_under_autostage(proj):
     """core.autostage stages dvc.lock on every repro, so `git checkout dvc.lock` (from the index)
-    would restore the experiment's lock; the README's recipe restores from HEAD."""
+    would restore the experiment's lock; the recipe in docs/parameters.md restores from HEAD."""
     assert "autostage = true" in (proj / ".dvc/config").read_text()
     before = {p: (proj / p).read_bytes() for p in ("params.yaml", "dvc.lock",
                                                     "data/splits/dev.parquet")}
@@ -126,7 +126,7 @@ def test_the_readme_undo_recipe_undoes_a_param_experiment_under_autostage(proj):
     assert (proj / "data/splits/dev.parquet").read_bytes() != before["data/splits/dev.parquet"]
     git(proj, "checkout", "HEAD", "--", "params.yaml", "dvc.yaml", "dvc.lock", "metrics", "plots",
         "reports")
-    # This project reproduced only up to split: check out those stages (README: all of them).
+    # This project reproduced only up to split: check out those stages (the recipe: all of them).
     run_dvc(proj, "checkout", "--with-deps", "split")
     assert {p: (proj / p).read_bytes() for p in before} == before
     assert stages_that_would_run(proj, "split") == []

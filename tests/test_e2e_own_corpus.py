@@ -331,7 +331,7 @@ def test_the_fixture_has_no_empty_quarter_but_a_thin_one() -> None:
 def test_quarters_run_with_a_thin_quarter_warning(tmp_path: Path) -> None:
     """Past the split (where an empty quarter would stop the run) and through training of the
     Frequency variant on per-quarter histories; the rest of the graph is what the half-year run
-    covers (the whole quarter graph, 30 stages, ran in 164 s on 2 cores: README)."""
+    covers (the whole quarter graph, 30 stages, ran in 164 s on 2 cores: docs/own-corpus.md)."""
     proj = build(tmp_path, QUARTER)
     names = dvc_stages(proj)
     assert "frequencies@2019Q2" in names and "train-frequency-s0" in names

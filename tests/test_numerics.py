@@ -6,7 +6,7 @@ is imported) under simulated machines: ATen's scalar ``default`` kernels vs its 
 score/generation file must be the same bytes; the control shows that without the pin they are not.
 The thread count is part of the recorded numerics (MKL's SGEMM rounds some shapes differently on 1
 and 2 threads; pipeline/infra/numerics.py), so every run uses the recorded THREADS (2).
-A real Intel or AVX-512 CPU cannot be simulated here (README, "Same numbers on any machine").
+A real Intel or AVX-512 CPU cannot be simulated here (docs/numerics.md, "Same numbers on any machine").
 """
 
 from __future__ import annotations
