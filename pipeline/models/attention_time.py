@@ -21,7 +21,7 @@ training periods, the dev period, the test period and the forecast period all ge
 the same way, from their own history, so nothing is extrapolated and nothing of the predicted
 period is read.
 
-Why the residual form ``Q (I + TᵀT/(‖T‖√n)) Kᵀ`` (``train.time_attention: residual``) by default:
+Why the residual form ``Q (I + TᵀT/(‖T‖√n)) Kᵀ`` (``variants.temporal-attention.form: residual``) by default:
 with one time point per sequence (every token of an abstract has its period's time) ``TᵀT`` has
 rank 1, so eq. 2's scores become ``(q_i·t)(t·k_j)·√n/‖t‖``: every head can match queries to
 keys along a single direction. For the paper's fine-tuned BERT that worked; a causal LM's next-
