@@ -26,25 +26,26 @@ from pipeline.graph.files import (
 )
 from pipeline.graph.plan import Plan, feature_kinds
 from pipeline.infra.runs import run_name as run
-from pipeline.infra.params import VARIANT_SECTION
+from pipeline.infra.config import GenerationSettings, ModelConfig, TrainConfig
+from pipeline.infra.params import VARIANT_SECTION, section_params
 from pipeline.models.registry import lookup
 from pipeline.models.variant import setting_fields
 
-# train.* read by every variant (train.lr_new: every variant with a module); a variant's own
-# settings (variants.<name>.*, its settings class) are added to its train stage alone, so changing
-# one reruns only that variant.
-TRAIN_FLAGS = ["epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "weight_decay",
-               "warmup_steps", "grad_clip", "dropout", "patience", "precision"]
-LM_FLAGS = ["base", "n_layer", "n_head", "n_embd", "n_positions"]
-SCORE_FLAGS = ["batch_size", "n_generate", "max_new_tokens", "min_new_tokens", "num_beams",
-               "top_k", "top_p", "no_repeat_ngram_size", "precision"]
+# The options of a stage come from the params schema (pipeline/infra/params.py), less what the
+# graph passes otherwise. train.*: the optimiser and dropout, every variant; train.lr_new only to
+# variants with a module; train.base/.cache/.cache_storage shape the graph. A variant's own
+# settings (variants.<name>.*, its settings class) go to its train stage alone (variant_options).
+TRAIN_FLAGS = [k for k in section_params("train", TrainConfig, ModelConfig) if k != "lr_new"]
+LM_FLAGS = section_params("lm")
+# score.*: all but score.periods, which the graph resolves into the command.
+SCORE_FLAGS = [k for k in section_params("score") if k != "periods"]
 # train.* the base_cache stage reads: the context length and compute precision the states are
 # computed at (those of training), and their storage dtype.
 CACHE_FLAGS = ["max_length", "precision", "cache_storage"]
 # The score section's decoding settings and precision, which the forecast reuses (its passes and
-# generation run as the score stage's do).
-DECODING = ["max_new_tokens", "min_new_tokens", "num_beams", "top_k", "top_p",
-            "no_repeat_ngram_size", "precision"]
+# generation run as the score stage's do); its own n_generate is forecast.n_generate.
+DECODING = [*(k for k in section_params("score", GenerationSettings) if k != "n_generate"),
+            "precision"]
 
 
 def _flags(section: str, keys: Iterable[str]) -> str:
