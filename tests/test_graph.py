@@ -262,14 +262,90 @@ def test_a_semeval_folder_is_a_benchmark_dep() -> None:
 
 def test_params_of_a_bias_do_not_retrain_baselines() -> None:
     stages = stages_of(PARAMS)
-    bias_only = {"train.lr_new", "train.lstm_hidden", "train.alpha", "features.window",
-                 "features.context_input"}
+    bias_only = {"train.lr_new", "features.window"}
     for variant in ("baseline", "baseline-2"):
-        assert not bias_only & set(stages[f"train-{variant}-s0"]["params"])
-        assert "${train.alpha}" not in stages[f"train-{variant}-s0"]["cmd"]
-    assert "features.context_input" not in stages["train-frequency-s0"]["params"]
-    assert {"features.context_input", "train.alpha"} <= set(stages["train-context2-s0"]["params"])
-    assert "--context-input ${features.context_input}" in stages["train-context-s0"]["cmd"]
+        params = set(stages[f"train-{variant}-s0"]["params"])
+        assert not bias_only & params
+        assert not any(p.startswith("variants.") for p in params)
+        assert "${variants." not in stages[f"train-{variant}-s0"]["cmd"]
+        for flag in ("--alpha", "--lstm-hidden", "--context-input", "--rank"):
+            assert flag not in stages[f"train-{variant}-s0"]["cmd"]
+    frequency = set(stages["train-frequency-s0"]["params"])
+    assert "variants.frequency.lstm_hidden" in frequency
+    assert not any("context_input" in p or "alpha" in p for p in frequency)
+    assert {"variants.context2.context_input", "variants.context2.alpha",
+            "variants.context2.lstm_hidden"} <= set(stages["train-context2-s0"]["params"])
+    assert "--context-input ${variants.context.context_input}" in stages["train-context-s0"]["cmd"]
+    assert "--alpha ${variants.context2.alpha}" in stages["train-context2-s0"]["cmd"]
+
+
+def test_a_variant_s_settings_are_declared_by_its_own_train_stage_only() -> None:
+    """Changing ``variants.<name>.<key>`` reruns only that variant's train stage (and what
+    reads its model); each of its settings becomes one option of exactly that stage."""
+    from pipeline.models.registry import lookup
+    from pipeline.models.variant import setting_fields
+
+    stages = stages_of(PARAMS)
+    for name, stage in stages.items():
+        declared = [p for p in body(stage).get("params", []) if p.startswith("variants.")]
+        if name.startswith("train-"):
+            variant = name[len("train-"):].rsplit("-s", 1)[0]
+            assert all(p.startswith(f"variants.{variant}.") for p in declared), (name, declared)
+            for f in setting_fields(lookup(variant).settings):
+                flag = "--" + f.name.replace("_", "-")
+                assert body(stage)["cmd"].count(f"{flag} ") == 1, (name, flag)
+        elif name != "graph":
+            assert not declared, (name, declared)
+    # the temperature's alpha and context2's are two settings in two sections
+    assert "--alpha ${variants.temperature.alpha}" in stages["train-temperature-s0"]["cmd"]
+    assert "variants.context2.alpha" not in stages["train-temperature-s0"]["params"]
+    assert "--form ${variants.temporal-attention.form}" in \
+        stages["train-temporal-attention-s0"]["cmd"]
+
+
+def test_a_setting_missing_from_params_is_written_out_as_its_default() -> None:
+    params = copy.deepcopy(PARAMS)
+    del params["variants"]["context2"]["alpha"]
+    del params["variants"]["temperature"]
+    stages = stages_of(params)
+    context2 = stages["train-context2-s0"]
+    assert "--alpha learned" in context2["cmd"] and "variants.context2.alpha" not in context2["params"]
+    assert "--lstm-hidden ${variants.context2.lstm_hidden}" in context2["cmd"]
+    temperature = stages["train-temperature-s0"]
+    assert "--rank 32 --alpha 1.0 --beta 0.5 --norm softmax --loss-scale mean" in temperature["cmd"]
+    assert not any(p.startswith("variants.") for p in temperature["params"])
+    # without the section every variant takes its defaults, and the graph stage declares none
+    del params["variants"]
+    stages = stages_of(params)
+    assert "--lstm-hidden 768" in stages["train-frequency-s0"]["cmd"]
+    assert "--time-dim 16 --form residual" in stages["train-temporal-attention-s0"]["cmd"]
+    assert "variants" not in stages["graph"]["params"]
+    assert "variants" in stages_of(PARAMS)["graph"]["params"]
+
+
+@pytest.mark.parametrize(("section", "message"), [
+    ({"frequencies": {"lstm_hidden": 8}}, "unknown variant 'frequencies'"),
+    ({"frequency-nolstm": {"lstm_hidden": 8}}, "the frequency-nolstm variant has no settings"),
+    ({"baseline": {}}, "the baseline variant has no settings"),
+    ({"context2": {"lstm_hiden": 8}}, "variants.context2 has no setting lstm_hiden"),
+    ({"frequency": {"alpha": 0.5}}, "variants.frequency has no setting alpha"),
+])
+def test_an_unknown_variant_section_or_setting_is_a_user_error(section, message) -> None:
+    params = deep_merge(PARAMS, {"variants": section})
+    with pytest.raises(UserError, match=message) as err:
+        stages_of(params)
+    assert err.value.path.startswith("params.yaml: variants.")
+
+
+def test_variant_settings_may_name_variants_the_experiment_does_not_train() -> None:
+    """A section for a known variant outside ``experiment.variants`` is checked, not used."""
+    from pipeline.graph.plan import variant_settings
+
+    assert variant_settings(PARAMS, ["frequency"]) == {"frequency": PARAMS["variants"]["frequency"]}
+    assert variant_settings(PARAMS, ["baseline", "continuous-vmf"]) == {}
+    assert variant_settings({}, ["context"]) == {"context": {}}
+    with pytest.raises(UserError, match="must map variant names"):
+        variant_settings({"variants": ["context"]}, [])
 
 
 def test_shared_base_trains_temporal_variants_on_the_baseline_model() -> None:
