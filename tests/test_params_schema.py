@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.infra.params import SECTIONS, default, section_keys, unknown_keys
+from pipeline.infra.errors import UserError
+from pipeline.infra.params import SECTIONS, VARIANT_SECTION, default, section_keys, unknown_keys
 from pipeline.infra.params import FilterConfig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -19,11 +20,61 @@ def test_every_key_of_a_params_file_is_in_the_schema(path: Path) -> None:
     assert unknown_keys(yaml.safe_load(path.read_text())) == []
 
 
+@pytest.mark.parametrize("path", PARAM_FILES, ids=lambda p: p.name)
+def test_every_variant_setting_of_a_params_file_is_its_variant_s(path: Path) -> None:
+    """``variants.<name>.<key>``: each name a variant with settings, each key one of its
+    settings, each value one its train stage takes (parsed as the graph passes it)."""
+    from pipeline.graph.plan import variant_settings
+    from pipeline.models.registry import lookup
+    from stages import train
+    from stages._args import build
+
+    params = yaml.safe_load(path.read_text())
+    variant_settings(params, [])   # raises a UserError naming a bad section or key
+    for name, values in (params.get(VARIANT_SECTION) or {}).items():
+        argv = ["--variant", name, "--train", "t", "--dev", "d", "--tokenizer", "k",
+                "--out", "o", "--curves", "c"]
+        for key, value in (values or {}).items():
+            argv += ["--" + key.replace("_", "-"), str(value)]
+        settings = lookup(name).settings
+        built = build(settings, train.build_parser(name).parse_args(argv))
+        assert isinstance(built, settings)
+
+
 def test_params_yaml_states_every_param_of_the_schema() -> None:
+    from pipeline.models.registry import VARIANTS
+    from pipeline.models.variant import setting_fields
+
     params = yaml.safe_load((REPO / "params.yaml").read_text())
-    assert set(params) == set(SECTIONS)
+    assert set(params) == {*SECTIONS, VARIANT_SECTION}
     for section in SECTIONS:
         assert set(params[section]) == section_keys(section), section
+    # ... and every setting of every variant that has settings
+    with_settings = {n: v.settings for n, v in VARIANTS.items() if v.settings is not None}
+    assert set(params[VARIANT_SECTION]) == set(with_settings)
+    for name, settings in with_settings.items():
+        assert set(params[VARIANT_SECTION][name]) == {f.name for f in setting_fields(settings)}, name
+
+
+def test_the_variants_section_is_left_to_the_variants_settings() -> None:
+    """unknown_keys skips ``variants``; the stage graph checks it against each settings class."""
+    from pipeline.graph.plan import variant_settings
+
+    bad = {"variants": {"context2": {"alpha": 0.5, "rnak": 3}}}
+    assert unknown_keys(bad) == []
+    with pytest.raises(UserError, match="has no setting rnak"):
+        variant_settings(bad, [])
+    # the settings that moved into `variants` are gone from their old sections
+    old = {"features": {"context_input": "paper"},
+           "train": {"lstm_hidden": 8, "alpha": 0.5, "temperature_rank": 4,
+                     "temperature_alpha": 1.0, "temperature_beta": 0.5,
+                     "temperature_norm": "softmax", "temperature_loss_scale": "mean",
+                     "time_dim": 8, "time_attention": "paper"}}
+    assert unknown_keys(old) == ["features.context_input", "train.lstm_hidden", "train.alpha",
+                                 "train.temperature_rank", "train.temperature_alpha",
+                                 "train.temperature_beta", "train.temperature_norm",
+                                 "train.temperature_loss_scale", "train.time_dim",
+                                 "train.time_attention"]
 
 
 def test_a_typo_is_found() -> None:
