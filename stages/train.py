@@ -5,16 +5,13 @@ latest training periods only), or any variant of the registry (pipeline/models/r
 module pipeline/models/variants/<name>.py says what it computes and reads). A variant's own
 settings (params variants.<name>.*) are options too: `--variant NAME --help` lists them.
 Continuous variants read their targets from the Baseline given by --targets-from. Periods are
-split.period's labels (2020, 2020H2, 2020Q3, 2020-07). A
-training abstract of period i is scored with the bias of period i, predicted from the features of
-periods i-window .. i-1; every batch holds abstracts of one period. Shared-base training: `--init-from
-data/models/baseline-s<seed> --freeze-lm` trains only the bias module on top of a trained
-Baseline's LM; adding `--cache data/cache/baseline-s<seed>` (the base_cache stage's
-output, params train.cache) trains it from that LM's cached final hidden states instead of
-running the LM every step (same result up to float rounding; one process, no resume checkpoints).
-Frozen-base training (train.base: frozen): `--freeze-lm` without `--init-from` keeps the
-pretrained --base LM as it is; with `--cache data/cache/base` the variants train from its cached
-states, and the Baseline (nothing to train) records its dev perplexity from them.
+split.period's labels (2020, 2020H2, 2020Q3, 2020-07); an abstract of period i is scored with the
+bias predicted from periods i-window .. i-1, every batch holding one period. Shared base:
+`--init-from data/models/baseline-s<seed> --freeze-lm` trains only the module on a trained
+Baseline's LM, from its cached final hidden states with `--cache data/cache/baseline-s<seed>`
+(params train.cache; one process, no resume checkpoints). Frozen base (train.base: frozen):
+`--freeze-lm` alone keeps the pretrained --base LM, `--cache data/cache/base` serves its states,
+and the Baseline (nothing to train) records its dev perplexity from them.
 
 The output folder (written atomically when training ends) holds config.json + model.safetensors
 (load with pipeline.models.future_lm.load_future_lm; config.json records the context length
