@@ -20,12 +20,10 @@ their own folder (--curves), declared as DVC plots. Interrupted runs resume from
 <checkpoint-dir>/<variant>-s<seed>/ when rerun with the same settings and inputs; the
 checkpoint folder is removed after success.
 
-Several processes (one per GPU; DistributedDataParallel): `torchrun --nproc_per_node N -m
-stages.train ...` (multi-node: add --nnodes/--node_rank/--master_addr), or `--processes N` /
-FUTURELM_NPROC=N (runtime.yaml `nproc`), which starts torchrun itself. --batch-size is then the
-global batch: each batch of one period is split across the processes, so every step has one
-period on every process. Rank 0 writes checkpoints, curves and the model; a resume with the same number of
-processes is bit-identical to an uninterrupted run.
+Several processes (DistributedDataParallel): `torchrun --nproc_per_node N -m stages.train ...`
+or `--processes N` / FUTURELM_NPROC=N (runtime.yaml `nproc`; docs/scaling.md). --batch-size is the
+global batch, each period's batch split across the processes; rank 0 writes checkpoints, curves
+and the model; a resume with the same number of processes is bit-identical.
 """
 
 from __future__ import annotations
