@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, get_args
 
+from pipeline.infra.config import Precision
 from pipeline.infra.errors import UserError
 
-if TYPE_CHECKING:  # torch is imported where it is used: the params schema (and so every stage
-    import torch   # CLI, torch-free ones too) imports this module for the Precision names.
+if TYPE_CHECKING:  # torch is imported where it is used
+    import torch
 
-Precision = Literal["fp32", "tf32", "bf16"]
 PRECISIONS: tuple[str, ...] = get_args(Precision)
 
 
