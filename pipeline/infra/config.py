@@ -23,11 +23,10 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-
-
 # The compute precisions (pipeline/infra/precision.py says what each does). Named here, in the
 # torch-free schema, so that whatever reads the schema (the stage graph) imports no torch.
 Precision = Literal["fp32", "tf32", "bf16"]
+
 
 def _help(text: str, **meta: Any) -> dict[str, Any]:
     return {"help": text, **meta}
