@@ -19,6 +19,7 @@ from typing import Any
 from pipeline.corpus.periods import in_time_order, ordinal, param_label, shift, span
 from pipeline.corpus.splits import SplitPeriods
 from pipeline.features.windows import bucket_periods, history_periods
+from pipeline.graph.defaults import missing_key
 from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup
 
@@ -32,12 +33,12 @@ STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cach
 
 
 def get(params: Mapping[str, Any], dotted: str) -> Any:
-    """``params["a"]["b"]`` for ``"a.b"``; a missing key is a user error naming it."""
+    """``params["a"]["b"]`` for ``"a.b"``; a missing key is a user error naming it (the graph
+    builds its plan from params completed with the schema defaults: :mod:`.defaults`)."""
     value: Any = params
     for key in dotted.split("."):
         if not isinstance(value, Mapping) or key not in value:
-            raise UserError(f"params.yaml has no `{dotted}`", path="params.yaml",
-                            fix=f"add `{dotted}` (see the README's \"Parameters and profiles\")")
+            raise missing_key(dotted)
         value = value[key]
     return value
 
