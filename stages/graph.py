@@ -12,6 +12,10 @@ templates in ``cmd``, so editing them needs no regeneration. The logic is ``pipe
     python -m stages.graph --check    # exit 2, naming the stages that differ, if dvc.yaml is stale
     python -m stages.graph --dag docs/dag.md   # dvc.yaml as a mermaid graph of stage families
 
+A key params.yaml lacks is written into dvc.yaml as its schema default (one note per key on
+stderr; a required key is an error naming it), and the ``graph`` stage then depends on
+params.yaml itself, so that adding the key later makes the check report dvc.yaml stale.
+
 Writing also drops from ``dvc.lock`` (beside ``--out``) the entries of stages the graph no longer
 has, keeping every other entry byte for byte. The check is also the graph's first stage
 (``graph``, upstream of ``download``): it reruns when a structural param or the code changes, and
@@ -29,15 +33,21 @@ import yaml
 
 from pipeline.graph.build import build
 from pipeline.graph.dag import dag_markdown, mermaid
+from pipeline.graph.defaults import Defaulted, Schema
 from pipeline.graph.files import STAMP
 from pipeline.graph.lock import prune
 from pipeline.graph.render import render, stale_message
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path
+from pipeline.infra.params import SECTIONS, param_key
 from stages._cli import stage_main
 
 # Re-exported for the callers that build or render the graph through this module.
-__all__ = ["STAMP", "build", "main", "render", "stale_message"]
+__all__ = ["SCHEMA", "STAMP", "build", "main", "render", "stale_message"]
+
+# Every param's default (pipeline/infra/params.py), for the keys a params.yaml leaves out; given
+# to the graph as data (pipeline.graph never imports the schema: see pipeline/graph/defaults.py).
+SCHEMA = Schema.from_dataclasses(SECTIONS, param_key)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -71,7 +81,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.dag:
         draw(out, args.dag)
         return
-    expected = render(read_params(params_path), out.resolve().parent)
+    defaulted: list[Defaulted] = []
+    expected = render(read_params(params_path), out.resolve().parent, SCHEMA, defaulted)
+    for key in defaulted:   # a key params.yaml lacks: its schema default is in dvc.yaml
+        print(key.note, file=sys.stderr)
     current = out.read_text() if out.exists() else ""
     if not args.check:
         if current != expected:

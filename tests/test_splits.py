@@ -170,6 +170,19 @@ def test_inconsistent_periods_are_rejected(periods):
         SplitPeriods.from_params(**periods)
 
 
+@pytest.mark.parametrize("periods, broken", [
+    ((2019, 2017, 2020, 2021), "split.train_first 2019 is after split.train_last 2017"),
+    ((2017, 2020, 2020, 2021), "split.train_last 2020 is not before split.dev 2020"),
+    ((2017, 2019, 2021, 2021), "split.dev 2021 is not before split.test 2021"),
+])
+def test_the_period_order_is_one_rule_naming_the_broken_pair(periods, broken):
+    # the one statement of the order, for the split stage and `make graph` (pipeline/graph/plan)
+    with pytest.raises(SplitError) as err:
+        SplitPeriods.from_params("year", *periods, window=2)
+    assert "split periods must satisfy train_first <= train_last < dev < test" in err.value.what
+    assert broken in err.value.what and err.value.path == "params.yaml: split"
+
+
 @pytest.mark.parametrize("kind, key, value, example", [
     ("half", "split.dev", "2020Q3", "2020H2"),
     ("quarter", "split.train_first", 2019, "2020Q3"),

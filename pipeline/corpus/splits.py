@@ -60,21 +60,28 @@ class SplitPeriods:
     @classmethod
     def from_params(cls, kind: str, train_first: object, train_last: object, dev: object,
                     test: object, window: int) -> SplitPeriods:
-        """Labels checked against ``kind`` (a :class:`UserError` naming the key) and ordered."""
+        """Labels checked against ``kind`` (a :class:`UserError` naming the key), the history
+        window (>= 1 period) and the order ``train_first <= train_last < dev < test``: the one
+        statement of these rules, for the split stage and for the stage graph (``make graph``)."""
         check_kind(kind)
         labels = {key: param_label(value, kind, f"split.{key}") for key, value in
                   (("train_first", train_first), ("train_last", train_last), ("dev", dev),
                    ("test", test))}
         if window < 1:
-            raise SplitError(f"the history window must be >= 1 period, got {window}",
-                             path="params.yaml: features.window", fix="set it to 1 or more")
-        first, last, dev_, test_ = (ordinal(labels[k]) for k in
-                                    ("train_first", "train_last", "dev", "test"))
-        if not first <= last < dev_ < test_:
+            raise SplitError(f"features.window (the history window m) must be >= 1 period, got "
+                             f"{window}", path="params.yaml: features.window",
+                             fix="use the number of history periods m (paper: 2)")
+        o = {key: ordinal(label) for key, label in labels.items()}
+        broken = [f"split.{a} {labels[a]} is after split.{b} {labels[b]}" if a == "train_first"
+                  else f"split.{a} {labels[a]} is not before split.{b} {labels[b]}"
+                  for a, b in (("train_first", "train_last"), ("train_last", "dev"),
+                               ("dev", "test"))
+                  if (o[a] > o[b] if a == "train_first" else o[a] >= o[b])]
+        if broken:
             raise SplitError(
                 "split periods must satisfy train_first <= train_last < dev < test, got train "
                 f"{labels['train_first']}-{labels['train_last']}, dev {labels['dev']}, test "
-                f"{labels['test']}", path="params.yaml: split",
+                f"{labels['test']}: {'; '.join(broken)}", path="params.yaml: split",
                 fix="order the periods as train_first <= train_last < dev < test")
         return cls(kind, window=window, **labels)
 

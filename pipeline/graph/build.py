@@ -12,6 +12,7 @@ from typing import Any
 from pipeline.graph.analysis_stages import semantic_benchmark_stage, semantic_change_stage
 from pipeline.graph.code_deps import Code
 from pipeline.graph.data_stages import data_stages, feature_stages
+from pipeline.graph.defaults import Defaulted, Schema, apply_defaults
 from pipeline.graph.model_stages import (
     base_cache_stage,
     forecast_report_stage,
@@ -28,9 +29,20 @@ from pipeline.infra.runs import run_name as run
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def build(params: Mapping[str, Any], root: Path = ROOT) -> dict[str, Any]:
-    """The whole graph for ``params`` (a parsed params.yaml), code deps read under ``root``."""
-    plan, code = Plan(params), Code(root)
+# The file DVC reads the params from, beside dvc.yaml.
+PARAMS_FILE = "params.yaml"
+
+
+def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = None,
+          defaulted: list[Defaulted] | None = None) -> dict[str, Any]:
+    """The whole graph for ``params`` (a parsed params.yaml), code deps read under ``root``.
+
+    A key params.yaml lacks is written in as its ``schema`` default (:mod:`pipeline.graph.defaults`;
+    appended to ``defaulted`` when given, for the user's note), or is an error naming it (no
+    default, or no ``schema``); then the graph stage also depends on params.yaml, so adding that
+    key later reruns its check, which finds dvc.yaml stale."""
+    schema = schema or Schema({})
+    plan, code = Plan(schema.complete(params)), Code(root)
     stages = {**data_stages(plan, code), **feature_stages(plan, code)}
     if plan.frozen and any(plan.cached(v) for v in plan.variants):
         stages["base_cache"] = base_cache_stage(plan, 0, code)   # one for every seed
@@ -47,4 +59,9 @@ def build(params: Mapping[str, Any], root: Path = ROOT) -> dict[str, Any]:
     stages["forecast_report"] = forecast_report_stage(plan, code)
     stages["semantic_change"] = semantic_change_stage(plan, code)
     stages["semantic_benchmark"] = semantic_benchmark_stage(plan, code)
+    stages, used = apply_defaults(stages, params, schema)
+    if used:
+        stages["graph"] = {**stages["graph"], "deps": [*stages["graph"]["deps"], PARAMS_FILE]}
+    if defaulted is not None:
+        defaulted.extend(used)
     return {"stages": stages}

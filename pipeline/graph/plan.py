@@ -4,8 +4,9 @@ Only the params that decide the graph's *shape* are read here (the split's perio
 periods, window, variants, seeds, ``train.base``, ``train.cache``, ``score.periods``, the forecast
 periods); every other value stays a ``${...}`` template in a stage's ``cmd``, so editing it needs
 no regeneration. Periods are labels of ``split.period``'s kind (:mod:`pipeline.corpus.periods`),
-checked here, so a wrong label stops ``make graph`` naming the key; every list below is in time
-order. Feature periods are derived, never listed by hand: every period in the history of a
+checked here, so a wrong label stops ``make graph`` naming the key; the split's own rules (labels,
+window, period order) are :class:`pipeline.corpus.splits.SplitPeriods`', the ones the split stage
+applies, stated once there. Every list below is in time order. Feature periods are derived, never listed by hand: every period in the history of a
 training period, the dev period, a scored period, a forecast period, or a period a report reads.
 """
 
@@ -15,8 +16,10 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pipeline.corpus.periods import check_kind, in_time_order, ordinal, param_label, shift, span
+from pipeline.corpus.periods import in_time_order, ordinal, param_label, shift, span
+from pipeline.corpus.splits import SplitPeriods
 from pipeline.features.windows import bucket_periods, history_periods
+from pipeline.graph.defaults import missing_key
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import lookup
@@ -32,12 +35,12 @@ STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cach
 
 
 def get(params: Mapping[str, Any], dotted: str) -> Any:
-    """``params["a"]["b"]`` for ``"a.b"``; a missing key is a user error naming it."""
+    """``params["a"]["b"]`` for ``"a.b"``; a missing key is a user error naming it (the graph
+    builds its plan from params completed with the schema defaults: :mod:`.defaults`)."""
     value: Any = params
     for key in dotted.split("."):
         if not isinstance(value, Mapping) or key not in value:
-            raise UserError(f"params.yaml has no `{dotted}`", path="params.yaml",
-                            fix=f"add `{dotted}` (see the README's \"Parameters and profiles\")")
+            raise missing_key(dotted)
         value = value[key]
     return value
 
@@ -84,7 +87,16 @@ class Plan:
     """The structural params, validated, and the feature periods they imply."""
 
     def __init__(self, params: Mapping[str, Any]) -> None:
-        self.kind = check_kind(str(get(params, "split.period")))
+        # the split's rules (period kind, labels, window >= 1, train_first <= train_last < dev <
+        # test) are the corpus layer's, stated once there for the split stage and for this graph
+        self.split = SplitPeriods.from_params(
+            str(get(params, "split.period")), get(params, "split.train_first"),
+            get(params, "split.train_last"), get(params, "split.dev"), get(params, "split.test"),
+            window=int(get(params, "features.window")))
+        self.kind, self.window = self.split.kind, self.split.window
+        self.dev, self.test = self.split.dev, self.split.test
+        self.train_periods = self.split.train_periods
+        first = self.split.train_first
 
         def labels(key: str) -> list[str]:
             return [param_label(v, self.kind, key) for v in get(params, key) or []]
@@ -92,13 +104,6 @@ class Plan:
         def one(key: str) -> str:
             return param_label(get(params, key), self.kind, key)
 
-        self.window = int(get(params, "features.window"))
-        first, last = one("split.train_first"), one("split.train_last")
-        self.dev, self.test = one("split.dev"), one("split.test")
-        if ordinal(first) > ordinal(last):
-            raise UserError(f"split.train_first {first} is after split.train_last {last}",
-                            path="params.yaml: split", fix="order the training periods")
-        self.train_periods = span(first, last)
         self.score_periods = labels("score.periods")
         self.variants = [str(v) for v in get(params, "experiment.variants")]
         self.seeds = [int(s) for s in get(params, "experiment.seeds")]
@@ -141,12 +146,6 @@ class Plan:
         def bad(what: str, key: str, fix: str) -> UserError:
             return UserError(what, path=f"params.yaml: {key}", fix=fix)
 
-        if self.window < 1:
-            raise bad(f"features.window must be >= 1, got {self.window}", "features.window",
-                      "use the number of history periods m (paper: 2)")
-        if not ordinal(self.train_periods[-1]) < ordinal(self.dev) < ordinal(self.test):
-            raise bad("split periods must satisfy train_first <= train_last < dev < test",
-                      "split", "fix the four periods")
         if len(set(self.score_periods)) != len(self.score_periods):
             raise bad(f"score.periods must list distinct periods, got {self.score_periods}",
                       "score.periods", f"e.g. [{self.dev}, {self.test}] (the dev and test period)")
