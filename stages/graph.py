@@ -33,21 +33,17 @@ import yaml
 
 from pipeline.graph.build import build
 from pipeline.graph.dag import dag_markdown, mermaid
-from pipeline.graph.defaults import Defaulted, Schema
+from pipeline.graph.defaults import SCHEMA, Defaulted
 from pipeline.graph.files import STAMP
 from pipeline.graph.lock import prune
 from pipeline.graph.render import render, stale_message
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path
-from pipeline.infra.params import SECTIONS, param_key
 from stages._cli import stage_main
 
 # Re-exported for the callers that build or render the graph through this module.
 __all__ = ["SCHEMA", "STAMP", "build", "main", "render", "stale_message"]
 
-# Every param's default (pipeline/infra/params.py), for the keys a params.yaml leaves out; given
-# to the graph as data (pipeline.graph never imports the schema: see pipeline/graph/defaults.py).
-SCHEMA = Schema.from_dataclasses(SECTIONS, param_key)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

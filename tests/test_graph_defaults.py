@@ -91,7 +91,7 @@ def test_command_text_follows_dvcs_interpolation() -> None:
                                               "text": "text"}          # a default_factory
     assert SCHEMA.default("data.columns.title") == "title"
     assert SCHEMA.default("forecast.n_generate") == 100        # a field with its own flag
-    assert SCHEMA.nones("train.alpha") == {"": "learned"}
+    assert SCHEMA.nones("semantic_change.first") == {"": "null"}
     assert SCHEMA.nones("data.columns") == {"title": "None"}
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from pipeline.graph.analysis_stages import semantic_benchmark_stage, semantic_change_stage
 from pipeline.graph.code_deps import Code
 from pipeline.graph.data_stages import data_stages, feature_stages
-from pipeline.graph.defaults import Defaulted, Schema, apply_defaults
+from pipeline.graph.defaults import SCHEMA, Defaulted, Schema, apply_defaults
 from pipeline.graph.model_stages import (
     base_cache_stage,
     forecast_report_stage,
@@ -41,7 +41,7 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
     appended to ``defaulted`` when given, for the user's note), or is an error naming it (no
     default, or no ``schema``); then the graph stage also depends on params.yaml, so adding that
     key later reruns its check, which finds dvc.yaml stale."""
-    schema = schema or Schema({})
+    schema = SCHEMA if schema is None else schema
     plan, code = Plan(schema.complete(params)), Code(root)
     stages = {**data_stages(plan, code), **feature_stages(plan, code)}
     if plan.frozen and any(plan.cached(v) for v in plan.variants):

@@ -24,7 +24,7 @@ from pipeline.graph.files import (
     TRAIN,
     feature_files,
 )
-from pipeline.graph.plan import Plan
+from pipeline.graph.plan import STRUCTURE, Plan
 
 # embeddings.* flags, each passed as --<key> ${embeddings.<key>} and declared as a param.
 EMBEDDING_KEYS = ["encoder", "layer", "batch_size", "max_length", "stride", "dtype", "device",
@@ -41,7 +41,7 @@ def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
             "cmd": f"python -m stages.graph --check --stamp {STAMP}",
             # it reads every source file to compute the other stages' code deps
             "deps": ["pipeline", "stages"],
-            "params": plan.structure,
+            "params": STRUCTURE,
             "outs": [STAMP],
         },
         "download": {

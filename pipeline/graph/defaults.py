@@ -10,9 +10,9 @@ the stage's ``params:``; a missing key without a default (a required one, such a
 or ``split.dev``) is a :class:`UserError` naming it (:func:`missing_key`). The plan reads the
 structural params completed the same way (:meth:`Schema.complete`).
 
-The schema comes in as data (:meth:`Schema.from_dataclasses` of ``pipeline.infra.params.SECTIONS``,
-built by ``stages/graph.py``): this package never imports the schema module, whose config classes
-name :mod:`pipeline.infra.precision`, which imports torch where it is used.
+The schema is read as data (:data:`SCHEMA`: :meth:`Schema.from_dataclasses` of
+``pipeline.infra.params.SECTIONS`` and, for the ``variants`` section, each variant's settings
+class, :func:`with_variants`; none of them imports torch).
 
 A key written in as its default is no param of any stage, so adding it to params.yaml later
 changes no stage's params: the graph stage then depends on params.yaml as a whole
@@ -31,6 +31,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pipeline.infra.errors import UserError
+from pipeline.infra.params import SECTIONS, VARIANT_SECTION, param_key
+from pipeline.models.registry import VARIANTS
+from pipeline.models.variant import setting_fields
 
 # DVC's template syntax (dvc/parsing/interpolate.py KEYCRE): ``${expr}``, not after a backslash.
 TEMPLATE = re.compile(r"(?<!\\)\$\{(?P<inner>.*?)\}")
@@ -258,3 +261,23 @@ def apply_defaults(stages: Mapping[str, Any], params: Mapping[str, Any],
         out[name] = {**stage, "do": spec} if "do" in stage else spec
     # a whole section's note only where none of its keys has one (``report`` vs report.examples)
     return out, [d for d in used.values() if not any(k.startswith(f"{d.key}.") for k in used)]
+
+
+def with_variants(schema: Schema) -> Schema:
+    """``schema`` plus the ``variants`` section: each registry variant with settings as a key
+    whose default is the mapping of its settings' defaults (its variant module's class)."""
+    section = {}
+    for name, variant in VARIANTS.items():
+        settings = variant.settings
+        if settings is None:
+            continue
+        fields = setting_fields(settings)
+        section[name] = Key({f.name: f.default for f in fields},
+                            {f.name: f.metadata["none"] for f in fields if "none" in f.metadata},
+                            f"the {name} variant's settings ({settings.__module__})")
+    return Schema({**schema.sections, VARIANT_SECTION: section})
+
+
+# Every param's default (pipeline/infra/params.py, and each variant's settings class), for the
+# keys a params.yaml leaves out.
+SCHEMA = with_variants(Schema.from_dataclasses(SECTIONS, param_key))

@@ -92,31 +92,13 @@ def _cache_option(plan: Plan, variant: str, seed: int) -> tuple[list[str], list[
     return [f"--cache {cache_dir(plan, seed)}"], [cache_dir(plan, seed)]
 
 
-def variant_options(plan: Plan, variant: str) -> tuple[list[str], list[str]]:
-    """A run's own settings as train-stage options and declared params: one ``--<field>`` per
-    field of its variant's settings class, ``${variants.<name>.<field>}`` where params.yaml
-    gives the key, else the field's default written out (:func:`pipeline.graph.plan.variant_settings`)."""
-    entry = lookup(variant)
-    given = plan.variant_settings.get(variant, {})
-    options, params = [], []
-    for f in setting_fields(entry.settings):
-        flag = "--" + f.name.replace("_", "-")
-        if f.name in given:
-            key = f"{VARIANT_SECTION}.{variant}.{f.name}"
-            options.append(f"{flag} ${{{key}}}")
-            params.append(key)
-        else:
-            options.append(f"{flag} {cli_value(f.default, f.metadata.get('none'))}")
-    return options, params
-
-
-def cli_value(value: Any, none_word: str | None) -> str:
-    """A settings default as the command line spells it (``None``: the field's ``none`` word)."""
-    if value is None:
-        if none_word is None:
-            raise ValueError("a None default needs the field's `none` word")
-        return none_word
-    return str(value)
+def variant_options(variant: str) -> tuple[list[str], list[str]]:
+    """A run's own settings as train-stage options and declared params: one
+    ``--<field> ${variants.<name>.<field>}`` per field of its variant's settings class (a key
+    params.yaml leaves out gets the field's default: :mod:`pipeline.graph.defaults`)."""
+    keys = [f"{VARIANT_SECTION}.{variant}.{f.name}" for f in setting_fields(lookup(variant).settings)]
+    options = [f"--{key.rpartition('.')[2].replace('_', '-')} ${{{key}}}" for key in keys]
+    return options, keys
 
 
 def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
@@ -127,7 +109,7 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     keys = [*([("features", "window")] if kinds else []),
             *(("lm", k) for k in LM_FLAGS), *(("train", k) for k in TRAIN_FLAGS),
             *([("train", "lr_new")] if entry.has_module else [])]
-    own, own_params = variant_options(plan, variant)
+    own, own_params = variant_options(variant)
     cmd = [f"python -m stages.train --variant {variant} --seed {seed}",
            f"--train {TRAIN} --dev {DEV} --tokenizer {TOKENIZER}",
            *(f"--{k} data/features/{k}" for k in kinds),

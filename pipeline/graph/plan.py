@@ -45,12 +45,10 @@ def get(params: Mapping[str, Any], dotted: str) -> Any:
     return value
 
 
-def variant_settings(params: Mapping[str, Any],
-                     variants: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """``variants.<name>`` of ``params`` checked against each variant's settings class: for each
-    of ``variants`` with settings, the keys params.yaml gives it (the others take their defaults).
-    A section for an unknown variant or one without settings, or a key its settings class does
-    not define, is a :class:`UserError` naming it."""
+def check_variant_settings(params: Mapping[str, Any]) -> None:
+    """``variants.<name>`` of ``params`` checked against each variant's settings class: a
+    section for an unknown variant or one without settings, or a key its settings class does not
+    define, is a :class:`UserError` naming it (a key left out takes its default)."""
     section = params.get(VARIANT_SECTION) or {}
     if not isinstance(section, Mapping):
         raise UserError(f"params.yaml `{VARIANT_SECTION}` must map variant names to their "
@@ -71,7 +69,6 @@ def variant_settings(params: Mapping[str, Any],
             raise UserError(f"{VARIANT_SECTION}.{name} has no setting {', '.join(unknown)}",
                             path=where, fix=f"its settings are {', '.join(sorted(known))} "
                                             f"({settings.__module__})")
-    return {v: dict(section.get(v) or {}) for v in variants if lookup(v).settings is not None}
 
 
 def feature_kinds(variant: str) -> tuple[str, ...]:
@@ -127,10 +124,7 @@ class Plan:
         semeval = get(params, "semantic_benchmark.semeval")
         self.semeval = None if semeval is None else str(semeval)
         self._validate()
-        self.variant_settings = variant_settings(params, self.variants)
-        # the graph stage declares the variants' settings too: whether a key is given shapes
-        # the train stage's command (a missing one is written out as its default)
-        self.structure = [*STRUCTURE, *([VARIANT_SECTION] if params.get(VARIANT_SECTION) else [])]
+        check_variant_settings(params)
 
     def _group(self, value: Any, default: str, key: str) -> list[str]:
         """A group of periods: null (``default``), a label, or an inclusive range ``A..B``."""

@@ -311,7 +311,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
 }
 # params.yaml `variants`: one subsection per variant, `variants.<name>.<setting>`, whose keys are
 # that variant's settings class (pipeline/models/variants/<name>.py). The models layer owns those
-# classes, so the stage graph checks these keys (pipeline.graph.plan.variant_settings), not infra.
+# classes, so the stage graph checks these keys (pipeline.graph.plan.check_variant_settings), not infra.
 VARIANT_SECTION = "variants"
 
 
