@@ -5,8 +5,9 @@ except the ``graph`` check, which reads the structural params from params.yaml i
 every leaf of params.yaml: change its value in a temporary DVC repo and ask ``dvc status`` which
 stages now have changed params; that set must equal the stages whose resolved ``cmd`` changed
 (plus ``graph`` for a structural param). A param declared by a stage that does not read it
-(an edit of ``train.alpha`` retraining every variant) or read without being declared (an edit
-that reruns nothing) fails here.
+(an edit of ``variants.context2.alpha`` retraining every variant) or read without being declared
+(an edit that reruns nothing) fails here. The ``graph`` check also reads the ``variants`` section
+(whether a setting is given shapes the train commands), so it reruns on any edit there.
 
 The lock the statuses compare against is written from the project's own stages (resolved
 ``cmd`` and current param values, no outputs), so nothing has to be reproduced first.
@@ -24,6 +25,7 @@ import yaml
 
 from dvc_project import dvc_repo, make_project
 from pipeline.graph.plan import STRUCTURE
+from pipeline.infra.params import VARIANT_SECTION
 
 pytestmark = pytest.mark.slow
 
@@ -89,7 +91,7 @@ def _cmds(proj: Path) -> dict[str, str]:
 
 
 def _structural(leaf: str) -> bool:
-    return any(leaf == s or leaf.startswith(s + ".") for s in STRUCTURE)
+    return any(leaf == s or leaf.startswith(s + ".") for s in (*STRUCTURE, VARIANT_SECTION))
 
 
 def test_every_param_reruns_exactly_the_stages_that_read_it(tmp_path: Path) -> None:
@@ -98,6 +100,7 @@ def test_every_param_reruns_exactly_the_stages_that_read_it(tmp_path: Path) -> N
     cmds = _write_lock(proj)
     assert _params_changed(proj) == set(), "a fresh lock must show no param changes"
 
+    assert any(leaf.startswith(f"{VARIANT_SECTION}.") for leaf in _leaves(original))
     wrong = {}
     for leaf in _leaves(original):
         (proj / "params.yaml").write_text(yaml.safe_dump(
