@@ -32,6 +32,7 @@ from pipeline.models.scoring import score_abstracts
 from pipeline.training.cached import evaluate_cached, score_cached, train_cached
 from pipeline.training.checkpoints import Checkpoints
 from pipeline.training.loop import evaluate, train
+from tests.variant_settings import sized
 
 CONTEXT = 24
 TRAIN, DEV = ("2017", "2018", "2019"), "2020"
@@ -67,8 +68,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory):
 
 def future(lm, variant: str = "frequency", seed: int = 0) -> FutureLM:
     torch.manual_seed(seed)
-    return make_future_lm(copy.deepcopy(lm), variant, 2, lstm_hidden=8, feature_dim=4, dropout=0.1,
-                          context_length=CONTEXT)
+    return make_future_lm(copy.deepcopy(lm), variant, 2, settings=sized(variant, 8), feature_dim=4,
+                          dropout=0.1, context_length=CONTEXT)
 
 
 def test_lm_head_of_the_final_hidden_states_is_the_logits(setup) -> None:

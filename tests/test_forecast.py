@@ -22,6 +22,7 @@ from pipeline.forecast.vocabulary import (linear_extrapolation, persistence, pre
 from pipeline.features.frequencies import log_frequencies, write_period
 from pipeline.models.future_lm import make_future_lm, scratch_gpt2
 from pipeline.features.history import load_history
+from tests.variant_settings import sized
 
 VOCAB = 30
 
@@ -38,7 +39,7 @@ def frequencies(tmp_path):
 def model():
     torch.manual_seed(0)
     lm = scratch_gpt2(VOCAB, 0, n_layer=1, n_head=2, n_embd=16, n_positions=32, dropout=0.0)
-    m = make_future_lm(lm, "frequency", window=2, lstm_hidden=4)
+    m = make_future_lm(lm, "frequency", window=2, settings=sized("frequency", 4))
     with torch.no_grad():                    # a visible bias, whatever the module's init
         for p in m.bias.parameters():
             p.normal_(0, 1.0)

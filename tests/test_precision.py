@@ -17,6 +17,7 @@ from pipeline.models.scoring import score_abstracts
 from pipeline.infra.config import TrainConfig
 from pipeline.training.checkpoints import Checkpoints
 from pipeline.training.loop import train
+from tests.variant_settings import sized
 
 V, D_ENC, PAD = 96, 6, 0
 CPU = torch.device("cpu")
@@ -35,7 +36,8 @@ def history() -> PeriodHistory:
 def model(variant: str, dropout: float = 0.0):
     torch.manual_seed(0)
     lm = scratch_gpt2(V, PAD, n_layer=2, n_head=2, n_embd=32, n_positions=64, dropout=dropout)
-    m = make_future_lm(lm, variant, 2, lstm_hidden=8, feature_dim=D_ENC, dropout=dropout)
+    m = make_future_lm(lm, variant, 2, settings=sized(variant, 8), feature_dim=D_ENC,
+                       dropout=dropout)
     with torch.no_grad():   # sharper logits than at random init (|z| up to ~10), as after training
         lm.lm_head.weight.mul_(20.0)
         if variant == "context2":

@@ -22,6 +22,7 @@ from pipeline.infra.io import write_parquet
 from pipeline.training.checkpoints import Checkpoints
 from pipeline.training.loop import train
 from pipeline.training.optim import build_optimizer, linear_schedule
+from tests.variant_settings import sized
 
 V, PAD = 48, 0
 YEARS = ("2017", "2018", "2019")
@@ -43,7 +44,8 @@ def histories(years=(*YEARS, "2020")) -> dict[str, PeriodHistory]:
 def model(variant: str = "context2", seed: int = 0, dropout: float = 0.1):
     torch.manual_seed(seed)
     lm = scratch_gpt2(V, PAD, n_layer=1, n_head=2, n_embd=16, n_positions=32, dropout=dropout)
-    return make_future_lm(lm, variant, 2, lstm_hidden=8, feature_dim=4, dropout=dropout)
+    return make_future_lm(lm, variant, 2, settings=sized(variant, 8), feature_dim=4,
+                          dropout=dropout)
 
 
 def test_period_batches_are_single_period_shuffled_and_complete() -> None:
