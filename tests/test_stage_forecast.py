@@ -20,6 +20,7 @@ from pipeline.infra.identity import tokenizer_identity
 from pipeline.infra.io import read_json, read_parquet, write_parquet
 from pipeline.features.tokenizer import train_scratch_tokenizer
 from stages import forecast, forecast_report
+from tests.variant_settings import sized
 
 REPO = Path(__file__).resolve().parents[1]
 STOPWORDS = REPO / "data" / "reference" / "stopwords.txt"
@@ -54,7 +55,8 @@ def project(tmp_path_factory) -> Path:
         torch.manual_seed(0)
         lm = scratch_gpt2(len(tok), tok.eos_token_id, n_layer=1, n_head=2, n_embd=16,
                           n_positions=64, dropout=0.0)
-        model = make_future_lm(lm, variant, window=2, lstm_hidden=4, context_length=48, seed=0)
+        model = make_future_lm(lm, variant, window=2, settings=sized(variant, 4),
+                               context_length=48, seed=0)
         with torch.no_grad():
             for p in (model.bias.parameters() if model.bias is not None else []):
                 p.normal_(0, 1.0)
