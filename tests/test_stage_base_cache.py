@@ -14,6 +14,7 @@ from safetensors.torch import load_file
 
 from pipeline.infra.io import read_json
 from pipeline.models.registry import VARIANTS
+from pipeline.models.temporal import TemporalBias
 from stages import base_cache as cache_stage
 from stages import score as score_stage
 from stages import train as stage
@@ -148,7 +149,11 @@ def test_variants_the_cache_cannot_serve_are_refused(project, baseline, tmp_path
 def test_the_registrys_cacheable_rows_are_the_ones_cached_training_accepts() -> None:
     for row in VARIANTS.values():
         if row.has_module:
-            own = row.bias_class().own_objective
+            own = row.spec.own_objective
+            assert row.output_layer == own, row.name
             assert row.cacheable == (not own and not row.in_body), row.name
+            # the spec's own_objective and the module class agree: it defines its objective
+            defines = row.module_class().objective is not TemporalBias.objective
+            assert defines == own, row.name
         else:
             assert not row.cacheable

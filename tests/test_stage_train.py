@@ -17,7 +17,10 @@ from pipeline.features import embeddings
 from pipeline.features import frequencies
 from pipeline.corpus.anthology import parse_file
 from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig
+from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import load_future_lm
+from pipeline.models.registry import lookup
+from pipeline.models.variant import setting_fields
 from pipeline.infra.identity import tokenizer_identity
 from pipeline.infra.io import read_json, read_parquet, write_parquet
 from pipeline.features.tokenizer import encode_abstracts, load_tokenizer, train_scratch_tokenizer
@@ -59,14 +62,35 @@ def project(tmp_path_factory, sample_bib) -> Path:
     return root
 
 
+def has_setting(variant: str, name: str) -> bool:
+    try:
+        settings = lookup(variant).settings
+    except UserError:
+        return False
+    return name in {f.name for f in setting_fields(settings)}
+
+
+def prepared(project: Path, args: list[str]):
+    """prepare_run of the stage's parsed ``args`` (its variant's settings included)."""
+    variant = stage._variant(args)
+    ns = stage.build_parser(variant).parse_args(args)
+    settings = lookup(variant).settings
+    return prepare_run(TrainInputs(project / "train.parquet", project / "dev.parquet",
+                                   project / "tokenizer", project / "freq"),
+                       build(LMConfig, ns), build(ModelConfig, ns), build(TrainConfig, ns),
+                       None if settings is None else build(settings, ns))
+
+
 def argv(project: Path, variant: str, out: Path, **overrides) -> list[str]:
     opts = {"variant": variant, "seed": 0, "train": project / "train.parquet",
             "dev": project / "dev.parquet", "tokenizer": project / "tokenizer",
             "frequencies": project / "freq", "embeddings": project / "emb", "window": 2,
             "base": "scratch", "n-layer": 1, "n-head": 2, "n-embd": 16, "n-positions": 48,
             "epochs": 1, "batch-size": 8, "max-length": 48, "lr-lm": 3e-3, "lr-new": 3e-3,
-            "warmup-steps": 2, "lstm-hidden": 8, "device": "cpu", "out": out,
+            "warmup-steps": 2, "device": "cpu", "out": out,
             "curves": out.parent / "curves" / out.name, "checkpoint-dir": out.parent / "ckpt"}
+    if has_setting(variant, "lstm_hidden"):   # a variant's settings are its own options
+        opts["lstm-hidden"] = 8
     opts.update({k.replace("_", "-"): v for k, v in overrides.items()})
     opts = {k: v for k, v in opts.items() if v is not None}
     return [tok for k, v in opts.items() for tok in (f"--{k}", str(v))]
@@ -76,9 +100,16 @@ def test_help_explains_every_option() -> None:
     parser_help = subprocess.run([sys.executable, "-m", "stages.train", "--help"], cwd=REPO,
                                  capture_output=True, text=True, check=True).stdout
     for option in ("--variant", "--window", "--base", "--lr-lm", "--lr-new", "--grad-accum",
-                   "--patience", "--alpha", "--checkpoint-dir"):
+                   "--patience", "--checkpoint-dir"):
         assert option in parser_help
-    assert "baseline-N" in parser_help
+    assert "baseline-N" in parser_help and "--variant NAME --help" in parser_help
+    # a variant's own settings appear with --variant NAME
+    context2_help = subprocess.run([sys.executable, "-m", "stages.train", "--variant", "context2",
+                                    "--help"], cwd=REPO, capture_output=True, text=True,
+                                   check=True).stdout
+    for option in ("--alpha", "--lstm-hidden", "--context-input"):
+        assert option in context2_help and option not in parser_help
+    assert "variants.context2.*" in context2_help
 
 
 def test_context2_trains_and_writes_a_loadable_model(project, tmp_path) -> None:
@@ -113,6 +144,10 @@ def test_baseline_n_uses_the_latest_periods_and_no_features(project, tmp_path) -
     ("frequencies", {}, "unknown variant 'frequencies'"),
     ("baseline-0", {}, "unknown variant 'baseline-0'"),
     ("context2", {"alpha": "big"}, "expected float or 'learned', got 'big'"),
+    ("context2", {"context_input": "both"}, "invalid choice: 'both'"),
+    ("context2", {"lstm_hidden": 0}, "lstm_hidden must be >= 1"),
+    ("temperature", {"beta": 0}, "the temperature needs beta > 0"),
+    ("frequency", {"alpha": 0.5}, "unrecognized arguments: --alpha"),
     ("frequency", {"window": 3}, "dvc repro frequencies@2014"),
     ("frequency", {"frequencies": None}, "pass --frequencies"),
     ("frequency", {"max_length": 64}, "exceeds the scratch GPT-2's lm.n_positions 48"),
@@ -162,10 +197,8 @@ def test_shared_base_run_trains_only_the_bias_on_the_baselines_lm(project, tmp_p
     lm_keys = [k for k in baseline if k.startswith("lm.")]
     assert lm_keys and all(torch.equal(got[k], baseline[k]) for k in lm_keys)
     # The bias module moved away from its initialisation (the same seed rebuilds it).
-    ns = stage.build_parser().parse_args(args)
-    initial = prepare_run(TrainInputs(project / "train.parquet", project / "dev.parquet",
-                                      project / "tokenizer", project / "freq"),
-                          build(LMConfig, ns), build(ModelConfig, ns), build(TrainConfig, ns)).model
+    initial = prepared(project, args).model
+    assert initial.bias_config.settings.lstm_hidden == 8
     bias_keys = [k for k in got if k.startswith("bias.")]
     assert bias_keys
     assert any(not torch.equal(got[k], initial.state_dict()[k]) for k in bias_keys)
@@ -177,13 +210,11 @@ def test_shared_base_run_trains_only_the_bias_on_the_baselines_lm(project, tmp_p
 
 def test_runtime_settings_are_not_part_of_the_run_identity(project, tmp_path, monkeypatch) -> None:
     def key(extra: list[str]) -> str:
-        ns = stage.build_parser().parse_args(argv(project, "frequency", tmp_path / "m") + extra)
-        return prepare_run(TrainInputs(project / "train.parquet", project / "dev.parquet",
-                                       project / "tokenizer", project / "freq"),
-                           build(LMConfig, ns), build(ModelConfig, ns), build(TrainConfig, ns)).key
+        return prepared(project, argv(project, "frequency", tmp_path / "m") + extra).key
 
     reference = key([])
     assert key(["--threads", "2", "--checkpoint-every", "3"]) == reference
     monkeypatch.setenv("FUTURELM_THREADS", "2")
     assert key([]) == reference
     assert key(["--lr-new", "1e-2"]) != reference   # a setting that changes results does change it
+    assert key(["--lstm-hidden", "9"]) != reference   # ... and so does the variant's own
