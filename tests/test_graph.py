@@ -314,13 +314,17 @@ def test_a_setting_missing_from_params_is_written_out_as_its_default() -> None:
     temperature = stages["train-temperature-s0"]
     assert "--rank 32 --alpha 1.0 --beta 0.5 --norm softmax --loss-scale mean" in temperature["cmd"]
     assert not any(p.startswith("variants.") for p in temperature["params"])
-    # without the section every variant takes its defaults, and the graph stage declares none
+    # without the section every variant takes its defaults; a defaulted key makes the graph
+    # stage depend on params.yaml (adding the key later makes dvc.yaml stale)
+    assert "params.yaml" in stages["graph"]["deps"]
     del params["variants"]
     stages = stages_of(params)
     assert "--lstm-hidden 768" in stages["train-frequency-s0"]["cmd"]
     assert "--time-dim 16 --form residual" in stages["train-temporal-attention-s0"]["cmd"]
-    assert "variants" not in stages["graph"]["params"]
-    assert "variants" in stages_of(PARAMS)["graph"]["params"]
+    assert not any(p.startswith("variants.") for s in stages.values()
+                   for p in body(s).get("params", []))
+    assert "params.yaml" in stages["graph"]["deps"]
+    assert "params.yaml" not in stages_of(PARAMS)["graph"]["deps"]
 
 
 @pytest.mark.parametrize(("section", "message"), [
@@ -337,15 +341,18 @@ def test_an_unknown_variant_section_or_setting_is_a_user_error(section, message)
     assert err.value.path.startswith("params.yaml: variants.")
 
 
-def test_variant_settings_may_name_variants_the_experiment_does_not_train() -> None:
+def test_variant_settings_are_checked_for_variants_the_experiment_does_not_train() -> None:
     """A section for a known variant outside ``experiment.variants`` is checked, not used."""
-    from pipeline.graph.plan import variant_settings
+    from pipeline.graph.plan import check_variant_settings
 
-    assert variant_settings(PARAMS, ["frequency"]) == {"frequency": PARAMS["variants"]["frequency"]}
-    assert variant_settings(PARAMS, ["baseline", "continuous-vmf"]) == {}
-    assert variant_settings({}, ["context"]) == {"context": {}}
+    check_variant_settings(PARAMS)
+    check_variant_settings({})
+    few = deep_merge(PARAMS, {"experiment": {"variants": ["baseline", "frequency"]}})
+    assert not any(name.startswith("train-context2") for name in stages_of(few))
+    with pytest.raises(UserError, match="variants.context2 has no setting rnak"):
+        stages_of(deep_merge(few, {"variants": {"context2": {"rnak": 3}}}))
     with pytest.raises(UserError, match="must map variant names"):
-        variant_settings({"variants": ["context"]}, [])
+        check_variant_settings({"variants": ["context"]})
 
 
 def test_shared_base_trains_temporal_variants_on_the_baseline_model() -> None:

@@ -24,13 +24,13 @@ def test_every_key_of_a_params_file_is_in_the_schema(path: Path) -> None:
 def test_every_variant_setting_of_a_params_file_is_its_variant_s(path: Path) -> None:
     """``variants.<name>.<key>``: each name a variant with settings, each key one of its
     settings, each value one its train stage takes (parsed as the graph passes it)."""
-    from pipeline.graph.plan import variant_settings
+    from pipeline.graph.plan import check_variant_settings
     from pipeline.models.registry import lookup
     from stages import train
     from stages._args import build
 
     params = yaml.safe_load(path.read_text())
-    variant_settings(params, [])   # raises a UserError naming a bad section or key
+    check_variant_settings(params)   # raises a UserError naming a bad section or key
     for name, values in (params.get(VARIANT_SECTION) or {}).items():
         argv = ["--variant", name, "--train", "t", "--dev", "d", "--tokenizer", "k",
                 "--out", "o", "--curves", "c"]
@@ -58,12 +58,12 @@ def test_params_yaml_states_every_param_of_the_schema() -> None:
 
 def test_the_variants_section_is_left_to_the_variants_settings() -> None:
     """unknown_keys skips ``variants``; the stage graph checks it against each settings class."""
-    from pipeline.graph.plan import variant_settings
+    from pipeline.graph.plan import check_variant_settings
 
     bad = {"variants": {"context2": {"alpha": 0.5, "rnak": 3}}}
     assert unknown_keys(bad) == []
     with pytest.raises(UserError, match="has no setting rnak"):
-        variant_settings(bad, [])
+        check_variant_settings(bad)
     # the settings that moved into `variants` are gone from their old sections
     old = {"features": {"context_input": "paper"},
            "train": {"lstm_hidden": 8, "alpha": 0.5, "temperature_rank": 4,

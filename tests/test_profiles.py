@@ -56,7 +56,11 @@ def test_paper_profile_holds_the_papers_settings() -> None:
     assert p["lm"]["base"] == "gpt2" and p["embeddings"]["encoder"] == "roberta-large"
     t = p["train"]
     assert (t["batch_size"], t["grad_accum"], t["epochs"]) == (2, 2, 10)
-    assert (t["lr_lm"], t["lr_new"], t["lstm_hidden"]) == (5e-5, 1e-3, 768)
+    assert (t["lr_lm"], t["lr_new"]) == (5e-5, 1e-3)
+    # the history LSTMs' hidden size (paper: 768), each variant's own setting
+    assert {v: p["variants"][v]["lstm_hidden"] for v in ("frequency", "context", "context2")} \
+        == {"frequency": 768, "context": 768, "context2": 768}
+    assert p["variants"]["context2"]["alpha"] == "learned"
     assert p["experiment"]["seeds"] == [0, 1, 2]
     assert {"baseline", "baseline-2", "baseline-3", "frequency-nolstm", "frequency", "context",
             "context2"} == set(p["experiment"]["variants"])
