@@ -44,7 +44,9 @@ TINY = {
     "tokenizer": {"vocab_size": 400},
     "lm": {"n_layer": 1, "n_head": 2, "n_embd": 16, "n_positions": 64},
     "embeddings": {"batch_size": 8, "max_length": 64, "stride": 16, "device": "cpu"},
-    "train": {"epochs": 1, "batch_size": 8, "max_length": 64, "lstm_hidden": 8, "warmup_steps": 1},
+    "train": {"epochs": 1, "batch_size": 8, "max_length": 64, "warmup_steps": 1},
+    "variants": {v: {"lstm_hidden": 8} for v in ("frequency", "context", "context2",
+                                                 "temporal-temperature")},
     "score": {"n_generate": 1, "max_new_tokens": 6, "num_beams": 2, "batch_size": 16},
     "report": {"examples": 1},
 }
