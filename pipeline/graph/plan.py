@@ -6,8 +6,10 @@ periods); every other value stays a ``${...}`` template in a stage's ``cmd``, so
 no regeneration. Periods are labels of ``split.period``'s kind (:mod:`pipeline.corpus.periods`),
 checked here, so a wrong label stops ``make graph`` naming the key; the split's own rules (labels,
 window, period order) are :class:`pipeline.corpus.splits.SplitPeriods`', the ones the split stage
-applies, stated once there. Every list below is in time order. Feature periods are derived, never listed by hand: every period in the history of a
-training period, the dev period, a scored period, a forecast period, or a period a report reads.
+applies, stated once there. Every list below is in time order. Feature periods are derived, never
+listed by hand: every period in the history of a training period, the dev period, a scored
+period, a forecast period, or a period a report reads. A variant's own settings are checked
+against its settings class (:func:`check_variant_settings`).
 """
 
 from __future__ import annotations
