@@ -130,6 +130,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("context", "Context", "pipeline.models.variants.context"),
     Variant("context2", "Context²", "pipeline.models.variants.context2"),
     Variant("temperature", "Temperature", "pipeline.models.variants.temperature"),
+    Variant("temperature-sigmoid", "Temperature-σ", "pipeline.models.variants.temperature_sigmoid"),
     Variant("temporal-temperature", "Temporal-Temperature", "pipeline.models.variants.temporal_temperature"),
     Variant("continuous-vmf", "Continuous-vMF", "pipeline.models.variants.continuous_vmf"),
     Variant("continuous-cosine", "Continuous-cosine", "pipeline.models.variants.continuous_cosine"),
