@@ -36,6 +36,7 @@ import torch
 from torch import nn
 
 from benchmarks._results import interleaved_medians, publish, ratio_rows
+from benchmarks._variants import sized
 from pipeline.corpus.periods import shift
 from pipeline.features.base_cache import build_cache, cache_identity, load_cache
 from pipeline.features.history import PeriodHistory
@@ -123,7 +124,8 @@ def main(argv: list[str] | None = None) -> None:
     torch.manual_seed(0)
     lm = scratch_gpt2(s.vocab, 0, n_layer=s.n_layer, n_head=s.n_head, n_embd=s.n_embd,
                       n_positions=256, dropout=0.1)
-    model = make_future_lm(lm, "frequency", 2, lstm_hidden=32, dropout=0.1, context_length=LENGTH)
+    model = make_future_lm(lm, "frequency", 2, settings=sized("frequency", 32), dropout=0.1,
+                           context_length=LENGTH)
     work = Path(tempfile.mkdtemp(prefix="base_cache_bench."))
     try:
         lm.save_pretrained(work / "lm")

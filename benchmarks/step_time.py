@@ -45,6 +45,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks._variants import sized
 from pipeline.models.future_lm import FutureLM, make_future_lm, scratch_gpt2
 from pipeline.features.history import PeriodHistory
 from pipeline.infra.config import TrainConfig
@@ -68,7 +69,8 @@ class Sizes:
 
 
 PRESETS = {
-    # Mirrors params.yaml (lm, tokenizer.vocab_size, train.batch_size / max_length / lstm_hidden).
+    # Mirrors params.yaml (lm, tokenizer.vocab_size, train.batch_size / max_length,
+    # variants.<name>.lstm_hidden).
     "default": Sizes(n_layer=2, n_embd=128, n_head=4, vocab=4096, feature_dim=384, lstm_hidden=32,
                      batch=4, length=128),
     "reference": Sizes(n_layer=12, n_embd=768, n_head=12, vocab=50257, feature_dim=1024,
@@ -101,7 +103,8 @@ def make_models(s: Sizes, names: tuple[str, ...], device: torch.device) -> dict[
     base = scratch_gpt2(s.vocab, 0, n_layer=s.n_layer, n_head=s.n_head, n_embd=s.n_embd,
                         n_positions=max(256, s.length), dropout=0.1)
     return {name: make_future_lm(copy.deepcopy(base), parse_name(name)[0], s.window,
-                                 lstm_hidden=s.lstm_hidden, feature_dim=s.feature_dim,
+                                 settings=sized(parse_name(name)[0], s.lstm_hidden),
+                                 feature_dim=s.feature_dim,
                                  dropout=0.1).to(device)
             for name in names}
 

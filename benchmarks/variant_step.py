@@ -27,6 +27,7 @@ pin_kernels()   # before torch: the stages' kernels
 import torch  # noqa: E402
 
 from benchmarks._results import cpu_model, interleaved_medians, publish, ratio_rows  # noqa: E402
+from benchmarks._variants import sized  # noqa: E402
 from pipeline.features.history import PeriodHistory  # noqa: E402
 from pipeline.infra.config import TrainConfig  # noqa: E402
 from pipeline.infra.distributed import SINGLE  # noqa: E402
@@ -45,7 +46,7 @@ def build(variant: str) -> FutureLM:
     lm = scratch_gpt2(VOCAB, 0, n_layer=LAYERS, n_head=HEADS, n_embd=WIDTH, n_positions=256,
                       dropout=0.1)
     targets = torch.randn(VOCAB, WIDTH) if variant.startswith("continuous") else None
-    return make_future_lm(lm, variant, 2, lstm_hidden=32, dropout=0.1,
+    return make_future_lm(lm, variant, 2, settings=sized(variant, 32), dropout=0.1,
                           target_vectors=targets).train()
 
 
