@@ -5,6 +5,7 @@ Markdown, its column and correlations in the benchmark — with no other file to
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -56,7 +57,8 @@ def test_run_refuses_a_method_that_scores_the_wrong_number(monkeypatch, with_toy
     monkeypatch.setattr(method_registry, "METHODS", {toy.NAME: TOY})
     inputs = ChangeInputs(("a",), ("b",), ([["x is here"]], [["y"]]), "enc")
     assert method_registry.run(inputs, ["x", "y"])[toy.NAME].scores.tolist() == [1.0, 1.0]
-    monkeypatch.setattr(toy.METHOD, "score", lambda i, t: MethodResult(np.zeros(1)))
+    monkeypatch.setattr(toy, "METHOD", dataclasses.replace(
+        toy.METHOD, score=lambda inputs, targets: MethodResult(np.zeros(1))))
     with pytest.raises(ValueError, match="returned 1 scores for 2 targets"):
         method_registry.run(inputs, ["x", "y"])
 
@@ -73,9 +75,10 @@ def test_a_registered_method_flows_through_the_report(tmp_path, with_toy):
                                 "year": [2017] * 6 + [2019] * 7, "abstract": first + last}),
                   tmp_path / "abstracts.parquet")
     (tmp_path / "stop.txt").write_text("1\twith\t10\n", encoding="utf-8")
-    words = [t[1:] for t in token_texts(tok, len(tok)) if t.startswith(" ") and t[1:].isalpha()]
+    words = ["text", "parsers", "quickly", "with", "neural"]       # each one LM token
+    assert set(words) <= {t[1:] for t in token_texts(tok, len(tok))}
     truth = tmp_path / "targets.csv"
-    pd.DataFrame({"word": words[:4], "truth": [0.1, 0.9, 0.4, 0.3]}).to_csv(truth, index=False)
+    pd.DataFrame({"word": words, "truth": [0.1, 0.5, 0.9, 0.7, 0.3]}).to_csv(truth, index=False)
     out = tmp_path / "out"
     change_cli.main(["--first", "2017", "--last", "2019", "--embeddings", str(tmp_path / "emb"),
                      "--frequencies", str(tmp_path / "freq"), "--tokenizer", str(tmp_path / "tok"),
@@ -86,7 +89,7 @@ def test_a_registered_method_flows_through_the_report(tmp_path, with_toy):
                      "--metrics", str(out / "m.json"), *LEARNED])
     scores = read_parquet(out / "scores.parquet")
     mine = scores[scores["method"] == toy.NAME].set_index("word")
-    assert len(mine) == 4 and mine["rank"].tolist() == [1, 2, 3, 4]
+    assert len(mine) == 5 and mine["rank"].tolist() == [1, 2, 3, 4, 5]
     for word, row in mine.iterrows():           # the toy's own scores, the groups' counts
         assert row["score"] == pytest.approx(abs(toy.share(last, word) - toy.share(first, word)))
         assert row["first_count"] == 30 and row["last_count"] == 30
@@ -94,7 +97,7 @@ def test_a_registered_method_flows_through_the_report(tmp_path, with_toy):
     text = (out / "report.md").read_text()
     assert f"## {toy.NAME}: {toy.METHOD.description}" in text
     assert f"| sgns | frequency | {toy.NAME} |" in text          # the agreement matrix's header
-    assert f"| {toy.NAME} | 4 | " in text.split("## Against the graded truth")[1]
+    assert f"| {toy.NAME} | 5 | " in text.split("## Against the graded truth")[1]
     top = mine.sort_values("rank").index[0]
     assert f"| 1 | {top} | {mine.loc[top, 'score']:.4f} | 30 | 30 |" in text
     assert toy.NAME in json.loads((out / "m.json").read_text())["spearman"]
