@@ -24,7 +24,7 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.params import LongtailConfig
 from pipeline.reports.figures import line_panels
-from pipeline.reports.longtail import longtail_frame, markdown, metrics_json, plot_frame
+from pipeline.reports.longtail_report import longtail_frame, markdown, metrics_json, plot_frame
 from stages._args import add_options, build, new_parser
 from stages._cli import stage_main
 

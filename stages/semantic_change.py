@@ -4,14 +4,16 @@ Reads the per-period frequency and embedding files of both groups (--first, --la
 labels of split.period's kind), the LM tokenizer (which targets are one token), the stopwords,
 the abstracts (the learned methods' texts, an example sentence per word and group), optionally a
 targets file (.csv with `word` and an optional graded `truth`, or one word per line) and the
-benchmark's reports/semantic_benchmark.json. Scores every target by each method of
-pipeline.reports.semantic_change (contextual: paper 003's Algorithm 1 on the pooled embeddings;
-temporal-attention: paper 003's temporal-attention MLM trained on the two groups' abstracts, then
-Algorithm 1; time-token: the same MLM with a period token per text instead, Rosin et al. 2022; sgns: SGNS per group, Procrustes-aligned; frequency: the log-frequency baseline),
-with the learned methods' settings of the benchmark (params semantic_benchmark.temporal_*,
-.sgns_*). Writes data/semantic_change/scores.parquet (method, word, token_id, score, rank,
-first_count, last_count), reports/semantic_change.md (with the benchmark's table) and
-metrics/semantic_change.json (contextual vs frequency agreement; with truth, each method's rho).
+benchmark's reports/semantic_benchmark.json. Scores every target by each method of the method
+registry (pipeline/evaluation/change_methods/method_registry.py: contextual, paper 003's
+Algorithm 1 on the pooled embeddings; temporal-attention, paper 003's temporal-attention MLM
+trained on the two groups' abstracts, then Algorithm 1; time-token, the same MLM with a period
+token per text instead, Rosin et al. 2022; sgns, SGNS per group, Procrustes-aligned; frequency,
+the log-frequency baseline), with the learned methods' settings of the benchmark (params
+semantic_benchmark.temporal_*, .sgns_*). Writes data/semantic_change/scores.parquet (method,
+word, token_id, score, rank, first_count, last_count), reports/semantic_change.md (with the
+benchmark's table) and metrics/semantic_change.json (contextual vs frequency agreement; with
+truth, each method's rho).
 """
 
 from __future__ import annotations
@@ -20,24 +22,15 @@ import os
 import sys
 from pathlib import Path
 
-from pipeline.corpus.by_period import period_abstracts
 from pipeline.corpus.periods import in_time_order
-from pipeline.evaluation.content import load_stopwords
-from pipeline.evaluation.semantic_change import (averaged_embedding_change, log_frequency_change,
-                                                 period_paths, read_group)
-from pipeline.evaluation.sgns import sgns_change
-from pipeline.evaluation.temporal_mlm import (TEMPORAL_ATTENTION, TIME_TOKEN, settings_from,
-                                              texts_change)
-from pipeline.features.frequencies import read_period
-from pipeline.features.tokenizer import load_tokenizer
-from pipeline.features.words import token_texts
+from pipeline.evaluation.semantic_change import (feature_inputs, period_counts, report_targets,
+                                                 score_targets)
+from pipeline.evaluation.semantic_scores import change_metrics
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path, read_json, write_json, write_parquet
 from pipeline.infra.numerics import configure_torch
 from pipeline.infra.params import ChangeMethodsConfig, SemanticChangeConfig
-from pipeline.reports.semantic_change import (benchmark_lines, choose_targets, example_sentence,
-                                              markdown, metrics, scores_frame, truth_correlations,
-                                              word_scores)
+from pipeline.reports.semantic_change_report import benchmark_lines, examples, markdown
 from stages._args import add_options, build, new_parser
 from stages._cli import stage_main
 
@@ -76,54 +69,30 @@ def main(argv: list[str] | None = None) -> None:
                         path="params.yaml: semantic_change")
     first, last = in_time_order(args.first), in_time_order(args.last)
 
-    freq_dir = Path(args.frequencies)
-    counts = [[read_period(freq_dir / f"{q}.parquet").counts for q in g] for g in (first, last)]
-    summed = [sum(c) for c in counts]
-    texts = token_texts(load_tokenizer(args.tokenizer), summed[0].size)
-    targets = choose_targets(texts, *summed, load_stopwords(args.stopwords), config.n_targets,
+    counts = period_counts(args.frequencies, first, last)
+    targets = report_targets(counts, args.tokenizer, args.stopwords, config.n_targets,
                              config.min_count, args.targets)
-    if not targets.ids and args.targets:
-        raise UserError(f"no target word is one LM token ({len(targets.words)} given, "
-                        f"{len(targets.rejected)} rejected)", path=args.targets or "params.yaml",
-                        fix="list words that the tokenizer keeps whole (one per line)")
     print(f"scoring {len(targets.ids)} targets, {' '.join(first)} -> {' '.join(last)}",
           file=sys.stderr)
     configure_torch()
-    by_period = [[period_abstracts(args.abstracts, q) for q in g] for g in (first, last)]
-    groups = [[a for texts in g for a in texts] for g in by_period]
-    words = sorted(targets.ids)
-    frequency = log_frequency_change(*counts)
-    methods = {"contextual": averaged_embedding_change(
-        read_group(period_paths(args.embeddings, first)),
-        read_group(period_paths(args.embeddings, last)))}
-    for method in ((TEMPORAL_ATTENTION, TIME_TOKEN) if words else ()):   # trained here
-        scores, trained = texts_change(*by_period, words, settings_from(learned, config.seed),
-                                       args.encoder, method=method)
-        print(f"{method}: {trained['train_s']:.0f} s training, {trained['total_s']:.0f} s in all",
-              file=sys.stderr)
-        methods[method] = word_scores(targets, words, scores, frequency)
-    if words:
-        sgns = sgns_change(*groups, words, dim=learned.sgns_dim, epochs=learned.sgns_epochs,
-                           seed=config.seed)
-        methods["sgns"] = word_scores(targets, words, sgns, frequency)
-    methods["frequency"] = frequency
-    frame = scores_frame(targets, methods)
-    correlated = (truth_correlations(frame, targets.truth, config.seed, list(methods))
-                  if targets.truth else {})
+    inputs = feature_inputs(first, last, counts, args.embeddings, args.abstracts, targets,
+                            args.encoder, learned, config.seed)
+    run = score_targets(inputs, targets, config.seed)
+    for method, result in run.results.items():
+        if result.log:
+            print(f"{method}: {result.log}", file=sys.stderr)
 
-    shown = set(frame.groupby("method").head(config.top)["word"])
-    examples = {w: (example_sentence(groups[0], w), example_sentence(groups[1], w))
-                for w in sorted(shown)}
     bench = None
     if args.benchmark:
         link = os.path.relpath(Path(args.benchmark).with_suffix(".md").resolve(),
                                Path(args.out).resolve().parent)
         bench = benchmark_lines(read_json(args.benchmark), link)
-    write_parquet(frame, args.scores, {"first": " ".join(first), "last": " ".join(last)})
+    write_parquet(run.frame, args.scores, {"first": " ".join(first), "last": " ".join(last)})
     with atomic_path(args.out) as tmp:
-        tmp.write_text(markdown(targets, frame, first, last, examples, config.top, correlated,
-                                bench), encoding="utf-8")
-    write_json(metrics(frame, correlated), args.metrics)
+        tmp.write_text(markdown(targets, run.frame, first, last,
+                                examples(run.frame, inputs.group_texts, config.top), config.top,
+                                run.correlated, bench), encoding="utf-8")
+    write_json(change_metrics(run.frame, run.correlated), args.metrics)
     print(f"wrote {args.scores}, {args.out} and {args.metrics}", file=sys.stderr)
 
 

@@ -25,16 +25,16 @@ from dvc_project import dvc_env
 from pipeline.corpus.language import corpus_headline
 from pipeline.corpus.splits import SplitPeriods, document_periods, period_counts
 from pipeline.evaluation.buckets import BUCKETS, EMERGING
+from pipeline.evaluation.semantic_benchmark import scores_frame as benchmark_frame
+from pipeline.evaluation.semantic_scores import change_metrics as semantic_metrics
 from pipeline.evaluation.staleness import staleness_frame
 from pipeline.graph.build import build
 from pipeline.graph.dag import dag_markdown, family, mermaid
 from pipeline.graph.plan import Plan
 from pipeline.models.registry import display_name
-from pipeline.reports.longtail import metrics_json as longtail_metrics
-from pipeline.reports.longtail import plot_frame as longtail_plot_frame
+from pipeline.reports.longtail_report import metrics_json as longtail_metrics
+from pipeline.reports.longtail_report import plot_frame as longtail_plot_frame
 from pipeline.reports.results import bucket_plot_frame, headline, plot_rows
-from pipeline.reports.semantic_benchmark import scores_frame as benchmark_frame
-from pipeline.reports.semantic_change import metrics as semantic_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -83,7 +83,7 @@ def buckets_frame() -> pd.DataFrame:
 
 
 def longtail_frame() -> pd.DataFrame:
-    """reports/longtail's long table as pipeline.reports.longtail builds it, long floats."""
+    """reports/longtail's long table as pipeline.reports.longtail_report builds it, long floats."""
     rows = [{"model": m, "split": split, "period": "2021", "bin": b, "n": 100, "n_types": 10,
              "acc@1": 0.07312353714313497, "acc@10": 0.32142857142857145, "T1": 15.5 + k,
              "T10": 59.0, "seeds": 3}

@@ -14,7 +14,7 @@ from pipeline.features.frequencies import write_period
 from pipeline.features.tokenizer import encode_abstracts, train_scratch_tokenizer
 from pipeline.features.words import WordPieces, token_texts, whole_word_positions
 from pipeline.infra.io import write_parquet
-from pipeline.reports.longtail import longtail_frame, markdown, metrics_json, plot_frame
+from pipeline.reports.longtail_report import longtail_frame, markdown, metrics_json, plot_frame
 from stages import longtail as cli
 
 # id: 0 eos, 1-12 words " w0".." w11", 13 a continuation, 14 punctuation, 15 a first word

@@ -12,10 +12,12 @@ import pytest
 import torch
 
 from pipeline.corpus.anthology import parse_file
-from pipeline.evaluation.word_vectors import occurrence_sums, target_sentences, word_pattern
+from pipeline.corpus.pseudowords import word_pattern
+from pipeline.evaluation.change_methods.contextual_method import occurrence_change
+from pipeline.evaluation.change_methods.frequency_method import text_frequency_change
+from pipeline.evaluation.word_vectors import occurrence_sums, target_sentences
 from pipeline.infra.io import write_parquet
 from pipeline.models.hub import MINILM, load_encoder, load_tokenizer_for
-from pipeline.reports.semantic_benchmark import contextual_change, frequency_change
 from stages import semantic_benchmark as cli
 
 CPU = torch.device("cpu")
@@ -59,11 +61,11 @@ def test_change_scores_by_hand():
     # running words: words of >= 3 letters and the pseudo-words ("of" does not count)
     first = ["psw1 one two six", "psw1 psw2 ten of"]   # 7 running words: psw1 2, psw2 1
     last = ["PSW1 abc def", "ghi jkl mno"]            # 6 running words: psw1 1, psw2 0
-    got = frequency_change(first, last, ["psw1", "psw2"])
+    got = text_frequency_change(first, last, ["psw1", "psw2"])
     want = np.abs(np.log(np.array([2, 1]) / 7) - np.log(np.array([3, 2]) / 8))
     np.testing.assert_allclose(got, want)
     sums1, sums2 = np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([[0.0, 2.0], [0.0, 0.0]])
-    change = contextual_change((sums1, np.array([1, 2])), (sums2, np.array([3, 0])))
+    change = occurrence_change((sums1, np.array([1, 2])), (sums2, np.array([3, 0])))
     assert change[0] == pytest.approx(1.0) and np.isnan(change[1])
 
 

@@ -10,7 +10,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pipeline.evaluation.semantic_scores import ChangeScores
+from pipeline.evaluation.change_methods.interface import MethodResult
+from pipeline.evaluation.change_targets import (Targets, choose_targets, frequent_targets,
+                                                read_targets)
+from pipeline.evaluation.semantic_change import scores_frame
+from pipeline.evaluation.semantic_scores import agreement_matrix, change_metrics, truth_correlations
 from pipeline.features.embeddings import write_period as write_embeddings
 from pipeline.features.frequencies import write_period as write_frequencies
 from pipeline.features.tokenizer import train_scratch_tokenizer
@@ -18,10 +22,7 @@ from pipeline.features.words import token_texts
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import read_parquet, write_parquet
 from pipeline.models.hub import MINILM
-from pipeline.reports.semantic_change import (Targets, agreement_matrix, benchmark_lines,
-                                              choose_targets, example_sentence, frequent_targets,
-                                              metrics, read_targets, scores_frame,
-                                              truth_correlations, word_scores)
+from pipeline.reports.semantic_change_report import benchmark_lines, example_sentence
 from stages import semantic_change as cli
 
 # ids: 0 eos, 1 " model", 2 " the" (stopword), 3 "ing", 4 " BERT2" (not alphabetic),
@@ -60,11 +61,13 @@ def test_frequent_targets_by_hand():
 def test_scores_frame_ranks_and_skips():
     targets = Targets(["model", "parser", "data", "nope"], {"model": 1, "parser": 5, "data": 7},
                       {}, {"nope": "not a single word-starting token"}, "test")
-    contextual = ChangeScores(np.array([1, 5]), np.array([0.2, 0.5]), np.array([3, 4]),
-                              np.array([5, 6]))
-    frequency = ChangeScores(np.arange(8), np.array([0, 0.3, 0, 0, 0, 0.3, 0, np.nan]),
-                             np.arange(8) * 10, np.arange(8) * 20)
-    frame = scores_frame(targets, {"contextual": contextual, "frequency": frequency})
+    words = ["data", "model", "parser"]
+    # the contextual method has counts of its own; frequency none: the groups' counts by token
+    contextual = MethodResult(np.array([np.nan, 0.2, 0.5]), np.array([0, 3, 4]),
+                              np.array([0, 5, 6]))
+    frequency = MethodResult(np.array([np.nan, 0.3, 0.3]))
+    frame = scores_frame(targets, words, {"contextual": contextual, "frequency": frequency},
+                         (np.arange(8) * 10, np.arange(8) * 20))
     rows = frame[["method", "word", "token_id", "score", "rank", "first_count",
                   "last_count"]].values.tolist()
     assert rows == [["contextual", "parser", 5, 0.5, 1, 4, 6],
@@ -72,19 +75,13 @@ def test_scores_frame_ranks_and_skips():
                     # a tie is ranked by word; data's NaN is not a score
                     ["frequency", "model", 1, 0.3, 1, 10, 20],
                     ["frequency", "parser", 5, 0.3, 2, 50, 100]]
-    assert metrics(frame, {}) == {"agreement": None}     # 2 targets: no rank correlation
+    assert change_metrics(frame, {}) == {"agreement": None}   # 2 targets: no rank correlation
+    # no counts anywhere: -1
+    alone = scores_frame(targets, words, {"frequency": frequency})
+    assert alone["first_count"].tolist() == [-1, -1]
 
 
-def test_word_scores_and_the_agreement_matrix():
-    targets = Targets(["model", "parser", "data"], {"model": 1, "parser": 5, "data": 7}, {}, {},
-                      "test")
-    frequency = ChangeScores(np.arange(8), np.array([0, 0.1, 0, 0, 0, 0.3, 0, 0.2]),
-                             np.arange(8) * 10, np.arange(8) * 20)
-    # a word-level method's scores (words in any order) keyed by token id, with the counts
-    learned = word_scores(targets, ["parser", "data", "model"], np.array([0.9, np.nan, 0.4]),
-                          frequency)
-    assert learned.token_ids.tolist() == [1, 5, 7] and learned.first_counts.tolist() == [10, 50, 70]
-    np.testing.assert_array_equal(learned.scores, [0.4, 0.9, np.nan])
+def test_the_agreement_matrix_and_truth_correlations():
     frame = pd.DataFrame({"method": ["a"] * 4 + ["b"] * 4 + ["c"] * 2,
                           "word": ["w", "x", "y", "z"] * 2 + ["w", "x"],
                           "score": [1, 2, 3, 4, 4, 3, 1, 2, 5, 6]})

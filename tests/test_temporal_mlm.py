@@ -12,10 +12,12 @@ import pytest
 import torch
 
 from pipeline.corpus.pseudowords import word_pattern
-from pipeline.evaluation.temporal_mlm import (TIME_TOKEN, TemporalMLMSettings, TimeTokens,
-                                              benchmark_change, build_model,
-                                              group_vector, mask_tokens, mlm_loss, period_means,
-                                              sample_sentences, settings_from, temporal_change,
+from pipeline.evaluation.change_methods.interface import EncoderSettings
+from pipeline.evaluation.semantic_benchmark import benchmark_inputs
+from pipeline.evaluation.temporal_mlm import (TEMPORAL_ATTENTION, TIME_TOKEN, TemporalMLMSettings,
+                                              TimeTokens, build_model, group_vector, mask_tokens,
+                                              mlm_loss, period_means, sample_sentences,
+                                              score_targets, settings_from, temporal_change,
                                               texts_change, train, training_windows, vectors_for)
 from pipeline.infra.params import ChangeMethodsConfig
 from pipeline.models.hub import MINILM, load_tokenizer_for
@@ -157,7 +159,8 @@ def test_settings_from_the_params():
 
 def test_both_stages_take_one_code_path(tok):
     """The semantic_change stage's per-period text lists (texts_change) and the benchmark's table
-    (benchmark_change) give the scores of temporal_change itself."""
+    (benchmark_inputs, then the method's score_targets with the params' settings) give the scores
+    of temporal_change itself."""
     import pandas as pd
 
     first, last = [corpus("zork", 0), ANIMALS], [corpus("zork", 1)]
@@ -167,11 +170,18 @@ def test_both_stages_take_one_code_path(tok):
     lists = texts_change(first, last, words, settings, MINILM, progress=False)[0]
     table = pd.DataFrame({"period": ["2015"] * 4 + ["2016"] * 4 + ["2019"] * 4,
                           "abstract": [t for part in (*first, *last) for t in part]})
-    frame = benchmark_change(table, ["2015", "2016"], ["2019"], words, settings, MINILM,
-                             progress=False)[0]
+    learned = ChangeMethodsConfig(**{f"temporal_{f}": getattr(settings, f) for f in (
+        "init", "epochs", "steps", "lr", "lr_new", "batch_size", "max_length", "hidden", "depth",
+        "sentences", "layers")})
+    inputs = benchmark_inputs(table, ["2015", "2016"], ["2019"], MINILM,
+                              EncoderSettings(-1, 32, 4), learned, settings.seed)
+    assert settings_from(inputs.learned, inputs.seed) == settings
+    result = score_targets(inputs, words, TEMPORAL_ATTENTION)
     assert np.isfinite(direct).all()
     np.testing.assert_array_equal(lists, direct)
-    np.testing.assert_array_equal(frame, direct)
+    np.testing.assert_array_equal(result.scores, direct)
+    assert set(result.details) == {"skipped_occurrences", "first_loss", "last_loss"}
+    assert len(score_targets(inputs, [], TEMPORAL_ATTENTION).scores) == 0   # no target: no training
 
 
 def test_time_tokens_prefix_every_window_and_sentence(tok):

@@ -1,18 +1,28 @@
-"""Scores of semantic change: the common result type, the top-k list, and correlation with
-graded truth (issue 19 §4, scoring part; paper 003 §5.1: targets ranked by degree of change and
-compared with SemEval-2020 Task 1 Subtask 2's graded labels).
+"""Statistics of semantic-change scores: the per-token result type, the top-k list, correlation
+with graded truth and the methods' agreement (issue 19 §4, scoring part; paper 003 §5.1: targets
+ranked by degree of change and compared with SemEval-2020 Task 1 Subtask 2's graded labels).
 
-Pure numpy/scipy; no torch. The scores themselves come from
-:mod:`pipeline.evaluation.semantic_change`.
+* :func:`correlations` — Pearson and Spearman of one method's scores against graded truth, with
+  p-values and percentile-bootstrap intervals over the targets; :func:`truth_correlations` — the
+  same for every method of a long table (``method``, ``word``, ``score``);
+* :func:`agreement_matrix` — Spearman ρ between every two methods' scores;
+  :func:`method_agreement` and :func:`change_metrics` — the one-number DVC metric (the registry's
+  :data:`~pipeline.evaluation.change_methods.method_registry.AGREEMENT` pair).
+
+Pure numpy/scipy/pandas; no torch. The scores themselves come from the methods
+(:mod:`pipeline.evaluation.change_methods`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
+
+from pipeline.evaluation.change_methods.method_registry import AGREEMENT
 
 
 @dataclass(frozen=True)
@@ -123,3 +133,66 @@ def correlations(scores: Sequence[float] | np.ndarray, truth: Sequence[float] | 
     return Correlation(n=n, pearson=float(pr[0]), pearson_p=float(pr[1]), pearson_ci=ci(boot_p),
                        spearman=float(sr[0]), spearman_p=float(sr[1]), spearman_ci=ci(boot_s),
                        n_boot=n_boot)
+
+
+def truth_correlations(frame: pd.DataFrame, truth: Mapping[str, float], seed: int,
+                       methods: Sequence[str] = ()) -> dict[str, dict]:
+    """Per method of ``frame`` (long table: ``method``, ``word``, ``score``): Pearson and Spearman
+    against graded ``truth`` with p-values and intervals (:func:`correlations`); each of
+    ``methods`` without a scored word gets an entry saying so (every method is shown)."""
+    out: dict[str, dict] = {m: {"n": 0, "error": "no target scored"} for m in methods
+                            if m not in set(frame["method"])}
+    for method, part in frame.groupby("method", sort=False):
+        part = part[part["word"].isin(truth)]
+        try:
+            c = correlations(part["score"], [truth[w] for w in part["word"]], seed=seed)
+        except ValueError as err:
+            out[method] = {"n": len(part), "error": str(err)}
+            continue
+        out[method] = {"n": c.n, "pearson": c.pearson, "pearson_p": c.pearson_p,
+                       "pearson_ci": list(c.pearson_ci), "spearman": c.spearman,
+                       "spearman_p": c.spearman_p, "spearman_ci": list(c.spearman_ci)}
+    return {m: out[m] for m in [*methods, *(k for k in out if k not in methods)]}
+
+
+def agreement_matrix(frame: pd.DataFrame) -> pd.DataFrame:
+    """Spearman ρ between every two methods' scores over the targets both scored (NaN where
+    fewer than 3 or a constant column); rows and columns in the frame's method order."""
+    methods = list(dict.fromkeys(frame["method"]))
+    wide = frame.pivot(index="word", columns="method", values="score")
+    out = pd.DataFrame(np.nan, index=methods, columns=methods)
+    for i, a in enumerate(methods):
+        for b in methods[i:]:
+            both = wide[[a, b]].dropna()
+            if len(both) >= 3 and (both.nunique() > 1).all():
+                rho = 1.0 if a == b else float(stats.spearmanr(both[a], both[b])[0])
+                out.loc[a, b] = out.loc[b, a] = rho
+    return out
+
+
+def method_agreement(frame: pd.DataFrame, pair: tuple[str, str] = AGREEMENT
+                     ) -> tuple[float, int] | None:
+    """Spearman ρ between two methods (by default the registry's :data:`AGREEMENT`: contextual
+    vs frequency) over the targets both scored, and their count: the DVC metric ``agreement``
+    (one number: ``dvc metrics show`` is near its 200 columns; every pair is in
+    :func:`agreement_matrix`)."""
+    a, b = pair
+    if not {a, b} <= set(frame["method"]):
+        return None
+    wide = frame.pivot(index="word", columns="method", values="score")[[a, b]].dropna()
+    if len(wide) < 3 or (wide.nunique() < 2).any():
+        return None       # too few targets, or a constant column: no rank correlation
+    return float(stats.spearmanr(wide[a], wide[b])[0]), len(wide)
+
+
+def change_metrics(frame: pd.DataFrame, correlated: Mapping[str, dict]) -> dict:
+    """The compact DVC metrics, one column wide by default so that `dvc metrics show` keeps to a
+    200-column terminal: ``agreement`` (:func:`method_agreement`; null if undefined) and, with
+    graded truth, ``spearman`` {method: ρ against the truth}. Coverage, every other pair of
+    methods and everything else is in the report and the scores table."""
+    agreement = method_agreement(frame)
+    out: dict = {"agreement": None if agreement is None else round(agreement[0], 4)}
+    rho = {m: round(c["spearman"], 4) for m, c in correlated.items() if "error" not in c}
+    if rho:
+        out["spearman"] = rho
+    return out

@@ -5,7 +5,7 @@ A BERT masked LM whose self-attention is eq. 2's temporal attention
 of periods, each text with its period as time point (the index of its period among the groups'
 periods, in time order; padding and ``[MASK]`` tokens get the layer's two special time points,
 footnote 3). Then, per target word, Algorithm 1: up to ``n`` sentences per period that hold the
-word (:func:`pipeline.evaluation.semantic_change.split_sentences`, matched by
+word (:func:`pipeline.corpus.sentences.split_sentences`, matched by
 :func:`pipeline.corpus.pseudowords.word_pattern`, drawn at random with the seed when there are
 more) are run through the model *with their period's time point*; a sentence's vector ``v`` is
 the mean, over the word's sub-tokens (every occurrence in the sentence), of the mean of the last
@@ -56,7 +56,9 @@ from tqdm import tqdm
 from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerBase
 
 from pipeline.corpus.pseudowords import word_pattern
-from pipeline.evaluation.semantic_change import cosine_distance, split_sentences
+from pipeline.corpus.sentences import split_sentences
+from pipeline.evaluation.change_methods.interface import ChangeInputs, MethodResult
+from pipeline.evaluation.change_vectors import cosine_distance
 from pipeline.models.portable import make_portable
 from pipeline.models.temporal_attention import TimeEmbedding, add_temporal_attention, temporal_times
 
@@ -389,10 +391,10 @@ def texts_change(first: Sequence[Sequence[str]], last: Sequence[Sequence[str]],
                  words: Sequence[str], settings: TemporalMLMSettings, encoder_name: str,
                  progress: bool = True, method: str = TEMPORAL_ATTENTION
                  ) -> tuple[np.ndarray, dict]:
-    """:func:`temporal_change` on each group's periods' texts (time order), the one entry point of
+    """:func:`temporal_change` on each group's periods' texts (time order), the one code path of
     both stages (the semantic_change stage's real abstracts, the benchmark's rewritten or SemEval
-    texts). The model starts from ``settings.init`` or, from scratch, uses the tokenizer of
-    ``encoder_name``; loads offline through :mod:`pipeline.models.hub`."""
+    texts; :func:`score_targets`). The model starts from ``settings.init`` or, from scratch,
+    uses the tokenizer of ``encoder_name``; loads offline through :mod:`pipeline.models.hub`."""
     from pipeline.models.hub import load_encoder, load_tokenizer_for
 
     scratch = settings.init == SCRATCH
@@ -401,11 +403,18 @@ def texts_change(first: Sequence[Sequence[str]], last: Sequence[Sequence[str]],
     return temporal_change(tokenizer, first, last, words, settings, encoder, progress, method)
 
 
-def benchmark_change(texts: object, first: Sequence[str], last: Sequence[str],
-                     words: Sequence[str], settings: TemporalMLMSettings, encoder_name: str,
-                     progress: bool = True, method: str = TEMPORAL_ATTENTION
-                     ) -> tuple[np.ndarray, dict]:
-    """:func:`texts_change` on a table of texts (columns ``period``, ``abstract``: the
-    benchmark's rewritten texts), split by the periods of ``first`` and ``last``."""
-    groups = [[texts[texts["period"] == q]["abstract"].tolist() for q in g] for g in (first, last)]
-    return texts_change(groups[0], groups[1], words, settings, encoder_name, progress, method)
+def score_targets(inputs: ChangeInputs, targets: Sequence[str], method: str) -> MethodResult:
+    """The temporal-attention or time-token method (``method``) as a semantic-change method
+    (:mod:`pipeline.evaluation.change_methods.interface`): :func:`texts_change` on
+    ``inputs.texts`` with the learned methods' settings and the seed (:func:`settings_from`).
+    Details: the occurrences truncation left without a vector and the first and last training
+    loss; no target: no training."""
+    if not targets:
+        return MethodResult.empty()
+    scores, info = texts_change(*inputs.texts, list(targets),
+                                settings_from(inputs.learned, inputs.seed), inputs.encoder,
+                                method=method)
+    return MethodResult(scores, details={"skipped_occurrences": info["skipped"],
+                                         "first_loss": info["losses"][0],
+                                         "last_loss": info["losses"][-1]},
+                        log=f"{info['train_s']:.0f} s training, {info['total_s']:.0f} s in all")

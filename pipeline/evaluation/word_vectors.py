@@ -21,7 +21,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.corpus.pseudowords import word_pattern
-from pipeline.evaluation.semantic_change import split_sentences
+from pipeline.corpus.sentences import split_sentences
 from pipeline.features.alignment import Batch
 from pipeline.features.embeddings import check_layer, encoder_states
 

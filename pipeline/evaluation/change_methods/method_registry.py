@@ -1,0 +1,89 @@
+"""The method registry: the one table of semantic-change methods, in the order of every report.
+
+Each row names a method and the module that implements it (:mod:`.interface`: the module's
+``METHOD``, a :class:`~.interface.ChangeMethod`), by string: reading the table imports nothing,
+and a module is imported only when its method is described or run (its own heavy imports, torch,
+stay inside its functions). The ``semantic_change`` stage (the report) and the
+``semantic_benchmark`` stage (pseudo-words or SemEval) both loop over this table (:func:`run`);
+nothing else lists method names. A new method is one module plus one row here, or, without
+editing this file (a test's toy method, an experiment), one :func:`register` call.
+
+=====================  ==========================================  ===============================
+method                 what it does                                module (``change_methods.``)
+=====================  ==========================================  ===============================
+``contextual``         paper 003's Algorithm 1 on pooled encoder   ``contextual_method``
+                       vectors (Martinc et al. 2020)
+``temporal-attention`` paper 003's temporal-attention MLM, then    ``temporal_attention_method``
+                       Algorithm 1
+``time-token``         the same MLM with a period token per text   ``time_token_method``
+                       (Rosin et al. 2022)
+``sgns``               SGNS per group, Procrustes-aligned          ``sgns_method``
+                       (Hamilton et al. 2016)
+``frequency``          |Δ mean log frequency|, the naive baseline  ``frequency_method``
+=====================  ==========================================  ===============================
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Sequence
+
+from pipeline.evaluation.change_methods.interface import ChangeInputs, ChangeMethod, MethodResult
+
+# name -> module holding METHOD, in table (report) order
+METHODS: dict[str, str] = {
+    "contextual": "pipeline.evaluation.change_methods.contextual_method",
+    "temporal-attention": "pipeline.evaluation.change_methods.temporal_attention_method",
+    "time-token": "pipeline.evaluation.change_methods.time_token_method",
+    "sgns": "pipeline.evaluation.change_methods.sgns_method",
+    "frequency": "pipeline.evaluation.change_methods.frequency_method",
+}
+
+# The pair whose Spearman ρ is the semantic_change stage's one DVC metric, ``agreement``: the
+# paper's method against the naive baseline (does it only restate a frequency change?).
+AGREEMENT = ("contextual", "frequency")
+
+
+def names() -> list[str]:
+    """Every method's name, in table order."""
+    return list(METHODS)
+
+
+def register(name: str, module: str) -> None:
+    """Add a row (at the end of the table) for the method in ``module`` (its ``METHOD``); a name
+    already in the table is refused. The row lasts for the process (tests restore the table)."""
+    if name in METHODS:
+        raise ValueError(f"a semantic-change method {name!r} is already registered")
+    METHODS[name] = module
+
+
+def lookup(name: str) -> ChangeMethod:
+    """The method of row ``name`` (imports its module); ValueError naming the rows otherwise."""
+    if name not in METHODS:
+        raise ValueError(f"unknown semantic-change method {name!r}; registered: {names()}")
+    method = importlib.import_module(METHODS[name]).METHOD
+    if not isinstance(method, ChangeMethod) or method.name != name:
+        raise ValueError(f"{METHODS[name]}.METHOD must be a ChangeMethod named {name!r}")
+    return method
+
+
+def methods() -> Iterator[ChangeMethod]:
+    """Every method, in table order."""
+    return (lookup(name) for name in names())
+
+
+def descriptions() -> dict[str, str]:
+    """Each method's one-line description, in table order (the report's section titles)."""
+    return {m.name: m.description for m in methods()}
+
+
+def run(inputs: ChangeInputs, targets: Sequence[str]) -> dict[str, MethodResult]:
+    """Every method's scores of ``targets``, in table order (the order the methods run in)."""
+    out = {}
+    for method in methods():
+        result = method.score(inputs, targets)
+        if len(result.scores) != len(targets):
+            raise ValueError(f"method {method.name!r} returned {len(result.scores)} scores for "
+                             f"{len(targets)} targets")
+        out[method.name] = result
+    return out

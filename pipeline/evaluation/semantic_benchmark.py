@@ -1,0 +1,116 @@
+"""The semantic-change benchmark (issue 19 §5): do the methods rank words of known graded change
+in the right order?
+
+Its words come from one of two sources:
+
+* **pseudo-words** (:func:`pseudo_word_benchmark`): from the abstracts of the first and last group
+  of periods, ``n_targets`` changed pseudo-words (b-share shifts spread evenly over
+  ``(0, max_shift]``) and ``n_controls`` stable ones are made (:mod:`pipeline.corpus.pseudowords`);
+  the truth is the Jensen-Shannon distance of the two groups' sense mixes;
+* **a SemEval-2020 Task 1 folder** (:func:`semeval_benchmark`; Schlechtweg et al. 2020): its
+  targets between its two corpora (``corpus1`` → ``corpus2``, one period each) and its graded
+  truth (the task's subtask 2).
+
+Every registered method (:mod:`pipeline.evaluation.change_methods.method_registry`) scores the
+words on those texts — the benchmark has no stage features, so the contextual method embeds the
+texts with the encoder (:class:`~pipeline.evaluation.change_methods.interface.EncoderSettings`)
+— and each method's scores are correlated with the truth (:func:`score_benchmark`; Spearman and
+Pearson, p-values, bootstrap intervals: :func:`pipeline.evaluation.semantic_scores.truth_correlations`).
+
+The truth moves a word's *mix of usages*; its frequency changes too (replaced b's add to it), so
+the frequency baseline is not hopeless by construction — which is why it is reported beside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pipeline.corpus.by_period import read_period
+from pipeline.corpus.pseudowords import choose_pairs, count_words, load_semeval, make_benchmark
+from pipeline.evaluation.change_methods import method_registry
+from pipeline.evaluation.change_methods.interface import (ChangeInputs, EncoderSettings,
+                                                          MethodResult)
+from pipeline.evaluation.semantic_scores import truth_correlations
+from pipeline.infra.params import ChangeMethodsConfig
+
+
+def build(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str], n_targets: int,
+          n_controls: int, min_count: int, max_shift: float, seed: int,
+          stopwords: frozenset[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rewritten texts (columns ``period``, ``abstract``) and the truth table."""
+    group = {g: texts[texts["period"].isin(periods)]["abstract"] for g, periods in
+             (("first", first), ("last", last))}
+    pairs = choose_pairs(count_words(group["first"]), count_words(group["last"]), n_targets,
+                         n_controls, min_count, seed, stopwords)
+    shifts = [max_shift * (i + 1) / n_targets for i in range(n_targets)]
+    return make_benchmark(texts, first, last, pairs, shifts, seed)
+
+
+def pseudo_word_benchmark(abstracts: str, first: Sequence[str], last: Sequence[str],
+                          n_targets: int, n_controls: int, min_count: int, max_shift: float,
+                          seed: int, stopwords: frozenset[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`build` on the corpus table ``abstracts``' texts of the two groups' periods."""
+    texts = pd.concat([read_period(abstracts, q, ["abstract", "period"])
+                       for q in [*first, *last]], ignore_index=True)
+    return build(texts, first, last, n_targets, n_controls, min_count, max_shift, seed, stopwords)
+
+
+def semeval_benchmark(folder: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str]]:
+    """A SemEval-2020 Task 1 folder as the benchmark: its texts (columns ``period``, ``abstract``),
+    its targets with ``kind`` "target" and the graded ``truth``, and the two periods."""
+    texts, truth = load_semeval(folder)
+    return texts, truth.assign(kind="target"), ["corpus1"], ["corpus2"]
+
+
+def benchmark_inputs(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str],
+                     encoder: str, encoding: EncoderSettings, learned: ChangeMethodsConfig,
+                     seed: int) -> ChangeInputs:
+    """The methods' inputs: the table's texts (columns ``period``, ``abstract``) per period of
+    each group; no stage features, so the encoder embeds texts (``encoding``)."""
+    per_period = tuple([texts[texts["period"] == q]["abstract"].tolist() for q in g]
+                       for g in (first, last))
+    return ChangeInputs(tuple(first), tuple(last), per_period, encoder, learned, seed,
+                        encoding=encoding)
+
+
+def scores_frame(truth: pd.DataFrame, scores: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Long table: ``method``, ``word``, ``kind``, ``truth``, ``score`` (scored words only)."""
+    frames = [truth[["word", "kind", "truth"]].assign(method=m, score=s) for m, s in scores.items()]
+    frame = pd.concat(frames, ignore_index=True)
+    return frame[np.isfinite(frame["score"])][["method", "word", "kind", "truth", "score"]]
+
+
+@dataclass(frozen=True)
+class BenchmarkRun:
+    """Every method's result (table order), the long scores table and the correlations."""
+
+    results: dict[str, MethodResult]
+    frame: pd.DataFrame
+    correlated: dict[str, dict]
+
+
+def score_benchmark(inputs: ChangeInputs, truth: pd.DataFrame, seed: int) -> BenchmarkRun:
+    """Every registered method on the truth table's words, correlated with its ``truth``
+    (bootstrap seeded by ``seed``); every method has a row in the correlations."""
+    results = method_registry.run(inputs, truth["word"].tolist())
+    frame = scores_frame(truth, {m: r.scores for m, r in results.items()})
+    correlated = truth_correlations(frame, dict(zip(truth["word"], truth["truth"])), seed,
+                                    list(results))
+    return BenchmarkRun(results, frame, correlated)
+
+
+def details(first: Sequence[str], last: Sequence[str], semeval: str | None, truth: pd.DataFrame,
+            run: BenchmarkRun) -> dict:
+    """``reports/semantic_benchmark.json``: the groups, each method's totals (top level) and
+    details (under its name, ``-`` as ``_``), the correlations, the words and every score."""
+    totals = {k: v for r in run.results.values() for k, v in r.totals.items()}
+    words_key = "targets" if semeval else "pseudo_words"
+    return {"first": first, "last": last, "semeval": semeval, **totals,
+            **{m.replace("-", "_"): dict(r.details) for m, r in run.results.items() if r.details},
+            "correlations": run.correlated,
+            words_key: truth.astype(object).where(truth.notna(), None).to_dict(orient="records"),
+            "scores": run.frame.to_dict(orient="records")}

@@ -1,0 +1,64 @@
+"""The semantic-change benchmark's report, rendered: ``reports/semantic_benchmark.md``.
+
+The benchmark itself (pseudo-words or a SemEval-2020 Task 1 folder, every registered method's
+scores and their correlations with the truth) is :mod:`pipeline.evaluation.semantic_benchmark`;
+this module writes it down: what the words are, one sentence per method (each method's own
+``benchmark_note``, :mod:`pipeline.evaluation.change_methods.interface`), the correlation table,
+the figure and every word's row with each method's score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pipeline.evaluation.change_methods import method_registry
+from pipeline.evaluation.change_methods.interface import MethodResult
+from pipeline.reports.semantic_change_report import truth_lines
+
+
+def skipped_markdown(message: str) -> str:
+    """The report of a corpus too small for the benchmark: why, and what to change."""
+    return f"# Semantic-change benchmark\n\n{message}\n"
+
+
+def method_notes(results: Mapping[str, MethodResult], encoder: str) -> dict[str, str]:
+    """Each method's sentence, filled in with its result (:meth:`ChangeMethod.note`)."""
+    return {m: method_registry.lookup(m).note(encoder, r) for m, r in results.items()}
+
+
+def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, truth: pd.DataFrame,
+             correlated: dict[str, dict], notes: Mapping[str, str],
+             figure: str | None = None, semeval: str | None = None) -> str:
+    """``reports/semantic_benchmark.md``: the correlations, then every word's row (pseudo-words,
+    or the targets of the SemEval folder ``semeval``) with a column per method of ``notes``
+    (:func:`method_notes`, in the registry's order)."""
+    span = lambda g: g[0] if len(g) == 1 else f"{g[0]}..{g[-1]}"     # noqa: E731
+    methods = list(notes)
+    changed = truth[truth["kind"] == "changed"]
+    what = (f"{len(changed)} changed and {len(truth) - len(changed)} stable pseudo-words, each "
+            "two real words merged into one token whose mix of the two usages shifts by a known "
+            "amount (`pipeline/corpus/pseudowords.py`); truth = Jensen-Shannon distance of the "
+            "two groups' mixes, from the counts actually replaced.") if semeval is None else (
+            f"{len(truth)} targets of the SemEval-2020 Task 1 folder `{semeval}` "
+            "(`pipeline/corpus/pseudowords.py: load_semeval`); truth = its graded change "
+            "(`truth/graded.txt`, subtask 2).")
+    title = (f"pseudo-words, {span(first)} → {span(last)}" if semeval is None
+             else f"SemEval-2020 Task 1, {span(first)} → {span(last)}")
+    merged = "a" in truth.columns
+    lines = [f"# Semantic-change benchmark: {title}", "",
+             f"{what} Methods: " + "; ".join(f"*{m}* = {note}" for m, note in notes.items())
+             + ".", "", *truth_lines(correlated), "",
+             *([f"![scores against the truth]({figure})", ""] if figure else []),
+             ("| pseudo-word | kind | merged words | truth | " if merged else "| word | kind | truth | ")
+             + " | ".join(methods) + " |",
+             ("|---|---|---|---:|" if merged else "|---|---|---:|") + "---:|" * len(methods)]
+    wide = frame.pivot(index="word", columns="method", values="score")
+    for r in truth.sort_values(["truth", "word"], ascending=[False, True]).itertuples():
+        cells = [f"{wide.at[r.word, m]:.4f}" if r.word in wide.index and m in wide.columns
+                 and np.isfinite(wide.at[r.word, m]) else "–" for m in methods]
+        lines.append(f"| {r.word} | {r.kind} | " + (f"{r.a} + {r.b} | " if merged else "")
+                     + f"{r.truth:.3f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
