@@ -243,9 +243,6 @@ def test_settings_of_another_variant_are_refused() -> None:
                        feature_dim=D_ENC)
 
 
-@pytest.mark.xfail(strict=True, reason="make_future_lm accepts settings for a variant without "
-                   "any (frequency-nolstm) and saves a model load_future_lm then refuses; see "
-                   "the report to the lead")
 def test_settings_for_a_variant_without_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="no settings"):
         make_future_lm(tiny_lm(), "frequency-nolstm", window=2, settings=settings("frequency"))

@@ -281,9 +281,6 @@ def test_paper_context_input_is_eq8_v_only_with_zeros_for_unseen_years(cls) -> N
     assert torch.equal(flagged[..., D_ENC], seen.float())
 
 
-@pytest.mark.xfail(strict=True, reason="the variant seam dropped the check BiasConfig made: "
-                   "ContextSettings/Context2Settings accept any context_input (only argparse's "
-                   "choices and, lazily, context_inputs refuse one); see the report to the lead")
 @pytest.mark.parametrize("kind", ["context", "context2"])
 def test_context_input_is_validated(kind: str) -> None:
     with pytest.raises(ValueError, match="context_input"):

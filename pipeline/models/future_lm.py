@@ -287,6 +287,8 @@ def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, settings: 
     spec = entry.spec
     if spec is not None and settings is None:
         settings = spec.default_settings()
+    if (spec is None or spec.settings is None) and settings is not None:
+        raise ValueError(f"the {variant} variant has no settings, got {type(settings).__name__}")
     if spec is not None and spec.settings is not None and not isinstance(settings, spec.settings):
         raise ValueError(f"the {variant} variant's settings are a {spec.settings.__name__}, "
                          f"got {type(settings).__name__}")

@@ -9,6 +9,8 @@ The settings fields several variants share are written once here.
 
 from __future__ import annotations
 
+import typing
+from dataclasses import fields
 from typing import Any, Literal
 
 from pipeline.models.variant import setting
@@ -28,8 +30,16 @@ def context_input() -> Any:
                               "seen-in-that-period flag, carrying the latest earlier vector forward")
 
 
-def at_least_one(settings: Any, *names: str) -> None:
-    """Refuse a size setting below 1 (a ValueError the train stage shows as a user error)."""
-    for name in names:
+def check_settings(settings: Any, *sizes: str) -> None:
+    """Refuse a size setting below 1, and any choice setting (a ``Literal`` field) outside its
+    choices: a ValueError the train stage shows as a user error."""
+    for name in sizes:
         if getattr(settings, name) < 1:
             raise ValueError(f"{name} must be >= 1, got {getattr(settings, name)}")
+    hints = typing.get_type_hints(type(settings))
+    for f in fields(settings):
+        if typing.get_origin(hints[f.name]) is Literal:
+            choices = typing.get_args(hints[f.name])
+            if getattr(settings, f.name) not in choices:
+                raise ValueError(f"{f.name} must be one of {choices}, got "
+                                 f"{getattr(settings, f.name)!r}")

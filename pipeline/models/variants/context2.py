@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.models.variant import VariantSpec, setting
-from pipeline.models.variants import ContextInput, at_least_one, context_input, lstm_hidden
+from pipeline.models.variants import ContextInput, check_settings, context_input, lstm_hidden
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Context2Settings:
                                   none="learned")
 
     def __post_init__(self) -> None:
-        at_least_one(self, "lstm_hidden")
+        check_settings(self, "lstm_hidden")
 
 
 VARIANT = VariantSpec(module="pipeline.models.temporal:Context2Bias", settings=Context2Settings,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.models.variant import VariantSpec
-from pipeline.models.variants import at_least_one, lstm_hidden
+from pipeline.models.variants import check_settings, lstm_hidden
 
 
 @dataclass(frozen=True)
@@ -16,7 +16,7 @@ class FrequencySettings:
     lstm_hidden: int = lstm_hidden()
 
     def __post_init__(self) -> None:
-        at_least_one(self, "lstm_hidden")
+        check_settings(self, "lstm_hidden")
 
 
 VARIANT = VariantSpec(module="pipeline.models.temporal:FrequencyBias", settings=FrequencySettings,

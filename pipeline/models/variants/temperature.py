@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipeline.models.variant import VariantSpec, setting
-from pipeline.models.variants import at_least_one
+from pipeline.models.variants import check_settings
 
 TemperatureNorm = Literal["softmax", "sigmoid"]
 LossScale = Literal["mean", "sum", "none"]
@@ -29,7 +29,7 @@ class TemperatureSettings:
                                             "'none' (plain cross-entropy)")
 
     def __post_init__(self) -> None:
-        at_least_one(self, "rank")
+        check_settings(self, "rank")
         if not (self.beta > 0 and self.alpha >= 0):
             raise ValueError("the temperature needs beta > 0 and alpha >= 0, got "
                              f"{self.alpha}, {self.beta}")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipeline.models.variant import VariantSpec, setting
-from pipeline.models.variants import at_least_one
+from pipeline.models.variants import check_settings
 
 AttentionForm = Literal["residual", "paper"]
 
@@ -27,7 +27,7 @@ class TemporalAttentionSettings:
                                               "head with one period per text)")
 
     def __post_init__(self) -> None:
-        at_least_one(self, "time_dim")
+        check_settings(self, "time_dim")
 
 
 VARIANT = VariantSpec(module="pipeline.models.attention_time:TemporalAttentionLM",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.models.variant import VariantSpec
-from pipeline.models.variants import at_least_one, lstm_hidden
+from pipeline.models.variants import check_settings, lstm_hidden
 from pipeline.models.variants.temperature import TemperatureSettings
 
 
@@ -19,7 +19,7 @@ class TemporalTemperatureSettings(TemperatureSettings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        at_least_one(self, "lstm_hidden")
+        check_settings(self, "lstm_hidden")
 
 
 VARIANT = VariantSpec(module="pipeline.models.heads:TemporalTemperatureHead",
