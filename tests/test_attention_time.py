@@ -129,5 +129,5 @@ def test_the_frozen_base_cache_refuses_it() -> None:
 
 
 def test_an_unknown_attention_form_is_refused() -> None:
-    with pytest.raises(ValueError, match="attention form"):
+    with pytest.raises(ValueError, match="form must be one of"):
         timed("both")

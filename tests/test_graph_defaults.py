@@ -59,7 +59,7 @@ def test_a_missing_optional_key_is_its_default_in_the_command_and_no_param() -> 
 
 def test_defaults_are_written_as_dvc_writes_those_values() -> None:
     notes: list = []
-    stages = stages_of(without(PARAMS, "train.alpha", "filter.language", "data.columns",
+    stages = stages_of(without(PARAMS, "variants.context2.alpha", "filter.language", "data.columns",
                                "frequencies", "report", "train.cache"), notes)
     cmd = {name: s.get("do", s)["cmd"] for name, s in stages.items()}
     assert "--alpha learned " in cmd["train-context2-s0"]          # None: the option's none word
@@ -74,7 +74,7 @@ def test_defaults_are_written_as_dvc_writes_those_values() -> None:
     assert "train.cache" not in stages["graph"]["params"]
     keys = [n.key for n in notes]
     assert keys == ["train.cache", "data.columns", "filter.language", "frequencies.plot_words",
-                    "train.alpha", "report.examples"]   # first use first; no section-wide twin
+                    "variants.context2.alpha", "report.examples"]   # first use first; no section-wide twin
     shown = {n.key: n.note for n in notes}
     assert "its default {id: id, date: date, title: title, text: text};" in shown["data.columns"]
     assert "its default false;" in shown["train.cache"]
@@ -106,7 +106,7 @@ def test_a_missing_required_key_stops_make_graph_naming_it(key: str) -> None:
 
 def test_without_a_schema_every_missing_key_is_named() -> None:
     with pytest.raises(UserError, match="params.yaml has no `split.min_documents`"):
-        build(without(PARAMS, "split.min_documents"), REPO)
+        build(without(PARAMS, "split.min_documents"), REPO, Schema({}))
     with pytest.raises(UserError, match="params.yaml has no `train.cache`"):
         build(without(PARAMS, "train.cache"), REPO, Schema({}))
 
