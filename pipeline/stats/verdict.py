@@ -1,0 +1,196 @@
+"""The verdict engine: every claim a report makes, as one record with its test (issue 31 §1).
+
+A report states a comparison as a :class:`Claim` — forecaster or model ``a`` against ``b`` on one
+metric, the effect and its 95 % interval, the p-value of the test, what was resampled (``unit``)
+and how many of it (``n``), and how many trained runs each side had (``seeds``). :func:`judge`
+adjusts the p-values of each family (Holm, :mod:`pipeline.stats.multiple`) and turns every claim
+into a :class:`Verdict`:
+
+* ``better`` / ``worse``: the adjusted p-value is below :data:`ALPHA` and the effect says which;
+* ``not distinguishable`` otherwise, and always when a side that is a trained model has fewer than
+  :data:`MIN_SEEDS` runs (its run-to-run spread is unknown: one seed can flip the order), or the
+  claim could not be tested. The ``reason`` says which.
+
+A side with a known zero spread (a forecaster without training, a frozen model) is declared with
+``seeds = 0`` ("no runs to vary"): it is judged by the document-level test alone, and the reason
+says so. The records go to ``reports/verdicts.json`` (stage ``verdicts``), the reports render
+them with :func:`sentence`; no verdict is written by hand. Schema: ``docs/verdicts.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+from pipeline.stats.multiple import holm
+
+ALPHA = 0.05
+MIN_SEEDS = 3
+VERDICTS = ("better", "worse", "not distinguishable")
+FAMILIES = ("variant", "temporal-gain", "output-layer", "forecast-vocabulary", "forecast-trend",
+            "semantic-change", "history-sensitivity", "cm-anchor")
+SIGNIFICANT_DIGITS = 6
+
+Direction = Literal["lower", "higher"]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One comparison before adjustment: is ``a`` better than ``b`` on ``metric``?
+
+    ``effect`` is ``a``'s value minus ``b``'s in ``effect_unit`` (negative is better when
+    ``better_when == "lower"``); ``ci`` its 95 % interval; ``p`` the two-sided p-value of ``test``
+    (NaN: not tested, say why in ``note``). ``unit``: what was resampled ("documents",
+    "documents and runs", ...), ``n`` how many. ``seeds``: runs of (a, b); 0 = a side with no
+    run-to-run spread (no training, or a frozen model). ``scope`` splits a report's family
+    (for example the backtest period)."""
+
+    report: str
+    family: str
+    a: str
+    b: str
+    metric: str
+    effect: float
+    ci: tuple[float, float]
+    p: float
+    test: str
+    unit: str
+    n: int
+    seeds: tuple[int, int]
+    better_when: Direction = "lower"
+    effect_unit: str = ""
+    scope: str = ""
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"unknown verdict family {self.family!r}; expected one of {FAMILIES}")
+        if self.better_when not in ("lower", "higher"):
+            raise ValueError(f"better_when must be 'lower' or 'higher', got {self.better_when!r}")
+
+
+@dataclass(frozen=True)
+class Verdict(Claim):
+    """A judged claim: ``p_adjusted`` (Holm within its family), ``verdict`` and its ``reason``."""
+
+    p_adjusted: float = float("nan")
+    verdict: str = "not distinguishable"
+    reason: str = ""
+    family_size: int = 0
+
+    def as_record(self) -> dict[str, object]:
+        """The JSON record (floats to :data:`SIGNIFICANT_DIGITS` significant digits: a verdict
+        is not a measurement store, and the last digits of a float depend on the CPU)."""
+        record = asdict(self)
+        for key in ("effect", "p", "p_adjusted"):
+            record[key] = _rounded(record[key])
+        record["ci"] = [_rounded(x) for x in self.ci]
+        record["seeds"] = list(self.seeds)
+        return record
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str, str]:
+        return (self.report, self.family, self.scope, self.a, self.b, self.metric)
+
+
+def _rounded(x: float) -> float | None:
+    if x is None or math.isnan(x):
+        return None
+    return float(f"{x:.{SIGNIFICANT_DIGITS}g}")
+
+
+def _family(claim: Claim) -> tuple[str, str, str]:
+    return (claim.report, claim.family, claim.scope)
+
+
+def judge(claims: Iterable[Claim], alpha: float = ALPHA) -> list[Verdict]:
+    """Every claim judged (module doc), in the input order; Holm within each family."""
+    claims = list(claims)
+    families: dict[tuple[str, str, str], list[int]] = {}
+    for i, c in enumerate(claims):
+        families.setdefault(_family(c), []).append(i)
+    adjusted = [float("nan")] * len(claims)
+    sizes = [0] * len(claims)
+    for members in families.values():
+        adj = holm([claims[i].p for i in members])
+        tested = sum(not math.isnan(claims[i].p) for i in members)
+        for i, a in zip(members, adj):
+            adjusted[i], sizes[i] = a, tested
+    return [_decide(c, adjusted[i], sizes[i], alpha) for i, c in enumerate(claims)]
+
+
+def _decide(c: Claim, p_adj: float, family_size: int, alpha: float) -> Verdict:
+    base = {f: getattr(c, f) for f in Claim.__dataclass_fields__}
+    short = [name for name, runs in zip((c.a, c.b), c.seeds) if 0 < runs < MIN_SEEDS]
+    if math.isnan(c.p):
+        verdict, reason = "not distinguishable", f"not tested: {c.note or 'no test applies'}"
+    elif short:
+        verdict = "not distinguishable"
+        reason = (f"{' and '.join(short)}: fewer than {MIN_SEEDS} trained runs, so the run-to-run "
+                  f"spread is unknown (document-level p = {c.p:.3g})")
+    elif p_adj < alpha:
+        good = (c.effect < 0) == (c.better_when == "lower")
+        verdict = "better" if good else "worse"
+        reason = f"Holm-adjusted p = {p_adj:.3g} < {alpha} in a family of {family_size}"
+    else:
+        verdict = "not distinguishable"
+        reason = f"Holm-adjusted p = {p_adj:.3g} ≥ {alpha} in a family of {family_size}"
+    if not short and not math.isnan(c.p) and 0 in c.seeds and c.seeds != (0, 0):
+        reason += "; a side without run-to-run spread: judged by the document-level test alone"
+    return Verdict(**base, p_adjusted=p_adj, verdict=verdict, reason=reason,
+                   family_size=family_size)
+
+
+def _number(x: float) -> str:
+    return f"{x:+.3g}" if abs(x) >= 1e-3 or x == 0 else f"{x:+.2e}"
+
+
+def sentence(v: Verdict) -> str:
+    """The verdict as one Markdown sentence that quotes its record."""
+    where = f" ({v.scope})" if v.scope else ""
+    unit = f" {v.effect_unit}" if v.effect_unit else ""
+    lo, hi = v.ci
+    ci = "" if math.isnan(lo) else f", 95 % CI [{_number(lo)}, {_number(hi)}]"
+    stats = (f"{v.metric} difference {_number(v.effect)}{unit}{ci}; {v.test} over {v.n} "
+             f"{v.unit}; {v.reason}")
+    if v.verdict == "better":
+        head = f"**{v.a}** is better than {v.b}{where}"
+    elif v.verdict == "worse":
+        head = f"**{v.a}** is worse than {v.b}{where}"
+    else:
+        head = f"{v.a} and {v.b} are **not distinguishable**{where}"
+    return f"{head} ({stats})."
+
+
+def table(verdicts: Sequence[Verdict]) -> str:
+    """A Markdown table of verdicts (one row each), for a report section."""
+    rows = ["| A | B | metric | effect [95 % CI] | p | p (Holm) | verdict |",
+            "|---|---|---|---:|---:|---:|---|"]
+    for v in verdicts:
+        lo, hi = v.ci
+        ci = "" if math.isnan(lo) else f" [{_number(lo)}, {_number(hi)}]"
+        p = "—" if math.isnan(v.p) else f"{v.p:.3g}"
+        pa = "—" if math.isnan(v.p_adjusted) else f"{v.p_adjusted:.3g}"
+        rows.append(f"| {v.a} | {v.b} | {v.metric} | {_number(v.effect)}{ci} | {p} | {pa} | "
+                    f"{v.verdict} |")
+    return "\n".join(rows)
+
+
+def to_records(verdicts: Iterable[Verdict]) -> list[dict[str, object]]:
+    return [v.as_record() for v in verdicts]
+
+
+def from_record(record: dict[str, object]) -> Verdict:
+    """A verdict back from its JSON record (None floats become NaN)."""
+    values = dict(record)
+    for key in ("effect", "p", "p_adjusted"):
+        values[key] = float("nan") if values.get(key) is None else values[key]
+    values["ci"] = tuple(float("nan") if x is None else x for x in values["ci"])  # type: ignore[union-attr]
+    values["seeds"] = tuple(values["seeds"])  # type: ignore[arg-type]
+    return Verdict(**values)  # type: ignore[arg-type]
+
+
+def rescoped(verdict: Verdict, **changes: object) -> Verdict:
+    return replace(verdict, **changes)  # type: ignore[arg-type]
