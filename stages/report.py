@@ -2,10 +2,10 @@
 
 Reads data/scores/<variant>-s<seed>/ (metrics.json, tokens_, generations_, positions_<label>.parquet;
 labels of split.period's kind: 2021, 2021H1, 2021Q3, 2021-07) and the per-period frequency files.
-Writes reports/results.md (Table 3 with significance tests against the baseline, the unigram
+Writes reports/results.md (Table 3, the verdicts of pipeline/reports/model_verdicts.py, the unigram
 reference, staleness tables, NLL by history-frequency bucket, Table 2 examples; the text names the
 period kind: "test year", "test half-year"), metrics/variants/<variant>.json (dev and test PPL,
-CPL, CM: DVC metrics), reports/results.json (stds, p-values and their log10, better/worse counts,
+CPL, CM: DVC metrics), reports/results.json (stds, trained-model sign tests and their log10, the verdict records, better/worse counts,
 seeds, each scored period) and CSVs for DVC plots, periods in time order: plots/results.csv,
 plots/staleness.csv (model, period, ppl, cpl), plots/buckets.csv (model, period, bucket,
 history_bucket, n, mean_nll, nll_vs_baseline, recall10), and PNGs of the last two.
@@ -26,11 +26,12 @@ from pipeline.infra.errors import UserError
 from pipeline.reports.figures import line_panels
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.models.registry import display_name
-from pipeline.reports.output_layers import output_layer_section
+from pipeline.reports.model_verdicts import model_claims, verdict_sections
 from pipeline.reports.results import (bucket_frame, bucket_plot_frame, details_json, headline,
                                       load_runs, plot_rows, render, summarize, unigram_reference)
 from pipeline.evaluation.staleness import last_corpus_date, staleness_frame, staleness_markdown
 from pipeline.infra.params import ReportConfig
+from pipeline.stats.verdict import Verdict, judge, to_records
 from stages._args import add_options
 from stages._cli import stage_main
 
@@ -86,6 +87,7 @@ class Report:
     staleness: pd.DataFrame
     buckets: pd.DataFrame
     pngs: dict[str, str]
+    verdicts: list[Verdict]
 
 
 def build_report(args: argparse.Namespace) -> Report:
@@ -105,12 +107,14 @@ def build_report(args: argparse.Namespace) -> Report:
             (("staleness", args.staleness), ("buckets", args.buckets))}
     report_dir = Path(args.out).resolve().parent
     figures = {k: os.path.relpath(Path(v).resolve(), report_dir) for k, v in pngs.items()}
+    test = runs[(args.variants[0], args.seeds[0])].split_period("test")
+    verdicts = judge(model_claims(runs, args.variants, args.seeds, test, args.baseline))
     text = render(runs, summary, args.variants, args.seeds, args.baseline, args.examples,
                   buckets=buckets, window=args.window, figures=figures,
                   staleness=staleness_markdown(stale, last_corpus_date(args.corpus_counts)),
                   unigram=unigram,
-                  sections=output_layer_section(runs, args.variants, args.seeds))
-    return Report(text, summary, stale, buckets, pngs)
+                  sections=verdict_sections(verdicts, args.seeds, NOUN[kind_of(test)]))
+    return Report(text, summary, stale, buckets, pngs, verdicts)
 
 
 def write_report(report: Report, args: argparse.Namespace) -> None:
@@ -121,7 +125,8 @@ def write_report(report: Report, args: argparse.Namespace) -> None:
         tmp.mkdir()
         for variant, entry in report.summary.items():
             write_json(headline(entry, variant), Path(tmp) / f"{variant}.json")
-    write_json(details_json(report.summary, args.baseline), args.details)
+    write_json({**details_json(report.summary, args.baseline),
+                "verdicts": to_records(report.verdicts)}, args.details)
     write_csv(plot_rows(report.summary), args.plots)
     write_csv(report.staleness, args.staleness)
     write_csv(bucket_plot_frame(report.buckets), args.buckets)

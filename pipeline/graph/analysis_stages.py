@@ -7,7 +7,8 @@ from typing import Any
 
 from pipeline.graph.code_deps import Code
 from pipeline.graph.files import (ABSTRACTS, SEMANTIC_BENCHMARK, SEMANTIC_METRICS,
-                                  SEMANTIC_SCORES, STOPWORDS, TOKENIZER, feature_files)
+                                  SEMANTIC_SCORES, STOPWORDS, TOKENIZER, VERDICT_SOURCES,
+                                  VERDICTS, feature_files)
 from pipeline.graph.plan import Plan
 
 
@@ -82,4 +83,13 @@ def semantic_benchmark_stage(plan: Plan, code: Code) -> dict[str, Any]:
                       "cache": False, "x": "truth", "y": "score",
                       "template": "scatter_by_method"}},
                   {"plots/semantic_benchmark.png": {"cache": False}}],
+    }
+
+
+def verdicts_stage(code: Code) -> dict[str, Any]:
+    """Collects the report stages' verdict records into one file (stage `verdicts`)."""
+    return {
+        "cmd": f"python -m stages.verdicts --inputs {' '.join(VERDICT_SOURCES)} --out {VERDICTS}",
+        "deps": [*code("verdicts"), *VERDICT_SOURCES],
+        "outs": [{VERDICTS: {"cache": False}}],
     }

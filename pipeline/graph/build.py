@@ -1,7 +1,7 @@
 """The whole stage graph as the dict ``dvc.yaml`` holds, in the order a reader follows it:
 data, features, every run's training (each seed's frozen-base cache right after its Baseline),
 scoring, the report and the long-tail report, every run's forecast, its report, the
-semantic-change report and its benchmark."""
+semantic-change report and its benchmark, and the verdicts of every report in one file."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline.graph.analysis_stages import semantic_benchmark_stage, semantic_change_stage
+from pipeline.graph.analysis_stages import (semantic_benchmark_stage, semantic_change_stage,
+                                            verdicts_stage)
 from pipeline.graph.code_deps import Code
 from pipeline.graph.data_stages import data_stages, feature_stages
 from pipeline.graph.defaults import SCHEMA, Defaulted, Schema, apply_defaults
@@ -59,6 +60,7 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
     stages["forecast_report"] = forecast_report_stage(plan, code)
     stages["semantic_change"] = semantic_change_stage(plan, code)
     stages["semantic_benchmark"] = semantic_benchmark_stage(plan, code)
+    stages["verdicts"] = verdicts_stage(code)
     stages, used = apply_defaults(stages, params, schema)
     if used:
         stages["graph"] = {**stages["graph"], "deps": [*stages["graph"]["deps"], PARAMS_FILE]}

@@ -31,6 +31,9 @@ LONGTAIL_DETAILS = "reports/longtail.json"     # every model, split and frequenc
 SEMANTIC_SCORES = "data/semantic_change/scores.parquet"  # word, method, score, rank, counts
 SEMANTIC_METRICS = "metrics/semantic_change.json"       # the methods' agreement (+ truth rho)
 SEMANTIC_BENCHMARK = "reports/semantic_benchmark.json"  # pseudo-words, scores, correlations
+VERDICTS = "reports/verdicts.json"             # every report's verdict records (docs/verdicts.md)
+# The report outputs that hold a "verdicts" list, collected into VERDICTS.
+VERDICT_SOURCES = (RESULTS_DETAILS, FORECAST_DETAILS)
 
 FREQ = "data/features/frequencies/{}.parquet"
 EMB = "data/features/embeddings/{}.safetensors"

@@ -42,7 +42,6 @@ from pipeline.infra.io import read_json, read_parquet
 from pipeline.infra.runs import run_name
 from pipeline.models.perplexity import Perplexity
 from pipeline.models.registry import display_name, lookup
-from pipeline.reports.ranking import ranking_markdown
 from pipeline.evaluation.significance import (RankSumTest, SignTest, paired_sign_test, rank_sum_test,
                                               sign_test_log10_p)
 from pipeline.evaluation.unigram import summed_counts, unigram_perplexity
@@ -248,7 +247,7 @@ def unigram_reference(runs: dict[tuple[str, int], Run], frequencies_dir: str | o
 
 def unigram_markdown(unigram: dict[str, Perplexity], summary: dict[str, dict]) -> str:
     """One line per scored period (time order): the unigram PPL, and how far below it the lowest model PPL is
-    (a reference point, not a ranking: see :mod:`pipeline.reports.ranking`)."""
+    (a reference point, not a ranking: see :mod:`pipeline.reports.model_verdicts`)."""
     lines = []
     for period in in_time_order(unigram):
         ref = unigram[period]
@@ -351,16 +350,15 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
     ``buckets`` (:func:`bucket_frame`), ``staleness`` (Markdown from
     :func:`pipeline.evaluation.staleness.staleness_markdown`) and ``unigram`` (:func:`unigram_reference`)
     add their sections when given; ``figures`` maps a section (``"staleness"``, ``"buckets"``) to
-    an image path relative to the report; ``sections``: more Markdown lines, placed after the
-    ranking (:func:`pipeline.reports.output_layers.output_layer_section`).
+    an image path relative to the report; ``sections``: more Markdown lines, placed after Table 3
+    (the verdicts: :func:`pipeline.reports.model_verdicts.verdict_sections`).
     """
     first = runs[(variants[0], seeds[0])]
     test_period = first.split_period("test")
     noun = NOUN[kind_of(test_period)]
     figures = figures or {}
     parts = _table3_section(summary, seeds, baseline, len(first.generations[test_period]), noun)
-    parts += ["", "## Which variants differ", "", ranking_markdown(
-        per_seed_metrics(runs, variants, seeds), len(seeds)), *sections]
+    parts += list(sections)
     if unigram:
         parts += _unigram_section(unigram, summary, noun)
     if staleness is not None:
@@ -372,24 +370,11 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def per_seed_metrics(runs: dict[tuple[str, int], Run], variants: Sequence[str],
-                     seeds: Sequence[int]) -> dict[tuple[str, str], dict[str, list[float]]]:
-    """``{(split label, metric): {variant: one value per seed}}`` for the ranking section."""
-    out: dict[tuple[str, str], dict[str, list[float]]] = {}
-    for split in SPLITS:
-        period = runs[(variants[0], seeds[0])].split_period(split)
-        for metric in METRICS:
-            out[(f"{split.capitalize()} {period}", metric)] = {
-                v: [float(runs[(v, s)].period_metrics(period)[metric]) for s in seeds]
-                for v in variants if comparable(v, metric)}
-    return out
-
-
 def _table3_section(summary: dict[str, dict], seeds: Sequence[int], baseline: str,
                     n_gen: int, noun: str = "year") -> list[str]:
     """The report's title and Table 3 with its p-values (``n_gen``: abstracts generated per
     model for the test period; ``noun``: the period kind's name)."""
-    metrics_table, p_table = table3(summary, baseline)
+    metrics_table, _ = table3(summary, baseline)
     std_note = ("mean ± sample standard deviation over seeds " + ", ".join(map(str, seeds))
                 if len(seeds) > 1 else f"one seed ({seeds[0]}): no standard deviation")
     return [
@@ -406,9 +391,11 @@ def _table3_section(summary: dict[str, dict], seeds: Sequence[int], baseline: st
         metrics_table,
         *(["", VMF_NOTE] if any(not comparable(v, "ppl") for v in summary) else []),
         "",
-        significance_note(baseline, seeds, noun),
-        "",
-        p_table,
+        "Which differences are real is stated only in the Verdicts section below (a test over "
+        "abstracts and trained runs, adjusted for the number of claims). `reports/results.json` "
+        "also keeps each trained model's exact sign test against the Baseline's model "
+        "(`pipeline/evaluation/significance.py`): those compare two trained models, not two "
+        "variants, so no verdict rests on them.",
     ]
 
 

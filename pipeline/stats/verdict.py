@@ -83,7 +83,7 @@ class Verdict(Claim):
     def as_record(self) -> dict[str, object]:
         """The JSON record (floats to :data:`SIGNIFICANT_DIGITS` significant digits: a verdict
         is not a measurement store, and the last digits of a float depend on the CPU)."""
-        record = asdict(self)
+        record = {"id": self.id, **asdict(self)}
         for key in ("effect", "p", "p_adjusted"):
             record[key] = _rounded(record[key])
         record["ci"] = [_rounded(x) for x in self.ci]
@@ -91,8 +91,10 @@ class Verdict(Claim):
         return record
 
     @property
-    def key(self) -> tuple[str, str, str, str, str, str]:
-        return (self.report, self.family, self.scope, self.a, self.b, self.metric)
+    def id(self) -> str:
+        """The record's name, unique in ``reports/verdicts.json``: what prose cites."""
+        return "/".join(x for x in (self.report, self.family, self.scope, self.a, self.b,
+                                    self.metric) if x)
 
 
 def _rounded(x: float) -> float | None:
@@ -184,7 +186,7 @@ def to_records(verdicts: Iterable[Verdict]) -> list[dict[str, object]]:
 
 def from_record(record: dict[str, object]) -> Verdict:
     """A verdict back from its JSON record (None floats become NaN)."""
-    values = dict(record)
+    values = {k: v for k, v in record.items() if k != "id"}
     for key in ("effect", "p", "p_adjusted"):
         values[key] = float("nan") if values.get(key) is None else values[key]
     values["ci"] = tuple(float("nan") if x is None else x for x in values["ci"])  # type: ignore[union-attr]

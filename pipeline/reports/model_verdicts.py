@@ -1,0 +1,139 @@
+"""The results report's claims about variants, through the verdict engine (issue 31 §1-4).
+
+Three families, each on the test period, each compared by the two-level bootstrap of
+:mod:`pipeline.evaluation.model_comparison` (abstracts paired, trained runs per side) and judged by
+:func:`pipeline.stats.verdict.judge` (Holm within the family; a trained side with fewer than three
+runs is never ordered):
+
+* ``variant``: every variant against the Baseline (Table 3's question) on PPL, CPL and CM (a
+  continuous-output model on CM only: its PPL is not a softmax's);
+* ``temporal-gain``: every variant that reads a history against its time-free control
+  (``<variant>-static``: the same module and parameter count, a history pooled over the training
+  periods), on PPL and CPL. This separates "history helps" from "more parameters" and "domain
+  adaptation": the control has both;
+* ``output-layer``: the output-layer questions of papers 002 and 004 (:data:`QUESTIONS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from pipeline.evaluation.model_comparison import Comparison, compare_items, compare_nll
+from pipeline.models.registry import display_name, lookup
+from pipeline.stats.verdict import Claim, Verdict, sentence, table
+
+REPORT = "results"
+# (question, variant, reference): the output-layer comparisons of papers 002 and 004.
+QUESTIONS = (
+    ("Does contextual temperature help?", "temperature", "baseline"),
+    ("Does the sigmoid temperature (starts as the Baseline) help?", "temperature-sigmoid",
+     "baseline"),
+    ("Does history add anything over context alone?", "temporal-temperature", "temperature"),
+    ("Does continuous output help?", "continuous-vmf", "baseline"),
+)
+_COLUMNS = {"PPL": ("nll_sum", "n_tokens"), "CPL": ("content_nll_sum", "n_content")}
+
+
+def control_of_variant(variant: str, variants: Sequence[str]) -> str | None:
+    """The time-free control of ``variant`` among ``variants`` (``<variant>-static``), if run."""
+    control = f"{variant}-static"
+    return control if control in variants else None
+
+
+def _nll_matrix(runs: Mapping[tuple[str, int], object], variant: str, seeds: Sequence[int],
+                period: str, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(keys, nll [n, runs], tokens [n])`` of ``variant``'s runs on ``period``'s abstracts."""
+    total, count = _COLUMNS[metric]
+    frames = [runs[(variant, s)].tokens[period].sort_values("key") for s in seeds]  # type: ignore[attr-defined]
+    keys = frames[0]["key"].to_numpy()
+    for f in frames[1:]:
+        if not np.array_equal(f["key"].to_numpy(), keys):
+            raise ValueError(f"the seeds of {variant} scored different abstracts of {period}")
+    nll = np.stack([f[total].to_numpy(dtype=np.float64) for f in frames], axis=1)
+    return keys, nll, frames[0][count].to_numpy(dtype=np.int64)
+
+
+def compare_runs(runs: Mapping[tuple[str, int], object], a: str, b: str, seeds: Sequence[int],
+                 period: str, metric: str) -> Comparison:
+    """``a`` vs ``b`` on ``period`` (``metric``: PPL, CPL or CM) by the two-level bootstrap."""
+    if metric == "CM":
+        items = {v: [runs[(v, s)].generations[period]["cm"].to_numpy() for s in seeds]  # type: ignore[attr-defined]
+                 for v in (a, b)}
+        return compare_items(items, a, b)
+    keys_a, nll_a, tok_a = _nll_matrix(runs, a, seeds, period, metric)
+    keys_b, nll_b, tok_b = _nll_matrix(runs, b, seeds, period, metric)
+    if not np.array_equal(keys_a, keys_b) or not np.array_equal(tok_a, tok_b):
+        raise ValueError(f"{a} and {b} scored different abstracts or tokens of {period}")
+    keep = tok_a > 0                                   # CPL: abstracts with content tokens
+    return compare_nll({a: nll_a[keep], b: nll_b[keep]}, tok_a[keep], a, b)
+
+
+def _metrics(variant: str, reference: str, wanted: Sequence[str]) -> list[str]:
+    softmax = all(lookup(v).distribution == "softmax" for v in (variant, reference))
+    return [m for m in wanted if m == "CM" or softmax]
+
+
+def _claim(runs: Mapping[tuple[str, int], object], family: str, a: str, b: str,
+           seeds: Sequence[int], period: str, metric: str) -> Claim:
+    c = compare_runs(runs, a, b, seeds, period, metric)
+    return Claim(REPORT, family, display_name(a), display_name(b), metric, c.effect, c.ci, c.p,
+                 c.test, c.unit, c.n, c.runs, better_when="higher" if metric == "CM" else "lower",
+                 effect_unit=c.effect_unit, scope=period)
+
+
+def model_claims(runs: Mapping[tuple[str, int], object], variants: Sequence[str],
+                 seeds: Sequence[int], period: str, baseline: str = "baseline") -> list[Claim]:
+    """Every claim of the three families (module doc) for the runs of ``variants`` x ``seeds``."""
+    claims: list[Claim] = []
+    if baseline in variants:
+        for v in variants:
+            if v != baseline:
+                claims += [_claim(runs, "variant", v, baseline, seeds, period, m)
+                           for m in _metrics(v, baseline, ("PPL", "CPL", "CM"))]
+    for v in variants:
+        control = control_of_variant(v, variants)
+        if control is not None:
+            claims += [_claim(runs, "temporal-gain", v, control, seeds, period, m)
+                       for m in ("PPL", "CPL")]
+    for _, v, reference in QUESTIONS:
+        if v in variants and reference in variants and reference != baseline:
+            claims += [_claim(runs, "output-layer", v, reference, seeds, period, m)
+                       for m in _metrics(v, reference, ("PPL", "CPL", "CM"))]
+    return claims
+
+
+FAMILY_TEXT = {
+    "variant": ("Which variants differ from the Baseline",
+                "Each variant against the Baseline on the test {noun}'s abstracts."),
+    "temporal-gain": ("Temporal gain: each history-reading variant against its time-free control",
+                      "The control (`<variant>-static`) is the same module with the same "
+                      "parameters, reading each word's history pooled over the training {noun}s "
+                      "(the same for every {noun}): it has the extra parameters and the domain "
+                      "adaptation, not the time. A variant's temporal gain is its difference "
+                      "to its control."),
+    "output-layer": ("Output layers (papers 002, 004)",
+                     "Output-layer variants against each other (against the Baseline: the first "
+                     "family)."),
+}
+
+
+def verdict_sections(verdicts: Sequence[Verdict], seeds: Sequence[int], noun: str) -> list[str]:
+    """Markdown lines: one subsection per family with its table and one sentence per verdict."""
+    runs = len(seeds)
+    parts = ["", "## Verdicts", "",
+             "Every claim below is a record of `reports/verdicts.json` (schema: "
+             "`docs/verdicts.md`). Test: a two-level bootstrap (2000 replicates) that resamples "
+             f"the test {noun}'s abstracts (paired: every model scores the same draw) and each "
+             "side's trained runs; PPL and CPL effects are relative changes of A against B, "
+             "CM effects differences of the mean. p-values are Holm-adjusted within each family; "
+             f"a variant with fewer than 3 trained runs is never ordered. Runs per variant here: "
+             f"{runs} (seed{'s' if runs > 1 else ''} {', '.join(map(str, seeds))})."]
+    for family, (title, text) in FAMILY_TEXT.items():
+        members = [v for v in verdicts if v.family == family]
+        if not members:
+            continue
+        parts += ["", f"### {title}", "", text.format(noun=noun), "", table(members), ""]
+        parts += [f"- {sentence(v)}" for v in members]
+    return parts
