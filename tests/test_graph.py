@@ -220,7 +220,7 @@ def test_no_contextual_variant_means_embeddings_only_for_semantic_change() -> No
                                      "score-baseline-s0", "score-frequency-s0", "report",
                                      "longtail", "forecast-baseline-s0", "forecast-frequency-s0",
                                      "forecast_report", "semantic_change",
-                                     "semantic_benchmark"])
+                                     "semantic_benchmark", "verdicts"])
 
 
 def test_semantic_change_groups_and_targets() -> None:
