@@ -71,8 +71,11 @@ def test_time_token_rows_differ_only_by_time_masking(monkeypatch):
     masked, unmasked = (method_registry.lookup(n) for n in ("time-token", "time-token-unmasked"))
     assert masked.reads == unmasked.reads and masked.description != unmasked.description
     calls = []
-    monkeypatch.setattr(temporal_mlm, "score_targets", lambda inputs, targets, method, **over:
-                        calls.append((inputs, tuple(targets), method, over)) or MethodResult.empty())
+    def record(inputs, targets, method, **overrides):
+        calls.append((inputs, tuple(targets), method, overrides))
+        return MethodResult.empty()
+
+    monkeypatch.setattr(temporal_mlm, "score_targets", record)
     inputs = ChangeInputs(("a",), ("b",), ([["x"]], [["y"]]), "enc")
     masked.score(inputs, ["x"])
     unmasked.score(inputs, ["x"])
