@@ -10,10 +10,10 @@ Algorithm 1 on the pooled embeddings; temporal-attention, paper 003's temporal-a
 trained on the two groups' abstracts, then Algorithm 1; time-token, the same MLM with a period
 token per text instead, masked more often than words, Rosin et al. 2022's time masking; sgns,
 SGNS per group, Procrustes-aligned; frequency, the log-frequency baseline), with the learned
-methods' settings of the benchmark (params semantic_benchmark.temporal_*, .sgns_*). Writes data/semantic_change/scores.parquet (method,
-word, token_id, score, rank, first_count, last_count), reports/semantic_change.md (with the
-benchmark's table) and metrics/semantic_change.json (contextual vs frequency agreement; with
-truth, each method's rho).
+methods' settings of the benchmark (params semantic_benchmark.temporal_*, .sgns_*). Writes
+data/semantic_change/scores.parquet (method, word, token_id, score, rank, first_count, last_count),
+reports/semantic_change.md (with the benchmark's table) and metrics/semantic_change.json
+(contextual vs frequency agreement; with truth, each method's rho).
 """
 
 from __future__ import annotations
