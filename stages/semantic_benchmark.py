@@ -6,9 +6,9 @@ usages shifts by a known amount (pipeline/corpus/pseudowords.py), scores them wi
 the method registry (pipeline/evaluation/change_methods/method_registry.py: contextual, paper
 003's Algorithm 1 with the embeddings stage's encoder and layer; temporal-attention, a masked LM
 with paper 003's temporal attention trained on the two groups, then Algorithm 1; time-token, the
-same MLM with a period token per text, Rosin et al. 2022; sgns, SGNS per group aligned by
-Procrustes; frequency, the baseline) and correlates each with the truth (Spearman and Pearson,
-p-values, bootstrap intervals). Writes reports/semantic_benchmark.md,
+same MLM with a period token per text, masked more often than words, Rosin et al. 2022; sgns,
+SGNS per group aligned by Procrustes; frequency, the baseline) and correlates each with the
+truth (Spearman and Pearson, p-values, bootstrap intervals). Writes reports/semantic_benchmark.md,
 reports/semantic_benchmark.json and plots/semantic_benchmark.csv (method, word, kind, truth,
 score) with a PNG beside it. A corpus with too few frequent words gets a report that says so,
 not a failed stage. With --semeval (semantic_benchmark.semeval: a SemEval-2020 Task 1 language

@@ -8,12 +8,12 @@ benchmark's reports/semantic_benchmark.json. Scores every target by each method 
 registry (pipeline/evaluation/change_methods/method_registry.py: contextual, paper 003's
 Algorithm 1 on the pooled embeddings; temporal-attention, paper 003's temporal-attention MLM
 trained on the two groups' abstracts, then Algorithm 1; time-token, the same MLM with a period
-token per text instead, Rosin et al. 2022; sgns, SGNS per group, Procrustes-aligned; frequency,
-the log-frequency baseline), with the learned methods' settings of the benchmark (params
-semantic_benchmark.temporal_*, .sgns_*). Writes data/semantic_change/scores.parquet (method,
-word, token_id, score, rank, first_count, last_count), reports/semantic_change.md (with the
-benchmark's table) and metrics/semantic_change.json (contextual vs frequency agreement; with
-truth, each method's rho).
+token per text instead, masked more often than words, Rosin et al. 2022's time masking; sgns,
+SGNS per group, Procrustes-aligned; frequency, the log-frequency baseline), with the learned
+methods' settings of the benchmark (params semantic_benchmark.temporal_*, .sgns_*). Writes
+data/semantic_change/scores.parquet (method, word, token_id, score, rank, first_count, last_count),
+reports/semantic_change.md (with the benchmark's table) and metrics/semantic_change.json
+(contextual vs frequency agreement; with truth, each method's rho).
 """
 
 from __future__ import annotations

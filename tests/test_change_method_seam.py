@@ -53,6 +53,37 @@ def test_the_table_in_report_order_and_its_checks(monkeypatch):
         ChangeMethod("bad", "d", "n", frozenset({"gpu"}), toy.score)
 
 
+def test_time_token_rows_differ_only_by_time_masking(monkeypatch):
+    """``time-token`` (Rosin et al. 2022's time masking) is a default row; ``time-token-unmasked``
+    an optional one (one more MLM: not run unless enabled) whose score is the same call with
+    ``time_mask_prob`` 0, the one setting that tells them apart."""
+    from pipeline.evaluation import temporal_mlm
+
+    assert "time-token" in method_registry.names()
+    assert "time-token-unmasked" not in method_registry.names()
+    assert set(method_registry.OPTIONAL) == {"time-token-unmasked"}
+    monkeypatch.setattr(method_registry, "METHODS", dict(method_registry.METHODS))
+    method_registry.enable("time-token-unmasked")
+    method_registry.enable("time-token-unmasked")                  # enabled once: no error
+    assert method_registry.names()[-1] == "time-token-unmasked"
+    with pytest.raises(ValueError, match="no optional semantic-change method"):
+        method_registry.enable("sgns")
+    masked, unmasked = (method_registry.lookup(n) for n in ("time-token", "time-token-unmasked"))
+    assert masked.reads == unmasked.reads and masked.description != unmasked.description
+    calls = []
+    def record(inputs, targets, method, **overrides):
+        calls.append((inputs, tuple(targets), method, overrides))
+        return MethodResult.empty()
+
+    monkeypatch.setattr(temporal_mlm, "score_targets", record)
+    inputs = ChangeInputs(("a",), ("b",), ([["x"]], [["y"]]), "enc")
+    masked.score(inputs, ["x"])
+    unmasked.score(inputs, ["x"])
+    assert calls == [(inputs, ("x",), temporal_mlm.TIME_TOKEN, {}),
+                     (inputs, ("x",), temporal_mlm.TIME_TOKEN, {"time_mask_prob": 0.0})]
+    assert temporal_mlm.TemporalMLMSettings().time_mask_prob == temporal_mlm.TIME_MASK_PROB > 0
+
+
 def test_run_refuses_a_method_that_scores_the_wrong_number(monkeypatch, with_toy):
     monkeypatch.setattr(method_registry, "METHODS", {toy.NAME: TOY})
     inputs = ChangeInputs(("a",), ("b",), ([["x is here"]], [["y"]]), "enc")

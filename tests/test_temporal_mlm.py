@@ -14,8 +14,9 @@ import torch
 from pipeline.corpus.pseudowords import word_pattern
 from pipeline.evaluation.change_methods.interface import EncoderSettings
 from pipeline.evaluation.semantic_benchmark import benchmark_inputs
-from pipeline.evaluation.temporal_mlm import (TEMPORAL_ATTENTION, TIME_TOKEN, TemporalMLMSettings,
-                                              TimeTokens, build_model, group_vector, mask_tokens,
+from pipeline.evaluation.temporal_mlm import (TEMPORAL_ATTENTION, TIME_MASK_PROB, TIME_TOKEN,
+                                              TemporalMLMSettings, TimeTokens, _collate,
+                                              build_model, group_vector, mask_tokens,
                                               mlm_loss, period_means, sample_sentences,
                                               score_targets, settings_from, temporal_change,
                                               texts_change, train, training_windows, vectors_for)
@@ -224,3 +225,61 @@ def test_time_token_method_finds_the_changed_word(tok):
     assert info["losses"][-1] < info["losses"][0]
     with pytest.raises(ValueError, match="unknown method"):
         build_model(tok, 2, TINY, method="time-tokens")
+
+
+def test_time_masking_masks_the_time_tokens_at_their_own_rate(tok):
+    """Rosin et al. 2022's time masking: with ``time_prob`` the time token of each window is a
+    target at about that rate (seeded: the same masks again), 80 % of them [MASK], the rest a
+    period's token, the label its own token; words keep their 15 %; off (0, or no time tokens)
+    no time token is ever a target, with the same word masks as before time masking."""
+    times = TimeTokens(len(tok), 3)
+    windows = [w for p in range(3)
+               for w in training_windows(tok, ["the cat chased the dog across the garden"] * 1000,
+                                         [p] * 1000, 32, times)]
+    ids, _, _ = _collate(windows, tok.pad_token_id)
+    special = torch.isin(ids, torch.tensor([*tok.all_special_ids, *range(len(tok), len(tok) + 3)]))
+    is_time = ids >= len(tok)
+    assert is_time.sum() == len(windows) == 3000 and (is_time[:, 1]).all()
+
+    def masked(time_prob: float, time_tokens: TimeTokens | None = times, seed: int = 0):
+        return mask_tokens(ids, special, tok, 0.15, torch.Generator().manual_seed(seed),
+                           time_tokens, time_prob)
+
+    inputs, labels = masked(0.2)
+    target = labels != -100
+    rate = target[is_time].double().mean().item()
+    assert abs(rate - 0.2) < 0.03, rate                        # ~600 of 3000, sd ~22
+    assert (labels[target & is_time] == ids[target & is_time]).all()
+    hidden = inputs[target & is_time]
+    assert 0.7 < (hidden == tok.mask_token_id).double().mean() < 0.9
+    assert ((hidden == tok.mask_token_id) | (hidden >= len(tok))).all()   # [MASK] or a period
+    assert (inputs[is_time & ~target] == ids[is_time & ~target]).all()
+    words = ~special
+    assert abs(target[words].double().mean().item() - 0.15) < 0.01
+    again = masked(0.2)
+    assert torch.equal(inputs, again[0]) and torch.equal(labels, again[1])
+    assert not torch.equal(labels, masked(0.2, seed=1)[1])
+    assert abs((masked(0.6)[1][is_time] != -100).double().mean().item() - 0.6) < 0.04
+    off = masked(0.0)
+    assert (off[1][is_time] == -100).all() and torch.equal(off[0][is_time], ids[is_time])
+    assert torch.equal(off[1], masked(0.2, None)[1])           # no time tokens: no time masking
+    assert torch.equal(off[1], labels.masked_fill(is_time, -100))   # the words' draws unchanged
+    with pytest.raises(ValueError, match="time_mask_prob"):
+        TemporalMLMSettings(time_mask_prob=1.5)
+
+
+def test_time_masking_in_training_is_seeded_and_changes_the_model(tok):
+    """train() masks the time tokens with ``time_mask_prob``: deterministic from the seed, and
+    a different model from the unmasked one (time_mask_prob 0)."""
+    texts = [*ANIMALS, *MONEY] * 2
+    periods = [0] * 8 + [1] * 8
+    settings = dataclasses.replace(TINY, steps=6)
+    assert TemporalMLMSettings().time_mask_prob == TIME_MASK_PROB > TINY.mask_prob
+
+    def losses(time_mask_prob: float) -> list[float]:
+        model, times = build_model(tok, 2, settings, method=TIME_TOKEN)
+        return train(model, times, tok, texts, periods,
+                     dataclasses.replace(settings, time_mask_prob=time_mask_prob), progress=False)
+
+    masked = losses(TIME_MASK_PROB)
+    assert masked == losses(TIME_MASK_PROB) and masked != losses(0.0)

@@ -31,11 +31,16 @@ made those timings vary 5x (0.6-5 s a step); in the default run on an otherwise 
 method took 24 s in all (issue 19's budget: 60 s).
 
 **Time tokens** (``method="time-token"``; Rosin, Guy & Radinsky 2022, "Time masking for
-temporal language models"): the same MLM *without* temporal attention, each training window
-prefixed (after ``[CLS]``) by a special token of its period — ``n_periods`` new vocabulary
-entries (:class:`TimeTokens`), never masked — and Algorithm 1 the same, each sentence prefixed
-by its period's token. The two methods share everything else (training, sampling, averaging),
-so their difference is the way the period enters the model.
+temporal language models", WSDM; TempoBERT): the same MLM *without* temporal attention, each
+training window prefixed (after ``[CLS]``) by a special token of its period — ``n_periods`` new
+vocabulary entries (:class:`TimeTokens`) — and Algorithm 1 the same, each sentence prefixed by
+its period's (never masked) token. *Time masking*: in training the time token is left out of the
+ordinary ``mask_prob`` draw and masked by its own, higher probability ``time_mask_prob``
+(:data:`TIME_MASK_PROB`; like their reference collator: 80 % ``[MASK]``, 10 % another period's
+token, 10 % kept, the label its own token), so the model must also predict the period from the
+text. ``time_mask_prob=0`` never masks it (the ``time-token-unmasked`` method, and the training
+of this module before time masking, draw for draw). The two methods share everything else
+(training, sampling, averaging), so their difference is the way the period enters the model.
 
 Deterministic on CPU from ``seed``: the model's initialisation, the batch order and the masks
 come from seeded generators, dropout is the portable one (:func:`pipeline.models.portable.
@@ -47,7 +52,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -64,6 +69,9 @@ from pipeline.models.temporal_attention import TimeEmbedding, add_temporal_atten
 
 SCRATCH = "scratch"
 TEMPORAL_ATTENTION, TIME_TOKEN = "temporal-attention", "time-token"
+# The time token's own masking probability (Rosin et al. 2022's time masking; time-token method
+# only): higher than the words' 15 %, so the model learns to tell the period from the text.
+TIME_MASK_PROB = 0.2
 
 
 @dataclass(frozen=True)
@@ -90,11 +98,17 @@ class TemporalMLMSettings:
     batch_size: int = 16
     max_length: int = 128   # tokens per training window and per encoded sentence
     mask_prob: float = 0.15
+    time_mask_prob: float = TIME_MASK_PROB  # time-token method: its time token's masking prob.
     sentences: int = 20     # n: sentences per period and word
     layers: int = 2         # h: last hidden layers averaged
     hidden: int = 128       # scratch only: hidden size (heads of 64)
     depth: int = 2          # scratch only: layers
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("mask_prob", "time_mask_prob"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
 
 
 def build_model(tokenizer: PreTrainedTokenizerBase, n_periods: int, settings: TemporalMLMSettings,
@@ -170,9 +184,14 @@ def _collate(windows: Sequence[tuple[list[int], int]], pad_id: int) -> tuple[Ten
 
 
 def mask_tokens(ids: Tensor, special: Tensor, tokenizer: PreTrainedTokenizerBase, prob: float,
-                generator: torch.Generator) -> tuple[Tensor, Tensor]:
+                generator: torch.Generator, time_tokens: TimeTokens | None = None,
+                time_prob: float = 0.0) -> tuple[Tensor, Tensor]:
     """BERT's masking: ``prob`` of the non-special tokens are targets; 80 % become [MASK], 10 % a
-    random token, 10 % stay. Returns ``(inputs, labels)`` (labels -100 off target)."""
+    random token, 10 % stay. Time masking (Rosin et al. 2022), with ``time_tokens`` and
+    ``time_prob`` > 0: each time token (special, so never an ordinary target) is a target with
+    probability ``time_prob``; 80 % become [MASK], 10 % a random period's token, 10 % stay.
+    Returns ``(inputs, labels)`` (labels -100 off target). ``time_prob`` 0 draws nothing more
+    from ``generator`` (the same masks as without time tokens' masking)."""
     pick = (torch.rand(ids.shape, generator=generator) < prob) & ~special
     labels = ids.masked_fill(~pick, -100)
     roll = torch.rand(ids.shape, generator=generator)
@@ -180,6 +199,16 @@ def mask_tokens(ids: Tensor, special: Tensor, tokenizer: PreTrainedTokenizerBase
     inputs[pick & (roll < 0.8)] = tokenizer.mask_token_id
     swap = pick & (roll >= 0.8) & (roll < 0.9)
     inputs[swap] = torch.randint(len(tokenizer), ids.shape, generator=generator)[swap]
+    if time_tokens is not None and time_prob > 0:
+        is_time = (ids >= time_tokens.first) & (ids < time_tokens.first + time_tokens.n_periods)
+        timed = (torch.rand(ids.shape, generator=generator) < time_prob) & is_time
+        labels = torch.where(timed, ids, labels)
+        roll = torch.rand(ids.shape, generator=generator)
+        inputs[timed & (roll < 0.8)] = tokenizer.mask_token_id
+        swap = timed & (roll >= 0.8) & (roll < 0.9)
+        other = time_tokens.first + torch.randint(time_tokens.n_periods, ids.shape,
+                                                  generator=generator)
+        inputs[swap] = other[swap]
     return inputs, labels
 
 
@@ -210,7 +239,7 @@ def train(model: BertForMaskedLM, emb: TimeEmbedding | TimeTokens,
     time_tokens = emb if isinstance(emb, TimeTokens) else None
     windows = training_windows(tokenizer, texts, periods, settings.max_length, time_tokens)
     special = set(tokenizer.all_special_ids)
-    if time_tokens:     # never masked: the period is the condition, not a word to predict
+    if time_tokens:     # not ordinary targets: masked by their own probability (time masking)
         special |= {time_tokens.id(p) for p in range(time_tokens.n_periods)}
     special_ids = torch.tensor(sorted(special))
     generator = torch.Generator().manual_seed(settings.seed)
@@ -233,7 +262,8 @@ def train(model: BertForMaskedLM, emb: TimeEmbedding | TimeTokens,
                 ids, attention, batch_periods = _collate(
                     [windows[i] for i in order[at:at + settings.batch_size]], tokenizer.pad_token_id)
                 special = torch.isin(ids, special_ids)
-                inputs, labels = mask_tokens(ids, special, tokenizer, settings.mask_prob, generator)
+                inputs, labels = mask_tokens(ids, special, tokenizer, settings.mask_prob, generator,
+                                             time_tokens, settings.time_mask_prob)
                 loss = mlm_loss(model, emb, tokenizer, inputs, attention, batch_periods, labels)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
@@ -382,7 +412,7 @@ def temporal_change(tokenizer: PreTrainedTokenizerBase, first: Sequence[Sequence
 def settings_from(config: object, seed: int) -> TemporalMLMSettings:
     """The settings from an object with the params' ``temporal_*`` fields
     (:class:`pipeline.infra.params.ChangeMethodsConfig`) and the stage's ``seed``; the rest
-    (``mask_prob``) keep their defaults."""
+    (``mask_prob``, ``time_mask_prob``) keep their defaults."""
     names = [f for f in TemporalMLMSettings.__dataclass_fields__ if hasattr(config, f"temporal_{f}")]
     return TemporalMLMSettings(**{n: getattr(config, f"temporal_{n}") for n in names}, seed=seed)
 
@@ -403,16 +433,18 @@ def texts_change(first: Sequence[Sequence[str]], last: Sequence[Sequence[str]],
     return temporal_change(tokenizer, first, last, words, settings, encoder, progress, method)
 
 
-def score_targets(inputs: ChangeInputs, targets: Sequence[str], method: str) -> MethodResult:
+def score_targets(inputs: ChangeInputs, targets: Sequence[str], method: str,
+                  **overrides: float) -> MethodResult:
     """The temporal-attention or time-token method (``method``) as a semantic-change method
     (:mod:`pipeline.evaluation.change_methods.interface`): :func:`texts_change` on
-    ``inputs.texts`` with the learned methods' settings and the seed (:func:`settings_from`).
+    ``inputs.texts`` with the learned methods' settings and the seed (:func:`settings_from`),
+    with ``overrides`` of settings fields (``time_mask_prob=0.0``: the unmasked time tokens).
     Details: the occurrences truncation left without a vector and the first and last training
     loss; no target: no training."""
     if not targets:
         return MethodResult.empty()
-    scores, info = texts_change(*inputs.texts, list(targets),
-                                settings_from(inputs.learned, inputs.seed), inputs.encoder,
+    settings = replace(settings_from(inputs.learned, inputs.seed), **overrides)
+    scores, info = texts_change(*inputs.texts, list(targets), settings, inputs.encoder,
                                 method=method)
     return MethodResult(scores, details={"skipped_occurrences": info["skipped"],
                                          "first_loss": info["losses"][0],

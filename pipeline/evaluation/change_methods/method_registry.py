@@ -6,7 +6,9 @@ and a module is imported only when its method is described or run (its own heavy
 stay inside its functions). The ``semantic_change`` stage (the report) and the
 ``semantic_benchmark`` stage (pseudo-words or SemEval) both loop over this table (:func:`run`);
 nothing else lists method names. A new method is one module plus one row here, or, without
-editing this file (a test's toy method, an experiment), one :func:`register` call.
+editing this file (a test's toy method, an experiment), one :func:`register` call. A row of
+``OPTIONAL`` is a method the stages do not run by default (each learned method trains an MLM,
+minutes on the shared cores); :func:`enable` adds it to the table for the process.
 
 =====================  ==========================================  ===============================
 method                 what it does                                module (``change_methods.``)
@@ -15,12 +17,20 @@ method                 what it does                                module (``cha
                        vectors (Martinc et al. 2020)
 ``temporal-attention`` paper 003's temporal-attention MLM, then    ``temporal_attention_method``
                        Algorithm 1
-``time-token``         the same MLM with a period token per text   ``time_token_method``
-                       (Rosin et al. 2022)
+``time-token``         the same MLM with a period token per text,  ``time_token_method``
+                       masked more often than words (time masking,
+                       Rosin et al. 2022)
 ``sgns``               SGNS per group, Procrustes-aligned          ``sgns_method``
                        (Hamilton et al. 2016)
 ``frequency``          |Δ mean log frequency|, the naive baseline  ``frequency_method``
 =====================  ==========================================  ===============================
+
+Optional (``OPTIONAL``, run after :func:`enable`):
+
+=======================  ========================================  ===============================
+``time-token-unmasked``  ``time-token`` with the period token      ``time_token_unmasked_method``
+                         never masked (what time masking adds)
+=======================  ========================================  ===============================
 """
 
 from __future__ import annotations
@@ -39,6 +49,11 @@ METHODS: dict[str, str] = {
     "frequency": "pipeline.evaluation.change_methods.frequency_method",
 }
 
+# name -> module, methods known but not run by default (opt-in: enable(name) adds the row)
+OPTIONAL: dict[str, str] = {
+    "time-token-unmasked": "pipeline.evaluation.change_methods.time_token_unmasked_method",
+}
+
 # The pair whose Spearman ρ is the semantic_change stage's one DVC metric, ``agreement``: the
 # paper's method against the naive baseline (does it only restate a frequency change?).
 AGREEMENT = ("contextual", "frequency")
@@ -55,6 +70,15 @@ def register(name: str, module: str) -> None:
     if name in METHODS:
         raise ValueError(f"a semantic-change method {name!r} is already registered")
     METHODS[name] = module
+
+
+def enable(name: str) -> None:
+    """Add the ``OPTIONAL`` row ``name`` to the table (at its end; for the process, like
+    :func:`register`); a name already in the table is left there."""
+    if name not in OPTIONAL:
+        raise ValueError(f"no optional semantic-change method {name!r}; optional: {list(OPTIONAL)}")
+    if name not in METHODS:
+        register(name, OPTIONAL[name])
 
 
 def lookup(name: str) -> ChangeMethod:
