@@ -30,7 +30,8 @@ import numpy as np
 import pandas as pd
 from transformers import PreTrainedTokenizerBase
 
-from pipeline.corpus.by_period import missing_feature_fix, read_period
+from pipeline.corpus.by_period import missing_feature_fix
+from pipeline.corpus.by_period import read_period as corpus_period
 from pipeline.corpus.periods import NOUN, in_time_order, kind_of, ordinal, shift
 from pipeline.forecast import backtest as bt
 from pipeline.infra.errors import UserError
@@ -105,7 +106,7 @@ def read_documents(corpus: str | os.PathLike[str], tok: PreTrainedTokenizerBase,
     whose tokens do not add up to its frequency file (another corpus or tokenizer) is refused."""
     out = {}
     for p in in_time_order(periods):
-        frame = read_period(corpus, p, ["key", "abstract"], purpose="score the backtests")
+        frame = corpus_period(corpus, p, ["key", "abstract"], purpose="score the backtests")
         docs = tokenize_documents(tok, p, frame["key"].tolist(), frame["abstract"].tolist())
         if p in freqs and not np.array_equal(docs.counts(), freqs[p].counts):
             raise UserError(f"the abstracts of {p} do not add up to its frequency file",
