@@ -9,7 +9,12 @@ reference for the predicted change); see pipeline/forecast/vocabulary.py. For --
 Y may lie beyond the corpus; its history (Y-m .. Y-1) and the abstracts of Y-1 must exist.
 Forward passes and generation run in --precision (score.precision, as the score stage's).
 
-Writes one atomic folder: vocab_<label>.parquet (token_id, log_prob, log_prob_prev),
+For the trend test, also the predicted change from half A of Y-1 (pipeline/forecast/half.py):
+contexts and Y-1's frequencies from half A's abstracts only; not for models without a history or
+reading embeddings (forecast.json says why).
+
+Writes one atomic folder: vocab_<label>.parquet (token_id, log_prob, log_prob_prev, and
+log_prob_half, log_prob_prev_half where computed),
 generations_<label>.parquet (index, seed, text, n_new_tokens, period) and forecast.json.
 Backtest scores need every model and the observed counts: stage `forecast_report`.
 """
@@ -24,6 +29,7 @@ from pipeline.infra.device import pick_device
 from pipeline.infra.numerics import configure_torch
 from pipeline.infra.errors import UserError
 from pipeline.corpus.periods import in_time_order, shift
+from pipeline.forecast.half import half_a_forecast, why_no_half
 from pipeline.forecast.vocabulary import period_history, reference_texts, vocabulary_forecast
 from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings, generate_abstracts
@@ -85,8 +91,14 @@ def main(argv: list[str] | None = None) -> None:
                                                 args.embeddings, args.batch_size, tok.eos_token_id,
                                                 args.tokenizer)
             n_positions = sum(len(ids) - 1 for ids in encoded)
+            half = half_a_forecast(model, tok, args.abstracts, period, args.frequencies,
+                                   args.batch_size, args.tokenizer)
+            if half is not None:
+                vocab[period] = vocab[period].join(half[0])
             info[period] = {"reference_period": before, "n_contexts": len(encoded),
-                            "n_positions": n_positions}
+                            "n_positions": n_positions,
+                            "half_a": {"n_contexts": half[1]} if half else
+                            {"n_contexts": None, "why_not": why_no_half(model)}}
             print(f"{model.variant}: vocabulary of {period} from {len(encoded)} abstracts of "
                   f"{before} ({n_positions} positions) in {time.perf_counter() - start:.1f} s",
                   file=sys.stderr)

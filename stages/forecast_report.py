@@ -1,13 +1,16 @@
 """Stage `forecast_report`: reports/forecast.md from every model's forecast.
 
 Reads data/forecast/<variant>-s<seed>/ for every variant x seed (stage `forecast`), the observed
-per-period counts (data/features/frequencies; those of --train-periods fit the mean-reverting
-forecaster's strength), the tokenizer and stopwords (content tokens, words)
-and the abstracts of the period before the forecast period (which tokens are whole words).
+per-period counts (data/features/frequencies; those of --train-periods alone fit the stationary
+baselines' smoothing), the tokenizer and stopwords (content tokens, words), the abstracts of the
+period before the forecast period (which tokens are whole words) and those of every backtest
+period and the period before it, tokenized as the frequencies stage counts (the documents the
+backtests resample; half B of the period before is the trend test's reference).
 Periods are labels of split.period's kind (2024, 2024H1, 2024Q3, 2024-07). Writes
-reports/forecast.md (backtests with naive forecasters, every forecaster ranked by vocabulary PPL
-and trend rho with bootstrap intervals, and which ones beat persistence; rising/falling
-terms, generated abstracts), reports/forecast.json (the backtest numbers; plain JSON, not DVC
+reports/forecast.md (backtests: every forecaster against the best stationary baseline and every
+predicted change against chance, document-bootstrap verdicts; rising/falling terms, generated
+abstracts), reports/forecast.json (the backtest numbers and the verdict records under
+"verdicts"; plain JSON, not DVC
 metrics: one line of `dvc metrics show` per number would not fit a terminal) and a PNG of the top
 risers' history and forecast.
 """
@@ -22,8 +25,9 @@ from pipeline.evaluation.content import content_token_mask, load_stopwords
 from pipeline.infra.errors import UserError
 from pipeline.reports.figures import history_forecast_panels
 from pipeline.forecast.vocabulary import reference_texts, whole_word_mask
-from pipeline.reports.forecast import load_forecasts, read_frequencies, render
-from pipeline.corpus.periods import in_time_order
+from pipeline.reports.forecast import (load_forecasts, read_documents, read_frequencies,
+                                      render)
+from pipeline.corpus.periods import in_time_order, shift
 from pipeline.features.windows import history_periods
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.runs import run_name
@@ -45,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--window", type=int, required=True, help="history periods m (features.window)")
     p.add_argument("--train-periods", nargs="*", default=[],
                    help="the training periods (split.train_first..train_last): the only ones the "
-                        "mean-reverting forecaster's strength is fitted on; none: it is left out")
+                        "stationary baselines' smoothing is fitted on")
     p.add_argument("--frequencies", required=True,
                    help="per-period frequency folder (observed counts)")
     p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
@@ -80,11 +84,13 @@ def main(argv: list[str] | None = None) -> None:
     reference = encode_abstracts(tok, reference_texts(args.abstracts, args.period),
                                  max_length=sys.maxsize)
     whole = whole_word_mask(tok, content, reference)
+    documents = read_documents(args.abstracts, tok, {q for b in backtests for q in (b, shift(b, -1))},
+                               freqs)
     words = [w.strip() for w in tok.batch_decode([[i] for i in range(len(content))])]
     figure = os.path.relpath(Path(args.plot).resolve(), Path(args.out).resolve().parent)
     text, metrics, panels = render(forecasts, args.variants, args.seeds, args.period, backtests,
                                    freqs, content, whole, words, args.window, figure=figure,
-                                   train_periods=train)
+                                   train_periods=train, documents=documents)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text, encoding="utf-8")
     write_json(metrics, args.json)

@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 
 from pipeline.forecast import backtest as bt
+from pipeline.features.frequencies import log_frequencies
+from pipeline.forecast.claims import Forecaster, trend_claims, vocabulary_claims
+from pipeline.forecast.documents import PeriodDocuments, document_nll
 from pipeline.models.perplexity import cross_entropy
 
 
@@ -56,27 +59,61 @@ def test_precision_at_k_known_answer():
     assert math.isnan(bt.precision_at_k(np.ones(n), observed, k=2))
 
 
-def test_bootstrap_is_seeded_and_brackets_the_point():
+def _docs(rng, n_docs: int = 60, vocab: int = 30) -> PeriodDocuments:
+    lengths = rng.integers(5, 40, n_docs)
+    flat = rng.integers(0, vocab, int(lengths.sum()))
+    return PeriodDocuments("2021", tuple(f"d{i}" for i in range(n_docs)), flat, lengths, vocab)
+
+
+def test_document_nll_and_counts_are_the_tokens_of_each_document():
+    docs = PeriodDocuments("2021", ("a", "b"), np.array([0, 1, 1, 2]), np.array([1, 3]), 4)
+    log_p = np.log([[0.5, 0.25, 0.125, 0.125], [0.25] * 4])
+    nll = document_nll(docs, log_p)
+    assert nll[:, 0] == pytest.approx([np.log(2), 2 * np.log(4) + np.log(8)])
+    assert nll[:, 1] == pytest.approx([np.log(4), 3 * np.log(4)])
+    assert docs.counts().tolist() == [1, 2, 1, 0]
+    assert docs.matrix(np.array([1, 2])).toarray().tolist() == [[0, 0], [2, 1]]
+    a, b = docs.halves()
+    assert a.n_documents + b.n_documents == 2 and (a.counts() + b.counts()).tolist() == [1, 2, 1, 0]
+
+
+def test_vocabulary_claims_are_paired_document_bootstraps():
     rng = np.random.default_rng(0)
-    counts = rng.integers(0, 200, 50)
+    docs = _docs(rng)
+    counts = docs.counts()
     good = np.log((counts + 1) / (counts + 1).sum())
-    flat = np.log(np.full(50, 1 / 50))
-    boot = bt.bootstrap_cross_entropy(counts, np.stack([good, flat]), n_boot=200)
-    assert boot.shape == (200, 2)
-    np.testing.assert_array_equal(boot, bt.bootstrap_cross_entropy(counts, np.stack([good, flat]),
-                                                                   n_boot=200))
-    lo, hi = bt.interval(boot[:, 0])
-    assert lo < cross_entropy(counts, good) < hi
-    assert (boot[:, 0] < boot[:, 1]).all()            # paired: the good forecast always wins
-    obs = rng.normal(size=40)
-    rho, prec = bt.bootstrap_trends(np.stack([obs, -obs, np.zeros(40)]), obs, k=4, n_boot=100)
-    assert rho.shape == prec.shape == (100, 3)
-    assert np.allclose(rho[:, 0], 1.0) and np.allclose(rho[:, 1], -1.0)
-    assert np.isnan(rho[:, 2]).all() and all(math.isnan(v) for v in bt.interval(rho[:, 2]))
+    flat = np.log(np.full(30, 1 / 30))
+    fs = [Forecaster("good", (good,)), Forecaster("flat", (flat,))]
+    claims, rows = vocabulary_claims("2021", docs, fs, "good", n_boot=200)
+    assert [c.a for c in claims] == ["flat"] and claims[0].b == "good"
+    c = claims[0]
+    assert c.unit == "documents" and c.n == 60 and c.seeds == (0, 0) and c.scope == "2021"
+    assert c.effect == pytest.approx(rows["flat"]["ppl"] - rows["good"]["ppl"]) and c.effect > 0
+    assert rows["good"]["ppl"] == pytest.approx(bt.unigram_perplexity(counts, good))
+    assert rows["good"]["ppl_lo"] < rows["good"]["ppl"] < rows["good"]["ppl_hi"]
+    assert c.ci[0] > 0 and c.p < 0.05                 # paired: the good forecast always wins
+    assert vocabulary_claims("2021", docs, fs, "good", n_boot=200)[0] == claims   # seeded
+
+
+def test_trend_claims_test_rho_against_zero_and_mark_untested_ones():
+    rng = np.random.default_rng(1)
+    docs, half_b = _docs(rng), _docs(rng)
+    observed = log_frequencies(docs.counts()) - log_frequencies(half_b.counts())
+    fs = [Forecaster("none", (np.zeros(30),)),
+          Forecaster("right", (np.zeros(30),), observed),
+          Forecaster("wrong", (np.zeros(30),), -observed),
+          Forecaster("model", (np.zeros(30),), None, 1, "reads embeddings")]
+    claims, rows = trend_claims("2021", docs, half_b, fs, np.ones(30, bool), min_count=5,
+                                n_boot=200)
+    by = {c.a: c for c in claims}
+    assert set(by) == {"right", "wrong", "model"}            # no change predicted: no claim
+    assert by["right"].effect == pytest.approx(1.0) and by["right"].ci[0] > 0
+    assert by["wrong"].effect == pytest.approx(-1.0) and by["wrong"].ci[1] < 0
+    assert by["right"].better_when == "higher" and by["right"].p < 0.05
+    assert math.isnan(by["model"].p) and by["model"].note == "reads embeddings"
+    assert rows["right"]["n_trend"] == 30 and rows["right"]["precision"] == pytest.approx(3 / 30)
 
 
 def test_no_trend_tokens_gives_undefined_metrics():
-    rho, prec = bt.bootstrap_trends(np.zeros((2, 0)), np.zeros(0), n_boot=5)
-    assert rho.shape == (5, 2) and np.isnan(rho).all() and np.isnan(prec).all()
     assert math.isnan(bt.spearman(np.zeros(0), np.zeros(0)))
     assert math.isnan(bt.precision_at_k(np.zeros(0), np.zeros(0)))

@@ -13,7 +13,9 @@ from transformers import PreTrainedTokenizerFast
 
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import write_parquet
-from pipeline.forecast.baselines import (LAMBDA_GRID, fit_mean_reversion, fit_targets,
+from pipeline.forecast.stationary import (ALPHA_GRID, MEAN_REVERSION, PERSISTENCE, POOLED,
+                                          best_stationary, fit_stationary, smoothed)
+from pipeline.forecast.baselines import (LAMBDA_GRID, fit_targets,
                                          history_adjusted_persistence, mean_reversion_change,
                                          mean_reverting)
 from pipeline.forecast.vocabulary import (linear_extrapolation, persistence, predicted_distribution,
@@ -216,26 +218,24 @@ class _Recording(dict):
         return super().__getitem__(key)
 
 
-def test_lambda_fit_picks_the_known_best_strength_on_training_periods_only():
-    """2017 counts [1, 7] and 2018 [7, 1] smooth to [.2, .8] and [.8, .2]; their log mean is
-    equal for both tokens, so the forecast of 2019 is p̂ ∝ [.8, .2]^(1−λ): odds 4^(1−λ). 2019's
-    counts [200, 100] (odds 2) are exactly λ = 0.5's forecast, the unique best. 2020 (a dev
-    period) would favour λ = 1 (odds 1) and must not be read."""
+def test_stationary_fit_reads_training_periods_only_and_picks_the_best_fit():
+    """2017 counts [1, 7] and 2018 [7, 1]; 2019's [200, 100] is best forecast by their blend
+    (mean reversion, λ > 0), not by 2018 alone; 2020 (a dev period) must never be read."""
     counts = _Recording({"2017": np.array([1, 7]), "2018": np.array([7, 1]),
                          "2019": np.array([200, 100]), "2020": np.array([500, 500])})
-    fit = fit_mean_reversion(counts, ["2017", "2018", "2019"], window=2)
-    assert fit.lam == 0.5 and fit.targets == ("2019",)
+    fits = fit_stationary(counts, ["2017", "2018", "2019"], window=2)
     assert counts.read == {"2017", "2018", "2019"}                # never the dev period
-    assert fit.ppl == min(fit.ppl_by_lambda.values()) < fit.ppl_by_lambda[0.0]
-    # the pooled PPL at λ = 0.5 is the target's own entropy: exp(−(2/3 log 2/3 + 1/3 log 1/3))
-    assert fit.ppl == pytest.approx(np.exp(-(2 / 3 * np.log(2 / 3) + 1 / 3 * np.log(1 / 3))))
-    # only were 2020 a training period would it be a target (and move λ)
-    wider = fit_mean_reversion(counts, ["2017", "2018", "2019", "2020"], 2)
-    assert wider.targets == ("2019", "2020") and wider.lam != 0.5
-    # no change in the window: every λ ties, the smallest (persistence) wins
-    flat = {"2017": np.array([7, 1]), "2018": np.array([7, 1]), "2019": np.array([1, 1])}
-    assert fit_mean_reversion(flat, ["2017", "2018", "2019"], 2).lam == 0.0
+    assert all(f.targets == ("2019",) for f in fits.values())
+    mr, pers = fits[MEAN_REVERSION], fits[PERSISTENCE]
+    assert mr.lam > 0 and mr.train_ppl < pers.train_ppl and mr.alpha in ALPHA_GRID
+    want = np.exp(-(counts["2019"] @ mr.log_p([counts["2017"], counts["2018"]])) / 300)
+    assert mr.train_ppl == pytest.approx(want)
+    assert best_stationary(fits) in (MEAN_REVERSION, POOLED) and best_stationary(fits) != PERSISTENCE
     assert LAMBDA_GRID[0] == 0.0 and LAMBDA_GRID[-1] == 1.0 and len(LAMBDA_GRID) == 21
+    # nothing to fit on: add-one smoothing, no mean reversion, the pooled past is the reference
+    none = fit_stationary(counts, ["2017", "2018"], 2)
+    assert set(none) == {PERSISTENCE, POOLED} and best_stationary(none) == POOLED
+    assert smoothed(np.array([1, 3]), 1.0) == pytest.approx(np.log([2 / 6, 4 / 6]))
 
 
 def test_lambda_fit_targets_need_their_whole_window_in_training():
@@ -243,8 +243,6 @@ def test_lambda_fit_targets_need_their_whole_window_in_training():
     assert fit_targets(["2019", "2017", "2018"], 1) == ["2018", "2019"]
     assert fit_targets(["2020H1", "2020H2", "2021H1"], 2) == ["2021H1"]
     assert fit_targets(["2017", "2018"], 2) == []
-    with pytest.raises(ValueError, match="no one-step forecast"):
-        fit_mean_reversion({"2017": np.ones(2), "2018": np.ones(2)}, ["2017", "2018"], 2)
 
 
 def test_rank_terms_orders_and_filters():
@@ -277,9 +275,3 @@ def test_whole_words():
     # a token continued in most occurrences is not a whole word
     mostly = whole_word_mask(tok, content, [[0, 1, 3, 1, 3, 1, 6, 0]])
     assert not mostly[1] and mostly[6]
-
-
-def test_a_verdict_without_an_interval_says_why_instead_of_nan():
-    from pipeline.reports.forecast import _interval
-    assert _interval(-1.25, 0.5, 1) == "95 % CI [-1.2, +0.5]"
-    assert _interval(float("nan"), float("nan"), 3) == "no 95 % CI: too few documents to resample"

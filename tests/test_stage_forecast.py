@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 import torch
 
-from pipeline.reports.forecast import PERSISTENCE, verdicts
 from pipeline.features.frequencies import count_tokens, write_period
 from pipeline.models.future_lm import make_future_lm, save_future_lm, scratch_gpt2
 from pipeline.infra.identity import tokenizer_identity
@@ -34,8 +33,10 @@ def sample_abstracts() -> pd.DataFrame:
     for entry in text.split("\n@")[1:]:
         year = re.search(r'^\s*year = "(\d{4})"', entry, flags=re.M)
         abstract = re.search(r'^\s*abstract = [{"](.*?)["}],?$', entry, flags=re.M)
+        key = re.match(r"\w+\{([^,]+),", entry)
         if year and abstract and int(year.group(1)) in YEARS:
-            rows.append({"year": int(year.group(1)), "abstract": abstract.group(1)})
+            rows.append({"key": key.group(1), "year": int(year.group(1)),
+                         "abstract": abstract.group(1)})
     return pd.DataFrame(rows)
 
 
@@ -98,6 +99,14 @@ def test_forecast_beyond_the_corpus_needs_no_data_of_that_period(project, foreca
     assert gens["index"].tolist() == [0, 1] and (gens["period"] == "2022").all()
     base = read_parquet(forecasts / "baseline-s0" / "vocab_2022.parquet")
     assert (base["log_prob"] == base["log_prob_prev"]).all()       # no history, no change
+    # the predicted change from half A of Y-1 (the trend test): frequency models only
+    half = read_parquet(folder / "vocab_2021.parquet")
+    assert np.exp(half["log_prob_half"]).sum() == pytest.approx(1.0)
+    assert not np.array_equal(half["log_prob_half"], half["log_prob"])   # other contexts
+    assert 0 < info["periods"]["2021"]["half_a"]["n_contexts"] < 40
+    assert "log_prob_half" not in base.columns
+    assert "no history" in read_json(forecasts / "baseline-s0" / "forecast.json")[
+        "periods"]["2021"]["half_a"]["why_not"]
 
 
 def test_precision_flag_sets_the_forward_passes_precision(project, forecasts, tmp_path):
@@ -135,32 +144,33 @@ def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
     forecast_report.main(args)
     text = out.read_text()
     assert "## Backtests" in text and "### 2020" in text and "### 2021" in text
-    for name in ("Persistence", "Linear extrapolation", "Baseline-all", "Frequency",
-                 "Mean reversion", "History-adjusted persistence (Frequency)"):
+    for name in ("Persistence", "Pooled past", "Mean reversion", "Linear extrapolation",
+                 "Baseline-all", "Frequency", "History-adjusted persistence (Frequency)"):
         assert f"| {name} |" in text
     assert "History-adjusted persistence (Baseline-all)" not in text     # Δ̂ = 0: persistence
-    assert "Ranked by vocabulary forecast error" in text and "Ranked by trend detection" in text
-    assert "with 1 seed, a model's rank here is indicative only" in text     # --seeds 0
-    assert re.search(r"- \*\*2021, vocabulary PPL: (no forecaster beats persistence|\d+ "
-                     r"forecaster\(s\) beat persistence)\*\*", text)
-    assert re.search(r"- 2021: Frequency (beats|does \*\*not\*\* beat) persistence", text)
+    assert "beats persistence" not in text and "beat persistence" not in text
+    assert "Best stationary baseline, the reference of every vocabulary claim" in text
     assert "## The forecast for 2022" in text and "### Frequency" in text
     assert "![Top risers" in text and "(../p/r.png)" in text
     assert "## Generated abstracts for 2022" in text
     values = json.loads(metrics.read_text())
     assert values["forecast_period"] == "2022" and list(values["backtests"]) == ["2020", "2021"]
-    assert "fits each token's log frequency over the last 2 years" in text
-    assert "Forecasts from 2018..2019." in text
-    fit = values["mean_reversion"]
-    assert fit["fitted_on"] == ["2019"] and 0.0 <= fit["lambda"] <= 1.0   # training years only
-    assert f"λ = {fit['lambda']:.2f} fitted on the training years only" in text
-    for by in ("2020", "2021"):
-        rows = values["backtests"][by]
-        assert sorted(r["rank_ppl"] for r in rows.values())[0] == 1 and len(rows) == 6
-        assert set(values["beats_persistence"][by]) == {"unigram_ppl", "rho"}
-    row = values["backtests"]["2021"]["Persistence"]
-    assert row["unigram_ppl_lo"] <= row["unigram_ppl"] <= row["unigram_ppl_hi"]
-    assert row["rho"] is None                                    # persistence has no ranking
+    stationary = values["stationary"]
+    assert all(b["fitted_on"] == ["2019"] for b in stationary["baselines"].values())
+    reference = stationary["reference"]
+    records = values["verdicts"]
+    assert {r["family"] for r in records} == {"forecast-vocabulary", "forecast-trend"}
+    assert {r["scope"] for r in records} == {"2020", "2021"}
+    vocab = [r for r in records if r["family"] == "forecast-vocabulary" and r["scope"] == "2021"]
+    assert len(vocab) == 6 and all(r["b"] == reference for r in vocab)      # 7 forecasters
+    assert all(r["unit"] == "documents" and r["n"] == 40 for r in vocab)
+    freq = next(r for r in vocab if r["a"] == "Frequency")
+    assert freq["seeds"] == [1, 0] and freq["verdict"] == "not distinguishable"   # 1 seed
+    trend = {r["a"]: r for r in records if r["family"] == "forecast-trend" and r["scope"] == "2021"}
+    assert "Persistence" not in trend and "Baseline-all" not in trend    # no change predicted
+    assert "Frequency" in trend and "Linear extrapolation" in trend
+    row = values["backtests"]["2021"]["vocabulary"]["Persistence"]
+    assert row["ppl_lo"] <= row["ppl"] <= row["ppl_hi"]
     assert plot.stat().st_size > 0
     first = out.read_bytes()
     forecast_report.main(args)
@@ -179,22 +189,14 @@ def test_report_refuses_a_forecast_for_another_period(project, forecasts, tmp_pa
     assert "for forecast period 2022, not 2023" in capsys.readouterr().err
 
 
-def test_verdicts_say_each_finding_once() -> None:
-    def row(name: str, ppl: float, rho: float, lo: float, hi: float) -> dict:
-        return {"forecaster": name, "unigram_ppl": ppl, "vs_persistence": ppl - 100.0,
-                "vs_persistence_lo": ppl - 101.0, "vs_persistence_hi": ppl - 99.0,
-                "rho": rho, "rho_lo": lo, "rho_hi": hi}
-    table = pd.DataFrame([row(PERSISTENCE, 100.0, np.nan, np.nan, np.nan),
-                          row("Frequency", 90.0, 0.5, 0.2, 0.7),
-                          row("Context", 110.0, -0.4, -0.6, -0.2),
-                          row("Context²", 100.5, 0.0, -0.2, 0.2)])
-    lines = verdicts(table, ["baseline", "frequency", "context", "context2"], "2021")
-    assert lines[0].startswith("- 2021: Frequency beats persistence")
-    assert lines[1].startswith("- 2021: Frequency detects trends (Spearman ρ +0.500")
-    assert "Context does **not** beat persistence" in lines[2]
-    assert lines[3].startswith("- 2021: Context ranks trends in the **wrong direction** (Spearman")
-    assert lines[5].startswith("- 2021: Context² does **not** reliably detect trends (Spearman")
-    assert not any("trends trends" in line or "** trends" in line for line in lines)
+def _documents(label: str, counts: np.ndarray, n_docs: int = 20):
+    """Documents whose tokens add up to ``counts`` (shuffled, split evenly; seeded)."""
+    from pipeline.forecast.documents import PeriodDocuments
+
+    flat = np.random.default_rng(5).permutation(np.repeat(np.arange(len(counts)), counts))
+    lengths = np.diff(np.linspace(0, len(flat), n_docs + 1).astype(np.int64))
+    return PeriodDocuments(label, tuple(f"{label}-{i}" for i in range(n_docs)), flat,
+                           lengths, len(counts))
 
 
 def test_backtests_and_forecast_across_a_quarter_boundary() -> None:
@@ -217,102 +219,22 @@ def test_backtests_and_forecast_across_a_quarter_boundary() -> None:
     gens = pd.DataFrame({"index": [0], "seed": [0], "text": ["an abstract"], "period": "2021Q2"})
     forecasts = {("frequency", 0): ModelForecast("frequency", 0, {}, frames, gens)}
     content = np.ones(vocab, dtype=bool)
+    documents = {p: _documents(p, freqs[p].counts) for p in ("2020Q4", "2021Q1")}
     text, metrics, panels = render(forecasts, ["frequency"], [0], "2021Q2", ["2021Q1"], freqs,
-                                   content, content, [f"w{i}" for i in range(vocab)], 2)
+                                   content, content, [f"w{i}" for i in range(vocab)], 2,
+                                   documents=documents)
     assert metrics["forecast_period"] == "2021Q2" and list(metrics["backtests"]) == ["2021Q1"]
-    pers = metrics["backtests"]["2021Q1"]["Persistence"]["unigram_ppl"]
+    pers = metrics["backtests"]["2021Q1"]["vocabulary"]["Persistence"]["ppl"]
+    alpha = metrics["stationary"]["baselines"]["Persistence"]["alpha"]
+    assert alpha == 1.0                                  # no training period: not fitted
     want = np.exp(-(freqs["2021Q1"].counts * log_frequencies(freqs["2020Q4"].counts)).sum()
                   / freqs["2021Q1"].counts.sum())
     assert pers == pytest.approx(want)                  # persistence of 2020Q4 scored on 2021Q1
-    assert "Forecasts from 2020Q3..2020Q4." in text and "### 2021Q1" in text
+    trend = [r for r in metrics["verdicts"] if r["family"] == "forecast-trend"]
+    model = next(r for r in trend if r["a"] == "Frequency")
+    assert model["p"] is None and "half A" in model["note"]     # no half-A change: untested
+    assert "Forecasts from 2020Q3..2020Q4;" in text and "### 2021Q1" in text
     assert "observed counts in 2020Q4-2021Q1" in text and "the abstracts of 2021Q1" in text
     assert "over the last 2 quarters" in text and "vocabulary of quarter Y" in text
     panel = panels["Frequency"]
     assert list(dict.fromkeys(panel["period"])) == labels + ["2021Q2"]   # time order
-
-
-def _reverting_freqs(vocab: int = 40, amp: float = 0.3) -> dict:
-    """Frequencies 2016-2021 whose log frequencies alternate around a fixed level: each token
-    goes up by ``amp`` in one year and back down in the next (trends revert), 200,000 tokens a
-    year."""
-    from pipeline.features.frequencies import PeriodFrequencies, log_frequencies
-
-    rng = np.random.default_rng(3)
-    base = np.log(rng.dirichlet(np.full(vocab, 5.0)))
-    sign = rng.choice([-1.0, 1.0], vocab)
-    freqs = {}
-    for year in range(2016, 2022):
-        logits = base + amp * sign * (-1) ** year
-        counts = np.rint(200_000 * np.exp(logits) / np.exp(logits).sum()).astype(np.int64)
-        freqs[str(year)] = PeriodFrequencies(str(year), counts, log_frequencies(counts),
-                                             int(counts.sum()))
-    return freqs
-
-
-def test_report_ranks_every_forecaster_and_names_who_beats_persistence() -> None:
-    """Trends that revert every year; the Frequency model's predicted change for 2021 is exactly
-    the observed one, its own distribution a poor one. History-adjusted persistence is then the
-    observed 2021 distribution (rank 1), mean reversion (λ fitted on 2016-2018 alone: 1, the
-    window's mean) second, persistence third and linear extrapolation, which continues last
-    year's change, worse than persistence; the model's own forecast loses too."""
-    from pipeline.reports.forecast import ModelForecast, render
-
-    freqs = _reverting_freqs()
-    vocab = len(freqs["2021"].counts)
-    prior = -3.0 * freqs["2021"].log_freq            # the LM's unigram level: far off the data
-    prior -= np.log(np.exp(prior).sum())
-    frames = {}
-    for p in ("2021", "2022"):
-        change = freqs["2021"].log_freq - freqs["2020"].log_freq
-        if p == "2022":
-            change = -change
-        own = prior + change
-        frames[p] = pd.DataFrame({"token_id": np.arange(vocab), "log_prob": own - np.log(
-            np.exp(own).sum()), "log_prob_prev": prior})
-    gens = pd.DataFrame({"index": [0], "seed": [0], "text": ["an abstract"], "period": "2022"})
-    forecasts = {("frequency", 0): ModelForecast("frequency", 0, {}, frames, gens)}
-    content = np.ones(vocab, dtype=bool)
-    text, metrics, _ = render(forecasts, ["frequency"], [0], "2022", ["2021"], freqs, content,
-                              content, [f"w{i}" for i in range(vocab)], 2,
-                              train_periods=["2016", "2017", "2018"])
-    assert metrics["mean_reversion"]["lambda"] == 1.0
-    assert metrics["mean_reversion"]["fitted_on"] == ["2018"]
-    rows = metrics["backtests"]["2021"]
-    adjusted = "History-adjusted persistence (Frequency)"
-    ranks = {name: row["rank_ppl"] for name, row in rows.items()}
-    assert ranks == {adjusted: 1, "Mean reversion": 2, "Persistence": 3,
-                     "Linear extrapolation": 4, "Frequency": 5}
-    # p̃ = persistence · exp(Δ̂), renormalised, is the smoothed 2021 distribution itself
-    want = np.exp(-(freqs["2021"].counts * freqs["2021"].log_freq).sum() / freqs["2021"].n_tokens)
-    assert rows[adjusted]["unigram_ppl"] == pytest.approx(want)
-    won = metrics["beats_persistence"]["2021"]
-    assert won["unigram_ppl"] == [adjusted, "Mean reversion"]                 # best first
-    assert set(won["rho"]) == {adjusted, "Frequency", "Mean reversion"}
-    assert rows["Linear extrapolation"]["rho_hi"] < 0                      # trends revert
-    assert rows["Frequency"]["rank_rho"] == rows[adjusted]["rank_rho"] == 1   # the same Δ̂
-    assert rows["Persistence"]["rank_rho"] is None
-    assert f"| 1 | {adjusted} |" in text and "| 3 | Persistence |" in text
-    assert ("- **2021, vocabulary PPL: 2 forecaster(s) beat persistence** (PPL "
-            f"{rows['Persistence']['unigram_ppl']:.1f}") in text
-    assert f"): {adjusted} (PPL" in text
-    assert "λ = 1.00 fitted on the training years only: one-step forecasts of 2018" in text
-    assert "| — | Persistence | — (no change predicted)" in text
-
-
-def test_when_nothing_beats_persistence_the_report_says_so() -> None:
-    from pipeline.reports.forecast_backtests import add_ranks, beats_persistence, winners_markdown
-
-    def row(name: str, ppl: float, lo: float, hi: float, rho: float, rho_lo: float) -> dict:
-        return {"forecaster": name, "unigram_ppl": ppl, "vs_persistence": ppl - 100.0,
-                "vs_persistence_lo": lo, "vs_persistence_hi": hi,
-                "rho": rho, "rho_lo": rho_lo, "rho_hi": rho + 0.1}
-    table = add_ranks(pd.DataFrame([row(PERSISTENCE, 100.0, np.nan, np.nan, np.nan, np.nan),
-                                    row("Mean reversion", 99.9, -0.3, 0.1, 0.05, -0.02),
-                                    row("Linear extrapolation", 104.0, 3.0, 5.0, -0.3, -0.4)]))
-    assert table.set_index("forecaster")["rank_ppl"].to_dict() == {
-        "Mean reversion": 1, PERSISTENCE: 2, "Linear extrapolation": 3}
-    assert beats_persistence(table) == {"unigram_ppl": [], "rho": []}
-    lines = winners_markdown(table, "2021")
-    assert lines[0].startswith("- **2021, vocabulary PPL: no forecaster beats persistence** "
-                               "(PPL 100.0)")
-    assert lines[1].startswith("- **2021, trend ranking: no forecaster beats persistence**")

@@ -58,22 +58,34 @@ def log_frequencies(counts: np.ndarray) -> np.ndarray:
     return np.log(counts + 1.0) - np.log(float(counts.sum()) + counts.shape[0])
 
 
+def document_tokens(tok: PreTrainedTokenizerBase, texts: Sequence[str],
+                    batch_size: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+    """What is counted of each text, per text: ``(flat, lengths)``, int64, the concatenated token
+    ids of every text (its abstract tokens + one closing EOS) and each text's number of them.
+    :func:`count_tokens` is their histogram; the forecast report resamples documents with them."""
+    flats, lengths = [], []
+    for start in range(0, len(texts), batch_size):
+        batch = tokenize_texts(tok, texts[start:start + batch_size])
+        lens = np.fromiter((len(ids) + 1 for ids in batch), dtype=np.int64, count=len(batch))
+        flat = np.fromiter((i for ids in batch for i in (*ids, tok.eos_token_id)),
+                           dtype=np.int64, count=int(lens.sum()))
+        flats.append(flat)
+        lengths.append(lens)
+    if not flats:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(flats), np.concatenate(lengths)
+
+
 def count_tokens(tok: PreTrainedTokenizerBase, texts: Sequence[str],
                  batch_size: int = 4096) -> np.ndarray:
     """Count every LM token (abstract tokens + one closing EOS per abstract) over ``texts``.
 
-    Tokenization runs in Rust in batches; counting is one ``np.bincount`` per batch, so the cost
-    is dominated by the tokenizer (no Python loop per token).
+    Tokenization runs in Rust in batches (:func:`document_tokens`); counting is one
+    ``np.bincount``, so the cost is dominated by the tokenizer (no Python loop per token).
     """
     vocab_size = len(tok)
-    counts = np.zeros(vocab_size, dtype=np.int64)
-    for start in range(0, len(texts), batch_size):
-        batch = tokenize_texts(tok, texts[start:start + batch_size])
-        lengths = np.fromiter((len(ids) for ids in batch), dtype=np.int64, count=len(batch))
-        flat = np.fromiter((i for ids in batch for i in ids), dtype=np.int64, count=int(lengths.sum()))
-        counts += np.bincount(flat, minlength=vocab_size)[:vocab_size]
-    counts[tok.eos_token_id] += len(texts)
-    return counts
+    flat, _ = document_tokens(tok, texts, batch_size)
+    return np.bincount(flat, minlength=vocab_size)[:vocab_size].astype(np.int64)
 
 
 def frequencies_table(counts: np.ndarray) -> pd.DataFrame:

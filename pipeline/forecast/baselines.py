@@ -35,25 +35,18 @@ opposite ranking to linear extrapolation's. Its predicted change (ranked for ρ)
 *Why*: linear extrapolation's negative ρ says that words which just rose tend to fall back; mean
 reversion is the forecaster that bets on it, with a strength fitted rather than assumed.
 
-**Fitting λ** (:func:`fit_mean_reversion`) uses the *training periods only*: every one-step-ahead
-forecast whose target t and whole window t−m .. t−1 lie inside the training periods is made for
-each λ of :data:`LAMBDA_GRID`, and the λ with the lowest pooled vocabulary perplexity
-``exp(Σ_t Σ_k −c_{t,k} log p̂_{t,k} / Σ_t N_t)`` wins (ties: the smaller λ, the one closer to
-persistence). The backtest, dev and test periods never enter the fit, so the backtests score a
-forecaster chosen without seeing them.
+**Fitting λ** (and the smoothing): :mod:`pipeline.forecast.stationary`, on training periods only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 
 from pipeline.corpus.periods import in_time_order
 from pipeline.features.frequencies import log_frequencies
 from pipeline.features.windows import history_periods
-from pipeline.models.perplexity import perplexity
 
 LAMBDA_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(21))   # 0, 0.05 .. 1
 
@@ -93,48 +86,9 @@ def mean_reverting(log_freq: np.ndarray, lam: float) -> np.ndarray:
     return _log_softmax(log_freq[:, -1] + mean_reversion_change(log_freq, lam))
 
 
-@dataclass(frozen=True)
-class MeanReversionFit:
-    """The fitted strength, the training periods whose one-step forecasts fitted it (targets), and
-    the pooled training perplexity at every λ of the grid (time order of ``targets``)."""
-
-    lam: float
-    targets: tuple[str, ...]
-    ppl_by_lambda: dict[float, float]
-
-    @property
-    def ppl(self) -> float:
-        return self.ppl_by_lambda[self.lam]
-
-
 def fit_targets(train_periods: Sequence[str], window: int) -> list[str]:
     """Training periods whose whole history window ``t−m .. t−1`` is also training periods: the
     targets of the one-step-ahead forecasts that fit λ (none if there are ≤ m of them)."""
     train = set(train_periods)
     return [t for t in in_time_order(train_periods)
             if all(h in train for h in history_periods(t, window))]
-
-
-def fit_mean_reversion(counts: Mapping[str, np.ndarray], train_periods: Sequence[str],
-                       window: int, grid: Sequence[float] = LAMBDA_GRID) -> MeanReversionFit:
-    """Grid search for λ on one-step-ahead forecasts inside ``train_periods`` (module doc).
-
-    ``counts``: observed token counts per period label (at least the training periods; other
-    periods are ignored, never read). Raises ``ValueError`` when no training period has its whole
-    window inside the training periods (≤ m training periods): nothing to fit on."""
-    targets = fit_targets(train_periods, window)
-    if not targets:
-        raise ValueError(f"cannot fit the mean-reversion strength: {len(set(train_periods))} "
-                         f"training period(s) leave no one-step forecast with a {window}-period "
-                         "history inside them")
-    if not grid or any(not 0.0 <= g <= 1.0 for g in grid):
-        raise ValueError(f"the λ grid must be non-empty values in [0, 1], got {list(grid)}")
-    cases = []
-    for t in targets:
-        window_lf = np.stack([log_frequencies(counts[h]) for h in history_periods(t, window)], 1)
-        cases.append((np.asarray(counts[t], dtype=np.float64), window_lf))
-    n_tokens = sum(c.sum() for c, _ in cases)
-    ppl = {float(lam): perplexity(sum(-(c @ mean_reverting(lf, lam)) for c, lf in cases)
-                                  / n_tokens) for lam in grid}
-    best = min(sorted(ppl), key=lambda lam: ppl[lam])      # ties: the smaller λ
-    return MeanReversionFit(best, tuple(targets), ppl)

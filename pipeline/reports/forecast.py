@@ -3,13 +3,12 @@
 Reads the forecast stage's folders (``<forecasts>/<variant>-s<seed>/``, :mod:`pipeline.forecast.vocabulary`)
 and the observed per-period counts (frequency files), and builds:
 
-- **backtests** for each period with known text: the unigram perplexity of the period's tokens under
-  each forecast, and trend detection (Spearman ρ, precision@50) against what happened
-  (:mod:`pipeline.forecast.backtest`), for the LMs beside persistence, linear extrapolation, mean
-  reversion (strength fitted on the training periods) and each temporal model's history-adjusted
-  persistence, with bootstrap 95 % intervals, every forecaster ranked by PPL and by ρ, and plain
-  verdicts: which forecasters beat persistence, and whether each temporal model does
-  (tables: :mod:`pipeline.reports.forecast_backtests`);
+- **backtests** for each period with known text: every forecaster's unigram perplexity of the
+  period's documents against the best stationary baseline (family ``forecast-vocabulary``), and
+  every predicted change (from half A of Y−1) against the change observed against half B (family
+  ``forecast-trend``), resampled by document and judged by :mod:`pipeline.stats.verdict`; the
+  records go to the JSON output under ``"verdicts"`` (:mod:`pipeline.forecast.claims`,
+  :mod:`pipeline.reports.forecast_backtests`);
 - the **forecast**: each model's top rising and falling whole words (:func:`pipeline.forecast.vocabulary.rank_terms`)
   with their observed counts in the history periods, and a few generated abstracts.
 
@@ -22,16 +21,17 @@ text names the kind's noun ("year", "half-year", ...), which for years reads as 
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from transformers import PreTrainedTokenizerBase
 
 from pipeline.corpus.by_period import missing_feature_fix
+from pipeline.corpus.by_period import read_period as corpus_period
 from pipeline.corpus.periods import NOUN, in_time_order, kind_of, ordinal, shift
 from pipeline.forecast import backtest as bt
 from pipeline.infra.errors import UserError
@@ -41,10 +41,11 @@ from pipeline.features.windows import history_periods
 from pipeline.infra.io import read_json, read_parquet
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import display_name, lookup
-from pipeline.reports.forecast_backtests import (LINEAR, PERSISTENCE, backtest,
-                                                 backtest_markdown, backtest_metrics,
-                                                 beats_persistence, fit_reversion,
-                                                 reversion_metrics, winners_markdown)
+from pipeline.forecast.counted import LINEAR
+from pipeline.forecast.documents import PeriodDocuments, tokenize_documents
+from pipeline.reports.forecast_backtests import (backtest, backtest_markdown, fit, fit_metrics,
+                                                 fit_text)
+from pipeline.stats.verdict import judge, to_records
 
 TOP_TERMS = 30
 N_EXAMPLES = 3
@@ -98,39 +99,20 @@ def read_frequencies(folder: str | os.PathLike[str], periods: Sequence[str],
     return out
 
 
-def _interval(lo: float, hi: float, digits: int) -> str:
-    """``95 % CI [lo, hi]``, or why there is none (the table prints "—" for the same NaN)."""
-    if np.isfinite(lo) and np.isfinite(hi):
-        return f"95 % CI [{lo:+.{digits}f}, {hi:+.{digits}f}]"
-    return "no 95 % CI: too few documents to resample"
-
-
-def verdicts(table: pd.DataFrame, variants: Sequence[str], period: str) -> list[str]:
-    """Plain sentences: does each temporal model beat persistence (vocabulary error) and detect
-    trends (ρ > 0) in ``period``, by its 95 % interval?"""
-    lines = []
-    rows = table.set_index("forecaster")
-    pers = rows.loc[PERSISTENCE, "unigram_ppl"]
-    for v in variants:
-        if not lookup(v).temporal:
-            continue
-        r = rows.loc[display_name(v)]
-        beats = r["vs_persistence_hi"] < 0
-        word = "beats" if beats else "does **not** beat"
-        lines.append(f"- {period}: {display_name(v)} {word} persistence on vocabulary forecast error "
-                     f"(unigram PPL {r['unigram_ppl']:.1f} vs {pers:.1f}; difference "
-                     f"{r['vs_persistence']:+.1f}, "
-                     f"{_interval(r['vs_persistence_lo'], r['vs_persistence_hi'], 1)}).")
-        if np.isnan(r["rho"]):
-            lines.append(f"- {period}: {display_name(v)} predicts no change in any trend token.")
-        else:
-            found = ("detects trends" if r["rho_lo"] > 0 else
-                     "ranks trends in the **wrong direction**" if r["rho_hi"] < 0 else
-                     "does **not** reliably detect trends")
-            lines.append(f"- {period}: {display_name(v)} {found} (Spearman ρ {r['rho']:+.3f}, "
-                         f"{_interval(r['rho_lo'], r['rho_hi'], 3)}; persistence predicts "
-                         "no change).")
-    return lines
+def read_documents(corpus: str | os.PathLike[str], tok: PreTrainedTokenizerBase,
+                   periods: Sequence[str], freqs: Mapping[str, PeriodFrequencies]
+                   ) -> dict[str, PeriodDocuments]:
+    """Every abstract of ``periods``, tokenized as the frequencies stage counts them; a period
+    whose tokens do not add up to its frequency file (another corpus or tokenizer) is refused."""
+    out = {}
+    for p in in_time_order(periods):
+        frame = corpus_period(corpus, p, ["key", "abstract"], purpose="score the backtests")
+        docs = tokenize_documents(tok, p, frame["key"].tolist(), frame["abstract"].tolist())
+        if p in freqs and not np.array_equal(docs.counts(), freqs[p].counts):
+            raise UserError(f"the abstracts of {p} do not add up to its frequency file",
+                            path=corpus, fix=missing_feature_fix(f"frequencies@{p}"))
+        out[p] = docs
+    return out
 
 
 def term_tables(delta: np.ndarray, eligible: np.ndarray, words: Sequence[str],
@@ -195,31 +177,56 @@ def render(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[s
            seeds: Sequence[int], period: str, backtest_periods: Sequence[str],
            freqs: dict[str, PeriodFrequencies], content: np.ndarray, whole_word: np.ndarray,
            words: Sequence[str], window: int, figure: str | None = None, plot_words: int = 5,
-           train_periods: Sequence[str] = ()) -> tuple[str, dict, dict[str, pd.DataFrame]]:
-    """The Markdown report, its DVC metrics and the risers plot's panels (forecaster -> frame);
-    ``figure``: the plot's path relative to the report, linked when given. Backtests run in
-    time order. ``train_periods``: the training periods, the only ones the mean-reverting
-    forecaster's strength is fitted on (their frequencies must be in ``freqs``); without them
-    (or with too few for one forecast inside them) that forecaster is left out, saying why."""
+           train_periods: Sequence[str] = (),
+           documents: Mapping[str, PeriodDocuments] | None = None
+           ) -> tuple[str, dict, dict[str, pd.DataFrame]]:
+    """The Markdown report, its JSON numbers (with the verdict records under ``"verdicts"``) and
+    the risers plot's panels (forecaster -> frame); ``figure``: the plot's path relative to the
+    report, linked when given. ``documents``: the tokenized documents of every backtest period
+    and of the period before it (:class:`pipeline.forecast.documents.PeriodDocuments`).
+    ``train_periods``: the only periods the stationary baselines' smoothing is fitted on."""
     noun = NOUN[kind_of(period)]
-    reversion, reversion_text = fit_reversion(freqs, train_periods, window, noun)
-    metrics: dict = {"forecast_period": period, "mean_reversion": reversion_metrics(reversion),
-                     "backtests": {}, "beats_persistence": {}}
-    parts = _intro(period, window, noun)
     backtest_periods = in_time_order(backtest_periods)
+    fits = fit(freqs, train_periods, window)
+    metrics: dict = {"forecast_period": period, "stationary": fit_metrics(fits),
+                     "backtests": {}, "verdicts": []}
+    parts = _intro(period, window, noun)
     if backtest_periods:
-        parts += _backtests_intro(seeds, noun) + ["", reversion_text]
+        if documents is None:
+            raise ValueError("backtests need the documents of each backtest period")
+        parts += _backtests_intro(seeds, noun) + ["", fit_text(fits, noun)]
     for by in backtest_periods:
-        table = backtest(forecasts, variants, seeds, by, freqs, content, window, reversion)
-        metrics["backtests"][by] = backtest_metrics(table)
-        metrics["beats_persistence"][by] = beats_persistence(table)
-        parts += _backtest_section(table, variants, by, window)
+        result = backtest(forecasts, variants, seeds, by, freqs, documents, content, window, fits)
+        judged = judge(result.claims)
+        metrics["verdicts"] += to_records(judged)
+        metrics["backtests"][by] = {"reference": result.reference, "n_trend": result.n_trend,
+                                    "n_documents": documents[by].n_documents,
+                                    "n_half_documents": list(result.n_documents),
+                                    "vocabulary": result.vocabulary, "trend": result.trend}
+        history = history_periods(by, window)
+        parts += ["", f"### {by}", "", f"Forecasts from {history[0]}..{history[-1]}; "
+                  f"{documents[by].n_documents} documents of {by}, halves A/B of "
+                  f"{shift(by, -1)}: {result.n_documents[0]}/{result.n_documents[1]} documents.",
+                  "", *backtest_markdown(result, judged)]
     forecast_parts, panels = _forecast_section(forecasts, variants, seeds, period, freqs,
                                                whole_word, words, window, figure, plot_words)
     parts += forecast_parts
     parts += ["", f"## Generated abstracts for {period} (seed {seeds[0]})", "",
               examples_markdown(forecasts, variants, seeds[0])]
-    return "\n".join(parts).rstrip() + "\n", metrics, panels
+    return "\n".join(parts).rstrip() + "\n", _json_safe(metrics), panels
+
+
+def _json_safe(value: object) -> object:
+    """NaN as None, numpy scalars as Python numbers (valid, plain JSON)."""
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return None if np.isnan(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
 
 
 def _intro(period: str, window: int, noun: str = "year") -> list[str]:
@@ -230,44 +237,32 @@ def _intro(period: str, window: int, noun: str = "year") -> list[str]:
             f"Y−{window}..Y−1), over every position of the abstracts of Y−1 read as context. "
             "The predicted change of a token is log p̂_Y − log p̂'_{Y−1}, the same model on the "
             "same contexts with the bias of Y−1: what the history says will change (0 for "
-            "Baseline, which has none). Persistence forecasts Y−1's smoothed unigram "
-            f"distribution; linear extrapolation fits each token's log frequency over the last "
-            f"{window} {noun}s; mean reversion shrinks Y−1's log frequencies toward their mean "
-            f"over the last {window} {noun}s; each temporal model's history-adjusted persistence "
-            "multiplies Y−1's distribution by the model's exp(predicted change). Definitions: "
-            "`pipeline/forecast/vocabulary.py`, `pipeline/forecast/baselines.py`, "
-            "`pipeline/forecast/backtest.py`."]
+            "Baseline, which has none). Persistence forecasts Y−1's distribution, the pooled "
+            f"past the summed counts of the last {window} {noun}s, mean reversion shrinks Y−1's "
+            f"log frequencies toward their mean over the last {window} {noun}s (all three "
+            "smoothed by a rule fitted on training periods); linear extrapolation fits each "
+            f"token's log frequency over the last {window} {noun}s; each temporal model's "
+            "history-adjusted persistence multiplies Y−1's distribution by the model's "
+            "exp(predicted change). Definitions: `pipeline/forecast/vocabulary.py`, "
+            "`pipeline/forecast/stationary.py`, `pipeline/forecast/counted.py`."]
 
 
 def _backtests_intro(seeds: Sequence[int], noun: str = "year") -> list[str]:
     return ["", "## Backtests: how good were such forecasts?", "",
-            f"Unigram PPL = exp(cross-entropy of the {noun}'s observed tokens under the "
-            "forecast); lower is better. Trend detection over the content tokens seen ≥ "
-            f"{bt.MIN_COUNT} times in both the {noun} and the one before: Spearman ρ between "
-            f"predicted and observed change in log frequency, and precision@{bt.TOP_K} of the "
-            f"predicted top risers among the observed top {bt.TOP_FRACTION:.0%} risers "
-            f"(chance ≈ {bt.TOP_FRACTION:.2f}). Brackets: 95 % percentile bootstrap intervals "
-            f"over tokens ({bt.N_BOOTSTRAP} replicates; the difference to persistence is "
-            "paired). Means over seeds " + ", ".join(map(str, seeds)) + ". Every forecaster is "
-            "ranked by PPL and by ρ; it *beats persistence* when its 95 % interval excludes "
-            "persistence's value: the paired PPL difference lies below 0, or ρ lies above 0 "
-            "(persistence predicts no change)."
-            + (f" The intervals cover tokens, not training runs: with {len(seeds)} seed"
-               f"{'s' if len(seeds) > 1 else ''}, a model's rank here is indicative only (a claim "
-               "that one variant beats another needs ≥ 3 seeds)." if len(seeds) < 3 else "")]
-
-
-def _backtest_section(table: pd.DataFrame, variants: Sequence[str], by: str,
-                      window: int) -> list[str]:
-    n = int(table["n_trend"].iat[0])
-    n_top, k = math.ceil(bt.TOP_FRACTION * n), min(bt.TOP_K, n)
-    history = history_periods(by, window)
-    return ["", f"### {by}", "",
-            f"Forecasts from {history[0]}..{history[-1]}. {n} trend tokens; the observed top "
-            f"risers are {n_top} tokens, so precision@{k} is at most "
-            f"{min(1.0, n_top / max(k, 1)):.2f} and {n_top / max(n, 1):.2f} by chance.", "",
-            backtest_markdown(table), "", *winners_markdown(table, by),
-            *verdicts(table, variants, by)]
+            f"Unigram PPL = exp(cross-entropy of the {noun}'s tokens under the forecast); lower "
+            "is better. Every forecaster is compared with the **best stationary baseline** (the "
+            "one with the best training-period fit): a forecaster has *temporal skill* only "
+            "where it is better. Trend detection: Spearman ρ between each forecaster's predicted "
+            f"change, computed with the {noun} before Y reduced to its half A of documents, and "
+            f"the change observed against its half B, over the content tokens seen ≥ "
+            f"{bt.MIN_COUNT} times in both Y and half B; predictor and observation share no "
+            "document, so chance is ρ = 0 (GUIDE §12). Intervals and p-values: percentile "
+            "bootstrap over **documents** (paired across forecasters; for ρ the documents of Y "
+            "and of half B, predictions fixed), Holm within each family and period; "
+            f"precision@{bt.TOP_K} (the predicted top risers among the observed top "
+            f"{bt.TOP_FRACTION:.0%}) is descriptive. Models: one forecast per seed (seeds "
+            + ", ".join(map(str, seeds)) + "); a model with fewer than 3 seeds is never ordered "
+            "(its run-to-run spread is unknown). Records: `reports/forecast.json`, `verdicts`."]
 
 
 def _forecast_section(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
