@@ -6,9 +6,12 @@ Writes reports/results.md (Table 3 with significance tests against the baseline,
 reference, staleness tables, NLL by history-frequency bucket, Table 2 examples; the text names the
 period kind: "test year", "test half-year"), metrics/variants/<variant>.json (dev and test PPL,
 CPL, CM: DVC metrics), reports/results.json (stds, p-values and their log10, better/worse counts,
-seeds, each scored period) and CSVs for DVC plots, periods in time order: plots/results.csv,
+seeds, each scored period; under "verdicts" the records of its claims) and CSVs for DVC plots, periods in time order: plots/results.csv,
 plots/staleness.csv (model, period, ppl, cpl), plots/buckets.csv (model, period, bucket,
 history_bucket, n, mean_nll, nll_vs_baseline, recall10), and PNGs of the last two.
+With the split files, the corpus table and the stopword list (--train-split, --dev, --test,
+--abstracts, --stopwords), it adds the section "CM anchors and fluency"
+(:mod:`pipeline.reports.cm_anchors_report`) and its `cm-anchor` verdicts.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -26,7 +29,11 @@ from pipeline.infra.errors import UserError
 from pipeline.reports.figures import line_panels
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.models.registry import display_name
+from pipeline.evaluation.content import load_stopwords
+from pipeline.reports.cm_anchors_report import (build_cm_anchors, cm_anchor_claims,
+                                                render_cm_anchors)
 from pipeline.reports.output_layers import output_layer_section
+from pipeline.stats.verdict import Verdict, judge, to_records
 from pipeline.reports.results import (bucket_frame, bucket_plot_frame, details_json, headline,
                                       load_runs, plot_rows, render, summarize, unigram_reference)
 from pipeline.evaluation.staleness import last_corpus_date, staleness_frame, staleness_markdown
@@ -58,6 +65,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--corpus-counts", default=None,
                    help="reports/corpus.json (stage filter's per-year counts): marks periods "
                         "in the corpus's last year as possibly partial")
+    anchors = p.add_argument_group(
+        "CM anchors and fluency (all or none; without them the section is left out)")
+    anchors.add_argument("--train-split", default=None,
+                         help="data/splits/train.parquet: the content-word sampler's counts")
+    anchors.add_argument("--dev", default=None, help="data/splits/dev.parquet (gold abstracts)")
+    anchors.add_argument("--test", default=None, help="data/splits/test.parquet (gold abstracts)")
+    anchors.add_argument("--abstracts", default=None,
+                         help="data/corpus/abstracts.parquet: other periods' gold abstracts and "
+                              "the previous period's abstracts")
+    anchors.add_argument("--stopwords", default=None, help="data/reference/stopwords.txt")
     p.add_argument("--out", required=True, help="Markdown report (reports/results.md)")
     p.add_argument("--metrics-dir", required=True,
                    help="DVC metrics, one small JSON per variant (metrics/variants)")
@@ -68,12 +85,19 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--buckets", required=True, help="CSV plots/buckets.csv (+ .png beside it)")
     args = p.parse_args(argv)
 
+    given = [a for a in ANCHOR_ARGS if getattr(args, a) is not None]
+    if given and len(given) != len(ANCHOR_ARGS):
+        raise UserError("the CM anchors need --train-split, --dev, --test, --abstracts and "
+                        f"--stopwords together; got only {', '.join(given)}")
     if args.examples < 0:
         raise UserError(f"--examples must be >= 0, got {args.examples}", path="report.examples")
     report = build_report(args)
     write_report(report, args)
     plot_figures(report, args.baseline)
     print(f"wrote {args.out}, {args.metrics_dir}/, {args.details} and the plots", file=sys.stderr)
+
+
+ANCHOR_ARGS = ("train_split", "dev", "test", "abstracts", "stopwords")
 
 
 @dataclass(frozen=True)
@@ -86,6 +110,7 @@ class Report:
     staleness: pd.DataFrame
     buckets: pd.DataFrame
     pngs: dict[str, str]
+    verdicts: list[Verdict] = field(default_factory=list)
 
 
 def build_report(args: argparse.Namespace) -> Report:
@@ -105,12 +130,29 @@ def build_report(args: argparse.Namespace) -> Report:
             (("staleness", args.staleness), ("buckets", args.buckets))}
     report_dir = Path(args.out).resolve().parent
     figures = {k: os.path.relpath(Path(v).resolve(), report_dir) for k, v in pngs.items()}
+    sections = output_layer_section(runs, args.variants, args.seeds)
+    verdicts: list[Verdict] = []
+    if args.abstracts is not None:
+        verdicts, anchor_section = cm_anchors(runs, args)
+        sections = [*sections, "", anchor_section]
     text = render(runs, summary, args.variants, args.seeds, args.baseline, args.examples,
                   buckets=buckets, window=args.window, figures=figures,
                   staleness=staleness_markdown(stale, last_corpus_date(args.corpus_counts)),
                   unigram=unigram,
-                  sections=output_layer_section(runs, args.variants, args.seeds))
-    return Report(text, summary, stale, buckets, pngs)
+                  sections=sections)
+    return Report(text, summary, stale, buckets, pngs, verdicts)
+
+
+def cm_anchors(runs: dict, args: argparse.Namespace) -> tuple[list[Verdict], str]:
+    """The cm-anchor verdicts and the section "CM anchors and fluency"."""
+    first = runs[(args.variants[0], args.seeds[0])]
+    splits = {first.split_period("dev"): args.dev, first.split_period("test"): args.test}
+    anchors, models = build_cm_anchors(runs, args.variants, args.seeds, train=args.train_split,
+                                       splits=splits, corpus=args.abstracts,
+                                       stopwords=load_stopwords(args.stopwords))
+    verdicts = judge(cm_anchor_claims(anchors, models))
+    noun = NOUN[kind_of(first.split_period("test"))]
+    return verdicts, render_cm_anchors(verdicts, anchors, models, noun)
 
 
 def write_report(report: Report, args: argparse.Namespace) -> None:
@@ -121,7 +163,10 @@ def write_report(report: Report, args: argparse.Namespace) -> None:
         tmp.mkdir()
         for variant, entry in report.summary.items():
             write_json(headline(entry, variant), Path(tmp) / f"{variant}.json")
-    write_json(details_json(report.summary, args.baseline), args.details)
+    details = details_json(report.summary, args.baseline)
+    if report.verdicts:
+        details["verdicts"] = to_records(report.verdicts)
+    write_json(details, args.details)
     write_csv(plot_rows(report.summary), args.plots)
     write_csv(report.staleness, args.staleness)
     write_csv(bucket_plot_frame(report.buckets), args.buckets)

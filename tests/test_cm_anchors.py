@@ -161,3 +161,45 @@ def test_sampler_texts_as_a_model_are_not_better(entries, sampler, stopwords):
     one = [ModelCM("Fake", "2021", models[0].items, 1, 0.0)]
     (verdict,) = judge(cm_anchor_claims(anchors, one, n_boot=500))
     assert verdict.verdict == "not distinguishable" and "fewer than 3" in verdict.reason
+
+
+def test_report_stage_adds_the_section_and_its_verdict_records(entries, stopwords, tmp_path):
+    """The report stage with the splits, corpus and stopwords: the section, and the cm-anchor
+    records in reports/results.json; without them (older callers) no section."""
+    import json
+
+    from stages import report as cli
+    from tests.test_report import write_scores
+    from pipeline.features.frequencies import write_period
+
+    scores = tmp_path / "scores"
+    for seed in (0, 1, 2):
+        write_scores(scores, "baseline", seed, 0.0, 0.0, periods=("2020", "2021"))
+    rng = np.random.default_rng(7)
+    for year in range(2017, 2022):
+        write_period(tmp_path / "freq" / f"{year}.parquet", str(year), rng.integers(0, 30, 40))
+    corpus = tmp_path / "abstracts.parquet"
+    entries.to_parquet(corpus, index=False)
+    split = {}
+    for name, years in (("train", (2018, 2019)), ("dev", (2020, 2020)), ("test", (2021, 2021))):
+        split[name] = tmp_path / f"{name}.parquet"
+        entries[entries["year"].between(*years)].to_parquet(split[name], index=False)
+    out, details = tmp_path / "results.md", tmp_path / "results.json"
+    base = ["--scores", str(scores), "--variants", "baseline", "--seeds", "0", "1", "2",
+            "--baseline", "baseline", "--examples", "1", "--frequencies", str(tmp_path / "freq"),
+            "--window", "2", "--train-periods", "2018", "2019", "--details", str(details),
+            "--out", str(out), "--metrics-dir", str(tmp_path / "m"),
+            "--plots", str(tmp_path / "p.csv"), "--staleness", str(tmp_path / "s.csv"),
+            "--buckets", str(tmp_path / "b.csv")]
+    cli.main(base + ["--train-split", str(split["train"]), "--dev", str(split["dev"]),
+                     "--test", str(split["test"]), "--abstracts", str(corpus),
+                     "--stopwords", str(STOPWORDS)])
+    text = out.read_text()
+    assert "## CM anchors and fluency" in text
+    assert "Real abstracts of 2019" in text and "Real abstracts of 2020" in text
+    records = json.loads(details.read_text())["verdicts"]
+    assert [(r["family"], r["a"], r["b"], r["metric"], r["seeds"]) for r in records] == [
+        ("cm-anchor", "Baseline-all", "content-word sampler", f"CM {p}", [3, 0])
+        for p in ("2020", "2021")]
+    cli.main(base)
+    assert "CM anchors" not in out.read_text()

@@ -18,6 +18,7 @@ Use: ``claims = cm_anchor_claims(anchors, models)``, judge them with the report'
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,11 @@ import numpy as np
 import pandas as pd
 
 from pipeline.corpus.periods import in_time_order
-from pipeline.evaluation.cm_anchors import PeriodAnchors, mean_stopword_share
+from pipeline.evaluation.cm_anchors import (ANCHOR_SEED, ContentSampler, PeriodAnchors,
+                                            gold_abstracts, mean_stopword_share, period_anchors,
+                                            previous_abstracts)
+from pipeline.infra.errors import UserError
+from pipeline.infra.io import read_parquet
 from pipeline.evaluation.significance import rank_sum_test
 from pipeline.models.registry import display_name
 from pipeline.stats.resampling import (N_BOOTSTRAP, percentile_interval,
@@ -70,6 +75,37 @@ def model_cms(runs: Mapping[tuple[str, int], Any], variants: Sequence[str], seed
             out.append(ModelCM(display_name(v), period, table.mean(axis=1).to_numpy(), len(seeds),
                                mean_stopword_share(texts, stopwords)))
     return out
+
+
+def build_cm_anchors(runs: Mapping[tuple[str, int], Any], variants: Sequence[str],
+                     seeds: Sequence[int], *, train: str | os.PathLike[str],
+                     splits: Mapping[str, str | os.PathLike[str]], corpus: str | os.PathLike[str],
+                     stopwords: frozenset[str], seed: int = ANCHOR_SEED,
+                     ) -> tuple[dict[str, PeriodAnchors], list[ModelCM]]:
+    """The anchors of every period the runs generated for, and every model's CM there.
+
+    ``train``: the train split (its abstracts fit the sampler); ``splits``: the dev and test
+    split files by period label and ``corpus`` the corpus table, from which the gold abstracts
+    are read as the score stage reads them (checked against its ``n_gold``); ``runs`` as
+    :func:`model_cms`. Each anchor has as many texts as the models generated for the period."""
+    first = runs[(variants[0], seeds[0])]
+    periods = [p for p in first.periods if p in first.generations]
+    if not periods:
+        return {}, []
+    sampler = ContentSampler.fit(read_parquet(train, columns=["abstract"])["abstract"].tolist(),
+                                 stopwords)
+    anchors = {}
+    for period in periods:
+        gold = gold_abstracts(period, splits, corpus)
+        n_gold = first.period_metrics(period).get("n_gold")
+        if n_gold is not None and n_gold != len(gold):
+            raise UserError(f"{period} has {len(gold)} gold abstracts here but the score stage "
+                            f"compared the generations with {n_gold}", path=first.folder,
+                            fix="re-score the models on the current corpus and splits")
+        previous, earlier = previous_abstracts(corpus, period)
+        anchors[period] = period_anchors(period, previous, gold, earlier, sampler,
+                                         len(first.generations[period]), stopwords, seed)
+    return anchors, model_cms(runs, variants, seeds, periods, stopwords)
 
 
 def cm_anchor_claims(anchors: Mapping[str, PeriodAnchors], models: Sequence[ModelCM],
