@@ -1,14 +1,13 @@
-"""Stage `report`: the paper's Tables 2-3, staleness curves and long-tail metrics of every model.
+"""Stage `report`: the paper's Tables 2-3, the verdicts, staleness and long-tail metrics of every model.
 
-Reads data/scores/<variant>-s<seed>/ (metrics.json, tokens_, generations_, positions_<label>.parquet;
-labels of split.period's kind: 2021, 2021H1, 2021Q3, 2021-07) and the per-period frequency files.
-Writes reports/results.md (Table 3, the verdicts of pipeline/reports/model_verdicts.py, the unigram
-reference, staleness tables, NLL by history-frequency bucket, Table 2 examples; the text names the
-period kind: "test year", "test half-year"), metrics/variants/<variant>.json (dev and test PPL,
-CPL, CM: DVC metrics), reports/results.json (stds, trained-model sign tests and their log10, the verdict records, better/worse counts,
-seeds, each scored period) and CSVs for DVC plots, periods in time order: plots/results.csv,
-plots/staleness.csv (model, period, ppl, cpl), plots/buckets.csv (model, period, bucket,
-history_bucket, n, mean_nll, nll_vs_baseline, recall10), and PNGs of the last two.
+Reads data/scores/<variant>-s<seed>/ (metrics.json, tokens_, generations_, positions_<label>.parquet)
+and the per-period frequency files. Writes reports/results.md (Table 3, the verdicts of
+pipeline/reports/model_verdicts.py, the unigram reference, staleness, NLL by history-frequency
+bucket, Table 2 examples), metrics/variants/<variant>.json (dev and test PPL, CPL, CM: DVC
+metrics), reports/results.json (every number behind them; under "verdicts" the records of the
+report's claims) and, for DVC plots, plots/results.csv, plots/staleness.csv, plots/buckets.csv
+and PNGs of the last two. With --train-split, --dev, --test, --abstracts and --stopwords it adds
+the section "CM anchors and fluency" and its `cm-anchor` verdicts.
 """
 
 from __future__ import annotations
@@ -21,24 +20,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.corpus.periods import NOUN, in_time_order, kind_of, span
+from pipeline.corpus.periods import span
 from pipeline.infra.errors import UserError
-from pipeline.reports.figures import line_panels
-from pipeline.infra.io import atomic_path, write_json
+from pipeline.reports.figures import results_figures
+from pipeline.infra.io import atomic_path, write_csv, write_json
 from pipeline.models.registry import display_name
-from pipeline.reports.model_verdicts import model_claims, verdict_sections
+from pipeline.evaluation.content import load_stopwords
+from pipeline.reports.cm_anchors_report import AnchorInputs
+from pipeline.reports.model_verdicts import report_verdicts
+from pipeline.stats.verdict import Verdict, to_records
 from pipeline.reports.results import (bucket_frame, bucket_plot_frame, details_json, headline,
                                       load_runs, plot_rows, render, summarize, unigram_reference)
 from pipeline.evaluation.staleness import last_corpus_date, staleness_frame, staleness_markdown
 from pipeline.infra.params import ReportConfig
-from pipeline.stats.verdict import Verdict, judge, to_records
 from stages._args import add_options
 from stages._cli import stage_main
-
-
-def write_csv(frame: pd.DataFrame, path: str) -> None:
-    with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False, float_format="%.6g")
 
 
 @stage_main
@@ -59,6 +55,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--corpus-counts", default=None,
                    help="reports/corpus.json (stage filter's per-year counts): marks periods "
                         "in the corpus's last year as possibly partial")
+    anchors = p.add_argument_group(
+        "CM anchors and fluency (all or none; without them the section is left out)")
+    anchors.add_argument("--train-split", default=None,
+                         help="data/splits/train.parquet: the content-word sampler's counts")
+    anchors.add_argument("--dev", default=None, help="data/splits/dev.parquet (gold abstracts)")
+    anchors.add_argument("--test", default=None, help="data/splits/test.parquet (gold abstracts)")
+    anchors.add_argument("--abstracts", default=None,
+                         help="data/corpus/abstracts.parquet: other periods' gold abstracts and "
+                              "the previous period's abstracts")
+    anchors.add_argument("--stopwords", default=None, help="data/reference/stopwords.txt")
     p.add_argument("--out", required=True, help="Markdown report (reports/results.md)")
     p.add_argument("--metrics-dir", required=True,
                    help="DVC metrics, one small JSON per variant (metrics/variants)")
@@ -69,12 +75,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--buckets", required=True, help="CSV plots/buckets.csv (+ .png beside it)")
     args = p.parse_args(argv)
 
+    given = [a for a in ANCHOR_ARGS if getattr(args, a.replace("-", "_")) is not None]
+    if given and len(given) != len(ANCHOR_ARGS):
+        raise UserError(f"the CM anchors need --{', --'.join(ANCHOR_ARGS)} together")
     if args.examples < 0:
         raise UserError(f"--examples must be >= 0, got {args.examples}", path="report.examples")
     report = build_report(args)
     write_report(report, args)
-    plot_figures(report, args.baseline)
+    results_figures(report.staleness, report.buckets, report.pngs, display_name(args.baseline))
     print(f"wrote {args.out}, {args.metrics_dir}/, {args.details} and the plots", file=sys.stderr)
+
+
+ANCHOR_ARGS = ("train-split", "dev", "test", "abstracts", "stopwords")
 
 
 @dataclass(frozen=True)
@@ -107,13 +119,13 @@ def build_report(args: argparse.Namespace) -> Report:
             (("staleness", args.staleness), ("buckets", args.buckets))}
     report_dir = Path(args.out).resolve().parent
     figures = {k: os.path.relpath(Path(v).resolve(), report_dir) for k, v in pngs.items()}
-    test = runs[(args.variants[0], args.seeds[0])].split_period("test")
-    verdicts = judge(model_claims(runs, args.variants, args.seeds, test, args.baseline))
+    anchors = None if args.abstracts is None else AnchorInputs(
+        args.train_split, args.dev, args.test, args.abstracts, load_stopwords(args.stopwords))
+    verdicts, sections = report_verdicts(runs, args.variants, args.seeds, args.baseline, anchors)
     text = render(runs, summary, args.variants, args.seeds, args.baseline, args.examples,
                   buckets=buckets, window=args.window, figures=figures,
                   staleness=staleness_markdown(stale, last_corpus_date(args.corpus_counts)),
-                  unigram=unigram,
-                  sections=verdict_sections(verdicts, args.seeds, NOUN[kind_of(test)]))
+                  unigram=unigram, sections=sections)
     return Report(text, summary, stale, buckets, pngs, verdicts)
 
 
@@ -131,18 +143,6 @@ def write_report(report: Report, args: argparse.Namespace) -> None:
     write_csv(report.staleness, args.staleness)
     write_csv(bucket_plot_frame(report.buckets), args.buckets)
 
-
-def plot_figures(report: Report, baseline: str) -> None:
-    """The PNGs linked from the report: staleness curves (periods in time order), and NLL by
-    bucket in the last period."""
-    period = in_time_order(report.buckets["period"])[-1]
-    noun = NOUN[kind_of(period)]                      # "year" for years: the titles as before
-    line_panels(report.staleness, "period", ["ppl", "cpl"], "model", report.pngs["staleness"],
-                [f"PPL by scored {noun}", f"CPL by scored {noun}"])
-    last = report.buckets[report.buckets["period"] == period]
-    line_panels(last, "bucket", ["mean_nll", "nll_vs_baseline"], "model", report.pngs["buckets"],
-                [f"mean NLL by history count ({period})",
-                 f"NLL minus {display_name(baseline)}'s ({period})"], categorical_x=True)
 
 if __name__ == "__main__":
     main()

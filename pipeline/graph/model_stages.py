@@ -191,9 +191,13 @@ def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
                f"--corpus-counts {CORPUS_COUNTS} --out reports/results.md "
                f"--metrics-dir {VARIANT_METRICS} --details {RESULTS_DETAILS} "
                "--plots plots/results.csv --staleness plots/staleness.csv "
-               "--buckets plots/buckets.csv",
+               "--buckets plots/buckets.csv "
+               f"--train-split {TRAIN} --dev {DEV} --test {TEST} --abstracts {ABSTRACTS} "
+               f"--stopwords {STOPWORDS}",
+        # the splits, corpus and stopwords: the CM anchors (pipeline/reports/cm_anchors_report.py)
         "deps": [*code("report"), *(f"data/scores/{r}" for r in runs),
-                 *feature_files(["frequencies"], plan.report_periods), CORPUS_COUNTS],
+                 *feature_files(["frequencies"], plan.report_periods), CORPUS_COUNTS,
+                 TRAIN, DEV, TEST, ABSTRACTS, STOPWORDS],
         "params": ["experiment", "report", "features.window", "split.train_first",
                    "split.train_last"],
         "outs": [{"reports/results.md": {"cache": False}}, {RESULTS_DETAILS: {"cache": False}}],

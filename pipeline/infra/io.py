@@ -79,6 +79,12 @@ def parquet_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
     return {k.decode(): v.decode() for k, v in raw.items() if k != b"pandas"}
 
 
+def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> None:
+    """Write a table as CSV atomically (6 significant digits: DVC plots, not a data store)."""
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False, float_format="%.6g")
+
+
 def write_json(obj: Any, path: str | os.PathLike[str]) -> None:
     """Write small JSON (metrics, configs) atomically with sorted keys and a trailing newline."""
     with atomic_path(path) as tmp:

@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import pandas as pd  # noqa: E402
 
-from pipeline.corpus.periods import NOUN, kind_of, ordinal  # noqa: E402
+from pipeline.corpus.periods import NOUN, in_time_order, kind_of, ordinal  # noqa: E402
 from pipeline.infra.io import atomic_path  # noqa: E402
 
 
@@ -137,3 +137,17 @@ def notice(path: str | os.PathLike[str], text: str) -> None:
     ax.axis("off")
     ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True)
     _save(fig, path)
+
+
+def results_figures(staleness: pd.DataFrame, buckets: pd.DataFrame, pngs: dict[str, str],
+                    baseline_name: str) -> None:
+    """The results report's PNGs: staleness curves (periods in time order), and NLL by history
+    bucket in the last period (``pngs``: ``staleness`` and ``buckets`` paths)."""
+    period = in_time_order(buckets["period"])[-1]
+    noun = NOUN[kind_of(period)]                      # "year" for years: the titles as before
+    line_panels(staleness, "period", ["ppl", "cpl"], "model", pngs["staleness"],
+                [f"PPL by scored {noun}", f"CPL by scored {noun}"])
+    last = buckets[buckets["period"] == period]
+    line_panels(last, "bucket", ["mean_nll", "nll_vs_baseline"], "model", pngs["buckets"],
+                [f"mean NLL by history count ({period})",
+                 f"NLL minus {baseline_name}'s ({period})"], categorical_x=True)

@@ -21,8 +21,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from pipeline.evaluation.model_comparison import Comparison, compare_items, compare_nll
+from pipeline.corpus.periods import NOUN, kind_of
 from pipeline.models.registry import display_name, lookup
-from pipeline.stats.verdict import Claim, Verdict, sentence, table
+from pipeline.reports.cm_anchors_report import AnchorInputs, anchors_section
+from pipeline.stats.verdict import Claim, Verdict, judge, sentence, table
 
 REPORT = "results"
 # (question, variant, reference): the output-layer comparisons of papers 002 and 004.
@@ -137,3 +139,17 @@ def verdict_sections(verdicts: Sequence[Verdict], seeds: Sequence[int], noun: st
         parts += ["", f"### {title}", "", text.format(noun=noun), "", table(members), ""]
         parts += [f"- {sentence(v)}" for v in members]
     return parts
+
+
+def report_verdicts(runs: Mapping[tuple[str, int], object], variants: Sequence[str],
+                    seeds: Sequence[int], baseline: str, anchors: AnchorInputs | None = None
+                    ) -> tuple[list[Verdict], list[str]]:
+    """Every verdict of the results report and its Markdown sections: the three families on the
+    test period and, with ``anchors``, the ``cm-anchor`` family (its section after them)."""
+    test = runs[(variants[0], seeds[0])].split_period("test")   # type: ignore[attr-defined]
+    verdicts = judge(model_claims(runs, variants, seeds, test, baseline))
+    sections = verdict_sections(verdicts, seeds, NOUN[kind_of(test)])
+    if anchors is not None:
+        anchor_verdicts, section = anchors_section(runs, variants, seeds, anchors)
+        verdicts, sections = verdicts + anchor_verdicts, [*sections, "", section]
+    return verdicts, sections

@@ -82,3 +82,18 @@ def bootstrap_p(samples: np.ndarray, null: float = 0.0) -> float:
     below = int((samples <= null).sum())
     above = int((samples >= null).sum())
     return float(min(1.0, 2 * (min(below, above) + 1) / (samples.size + 1)))
+
+
+def two_sample_mean_differences(a: np.ndarray, b: np.ndarray, n_boot: int = N_BOOTSTRAP,
+                                seed: int = SEED) -> np.ndarray:
+    """``float64 [n_boot]``: mean(a*) − mean(b*) where each side's items are resampled on their
+    own (two independent samples, e.g. generated abstracts of a model and of a reference; nothing
+    pairs item i of one side with item i of the other). Sums in fixed point, as
+    :func:`weighted_sums`: the same bytes on every CPU."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"two 1-d samples expected, got shapes {a.shape} and {b.shape}")
+    mean_a = weighted_sums(document_weights(len(a), n_boot, seed), a) / len(a)
+    mean_b = weighted_sums(document_weights(len(b), n_boot, seed + 1), b) / len(b)
+    return mean_a - mean_b

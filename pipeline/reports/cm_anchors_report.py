@@ -1,0 +1,191 @@
+"""The report section "CM anchors and fluency" and its claims (issue 31 §5).
+
+Per scored period with generations: the two reference CMs of :mod:`pipeline.evaluation.cm_anchors`
+(a content-word sampler and the previous period's real abstracts), and per model its CM and the
+stopword share of its generated texts beside the real abstracts'. Each model's CM is a claim
+against the sampler (family ``cm-anchor``, :mod:`pipeline.stats.verdict`): the items are
+generated abstracts, two independent samples (the model's, averaged over seeds per abstract
+index as in Table 3, and the sampler's), tested with the exact rank-sum test of Table 3
+(:func:`pipeline.evaluation.significance.rank_sum_test`), with a two-sample bootstrap interval of
+the difference of mean CMs (:func:`pipeline.stats.resampling.two_sample_mean_differences`). The
+sampler has no run-to-run spread (``seeds`` = (model's runs, 0)). A model's CM is evidence of
+content only where it is ``better`` than the sampler.
+
+Use: ``claims = cm_anchor_claims(anchors, models)``, judge them with the report's other claims
+(:func:`pipeline.stats.verdict.judge`), then ``render_cm_anchors(verdicts, anchors, models)``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pipeline.corpus.periods import NOUN, in_time_order, kind_of
+from pipeline.evaluation.cm_anchors import (ANCHOR_SEED, ContentSampler, PeriodAnchors,
+                                            gold_abstracts, mean_stopword_share, period_anchors,
+                                            previous_abstracts)
+from pipeline.infra.errors import UserError
+from pipeline.infra.io import read_parquet
+from pipeline.evaluation.significance import rank_sum_test
+from pipeline.models.registry import display_name
+from pipeline.stats.resampling import (N_BOOTSTRAP, percentile_interval,
+                                       two_sample_mean_differences)
+from pipeline.stats.verdict import Claim, Verdict, judge, sentence
+
+FAMILY = "cm-anchor"
+SAMPLER = "content-word sampler"
+TEST = "exact rank-sum test (CI: two-sample bootstrap of the mean difference)"
+
+
+@dataclass(frozen=True)
+class ModelCM:
+    """One model's CM items in one period: per generated abstract (averaged over seeds)."""
+
+    name: str                 # display name
+    period: str
+    items: np.ndarray         # CM of each generated abstract index, mean over seeds
+    n_seeds: int
+    stopword_share: float     # mean over the generated abstracts of every seed
+
+    @property
+    def cm(self) -> float:
+        return float(np.mean(self.items))
+
+
+def model_cms(runs: Mapping[tuple[str, int], Any], variants: Sequence[str], seeds: Sequence[int],
+              periods: Sequence[str], stopwords: frozenset[str]) -> list[ModelCM]:
+    """:class:`ModelCM` of every variant and period (``runs``: :class:`pipeline.reports.results.Run`
+    by (variant, seed); only periods every run generated for)."""
+    out = []
+    for period in periods:
+        for v in variants:
+            gens = [runs[(v, s)].generations[period] for s in seeds]
+            table = pd.concat([pd.Series(g["cm"].to_numpy(), index=g["index"].to_numpy())
+                               for g in gens], axis=1, join="inner")
+            if any(len(g) != len(table) for g in gens):
+                raise ValueError(f"the seeds of {v} generated different abstract indices in "
+                                 f"{period}")
+            texts = [t for g in gens for t in g["text"].tolist()]
+            out.append(ModelCM(display_name(v), period, table.mean(axis=1).to_numpy(), len(seeds),
+                               mean_stopword_share(texts, stopwords)))
+    return out
+
+
+def build_cm_anchors(runs: Mapping[tuple[str, int], Any], variants: Sequence[str],
+                     seeds: Sequence[int], *, train: str | os.PathLike[str],
+                     splits: Mapping[str, str | os.PathLike[str]], corpus: str | os.PathLike[str],
+                     stopwords: frozenset[str], seed: int = ANCHOR_SEED,
+                     ) -> tuple[dict[str, PeriodAnchors], list[ModelCM]]:
+    """The anchors of every period the runs generated for, and every model's CM there.
+
+    ``train``: the train split (its abstracts fit the sampler); ``splits``: the dev and test
+    split files by period label and ``corpus`` the corpus table, from which the gold abstracts
+    are read as the score stage reads them (checked against its ``n_gold``); ``runs`` as
+    :func:`model_cms`. Each anchor has as many texts as the models generated for the period."""
+    first = runs[(variants[0], seeds[0])]
+    periods = [p for p in first.periods if p in first.generations]
+    if not periods:
+        return {}, []
+    sampler = ContentSampler.fit(read_parquet(train, columns=["abstract"])["abstract"].tolist(),
+                                 stopwords)
+    anchors = {}
+    for period in periods:
+        gold = gold_abstracts(period, splits, corpus)
+        n_gold = first.period_metrics(period).get("n_gold")
+        if n_gold is not None and n_gold != len(gold):
+            raise UserError(f"{period} has {len(gold)} gold abstracts here but the score stage "
+                            f"compared the generations with {n_gold}", path=first.folder,
+                            fix="re-score the models on the current corpus and splits")
+        previous, earlier = previous_abstracts(corpus, period)
+        anchors[period] = period_anchors(period, previous, gold, earlier, sampler,
+                                         len(first.generations[period]), stopwords, seed)
+    return anchors, model_cms(runs, variants, seeds, periods, stopwords)
+
+
+def cm_anchor_claims(anchors: Mapping[str, PeriodAnchors], models: Sequence[ModelCM],
+                     report: str = "results", n_boot: int = N_BOOTSTRAP) -> list[Claim]:
+    """One claim per model and period: its per-abstract CM against the sampler's (module doc).
+    One family for the whole section (every period), Holm-adjusted together."""
+    claims = []
+    for m in models:
+        anchor = anchors[m.period]
+        diffs = two_sample_mean_differences(m.items, anchor.sampler_cm, n_boot)
+        test = rank_sum_test(m.items, anchor.sampler_cm, higher_is_better=True)
+        claims.append(Claim(
+            report=report, family=FAMILY, a=m.name, b=SAMPLER, metric=f"CM {m.period}",
+            effect=m.cm - float(np.mean(anchor.sampler_cm)), ci=percentile_interval(diffs),
+            p=test.p_value, test=TEST, unit="generated abstracts (model + sampler)",
+            n=len(m.items) + anchor.n, seeds=(m.n_seeds, 0), better_when="higher",
+            effect_unit="METEOR"))
+    return claims
+
+
+def _share(x: float) -> str:
+    return "—" if math.isnan(x) else f"{x:.3f}"
+
+
+def render_cm_anchors(verdicts: Sequence[Verdict], anchors: Mapping[str, PeriodAnchors],
+                      models: Sequence[ModelCM], noun: str = "year") -> str:
+    """The Markdown section: a table per period (anchors, then models with CM, stopword share and
+    the verdict against the sampler) and the verdict sentences."""
+    by_key = {(v.a, v.metric): v for v in verdicts if v.family == FAMILY}
+    parts = [
+        "## CM anchors and fluency", "",
+        f"CM has no reference point by itself, so two texts that are not models are scored with "
+        f"the same CM function against the same gold abstracts, as many as each model generates: "
+        f"a **content-word sampler** (content words drawn i.i.d. by their training-{noun} "
+        f"frequency, as many as a real training abstract has) and **real abstracts of the "
+        f"previous {noun}** (scored as if written for the {noun}). Fluency: the **stopword "
+        f"share**, the share of word tokens on the stopword list CM drops (a list of content "
+        f"words has 0). A model's CM is evidence of content only where it is better than the "
+        f"sampler's (family `{FAMILY}`, Holm over the section; a model with fewer than 3 seeds "
+        f"is never ordered). Code: `pipeline/evaluation/cm_anchors.py`.", ""]
+    for period in in_time_order(anchors):
+        a = anchors[period]
+        parts += [f"**{noun.capitalize()} {period}** ({a.n} texts per row, {a.n_gold:,} gold "
+                  "abstracts)", "",
+                  "| Text | CM | stopword share | CM vs sampler |", "|---|---:|---:|---|",
+                  f"| Content-word sampler | {np.mean(a.sampler_cm):.4f} | 0 | — |",
+                  f"| Real abstracts of {a.previous} | {np.mean(a.previous_cm):.4f} | — | — |",
+                  f"| Real abstracts of {period} (gold) | — | "
+                  f"{_share(a.real_stopword_share)} | — |"]
+        for m in models:
+            if m.period != period:
+                continue
+            v = by_key.get((m.name, f"CM {period}"))
+            parts.append(f"| {m.name} | {m.cm:.4f} | {_share(m.stopword_share)} | "
+                         f"{v.verdict if v else '—'} |")
+        parts.append("")
+    parts += [f"- {sentence(v)}" for v in verdicts if v.family == FAMILY]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+@dataclass(frozen=True)
+class AnchorInputs:
+    """What the anchors read: the training split (the sampler's counts), the dev and test split
+    files (the gold abstracts), the corpus table (the previous period) and the stopwords."""
+
+    train: str | os.PathLike[str]
+    dev: str | os.PathLike[str]
+    test: str | os.PathLike[str]
+    corpus: str | os.PathLike[str]
+    stopwords: frozenset[str]
+
+
+def anchors_section(runs: Mapping[tuple[str, int], Any], variants: Sequence[str],
+                    seeds: Sequence[int], inputs: AnchorInputs) -> tuple[list[Verdict], str]:
+    """The judged ``cm-anchor`` verdicts and the section "CM anchors and fluency" for the runs'
+    dev and test periods."""
+    first = runs[(variants[0], seeds[0])]
+    splits = {first.split_period("dev"): inputs.dev, first.split_period("test"): inputs.test}
+    anchors, models = build_cm_anchors(runs, variants, seeds, train=inputs.train, splits=splits,
+                                       corpus=inputs.corpus, stopwords=inputs.stopwords)
+    verdicts = judge(cm_anchor_claims(anchors, models))
+    noun = NOUN[kind_of(first.split_period("test"))]
+    return verdicts, render_cm_anchors(verdicts, anchors, models, noun)
