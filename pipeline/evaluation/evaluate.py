@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,7 +190,7 @@ def evaluate_model(model: FutureLM, tok: PreTrainedTokenizerBase, data: EvalPeri
     for period, abstracts in data.abstracts.items():
         history = history_of(period)
         # the wrong-history pass (module doc): only a history that moves with the period
-        shifted = (history_of(shift(period, -1))
+        shifted = (_shifted_history(history_of, period)
                    if history is not None and model.static_periods is None else None)
         with compute_precision(model.device, config.precision):
             results[period] = evaluate_period(
@@ -202,6 +202,18 @@ def evaluate_model(model: FutureLM, tok: PreTrainedTokenizerBase, data: EvalPeri
                "test_period": data.test_period, "periods": per_period,
                "dev": per_period[data.dev_period], "test": per_period[data.test_period]}
     return Evaluation(metrics, results, settings, model.variant)
+
+
+def _shifted_history(history_of: Callable[[str], PeriodHistory | None],
+                     period: str) -> PeriodHistory | None:
+    """The history of the period before ``period``, for its wrong-history pass; a missing file
+    names the pass that reads it."""
+    before = shift(period, -1)
+    try:
+        return history_of(before)
+    except UserError as err:
+        raise UserError(f"the wrong-history pass of {period} scores it with the history of "
+                        f"{before}: {err.what}", path=err.path, fix=err.fix) from None
 
 
 def write_evaluation(evaluation: Evaluation, folder: str | Path) -> None:
