@@ -18,6 +18,7 @@ from pipeline.forecast.stationary import (ALPHA_GRID, MEAN_REVERSION, PERSISTENC
 from pipeline.forecast.baselines import (LAMBDA_GRID, fit_targets,
                                          history_adjusted_persistence, mean_reversion_change,
                                          mean_reverting)
+from pipeline.forecast.backtest import spearman
 from pipeline.forecast.vocabulary import (linear_extrapolation, persistence, predicted_distribution,
                                predicted_distributions,
                                rank_terms, reference_texts, vocabulary_forecast, whole_word_mask)
@@ -102,6 +103,27 @@ def test_the_bias_period_changes_the_forecast_and_baseline_does_not_move(model, 
                                        dropout=0.0), "baseline", window=2).eval()
     still = vocabulary_forecast(base, contexts(), "2020", frequencies, None)
     assert (still["log_prob"] == still["log_prob_prev"]).all()
+
+
+def test_a_time_free_control_predicts_no_change_and_ranks_no_trend(frequencies):
+    """``frequency-static``: its pooled history is the same for Y and Y−1, so Δ̂ = 0 exactly (one
+    pass) and the trend backtest has no ranking (NaN), as for Baseline; its bias still moves
+    p̂ away from the plain LM's."""
+    torch.manual_seed(0)
+    lm = scratch_gpt2(VOCAB, 0, n_layer=1, n_head=2, n_embd=16, n_positions=32, dropout=0.0)
+    static = make_future_lm(lm, "frequency-static", window=2, settings=sized("frequency", 4),
+                            static_periods=["2016", "2017"])
+    with torch.no_grad():
+        for p in static.bias.parameters():
+            p.normal_(0, 1.0)
+    static.eval()
+    frame = vocabulary_forecast(static, contexts(), "2020", frequencies, None, batch_size=2)
+    assert (frame["log_prob"] == frame["log_prob_prev"]).all()
+    base = make_future_lm(lm, "baseline", window=2).eval()
+    still = vocabulary_forecast(base, contexts(), "2020", frequencies, None)
+    assert np.abs(frame["log_prob"] - still["log_prob"]).max() > 1e-3
+    delta = (frame["log_prob"] - frame["log_prob_prev"]).to_numpy()
+    assert np.isnan(spearman(delta[:10], np.arange(10.0)))
 
 
 def test_missing_history_names_the_forecast_period(model, frequencies):

@@ -164,7 +164,9 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
         "experiment": {"variants": ALL_VARIANTS, "seeds": [0, 1]}})
     stages = stages_of(params)
     train_history = years(2007, 2012)   # train 2010-2012 and dev 2013, m = 3
-    score_history = years(2010, 2015)   # dev 2013, test 2014 and 2016
+    # the history of dev 2013, test 2014 and 2016 (2010-2015), and of the year before each (the
+    # wrong-history pass): 2009 on
+    shifted = years(2009, 2015)
     forecast_history = years(2010, 2014)   # 2015 and 2014, each also against the year before
     none: dict[str, list[str]] = {"frequencies": [], "embeddings": []}
     for seed in (0, 1):
@@ -177,7 +179,7 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
             assert feature_deps(stages[f"train-{variant}-s{seed}"]) == {
                 "frequencies": train_history, "embeddings": []}
             assert feature_deps(stages[f"score-{variant}-s{seed}"]) == {
-                "frequencies": score_history, "embeddings": []}
+                "frequencies": shifted, "embeddings": []}
             assert feature_deps(stages[f"forecast-{variant}-s{seed}"]) == {
                 "frequencies": forecast_history, "embeddings": []}
         for variant in ("context", "context2"):
@@ -185,7 +187,7 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
             assert feature_deps(stages[f"train-{variant}-s{seed}"]) == {
                 "frequencies": train_history, "embeddings": train_history}
             assert feature_deps(stages[f"score-{variant}-s{seed}"]) == {
-                "frequencies": score_history, "embeddings": score_history}
+                "frequencies": shifted, "embeddings": shifted}
             assert feature_deps(stages[f"forecast-{variant}-s{seed}"]) == {
                 "frequencies": forecast_history, "embeddings": forecast_history}
     # the report's bucket metrics: each scored year's history and the year before it

@@ -27,7 +27,9 @@ def test_variant_names_map_to_bias_kinds_and_features() -> None:
     assert module_kinds() == ("none", "frequency-nolstm", "frequency", "context", "context2",
                               "temperature", "temperature-sigmoid", "temporal-temperature",
                               "continuous-vmf", "continuous-cosine", "continuous-max-margin",
-                              "temporal-attention")
+                              "temporal-attention", "frequency-nolstm-static", "frequency-static",
+                              "context-static", "context2-static", "temporal-temperature-static",
+                              "temporal-attention-static")
     # a module without a history is not temporal: it reads no feature files
     assert lookup("temperature").has_module and not lookup("temperature").temporal
     assert lookup("temperature").feature_files == ()
@@ -39,7 +41,8 @@ def test_variant_names_map_to_bias_kinds_and_features() -> None:
     # temporal attention reads a history but changes the LM's body, not its output layer
     attention = lookup("temporal-attention")
     assert attention.temporal and attention.in_body and not attention.output_layer
-    assert [v for v in VARIANTS.values() if v.in_body] == [attention]
+    assert [v for v in VARIANTS.values() if v.in_body] == [attention,
+                                                            lookup("temporal-attention-static")]
 
 
 @pytest.mark.parametrize("bad", ["baseline-x", "baseline-0", "frequencies", "none"])
@@ -61,7 +64,7 @@ def test_only_context2_has_the_learned_alpha() -> None:
     learned = {name for name, v in VARIANTS.items()
                for f in setting_fields(v.settings) if f.name == "alpha"
                and f.default is None and f.metadata.get("none") == "learned"}
-    assert learned == {"context2"}
+    assert learned == {"context2", "context2-static"}   # and its time-free control
     from pipeline.models.variants.temperature import TemperatureSettings
 
     holders = {name for name, v in VARIANTS.items()
@@ -69,7 +72,7 @@ def test_only_context2_has_the_learned_alpha() -> None:
     temperatures = {name for name, v in VARIANTS.items()
                     if v.settings is not None and issubclass(v.settings, TemperatureSettings)}
     assert {"temperature", "temporal-temperature"} <= temperatures
-    assert holders == {"context2", *temperatures}
+    assert holders == {"context2", "context2-static", *temperatures}
     assert lookup("temperature").settings().alpha == 1.0
 
 
@@ -108,7 +111,8 @@ def test_registry_properties_come_from_the_specs() -> None:
         assert variant.cacheable == spec.cacheable == (not spec.in_body and not spec.own_objective)
     # a frozen base's cached states train exactly the modules that add a bias to plain logits
     assert {n for n, v in VARIANTS.items() if v.cacheable} == {
-        "frequency-nolstm", "frequency", "context", "context2"}
+        "frequency-nolstm", "frequency", "context", "context2", "frequency-nolstm-static",
+        "frequency-static", "context-static", "context2-static"}
 
 
 def test_every_setting_has_a_default_and_help_and_the_settings_are_frozen() -> None:

@@ -42,13 +42,13 @@ def sample_by_year() -> dict[int, list[tuple[str, str]]]:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    """Tokenizer, per-year frequencies (2017-2020), a tiny Frequency model, dev 2020 / test 2021,
+    """Tokenizer, per-year frequencies (2016-2020), a tiny Frequency model, dev 2020 / test 2021,
     and a corpus table with 2019's abstracts (an extra evaluated period)."""
     root = tmp_path_factory.mktemp("score")
     years = sample_by_year()
     tok = train_scratch_tokenizer([a for y in (2017, 2018, 2019) for _, a in years[y]], 512)
     tok.save_pretrained(root / "tokenizer")
-    for y in (2017, 2018, 2019, 2020):
+    for y in (2016, 2017, 2018, 2019, 2020):
         write_period(root / "frequencies" / f"{y}.parquet", str(y),
                    count_tokens(tok, [a for _, a in years[y]]),
                    tokenizer_id=tokenizer_identity(root / "tokenizer"))
@@ -144,14 +144,58 @@ def test_later_periods_each_with_their_own_history_and_generation_only_where_ask
 
 
 def test_each_later_period_reads_its_own_history(project, tmp_path, capsys):
-    """2019's history is 2017-2018: without 2017's frequencies only a run scoring 2019 fails."""
+    """2019's history is 2017-2018, and its wrong-history pass reads 2018's, 2016-2017: without
+    2016's frequencies only a run scoring 2019 fails; without 2017's, 2019's own history."""
     freq = tmp_path / "frequencies"
     shutil.copytree(project / "frequencies", freq)
-    (freq / "2017.parquet").unlink()
+    (freq / "2016.parquet").unlink()
     score.main(args(project, tmp_path / "ok", frequencies=freq, **{"n-generate": 1}))
-    err = run_failing(args(project, tmp_path / "out", frequencies=freq,
-                           abstracts=project / "abstracts.parquet") + ["--periods", "2019"], capsys)
+    scoring_2019 = args(project, tmp_path / "out", frequencies=freq,
+                        abstracts=project / "abstracts.parquet") + ["--periods", "2019"]
+    err = run_failing(scoring_2019, capsys)
+    assert "the wrong-history pass of 2019 scores it with the history of 2018" in err
+    assert "frequencies of 2016 are missing" in err
+    (freq / "2017.parquet").unlink()
+    err = run_failing(scoring_2019, capsys)
     assert "frequencies of 2017 are missing: the history of 2019 needs them" in err
+
+
+def test_wrong_history_rescoring_for_a_temporal_model_only(project, tmp_path):
+    """GUIDE §12's free check: each period scored again with the history of the period before;
+    not for a baseline nor a time-free control (whose history is the same for every period)."""
+    out = tmp_path / "temporal"
+    score.main(args(project, out, **{"n-generate": 1}))
+    metrics = read_json(out / "metrics.json")
+    for year, before in (("2020", "2019"), ("2021", "2020")):
+        m = metrics["periods"][year]
+        assert m["shifted_history"] == before
+        assert m["ppl_shifted_history"] != m["ppl"] and m["cpl_shifted_history"] != m["cpl"]
+        tokens = read_parquet(out / f"tokens_{year}.parquet")
+        assert m["ppl_shifted_history"] == pytest.approx(
+            np.exp(tokens["nll_sum_shifted"].sum() / tokens["n_tokens"].sum()))
+        assert m["cpl_shifted_history"] == pytest.approx(
+            np.exp(tokens["content_nll_sum_shifted"].sum() / tokens["n_content"].sum()))
+        assert (tokens["nll_sum_shifted"] != tokens["nll_sum"]).any()
+    tok = load_tokenizer(project / "tokenizer")
+    lm = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_layer=1, n_head=2, n_embd=32,
+                                    n_positions=128, bos_token_id=0, eos_token_id=0))
+    static = make_future_lm(lm, "frequency-nolstm-static", window=2,
+                            static_periods=["2017", "2018", "2019"])
+    with torch.no_grad():
+        static.bias.a.fill_(0.5)
+    save_future_lm(static, tmp_path / "static")
+    save_future_lm(make_future_lm(lm, "baseline", window=2), tmp_path / "baseline")
+    for name in ("static", "baseline"):
+        score.main(args(project, tmp_path / f"{name}-scores", model=tmp_path / name,
+                        **{"n-generate": 1}))
+        m = read_json(tmp_path / f"{name}-scores" / "metrics.json")["periods"]["2020"]
+        assert not {"shifted_history", "ppl_shifted_history", "cpl_shifted_history"} & set(m)
+        tokens = read_parquet(tmp_path / f"{name}-scores" / "tokens_2020.parquet")
+        assert "nll_sum_shifted" not in tokens.columns
+    # the control's (time-free) bias is applied: it scores otherwise than the plain LM
+    scores = {n: read_json(tmp_path / f"{n}-scores" / "metrics.json")["dev"]["ppl"]
+              for n in ("static", "baseline")}
+    assert scores["static"] != scores["baseline"]
 
 
 def sample_by_year_keys(year: int, n: int) -> list[str]:
@@ -212,11 +256,13 @@ def test_help_explains_every_option():
 
 def test_scores_across_a_quarter_boundary(project, tmp_path):
     """Dev 2020Q4, test 2021Q1, staleness 2021Q2 from dated corpus rows: each scored with its own
-    history across the year boundary (2021Q1 reads 2020Q3, 2020Q4), files and keys by label."""
+    history across the year boundary (2021Q1 reads 2020Q3, 2020Q4), files and keys by label; the
+    wrong-history pass of 2020Q4 reads 2020Q1's."""
     years = sample_by_year()
     freq = tmp_path / "frequencies"
     tok = load_tokenizer(project / "tokenizer")
-    for label, source in (("2020Q2", 2017), ("2020Q3", 2018), ("2020Q4", 2019), ("2021Q1", 2020)):
+    for label, source in (("2020Q1", 2016), ("2020Q2", 2017), ("2020Q3", 2018), ("2020Q4", 2019),
+                          ("2021Q1", 2020)):
         write_period(freq / f"{label}.parquet", label,
                      count_tokens(tok, [a for _, a in years[source]]),
                      tokenizer_id=tokenizer_identity(project / "tokenizer"))

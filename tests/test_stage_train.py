@@ -132,6 +132,26 @@ def test_context2_trains_and_writes_a_loadable_model(project, tmp_path) -> None:
     assert model.bias_config.feature_dim == 8
 
 
+def test_a_time_free_control_trains_on_its_pooled_history_and_records_it(project, tmp_path) -> None:
+    """context-static trains with its training periods (2017-2019) saved with the model; a
+    control's run reads one pooled history for every period, and has its variant's new
+    parameters."""
+    out = tmp_path / "models" / "context-static-s0"
+    stage.main(argv(project, "context-static", out))
+    model = load_future_lm(out)
+    assert model.static_periods == ("2017", "2018", "2019") and model.variant == "context-static"
+    assert model.history_kinds == {"embeddings"}
+    static = prepared(project, argv(project, "frequency-static", tmp_path / "static"))
+    plain = prepared(project, argv(project, "frequency", tmp_path / "plain"))
+    h = static.histories
+    assert set(h) == {"2017", "2018", "2019", "2020"}
+    assert all(x.pooled == ("2017", "2018", "2019") for x in h.values())
+    assert h["2017"].log_freq is h["2020"].log_freq
+    assert not torch.equal(plain.histories["2017"].log_freq, plain.histories["2020"].log_freq)
+    count = lambda run: sum(p.numel() for p in run.model.bias.parameters())   # noqa: E731
+    assert count(static) == count(plain) and static.key != plain.key
+
+
 def test_baseline_n_uses_the_latest_periods_and_no_features(project, tmp_path) -> None:
     out = tmp_path / "baseline-1-s0"
     stage.main(argv(project, "baseline-1", out, frequencies=tmp_path / "none",

@@ -7,7 +7,8 @@ periods of the label's kind (:func:`pipeline.features.windows.history_periods`).
 :func:`load_history` reads them from the feature stages' per-period files ``<label>.parquet`` /
 ``<label>.safetensors``; :func:`dense_history` turns the embeddings stage's compact per-period
 tables (seen tokens only) into the dense ``[|V|, m, d]`` tensor the LSTMs consume, with the
-documented rule for unseen tokens.
+documented rule for unseen tokens. With ``static_periods`` it gives a time-free control's
+history instead (:mod:`pipeline.features.static_history`): the same for every target period.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from torch import Tensor
 
 from pipeline.features import embeddings as embeddings_io
 from pipeline.features import frequencies as frequencies_io
+from pipeline.features.static_history import (pooled_counts, pooled_embeddings, pooled_log_freq,
+                                              repeated)
 from pipeline.infra.errors import UserError
 from pipeline.features.windows import history_periods
 from pipeline.infra.identity import repro_stage, tokenizer_identity
@@ -41,6 +44,10 @@ class PeriodHistory:
     other tokens have identical features (the smoothed log frequency of a zero count, zero
     vectors), so the bias modules run their LSTM once for all of them — exact, and a large saving
     with a 50k-token vocabulary of which a period's abstracts use a fraction.
+
+    ``pooled`` (a time-free control's history, :mod:`pipeline.features.static_history`): the
+    periods whose features were pooled into every window position; then the features do not
+    depend on ``period`` and ``periods`` only names the window. Empty for a windowed history.
     """
 
     period: str
@@ -49,6 +56,7 @@ class PeriodHistory:
     emb: Tensor | None = field(default=None)
     emb_seen: Tensor | None = field(default=None)
     observed: Tensor | None = field(default=None)
+    pooled: tuple[str, ...] = ()
 
     @property
     def window(self) -> int:
@@ -100,13 +108,18 @@ def dense_history(periods: Sequence[embeddings_io.PeriodEmbeddings]) -> tuple[Te
 def load_history(period: str | int, window: int, frequencies_dir: str | Path,
                  embeddings_dir: str | Path | None,
                  kinds: Collection[str] = ("frequencies",), *,
-                 tokenizer: str | os.PathLike[str] | None = None) -> PeriodHistory:
+                 tokenizer: str | os.PathLike[str] | None = None,
+                 static_periods: Sequence[str | int] | None = None) -> PeriodHistory:
     """The history of ``period`` (a label; an int is a year) from the periods ``period-window ..
     period-1`` of its kind, oldest first (``2020Q1``, window 2: ``2019Q3``, ``2019Q4``).
 
     Log frequencies are always loaded (they are small); contextual embeddings only when
     ``"embeddings" in kinds``. Files: ``<frequencies_dir>/<label>.parquet``,
     ``<embeddings_dir>/<label>.safetensors``.
+
+    ``static_periods`` (a time-free control's pooling periods, its training periods): read those
+    periods' files instead and put their pooled features in all ``window`` positions
+    (:mod:`pipeline.features.static_history`), the same history for every ``period``.
 
     ``tokenizer`` is the LM tokenizer folder in use (``data/tokenizer``): every file must have been
     computed with it (:mod:`pipeline.infra.identity`), else it is refused with the ``dvc repro`` command
@@ -121,6 +134,37 @@ def load_history(period: str | int, window: int, frequencies_dir: str | Path,
         raise ValueError(f"window must be >= 1, got {window}")
     period = str(period)
     periods = history_periods(period, window)
+    pooled = () if static_periods is None else tuple(map(str, static_periods))
+    if static_periods is not None and not pooled:
+        raise ValueError("a static history needs at least one pooling period")
+    freqs, per_period = _read_features(period, pooled or periods, frequencies_dir, embeddings_dir,
+                                       kinds, tokenizer)
+    emb = seen = None
+    if pooled:
+        log_freq = repeated(torch.as_tensor(pooled_log_freq(freqs), dtype=torch.float32), window)
+        observed = torch.as_tensor(pooled_counts(freqs) > 0)
+        if per_period:
+            mean, seen_any = pooled_embeddings(per_period)
+            emb, seen = repeated(mean, window), repeated(seen_any, window)
+            observed |= seen_any
+    else:
+        log_freq = torch.as_tensor(np.stack([f.log_freq for f in freqs], axis=1),
+                                   dtype=torch.float32)
+        observed = torch.as_tensor(np.stack([f.counts for f in freqs], axis=1) > 0).any(dim=1)
+        if per_period:
+            emb, seen = dense_history(per_period)
+            observed |= seen.any(dim=1)
+    return PeriodHistory(period=period, periods=periods, log_freq=log_freq, emb=emb, emb_seen=seen,
+                         observed=observed, pooled=pooled)
+
+
+def _read_features(period: str, periods: Sequence[str], frequencies_dir: str | Path,
+                   embeddings_dir: str | Path | None, kinds: Collection[str],
+                   tokenizer: str | os.PathLike[str] | None
+                   ) -> tuple[list[frequencies_io.PeriodFrequencies],
+                              list[embeddings_io.PeriodEmbeddings]]:
+    """The frequency (and, with ``"embeddings" in kinds``, embedding) files of ``periods`` that
+    ``period``'s history is made of, each checked (:func:`load_history`)."""
     expected = None if tokenizer is None else tokenizer_identity(tokenizer)
     freq_paths = [Path(frequencies_dir) / f"{p}.parquet" for p in periods]
     freqs = [frequencies_io.read_period(_require(p, period, "frequencies"), expected)
@@ -146,14 +190,7 @@ def load_history(period: str | int, window: int, frequencies_dir: str | Path,
         raise UserError(f"the history files of {period} disagree on the vocabulary size |V| ({sizes})",
                         path=frequencies_dir,
                         fix="recompute them with one tokenizer: " + _repro_all(files))
-    log_freq = torch.as_tensor(np.stack([f.log_freq for f in freqs], axis=1), dtype=torch.float32)
-    observed = torch.as_tensor(np.stack([f.counts for f in freqs], axis=1) > 0).any(dim=1)
-    emb = seen = None
-    if per_period:
-        emb, seen = dense_history(per_period)
-        observed |= seen.any(dim=1)
-    return PeriodHistory(period=period, periods=periods, log_freq=log_freq, emb=emb, emb_seen=seen,
-                       observed=observed)
+    return freqs, per_period
 
 
 def _require(path: Path, target: str, stage: str) -> Path:

@@ -22,7 +22,9 @@ trend backtests): ``Δ̂_Y(w) = log p̂_Y(w) − log p̂'_{Y−1}(w)``, where ``
 on the *same* contexts with period ``Y−1``'s bias. Both terms share the LM and the contexts, so
 their difference is exactly what the temporal history predicts will change; comparing p̂_Y with
 the observed frequencies of Y−1 instead would mix in how far the LM's unigram distribution is from
-the data (an LM trained periods earlier), which is not a forecast. Baseline's Δ̂ is 0.
+the data (an LM trained periods earlier), which is not a forecast. Baseline's Δ̂ is 0, and so is
+a time-free control's (``<variant>-static``: its history, pooled over the training periods, is
+the same for Y and Y−1; one pass gives both): like Baseline it has no trend ranking.
 
 **Naive forecasters** (computed from the observed counts of the history periods only):
 
@@ -206,7 +208,7 @@ def period_history(model: FutureLM, period: str | int,
                         f"{sorted(kinds)}", fix=f"pass {flags}")
     try:
         return load_history(period, model.window, frequencies_dir, embeddings_dir, kinds=kinds,
-                            tokenizer=tokenizer)
+                            tokenizer=tokenizer, static_periods=model.static_periods)
     except UserError as err:
         raise UserError(f"cannot {purpose}: {err.what}", path=err.path, fix=err.fix) from None
     except FileNotFoundError as err:
@@ -223,10 +225,11 @@ def vocabulary_forecast(model: FutureLM, encoded: Sequence[Sequence[int]], perio
                         pad_id: int = 0, tokenizer: str | os.PathLike[str] | None = None
                         ) -> pd.DataFrame:
     """One row per output token id: ``log_prob`` = log p̂_Y and ``log_prob_prev`` = log p̂'_{Y−1}
-    on the same contexts ``encoded`` (module doc). Baseline needs one pass (they are equal)."""
+    on the same contexts ``encoded`` (module doc). Baseline and a time-free control need one pass
+    (they are equal)."""
     history = period_history(model, period, frequencies_dir, embeddings_dir,
                              f"forecast {period}", tokenizer)
-    if history is None:
+    if history is None or model.static_periods is not None:
         p_next = p_prev = predicted_distribution(model, encoded, history, batch_size, pad_id)
     else:
         before = shift(period, -1)

@@ -1,13 +1,17 @@
 """The stages of each run (a variant and a seed: train, score, forecast), the frozen-base cache of
 each seed (``train.cache``) and the two reports over all runs. Each run's stages depend on exactly
 the per-period feature files its variant reads (the registry's ``feature_files``) and declare only
-the params they read, so changing a bias's own param reruns only that variant."""
+the params they read, so changing a bias's own param reruns only that variant. A time-free
+control's stages read the features of the training periods too (its pooled history), and a
+temporal variant's score stage those of the history before each scored period's (its
+wrong-history pass)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
+from pipeline.corpus.periods import in_time_order
 from pipeline.graph.code_deps import Code
 from pipeline.graph.files import (
     ABSTRACTS,
@@ -126,7 +130,8 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     return {
         "cmd": " ".join(cmd),
         "deps": [*code("train"), TRAIN, DEV, TOKENIZER,
-                 *feature_files(kinds, plan.train_history),
+                 *feature_files(kinds, in_time_order([*plan.train_history,
+                                                      *plan.static_periods(variant)])),
                  *baseline, *cached],
         "params": [*(f"{section}.{k}" for section, k in keys), *own_params],
         "outs": [model_dir(variant, seed)],
@@ -150,7 +155,8 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     return {
         "cmd": " ".join(cmd),
         "deps": [*code("score"), model, DEV, TEST, *([ABSTRACTS] if extra else []),
-                 TOKENIZER, *feature_files(kinds, plan.score_history), STOPWORDS, *cache],
+                 TOKENIZER, *feature_files(kinds, plan.score_feature_periods(variant)), STOPWORDS,
+                 *cache],
         "params": [f"score.{k}" for k in SCORE_FLAGS],
         "outs": [f"data/scores/{run(variant, seed)}"],
     }
@@ -172,7 +178,8 @@ def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str,
     return {
         "cmd": " ".join(cmd),
         "deps": [*code("forecast"), model, ABSTRACTS, TOKENIZER,
-                 *feature_files(kinds, plan.forecast_history), *cache],
+                 *feature_files(kinds, in_time_order([*plan.forecast_history,
+                                                      *plan.static_periods(variant)])), *cache],
         # Not forecast.period / backtest_periods: their resolved labels are in the cmd, so after
         # `make graph` a new value changes the cmd, which reruns the stage (declared as well,
         # an edit would rerun the stage before the graph is regenerated, with the old labels).

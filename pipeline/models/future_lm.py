@@ -39,6 +39,7 @@ import contextlib
 import json
 import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ from pipeline.infra.errors import UserError
 from pipeline.corpus.periods import in_time_order
 from pipeline.features.base_cache import HiddenMemo
 from pipeline.features.history import PeriodHistory, load_history
+from pipeline.features.windows import history_periods
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.models.nll import mean_nll, next_token_targets
 from pipeline.models.portable import ATTENTION as PORTABLE_ATTENTION
@@ -117,6 +119,13 @@ class FutureLM(nn.Module):
         """Where the weights are (the LM and the bias move together with ``.to``): the device
         every caller puts its token ids and histories on."""
         return next(self.parameters()).device
+
+    @property
+    def static_periods(self) -> tuple[str, ...] | None:
+        """A time-free control's pooling periods (its training periods, recorded in its
+        ``BiasConfig``): pass them to :func:`load_histories` / ``load_history``; ``None`` for
+        every other model."""
+        return self.bias_config.static_periods
 
     @property
     def history_kinds(self) -> set[str]:
@@ -278,12 +287,19 @@ def lm_positions(lm: PreTrainedModel) -> int:
 def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, settings: Any = None,
                    dropout: float = 0.0, feature_dim: int | None = None,
                    context_length: int | None = None, seed: int | None = None,
-                   target_vectors: Tensor | None = None) -> FutureLM:
+                   target_vectors: Tensor | None = None,
+                   static_periods: Sequence[str] | None = None) -> FutureLM:
     """Wrap ``lm`` as the future LM ``variant`` (a registry name) with its ``settings`` (its
     variant module's settings class; its defaults if ``None``); ``feature_dim``: the contextual
     embedding size (variants reading embeddings); ``target_vectors`` ``[|V|, E]``: the fixed
-    targets of a variant with ``targets_from_baseline`` (required for it)."""
+    targets of a variant with ``targets_from_baseline`` (required for it); ``static_periods``:
+    a time-free control's pooling periods, its training periods (required for it, refused for
+    any other variant)."""
     entry = lookup(variant)
+    if entry.static != (static_periods is not None):
+        raise ValueError(f"the {variant} variant " + (
+            "is a time-free control: pass its pooling periods (static_periods=, its training "
+            "periods)" if entry.static else f"pools no history, got static_periods={static_periods}"))
     spec = entry.spec
     if spec is not None and settings is None:
         settings = spec.default_settings()
@@ -301,7 +317,9 @@ def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, settings: 
                         feature_dim=feature_dim if "embeddings" in entry.reads else None,
                         target_dim=(int(target_vectors.shape[1])   # type: ignore[union-attr]
                                     if needs_targets else None),
-                        settings=settings if spec is not None else None)
+                        settings=settings if spec is not None else None,
+                        static_periods=(None if static_periods is None
+                                        else tuple(in_time_order(static_periods))))
     model = FutureLM(lm, config, variant, context_length=context_length, seed=seed)
     if needs_targets:
         model.bias.set_targets(target_vectors)   # type: ignore[union-attr, operator]
@@ -317,9 +335,12 @@ def build_module(config: BiasConfig) -> TemporalBias | None:
 
 def load_histories(periods: Iterable[str | int], window: int, kinds: Collection[str],
                    frequencies_dir: str | Path | None, embeddings_dir: str | Path | None, *,
-                   tokenizer: str | Path | None = None) -> dict[str, PeriodHistory]:
+                   tokenizer: str | Path | None = None,
+                   static_periods: Sequence[str] | None = None) -> dict[str, PeriodHistory]:
     """The history of each of ``periods`` (labels, :mod:`pipeline.corpus.periods`; an int is a
     year), keyed by label in time order, for a model reading ``kinds`` (``{}`` when it reads none).
+    ``static_periods`` (a time-free control's, :attr:`FutureLM.static_periods`): every period
+    gets the one history pooled over them, read once.
 
     ``tokenizer``: the LM tokenizer folder in use; feature files computed with another one are
     refused (:func:`pipeline.features.history.load_history`). A missing feature folder or period is a
@@ -331,9 +352,14 @@ def load_histories(periods: Iterable[str | int], window: int, kinds: Collection[
         needed = "--frequencies and --embeddings" if "embeddings" in kinds else "--frequencies"
         raise UserError(f"a model reading {sorted(kinds)} needs the per-period feature folders",
                         fix=f"pass {needed}")
+    ordered = in_time_order(periods)
+    if static_periods is not None and ordered:
+        pooled = load_history(ordered[0], window, frequencies_dir, embeddings_dir, kinds=kinds,
+                              tokenizer=tokenizer, static_periods=static_periods)
+        return {p: replace(pooled, period=p, periods=history_periods(p, window)) for p in ordered}
     return {period: load_history(period, window, frequencies_dir, embeddings_dir, kinds=kinds,
                                  tokenizer=tokenizer)
-            for period in in_time_order(periods)}
+            for period in ordered}
 
 
 def scratch_gpt2(vocab_size: int, eos_token_id: int, *, n_layer: int, n_head: int, n_embd: int,

@@ -12,6 +12,12 @@ Two properties are easy to confuse: a variant *has a module* (``module`` is set:
 the baselines) and a variant is *temporal* (its module reads a history: it predicts a change from
 one period to the next). ``temperature`` and ``continuous-*`` have a module but no history.
 
+Every variant that reads a history has a *time-free control*, ``<variant>-static``: the same
+module and settings with a history pooled over the training periods, the same for every period
+(:attr:`pipeline.models.variant.VariantSpec.static_history`; GUIDE §12). It reads the history
+features but is not temporal. :func:`control_of` and :func:`control_for` pair a control with its
+variant, read from the specs and the ``-static`` name alone.
+
 ``baseline-N`` is a family, not a row: the Baseline LM trained on the N latest training periods
 only (the paper's Baseline-2/3); :func:`lookup` builds its entry. ``docs/design.md`` maps each
 equation of the papers to the file and function that computes it.
@@ -27,6 +33,7 @@ from pipeline.infra.errors import UserError
 from pipeline.models.variant import VariantSpec
 
 NO_BIAS = "none"
+STATIC_SUFFIX = "-static"
 
 
 @dataclass(frozen=True)
@@ -103,15 +110,23 @@ class Variant:
         return spec is not None and spec.cacheable
 
     @property
+    def static(self) -> bool:
+        """A time-free control: its history is pooled over the training periods, the same for
+        every period (:attr:`VariantSpec.static_history`)."""
+        spec = self.spec
+        return spec is not None and spec.static_history
+
+    @property
     def temporal(self) -> bool:
-        """Its module reads a history, so its predictions move from one period to the next."""
-        return bool(self.reads)
+        """Its module reads a history that changes with the period, so its predictions move from
+        one period to the next (a time-free control reads one that does not)."""
+        return bool(self.reads) and not self.static
 
     @property
     def feature_files(self) -> tuple[str, ...]:
         """Per-period feature files its stages read: none, or frequencies (always: they give the
         history's ``observed`` mask) plus what the module reads."""
-        if not self.temporal:
+        if not self.reads:
             return ()
         return ("frequencies", *sorted(self.reads - {"frequencies"}))
 
@@ -136,6 +151,13 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("continuous-cosine", "Continuous-cosine", "pipeline.models.variants.continuous_cosine"),
     Variant("continuous-max-margin", "Continuous-max-margin", "pipeline.models.variants.continuous_max_margin"),
     Variant("temporal-attention", "Temporal-Attention", "pipeline.models.variants.temporal_attention"),
+    # time-free controls (GUIDE §12): each the variant above with its history pooled over time
+    Variant("frequency-nolstm-static", "Frequency-NoLSTM-static", "pipeline.models.variants.frequency_nolstm_static"),
+    Variant("frequency-static", "Frequency-static", "pipeline.models.variants.frequency_static"),
+    Variant("context-static", "Context-static", "pipeline.models.variants.context_static"),
+    Variant("context2-static", "Context²-static", "pipeline.models.variants.context2_static"),
+    Variant("temporal-temperature-static", "Temporal-Temperature-static", "pipeline.models.variants.temporal_temperature_static"),
+    Variant("temporal-attention-static", "Temporal-Attention-static", "pipeline.models.variants.temporal_attention_static"),
 )}
 
 
@@ -173,6 +195,26 @@ def by_kind(kind: str) -> Variant:
     if kind in VARIANTS and VARIANTS[kind].has_module:
         return VARIANTS[kind]
     raise ValueError(f"unknown module kind {kind!r}; expected one of {module_kinds()}")
+
+
+def control_of(name: str) -> str | None:
+    """The variant that the time-free control ``name`` controls (``frequency-static`` ->
+    ``frequency``): the row named ``name`` minus ``-static`` whose spec is the control's but for
+    ``static_history``; ``None`` when ``name`` is no control (or unknown)."""
+    entry = VARIANTS.get(name)
+    if entry is None or not entry.static or not name.endswith(STATIC_SUFFIX):
+        return None
+    variant = VARIANTS.get(name[:-len(STATIC_SUFFIX)])
+    if variant is None or variant.spec is None or variant.static:
+        return None
+    return variant.name if replace(variant.spec, static_history=True) == entry.spec else None
+
+
+def control_for(variant: str) -> str | None:
+    """The name of ``variant``'s time-free control (``frequency`` -> ``frequency-static``);
+    ``None`` for a variant without one (no history, or a control itself)."""
+    name = variant + STATIC_SUFFIX
+    return name if control_of(name) == variant else None
 
 
 def display_name(name: str) -> str:

@@ -14,6 +14,12 @@ A *variant* of the future LM is one module under :mod:`pipeline.models.variants`
   states cannot serve it), ``own_objective`` (it trains on its own loss, not the NLL of its
   logits), ``targets_from_baseline`` (it reads the trained Baseline of its seed),
   ``distribution`` (``softmax``, or ``vmf`` for a continuous output whose PPL is not a softmax's);
+* ``static_history`` — a *time-free control* of a variant that reads a history (GUIDE §12): the
+  same module, settings and parameter count, but its history is the same for every period, each
+  word's features pooled over the training periods (:mod:`pipeline.features.static_history`)
+  and repeated in all m window positions. Its difference to its variant is the temporal gain.
+  A control is the variant's spec with ``static_history=True``, registered as
+  ``<variant>-static`` (:func:`pipeline.models.registry.control_of`);
 * ``module`` — ``"package.module:Class"``, the ``torch.nn.Module`` holding its equations (the
   interface of :class:`pipeline.models.temporal.TemporalBias`), imported only when a model is
   built. Everything else here is plain data: the graph and the reports read it without torch.
@@ -49,8 +55,12 @@ class VariantSpec:
     own_objective: bool = False
     targets_from_baseline: bool = False
     distribution: str = "softmax"
+    static_history: bool = False
 
     def __post_init__(self) -> None:
+        if self.static_history and not self.reads:
+            raise ValueError("static_history controls a variant that reads a history; this "
+                             "spec reads none")
         unknown = set(self.reads) - set(HISTORY_KINDS)
         if unknown:
             raise ValueError(f"unknown history features {sorted(unknown)}; expected some of "
@@ -89,7 +99,9 @@ class BiasConfig:
     dropout of its LSTM outputs; ``lm_dim`` the LM's hidden size d and ``vocab_size`` its output
     rows; ``feature_dim`` the contextual embedding size d_enc (variants reading embeddings);
     ``target_dim`` the size of a continuous head's target vectors; ``settings`` the variant's own
-    settings (its :class:`VariantSpec` ``settings`` class, or ``None``).
+    settings (its :class:`VariantSpec` ``settings`` class, or ``None``). ``static_periods``: a
+    time-free control's pooling periods (the training periods it was trained with, time order;
+    ``None`` for every other variant, and then left out of the saved record).
     """
 
     kind: str
@@ -100,10 +112,18 @@ class BiasConfig:
     feature_dim: int | None = None
     target_dim: int | None = None
     settings: Any = None
+    static_periods: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.static_periods is not None:
+            object.__setattr__(self, "static_periods", tuple(map(str, self.static_periods)))
 
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "settings"}
+        data = {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name not in ("settings", "static_periods")}
         data["settings"] = None if self.settings is None else asdict(self.settings)
+        if self.static_periods is not None:   # a control's only: other records stay as they were
+            data["static_periods"] = list(self.static_periods)
         return data
 
     @classmethod

@@ -148,8 +148,11 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig, config: Tr
             raise UserError("the split has no abstracts", path=path,
                             fix="check the split params (split.*) and rerun `dvc repro split`")
     kinds = variant.reads
+    # a time-free control pools its history over the training periods (and records them)
+    static = in_time_order(train_data) if variant.static else None
     histories = load_histories({*train_data, *dev_data}, spec.window, kinds, inputs.frequencies,
-                               inputs.embeddings, tokenizer=inputs.tokenizer)
+                               inputs.embeddings, tokenizer=inputs.tokenizer,
+                               static_periods=static)
     feature_dim = next((int(h.emb.shape[-1]) for h in histories.values() if h.emb is not None), None)
 
     torch.manual_seed(config.seed)   # the same seed gives every variant the same initial base LM
@@ -158,10 +161,12 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig, config: Tr
     model = make_future_lm(base, spec.variant, spec.window, settings=settings,
                            dropout=spec.dropout, feature_dim=feature_dim,
                            context_length=config.max_length, seed=config.seed,
-                           target_vectors=target_vectors(variant.name, inputs.targets_from))
+                           target_vectors=target_vectors(variant.name, inputs.targets_from),
+                           static_periods=static)
 
     # Resume only from a checkpoint of this very configuration and these very inputs.
-    history_periods = in_time_order({p for h in histories.values() for p in h.periods})
+    history_periods = in_time_order({p for h in histories.values()
+                                     for p in (h.pooled or h.periods)})
     files = [inputs.train, inputs.dev, inputs.tokenizer]
     if kinds:
         files += [Path(inputs.frequencies or "") / f"{p}.parquet" for p in history_periods]

@@ -1,0 +1,11 @@
+"""frequency-nolstm-static: the time-free control of ``frequency-nolstm`` (GUIDE §12). Its module, settings and
+parameter count are frequency-nolstm's; its history is the same for every period, pooled over the training
+periods (:mod:`pipeline.features.static_history`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pipeline.models.variants import frequency_nolstm
+
+VARIANT = replace(frequency_nolstm.VARIANT, static_history=True)

@@ -1,0 +1,11 @@
+"""temporal-attention-static: the time-free control of ``temporal-attention`` (GUIDE §12). Its module, settings and
+parameter count are temporal-attention's; its history is the same for every period, pooled over the training
+periods (:mod:`pipeline.features.static_history`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pipeline.models.variants import temporal_attention
+
+VARIANT = replace(temporal_attention.VARIANT, static_history=True)
