@@ -11,7 +11,11 @@ runs is never ordered):
   (``<variant>-static``: the same module and parameter count, a history pooled over the training
   periods), on PPL and CPL. This separates "history helps" from "more parameters" and "domain
   adaptation": the control has both;
-* ``output-layer``: the output-layer questions of papers 002 and 004 (:data:`QUESTIONS`).
+* ``output-layer``: the output-layer questions of papers 002 and 004 (:data:`QUESTIONS`);
+* ``history-sensitivity``: every variant that reads a history, scored with its real history
+  against the same models scored with the history of the period before (the score stage's
+  wrong-history pass, ``nll_sum_shifted``): a model whose PPL does not move does not use time.
+  Paired by abstract *and* by run (the same trained models on both sides).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import numpy as np
 
 from pipeline.evaluation.model_comparison import Comparison, compare_items, compare_nll
 from pipeline.corpus.periods import NOUN, kind_of
-from pipeline.models.registry import display_name, lookup
+from pipeline.models.registry import control_for, display_name, lookup
 from pipeline.reports.cm_anchors_report import AnchorInputs, anchors_section
 from pipeline.stats.verdict import Claim, Verdict, judge, sentence, table
 
@@ -36,12 +40,7 @@ QUESTIONS = (
     ("Does continuous output help?", "continuous-vmf", "baseline"),
 )
 _COLUMNS = {"PPL": ("nll_sum", "n_tokens"), "CPL": ("content_nll_sum", "n_content")}
-
-
-def control_of_variant(variant: str, variants: Sequence[str]) -> str | None:
-    """The time-free control of ``variant`` among ``variants`` (``<variant>-static``), if run."""
-    control = f"{variant}-static"
-    return control if control in variants else None
+SHIFTED = "nll_sum_shifted"          # the score stage's wrong-history pass (PPL)
 
 
 def _nll_matrix(runs: Mapping[tuple[str, int], object], variant: str, seeds: Sequence[int],
@@ -72,6 +71,21 @@ def compare_runs(runs: Mapping[tuple[str, int], object], a: str, b: str, seeds: 
     return compare_nll({a: nll_a[keep], b: nll_b[keep]}, tok_a[keep], a, b)
 
 
+def _history_claim(runs: Mapping[tuple[str, int], object], variant: str, seeds: Sequence[int],
+                   period: str) -> Claim:
+    """``variant`` with its real history against itself with the previous period's: the same
+    runs on both sides, so the runs are drawn once for both (paired) and only the abstracts and
+    runs' common spread enter."""
+    keys, real, tokens = _nll_matrix(runs, variant, seeds, period, "PPL")
+    frames = [runs[(variant, s)].tokens[period].sort_values("key") for s in seeds]  # type: ignore[attr-defined]
+    wrong = np.stack([f[SHIFTED].to_numpy(dtype=np.float64) for f in frames], axis=1)
+    c = compare_nll({"real": real - wrong, "zero": np.zeros_like(real)}, tokens, "real", "zero")
+    name = display_name(variant)
+    return Claim(REPORT, "history-sensitivity", name, f"{name} (previous period's history)",
+                 "PPL", c.effect, c.ci, c.p, c.test.replace("runs per side", "runs paired"),
+                 c.unit, c.n, c.runs, effect_unit=c.effect_unit, scope=period)
+
+
 def _metrics(variant: str, reference: str, wanted: Sequence[str]) -> list[str]:
     softmax = all(lookup(v).distribution == "softmax" for v in (variant, reference))
     return [m for m in wanted if m == "CM" or softmax]
@@ -95,10 +109,13 @@ def model_claims(runs: Mapping[tuple[str, int], object], variants: Sequence[str]
                 claims += [_claim(runs, "variant", v, baseline, seeds, period, m)
                            for m in _metrics(v, baseline, ("PPL", "CPL", "CM"))]
     for v in variants:
-        control = control_of_variant(v, variants)
-        if control is not None:
+        control = control_for(v)
+        if control in variants:
             claims += [_claim(runs, "temporal-gain", v, control, seeds, period, m)
                        for m in ("PPL", "CPL")]
+    for v in variants:
+        if SHIFTED in runs[(v, seeds[0])].tokens[period]:                  # type: ignore[attr-defined]
+            claims.append(_history_claim(runs, v, seeds, period))
     for _, v, reference in QUESTIONS:
         if v in variants and reference in variants and reference != baseline:
             claims += [_claim(runs, "output-layer", v, reference, seeds, period, m)
@@ -115,6 +132,11 @@ FAMILY_TEXT = {
                       "(the same for every {noun}): it has the extra parameters and the domain "
                       "adaptation, not the time. A variant's temporal gain is its difference "
                       "to its control."),
+    "history-sensitivity": ("Does each model use its history? Scored with the wrong one",
+                            "Each history-reading variant's models scored on the test {noun} with "
+                            "their real history against the same models scored with the history "
+                            "of the {noun} before (every other input unchanged). A model that "
+                            "uses time should be worse with the wrong history."),
     "output-layer": ("Output layers (papers 002, 004)",
                      "Output-layer variants against each other (against the Baseline: the first "
                      "family)."),
