@@ -24,7 +24,13 @@ from pipeline.graph.render import render, stale_message
 from tests.dvc_project import deep_merge, make_project, run_dvc, write_graph, write_params
 
 REPO = Path(__file__).resolve().parents[1]
-PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
+COMMITTED = yaml.safe_load((REPO / "params.yaml").read_text())
+# The graph tests exercise every kind of variant (baseline-N, the contextual ones, the output
+# layers) with one seed: the committed params with the wide experiment of the runs before the
+# default run became Baseline / Frequency / its control with 3 seeds.
+PARAMS = {**COMMITTED, "experiment": {"variants": [
+    "baseline", "baseline-2", "frequency-nolstm", "frequency", "context", "context2", "temperature",
+    "temporal-temperature", "continuous-vmf", "temporal-attention"], "seeds": [0]}}
 ALL_VARIANTS = ["baseline", "baseline-2", "frequency-nolstm", "frequency", "context", "context2"]
 
 
@@ -56,7 +62,7 @@ def years(first: int, last: int) -> list[str]:
 # --- the committed graph ----------------------------------------------------------------------------
 
 def test_committed_dvc_yaml_is_generated_from_committed_params() -> None:
-    expected = render(PARAMS, REPO)
+    expected = render(COMMITTED, REPO)
     assert (REPO / "dvc.yaml").read_text() == expected, \
         "dvc.yaml is stale for params.yaml or the code: run `make graph`"
 
@@ -147,7 +153,7 @@ def test_building_the_graph_imports_no_torch() -> None:
     code = ("import sys, yaml; from pathlib import Path; import pipeline.graph; "
             "from pipeline.graph.render import render; import stages.graph; "
             "text = render(yaml.safe_load(Path('params.yaml').read_text()), Path('.')); "
-            "assert 'train-context2-s0' in text; "
+            "assert 'train-frequency-static-s0' in text; "
             "heavy = sorted(m for m in ('torch', 'transformers') if m in sys.modules); "
             "assert not heavy, f'imported {heavy}'")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, text=True, capture_output=True)
@@ -284,15 +290,17 @@ def test_params_of_a_bias_do_not_retrain_baselines() -> None:
 def test_a_variant_s_settings_are_declared_by_its_own_train_stage_only() -> None:
     """Changing ``variants.<name>.<key>`` reruns only that variant's train stage (and what
     reads its model); each of its settings becomes one option of exactly that stage."""
-    from pipeline.models.registry import lookup
+    from pipeline.models.registry import control_of, lookup
     from pipeline.models.variant import setting_fields
 
-    stages = stages_of(PARAMS)
+    stages = {**stages_of(PARAMS), **stages_of(COMMITTED)}     # the latter: a control too
+    assert "train-frequency-static-s0" in stages
     for name, stage in stages.items():
         declared = [p for p in body(stage).get("params", []) if p.startswith("variants.")]
         if name.startswith("train-"):
             variant = name[len("train-"):].rsplit("-s", 1)[0]
-            assert all(p.startswith(f"variants.{variant}.") for p in declared), (name, declared)
+            section = control_of(variant) or variant       # a control reads its variant's
+            assert all(p.startswith(f"variants.{section}.") for p in declared), (name, declared)
             for f in setting_fields(lookup(variant).settings):
                 flag = "--" + f.name.replace("_", "-")
                 assert body(stage)["cmd"].count(f"{flag} ") == 1, (name, flag)
@@ -482,7 +490,8 @@ def test_paper_profile_graph() -> None:
     assert stages["frequencies"]["foreach"] == years(2001, 2021)
     assert stages["embeddings"]["foreach"] == years(2001, 2021)
     assert feature_deps(stages["train-context2-s2"])["embeddings"] == years(2001, 2019)
-    assert feature_deps(stages["score-context2-s2"])["embeddings"] == years(2018, 2020)
+    # scoring 2020-2021 reads 2018-2020, and the wrong-history pass the period before: 2017
+    assert feature_deps(stages["score-context2-s2"])["embeddings"] == years(2017, 2020)
 
 
 def half_year_params() -> dict[str, Any]:
@@ -508,7 +517,8 @@ def test_half_year_graph_names_stages_and_files_by_label() -> None:
     assert body(stages["frequencies"])["outs"] == ["data/features/frequencies/${item}.parquet"]
     # history of 2018H1..2020H1 and of the dev 2020H2, m = 2, across the year boundaries
     assert feature_deps(stages["train-frequency-s0"])["frequencies"] == halves("2017H1", "2020H1")
-    assert feature_deps(stages["score-context-s0"])["embeddings"] == halves("2019H2", "2020H2")
+    # (and the wrong-history pass's 2019H1)
+    assert feature_deps(stages["score-context-s0"])["embeddings"] == halves("2019H1", "2020H2")
     # forecast.period null: the period after the latest of split.test and score.periods
     forecast = stages["forecast-frequency-s0"]["cmd"]
     assert "--period 2021H2 --backtest-periods 2021H1" in forecast
@@ -549,12 +559,12 @@ def test_stale_message_names_the_stages() -> None:
 def test_stale_graph_stops_dvc_repro_before_any_stage(tmp_path: Path) -> None:
     proj = make_project(tmp_path)
     # a structural param changed, dvc.yaml not regenerated
-    write_params(proj, {"experiment": {"seeds": [0, 1]}})
+    write_params(proj, {"experiment": {"seeds": [0, 1, 2, 3]}})
     proc = run_dvc(proj, "repro", check=False)
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert "dvc.yaml is stale for params.yaml" in out and "make graph" in out
-    assert "missing stages: train-baseline-s1" in out
+    assert "missing stages: train-baseline-s3" in out
     assert "Running stage 'download'" not in out and not (proj / "data" / "raw").exists()
 
     # a new import in a stage's code: its code deps are stale too

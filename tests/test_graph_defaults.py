@@ -59,7 +59,8 @@ def test_a_missing_optional_key_is_its_default_in_the_command_and_no_param() -> 
 
 def test_defaults_are_written_as_dvc_writes_those_values() -> None:
     notes: list = []
-    stages = stages_of(without(PARAMS, "variants.context2.alpha", "filter.language", "data.columns",
+    wide = {**PARAMS, "experiment": {"variants": ["baseline", "context2"], "seeds": [0]}}
+    stages = stages_of(without(wide, "variants.context2.alpha", "filter.language", "data.columns",
                                "frequencies", "report", "train.cache"), notes)
     cmd = {name: s.get("do", s)["cmd"] for name, s in stages.items()}
     assert "--alpha learned " in cmd["train-context2-s0"]          # None: the option's none word

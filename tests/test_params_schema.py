@@ -50,9 +50,11 @@ def test_params_yaml_states_every_param_of_the_schema() -> None:
     for section in SECTIONS:
         assert set(params[section]) == section_keys(section), section
     # ... and every setting of every variant it trains that has settings (another variant's
-    # section may be left out: its settings then take their defaults)
+    # section may be left out: its settings then take their defaults); a time-free control has
+    # no section (it reads its variant's), so params.yaml must not give it one
     trained = {n: VARIANTS[n].settings for n in params["experiment"]["variants"]
-               if n in VARIANTS and VARIANTS[n].settings is not None}
+               if n in VARIANTS and VARIANTS[n].settings is not None and not VARIANTS[n].static}
+    assert not any(VARIANTS[n].static for n in params[VARIANT_SECTION] if n in VARIANTS)
     assert trained and set(trained) <= set(params[VARIANT_SECTION])
     for name, settings in trained.items():
         assert set(params[VARIANT_SECTION][name]) == {f.name for f in setting_fields(settings)}, name

@@ -177,11 +177,11 @@ def test_a_control_s_stages_read_the_training_periods_features() -> None:
     assert feature_deps(stages["score-context-static-s0"]) == {"frequencies": both,
                                                                "embeddings": both}
     assert feature_deps(stages["score-baseline-s0"]) == {"frequencies": [], "embeddings": []}
-    # the control's settings are its variant's, under its own name
+    # the control reads its variant's settings section (one source: they cannot differ)
     cmd = stages["train-frequency-static-s0"]["cmd"]
-    assert "--variant frequency-static" in cmd and "${variants.frequency-static.lstm_hidden}" in cmd
-    assert "variants.frequency-static.lstm_hidden" in stages["train-frequency-static-s0"]["params"]
-    # ... and a section params.yaml leaves out is written out as its variant's defaults
-    assert "--context-input flagged" in stages["train-context-static-s0"]["cmd"]
+    assert "--variant frequency-static" in cmd and "${variants.frequency.lstm_hidden}" in cmd
+    assert "variants.frequency.lstm_hidden" in stages["train-frequency-static-s0"]["params"]
+    assert "--context-input ${variants.context.context_input}" in \
+        stages["train-context-static-s0"]["cmd"]
     # every feature period some stage reads has its feature stage
     assert set(pooled) <= set(stages["embeddings"]["foreach"])

@@ -265,11 +265,12 @@ def apply_defaults(stages: Mapping[str, Any], params: Mapping[str, Any],
 
 def with_variants(schema: Schema) -> Schema:
     """``schema`` plus the ``variants`` section: each registry variant with settings as a key
-    whose default is the mapping of its settings' defaults (its variant module's class)."""
+    whose default is the mapping of its settings' defaults (its variant module's class). A
+    time-free control has no section of its own: it reads its variant's."""
     section = {}
     for name, variant in VARIANTS.items():
         settings = variant.settings
-        if settings is None:
+        if settings is None or variant.static:
             continue
         fields = setting_fields(settings)
         section[name] = Key({f.name: f.default for f in fields},

@@ -32,7 +32,7 @@ from pipeline.graph.plan import Plan, feature_kinds
 from pipeline.infra.runs import run_name as run
 from pipeline.infra.config import GenerationSettings, ModelConfig, TrainConfig
 from pipeline.infra.params import VARIANT_SECTION, section_params
-from pipeline.models.registry import lookup
+from pipeline.models.registry import control_of, lookup
 from pipeline.models.variant import setting_fields
 
 # The options of a stage come from the params schema (pipeline/infra/params.py), less what the
@@ -99,8 +99,11 @@ def _cache_option(plan: Plan, variant: str, seed: int) -> tuple[list[str], list[
 def variant_options(variant: str) -> tuple[list[str], list[str]]:
     """A run's own settings as train-stage options and declared params: one
     ``--<field> ${variants.<name>.<field>}`` per field of its variant's settings class (a key
-    params.yaml leaves out gets the field's default: :mod:`pipeline.graph.defaults`)."""
-    keys = [f"{VARIANT_SECTION}.{variant}.{f.name}" for f in setting_fields(lookup(variant).settings)]
+    params.yaml leaves out gets the field's default: :mod:`pipeline.graph.defaults`). A time-free
+    control reads its variant's section (``frequency-static``: ``variants.frequency``), so the
+    two cannot differ in a setting, nor in their parameter count."""
+    section = control_of(variant) or variant
+    keys = [f"{VARIANT_SECTION}.{section}.{f.name}" for f in setting_fields(lookup(variant).settings)]
     options = [f"--{key.rpartition('.')[2].replace('_', '-')} ${{{key}}}" for key in keys]
     return options, keys
 
