@@ -36,7 +36,9 @@ from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.numerics import configure_torch
 from pipeline.infra.params import ChangeMethodsConfig, SemanticBenchmarkConfig
 from pipeline.reports.figures import notice, scatter_panels
-from pipeline.reports.semantic_benchmark_report import markdown, method_notes, skipped_markdown
+from pipeline.reports.semantic_benchmark_report import (benchmark_claims, markdown, method_notes,
+                                                       skipped_markdown)
+from pipeline.stats.verdict import judge, to_records
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 
@@ -103,11 +105,13 @@ def main(argv: list[str] | None = None) -> None:
     scatter_panels(run.frame, "truth", "score", "method", "kind", png,
                    {m: f"{m}: score vs truth" for m in run.frame["method"].unique()})
     link = os.path.relpath(png.resolve(), Path(args.out).resolve().parent)
+    verdicts = judge(benchmark_claims(run.correlated))
     with atomic_path(args.out) as tmp:
         tmp.write_text(markdown(first, last, run.frame, truth, run.correlated,
-                                method_notes(run.results, args.encoder), link, args.semeval),
-                       encoding="utf-8")
-    write_json(details(first, last, args.semeval, truth, run), args.details)
+                                method_notes(run.results, args.encoder), link, args.semeval,
+                                verdicts), encoding="utf-8")
+    write_json({**details(first, last, args.semeval, truth, run),
+                "verdicts": to_records(verdicts)}, args.details)
     for method, result in run.results.items():
         if result.log:
             print(f"{method}: {result.log}", file=sys.stderr)

@@ -33,7 +33,7 @@ SEMANTIC_METRICS = "metrics/semantic_change.json"       # the methods' agreement
 SEMANTIC_BENCHMARK = "reports/semantic_benchmark.json"  # pseudo-words, scores, correlations
 VERDICTS = "reports/verdicts.json"             # every report's verdict records (docs/verdicts.md)
 # The report outputs that hold a "verdicts" list, collected into VERDICTS.
-VERDICT_SOURCES = (RESULTS_DETAILS, FORECAST_DETAILS)
+VERDICT_SOURCES = (RESULTS_DETAILS, FORECAST_DETAILS, SEMANTIC_BENCHMARK)
 
 FREQ = "data/features/frequencies/{}.parquet"
 EMB = "data/features/embeddings/{}.safetensors"

@@ -17,6 +17,33 @@ import pandas as pd
 from pipeline.evaluation.change_methods import method_registry
 from pipeline.evaluation.change_methods.interface import MethodResult
 from pipeline.reports.semantic_change_report import truth_lines
+from pipeline.stats.verdict import Claim, Verdict, sentence
+
+CHANCE = "chance (ρ = 0)"
+
+
+def benchmark_claims(correlated: Mapping[str, dict]) -> list[Claim]:
+    """Family ``semantic-change``: does each method rank the words' known change above chance?
+    Spearman ρ against the graded truth, tested against 0 (scipy's p; the interval: a bootstrap
+    of the words). The words' truth is planted independently of the methods, so 0 is the null."""
+    claims = []
+    for method, c in correlated.items():
+        tested = "error" not in c
+        claims.append(Claim(
+            "semantic_benchmark", "semantic-change", method, CHANCE, "Spearman ρ with the truth",
+            c["spearman"] if tested else float("nan"),
+            tuple(c["spearman_ci"]) if tested else (float("nan"), float("nan")),
+            c["spearman_p"] if tested else float("nan"),
+            "Spearman correlation test (interval: bootstrap of the words)", "words", int(c["n"]),
+            (0, 0), better_when="higher", note="" if tested else str(c["error"])))
+    return claims
+
+
+def verdict_lines(verdicts: Sequence[Verdict]) -> list[str]:
+    """One sentence per method (records of ``reports/verdicts.json``, Holm over the methods)."""
+    return ["## Verdicts", "", "Records of `reports/verdicts.json` (family `semantic-change`, "
+            "Holm-adjusted over the methods; `docs/verdicts.md`):", "",
+            *[f"- {sentence(v)}" for v in verdicts], ""]
 
 
 def skipped_markdown(message: str) -> str:
@@ -31,7 +58,8 @@ def method_notes(results: Mapping[str, MethodResult], encoder: str) -> dict[str,
 
 def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, truth: pd.DataFrame,
              correlated: dict[str, dict], notes: Mapping[str, str],
-             figure: str | None = None, semeval: str | None = None) -> str:
+             figure: str | None = None, semeval: str | None = None,
+             verdicts: Sequence[Verdict] = ()) -> str:
     """``reports/semantic_benchmark.md``: the correlations, then every word's row (pseudo-words,
     or the targets of the SemEval folder ``semeval``) with a column per method of ``notes``
     (:func:`method_notes`, in the registry's order)."""
@@ -50,7 +78,7 @@ def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, tru
     merged = "a" in truth.columns
     lines = [f"# Semantic-change benchmark: {title}", "",
              f"{what} Methods: " + "; ".join(f"*{m}* = {note}" for m, note in notes.items())
-             + ".", "", *truth_lines(correlated), "",
+             + ".", "", *truth_lines(correlated), "", *verdict_lines(verdicts),
              *([f"![scores against the truth]({figure})", ""] if figure else []),
              ("| pseudo-word | kind | merged words | truth | " if merged else "| word | kind | truth | ")
              + " | ".join(methods) + " |",
