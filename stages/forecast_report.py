@@ -25,8 +25,8 @@ from pipeline.evaluation.content import content_token_mask, load_stopwords
 from pipeline.infra.errors import UserError
 from pipeline.reports.figures import history_forecast_panels
 from pipeline.forecast.vocabulary import reference_texts, whole_word_mask
-from pipeline.reports.forecast import (load_forecasts, read_documents, read_frequencies,
-                                      render)
+from pipeline.reports.forecast import render
+from pipeline.reports.forecast_inputs import load_forecasts, read_documents, read_frequencies
 from pipeline.corpus.periods import in_time_order, shift
 from pipeline.features.windows import history_periods
 from pipeline.infra.io import atomic_path, write_json

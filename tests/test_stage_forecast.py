@@ -204,7 +204,8 @@ def test_backtests_and_forecast_across_a_quarter_boundary() -> None:
     period before, across the year boundary) and fits from 2020Q3..2020Q4; periods in time
     order, the text says "quarter"."""
     from pipeline.features.frequencies import PeriodFrequencies, log_frequencies
-    from pipeline.reports.forecast import ModelForecast, render
+    from pipeline.reports.forecast import render
+    from pipeline.reports.forecast_inputs import ModelForecast
 
     vocab, rng = 12, np.random.default_rng(0)
     labels = ["2020Q2", "2020Q3", "2020Q4", "2021Q1"]

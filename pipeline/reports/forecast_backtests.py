@@ -31,7 +31,7 @@ from pipeline.models.registry import display_name, lookup
 from pipeline.stats.verdict import Verdict, sentence, table
 
 if TYPE_CHECKING:                      # the report module imports this one
-    from pipeline.reports.forecast import ModelForecast
+    from pipeline.reports.forecast_inputs import ModelForecast
 
 
 def adjusted_name(variant: str) -> str:
