@@ -95,6 +95,24 @@ def test_vocabulary_claims_are_paired_document_bootstraps():
     assert vocabulary_claims("2021", docs, fs, "good", n_boot=200)[0] == claims   # seeded
 
 
+def test_a_trained_forecaster_s_runs_are_drawn_in_each_replicate():
+    """Three runs that disagree widen the interval; three identical runs do not (issue 31 §2)."""
+    rng = np.random.default_rng(0)
+    docs = _docs(rng)
+    counts = docs.counts()
+    good = np.log((counts + 1) / (counts + 1).sum())
+    tempered = lambda w: np.log(((counts + 1) ** w) / ((counts + 1) ** w).sum())   # noqa: E731
+    runs = (tempered(1.0),) * 3                        # three runs, one model: no spread
+    mixed = tuple(tempered(w) for w in (0.0, 1.0, 3.0))  # three runs far apart
+    def width(log_ps):
+        (claim,), _ = vocabulary_claims("2021", docs, [Forecaster("ref", (good,)),
+                                                        Forecaster("m", log_ps, runs=3)],
+                                        "ref", n_boot=300)
+        assert claim.seeds == (3, 0)
+        return claim.ci[1] - claim.ci[0]
+    assert width(mixed) > 3 * width(runs)
+
+
 def test_trend_claims_test_rho_against_zero_and_mark_untested_ones():
     rng = np.random.default_rng(1)
     docs, half_b = _docs(rng), _docs(rng)

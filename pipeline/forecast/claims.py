@@ -3,8 +3,10 @@
 **Unit.** Every interval and test resamples the **documents** (abstracts) of Y
 (:func:`pipeline.stats.resampling.document_weights`), paired: each replicate draws one multiset of
 documents and scores every forecaster on it (per-document NLL sums and token counts,
-:func:`pipeline.stats.resampling.per_token_rate`). A model with several seeds is the mean of its
-seeds' cross-entropies, per replicate too.
+:func:`pipeline.stats.resampling.per_token_rate`). A model with several seeds (trained runs) is the
+mean over its runs, and each replicate also draws its runs with replacement
+(:func:`pipeline.stats.resampling.run_draws`): the run-to-run spread enters every interval of a
+trained forecaster (issue 31 §2), its cross-entropy and its predicted change alike.
 
 **Family ``forecast-vocabulary``** (``scope`` = Y): every forecaster against the best stationary
 baseline (:mod:`pipeline.forecast.stationary`, chosen on training periods only): the unigram PPL
@@ -51,6 +53,7 @@ class Forecaster:
     change: np.ndarray | None = None
     runs: int = 0
     trend_note: str = ""
+    changes: tuple[np.ndarray, ...] = ()     # per run (their mean is ``change``)
 
 
 def _claim(family: str, period: str, a: str, b: str, metric: str, point: float,
@@ -71,13 +74,17 @@ def vocabulary_claims(period: str, docs: PeriodDocuments, forecasters: Sequence[
                               docs.lengths)
     point_ce = nll.sum(axis=0) / docs.lengths.sum()
     ppl, boot, col = {}, {}, 0
-    for f in forecasters:
+    for i, f in enumerate(forecasters):
         cols = slice(col, col + len(f.log_ps))
         col += len(f.log_ps)
-        ppl[f.name], boot[f.name] = np.exp(point_ce[cols].mean()), np.exp(rates[:, cols].mean(1))
+        per_run = rates[:, cols]
+        if per_run.shape[1] > 1:                   # a trained forecaster: draw its runs too
+            per_run = np.take_along_axis(
+                per_run, rs.run_draws(per_run.shape[1], n_boot, seed + 1 + i), axis=1)
+        ppl[f.name], boot[f.name] = np.exp(point_ce[cols].mean()), np.exp(per_run.mean(1))
     rows = {n: dict(zip(("ppl", "ppl_lo", "ppl_hi"), (float(ppl[n]), *rs.percentile_interval(b))))
             for n, b in boot.items()}
-    test = f"paired document bootstrap ({n_boot} replicates)"
+    test = f"paired document bootstrap ({n_boot} replicates; a model's runs drawn too)"
     claims = [_claim(VOCABULARY, period, f.name, reference, "unigram PPL",
                      ppl[f.name] - ppl[reference], boot[f.name] - boot[reference],
                      docs.n_documents, f.runs, test=test, effect_unit="PPL")
@@ -108,7 +115,8 @@ def trend_claims(period: str, docs: PeriodDocuments, half_b: PeriodDocuments,
               @ rs.document_weights(half_b.n_documents, n_boot, seed + 1).T).T
     obs_ranks = _normalised_ranks(np.log1p(np.asarray(boot_y, float))
                                   - np.log1p(np.asarray(boot_b, float)))
-    test = f"document bootstrap of Y and half B ({n_boot} replicates), predictions fixed"
+    test = (f"document bootstrap of Y and half B ({n_boot} replicates), predictions fixed "
+            "(a model's runs drawn)")
     claims, rows = [], {}
     n = docs.n_documents + half_b.n_documents
     for f in forecasters:
@@ -121,6 +129,10 @@ def trend_claims(period: str, docs: PeriodDocuments, half_b: PeriodDocuments,
         pred = np.asarray(f.change, dtype=np.float64)[ids]
         rho = bt.spearman(pred, observed)
         samples = None if len(ids) < 2 else obs_ranks @ _normalised_ranks(pred)
+        if samples is not None and len(f.changes) > 1:     # draw the model's runs too
+            per_run = np.stack([np.asarray(c, dtype=np.float64)[ids] for c in f.changes])
+            draws = rs.run_draws(len(per_run), n_boot, seed + 2)
+            samples = (obs_ranks * _normalised_ranks(per_run[draws].mean(axis=1))).sum(axis=1)
         if samples is not None and np.isnan(samples).any():
             samples = None
         claims.append(_claim(TREND, period, f.name, CHANCE, "Spearman ρ", rho, samples, n,

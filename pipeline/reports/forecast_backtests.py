@@ -39,14 +39,15 @@ def adjusted_name(variant: str) -> str:
     return f"History-adjusted persistence ({display_name(variant)})"
 
 
-def _half_change(forecasts: Sequence[ModelForecast], period: str, vocab: int
-                 ) -> tuple[np.ndarray | None, str]:
+def _half_changes(forecasts: Sequence[ModelForecast], period: str, vocab: int
+                  ) -> tuple[tuple[np.ndarray, ...], str]:
+    """Each run's predicted change from half A of Y−1 (none, and why, without one)."""
     frames = [f.vocab[period] for f in forecasts]
     if all(set(HALF_COLUMNS) <= set(fr.columns) for fr in frames):
-        return np.mean([(fr[HALF_COLUMNS[0]] - fr[HALF_COLUMNS[1]]).to_numpy()[:vocab]
-                        for fr in frames], axis=0), ""
+        return tuple((fr[HALF_COLUMNS[0]] - fr[HALF_COLUMNS[1]]).to_numpy()[:vocab]
+                     for fr in frames), ""
     why = forecasts[0].info.get("periods", {}).get(period, {}).get("half_a", {}).get("why_not")
-    return None, f"no predicted change from half A of Y−1: {why or 'not in the forecast'}"
+    return (), f"no predicted change from half A of Y−1: {why or 'not in the forecast'}"
 
 
 def model_forecasters(forecasts: Mapping[tuple[str, int], ModelForecast], variants: Sequence[str],
@@ -61,8 +62,9 @@ def model_forecasters(forecasts: Mapping[tuple[str, int], ModelForecast], varian
         if not lookup(v).temporal:
             out.append(Forecaster(display_name(v), log_ps, runs=len(seeds)))
             continue
-        change, note = _half_change(runs, period, vocab)
-        out.append(Forecaster(display_name(v), log_ps, change, len(seeds), note))
+        changes, note = _half_changes(runs, period, vocab)
+        change = np.mean(changes, axis=0) if changes else None
+        out.append(Forecaster(display_name(v), log_ps, change, len(seeds), note, changes))
         adjusted.append(Forecaster(adjusted_name(v), tuple(
             history_adjusted_persistence(last_counts, f.delta(period)[:vocab]) for f in runs),
             runs=len(seeds)))

@@ -96,7 +96,8 @@ def _claim(runs: Mapping[tuple[str, int], object], family: str, a: str, b: str,
     c = compare_runs(runs, a, b, seeds, period, metric)
     return Claim(REPORT, family, display_name(a), display_name(b), metric, c.effect, c.ci, c.p,
                  c.test, c.unit, c.n, c.runs, better_when="higher" if metric == "CM" else "lower",
-                 effect_unit=c.effect_unit, scope=period)
+                 effect_unit=f"% {metric}" if c.effect_unit == "% PPL" else c.effect_unit,
+                 scope=period)
 
 
 def model_claims(runs: Mapping[tuple[str, int], object], variants: Sequence[str],

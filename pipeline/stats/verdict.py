@@ -152,11 +152,14 @@ def _number(x: float) -> str:
 def sentence(v: Verdict) -> str:
     """The verdict as one Markdown sentence that quotes its record."""
     where = f" ({v.scope})" if v.scope else ""
-    unit = f" {v.effect_unit}" if v.effect_unit else ""
     lo, hi = v.ci
+    if v.effect_unit.startswith("%"):        # a relative change: "PPL change -4.5 %"
+        unit, what = " %", "change"
+    else:
+        unit, what = (f" {v.effect_unit}" if v.effect_unit else ""), "difference"
     ci = "" if math.isnan(lo) else f", 95 % CI [{_number(lo)}, {_number(hi)}]"
-    stats = (f"{v.metric} difference {_number(v.effect)}{unit}{ci}; {v.test} over {v.n} "
-             f"{v.unit}; {v.reason}")
+    stats = (f"{v.metric} {what} {_number(v.effect)}{unit}{ci}; {v.test} over {v.n} "
+             f"{v.unit}; {v.reason}; record `{v.id}`")
     if v.verdict == "better":
         head = f"**{v.a}** is better than {v.b}{where}"
     elif v.verdict == "worse":
