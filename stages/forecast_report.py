@@ -7,7 +7,7 @@ period before the forecast period (which tokens are whole words) and those of ev
 period and the period before it, tokenized as the frequencies stage counts (the documents the
 backtests resample; half B of the period before is the trend test's reference).
 Periods are labels of split.period's kind (2024, 2024H1, 2024Q3, 2024-07). Writes
-reports/forecast.md (backtests: every forecaster against the best stationary baseline and every
+reports/forecast.md (backtests: every forecaster against each stationary baseline and every
 predicted change against chance, document-bootstrap verdicts; rising/falling terms, generated
 abstracts), reports/forecast.json (the backtest numbers and the verdict records under
 "verdicts"; plain JSON, not DVC

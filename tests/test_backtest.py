@@ -84,7 +84,7 @@ def test_vocabulary_claims_are_paired_document_bootstraps():
     good = np.log((counts + 1) / (counts + 1).sum())
     flat = np.log(np.full(30, 1 / 30))
     fs = [Forecaster("good", (good,)), Forecaster("flat", (flat,))]
-    claims, rows = vocabulary_claims("2021", docs, fs, "good", n_boot=200)
+    claims, rows = vocabulary_claims("2021", docs, fs, ["good"], n_boot=200)
     assert [c.a for c in claims] == ["flat"] and claims[0].b == "good"
     c = claims[0]
     assert c.unit == "documents" and c.n == 60 and c.seeds == (0, 0) and c.scope == "2021"
@@ -92,7 +92,7 @@ def test_vocabulary_claims_are_paired_document_bootstraps():
     assert rows["good"]["ppl"] == pytest.approx(bt.unigram_perplexity(counts, good))
     assert rows["good"]["ppl_lo"] < rows["good"]["ppl"] < rows["good"]["ppl_hi"]
     assert c.ci[0] > 0 and c.p < 0.05                 # paired: the good forecast always wins
-    assert vocabulary_claims("2021", docs, fs, "good", n_boot=200)[0] == claims   # seeded
+    assert vocabulary_claims("2021", docs, fs, ["good"], n_boot=200)[0] == claims   # seeded
 
 
 def test_a_trained_forecaster_s_runs_are_drawn_in_each_replicate():
@@ -107,7 +107,7 @@ def test_a_trained_forecaster_s_runs_are_drawn_in_each_replicate():
     def width(log_ps):
         (claim,), _ = vocabulary_claims("2021", docs, [Forecaster("ref", (good,)),
                                                         Forecaster("m", log_ps, runs=3)],
-                                        "ref", n_boot=300)
+                                        ["ref"], n_boot=300)
         assert claim.seeds == (3, 0)
         return claim.ci[1] - claim.ci[0]
     assert width(mixed) > 3 * width(runs)

@@ -108,5 +108,5 @@ def test_embeddings_layer_reruns_only_what_reads_embeddings(own: Path) -> None:
     ran = stages_run(run_dvc(own, "repro", env=RUNTIME))
     assert ran == sorted([*years, "train-context2-s0", "score-context2-s0",
                           "forecast-context2-s0", "report", "longtail", "forecast_report",
-                          "semantic_change", "semantic_benchmark"])
+                          "semantic_change", "semantic_benchmark", "verdicts"])
     assert stages_that_would_run(own) == []

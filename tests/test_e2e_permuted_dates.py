@@ -4,7 +4,7 @@ No word has a trend on such a corpus, so the whole pipeline must find none: the 
 trains Baseline, Frequency and Frequency's time-free control (3 seeds each, a tiny model), scores
 and forecasts them, and writes the reports. Then no `temporal-gain` verdict (Frequency against
 Frequency-static), no `forecast-trend` verdict and no `forecast-vocabulary` verdict (a forecaster
-against the best stationary baseline) may say `better`. The same test on the sample with its
+against any stationary baseline) may say `better`. The same test on the sample with its
 real dates is the default run itself (`reports/verdicts.json`).
 """
 

@@ -149,7 +149,7 @@ def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
         assert f"| {name} |" in text
     assert "History-adjusted persistence (Baseline-all)" not in text     # Δ̂ = 0: persistence
     assert "beats persistence" not in text and "beat persistence" not in text
-    assert "Best stationary baseline, the reference of every vocabulary claim" in text
+    assert "every vocabulary claim is made against each of them" in text
     assert "## The forecast for 2022" in text and "### Frequency" in text
     assert "![Top risers" in text and "(../p/r.png)" in text
     assert "## Generated abstracts for 2022" in text
@@ -162,7 +162,10 @@ def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
     assert {r["family"] for r in records} == {"forecast-vocabulary", "forecast-trend"}
     assert {r["scope"] for r in records} == {"2020", "2021"}
     vocab = [r for r in records if r["family"] == "forecast-vocabulary" and r["scope"] == "2021"]
-    assert len(vocab) == 6 and all(r["b"] == reference for r in vocab)      # 7 forecasters
+    # 4 forecasters (linear extrapolation, Baseline, Frequency, Frequency's adjusted persistence)
+    # against each of the 3 stationary baselines; the best fit is named, not the only reference
+    assert len(vocab) == 12 and {r["b"] for r in vocab} == set(stationary["baselines"])
+    assert reference in stationary["baselines"]
     assert all(r["unit"] == "documents" and r["n"] == 40 for r in vocab)
     freq = next(r for r in vocab if r["a"] == "Frequency")
     assert freq["seeds"] == [1, 0] and freq["verdict"] == "not distinguishable"   # 1 seed

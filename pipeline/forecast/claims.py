@@ -8,10 +8,14 @@ mean over its runs, and each replicate also draws its runs with replacement
 (:func:`pipeline.stats.resampling.run_draws`): the run-to-run spread enters every interval of a
 trained forecaster (issue 31 §2), its cross-entropy and its predicted change alike.
 
-**Family ``forecast-vocabulary``** (``scope`` = Y): every forecaster against the best stationary
-baseline (:mod:`pipeline.forecast.stationary`, chosen on training periods only): the unigram PPL
-difference, its percentile interval and two-sided bootstrap p-value; Holm within the family.
-A forecaster has *temporal skill* only where it is ``better`` than that baseline.
+**Family ``forecast-vocabulary``** (``scope`` = Y): every forecaster that is not a stationary
+baseline against **each** stationary baseline (persistence, the pooled past, mean reversion; each
+smoothed by a rule fitted on the training periods only, :mod:`pipeline.forecast.stationary`):
+the unigram PPL difference, its percentile interval and two-sided bootstrap p-value; Holm
+within the family. A forecaster has *temporal skill* only where it is ``better`` than every one
+of them: which stationary baseline is best differs from period to period (on a corpus whose
+dates were permuted the pooled past beat the one fitted best on the training periods), so no
+single reference chosen in advance can stand for "the best stationary forecast".
 
 **Family ``forecast-trend``** (``scope`` = Y): Spearman ρ between a forecaster's predicted change,
 computed from inputs in which period Y−1 is its half A only (:mod:`pipeline.corpus.halves`), and
@@ -65,10 +69,11 @@ def _claim(family: str, period: str, a: str, b: str, metric: str, point: float,
 
 
 def vocabulary_claims(period: str, docs: PeriodDocuments, forecasters: Sequence[Forecaster],
-                      reference: str, n_boot: int = rs.N_BOOTSTRAP, seed: int = rs.SEED
-                      ) -> tuple[list[Claim], dict[str, dict[str, float]]]:
-    """``forecast-vocabulary`` claims of every forecaster but ``reference`` against it, and each
-    forecaster's unigram PPL with its 95 % interval (``{name: {ppl, ppl_lo, ppl_hi}}``)."""
+                      references: Sequence[str], n_boot: int = rs.N_BOOTSTRAP,
+                      seed: int = rs.SEED) -> tuple[list[Claim], dict[str, dict[str, float]]]:
+    """``forecast-vocabulary`` claims of every forecaster not in ``references`` against each of
+    them (module doc), and each forecaster's unigram PPL with its 95 % interval
+    (``{name: {ppl, ppl_lo, ppl_hi}}``)."""
     nll = document_nll(docs, np.stack([lp for f in forecasters for lp in f.log_ps]))
     rates = rs.per_token_rate(rs.document_weights(docs.n_documents, n_boot, seed), nll,
                               docs.lengths)
@@ -85,10 +90,11 @@ def vocabulary_claims(period: str, docs: PeriodDocuments, forecasters: Sequence[
     rows = {n: dict(zip(("ppl", "ppl_lo", "ppl_hi"), (float(ppl[n]), *rs.percentile_interval(b))))
             for n, b in boot.items()}
     test = f"paired document bootstrap ({n_boot} replicates; a model's runs drawn too)"
-    claims = [_claim(VOCABULARY, period, f.name, reference, "unigram PPL",
-                     ppl[f.name] - ppl[reference], boot[f.name] - boot[reference],
+    references = [r for r in references if r in boot]
+    claims = [_claim(VOCABULARY, period, f.name, ref, "unigram PPL",
+                     ppl[f.name] - ppl[ref], boot[f.name] - boot[ref],
                      docs.n_documents, f.runs, test=test, effect_unit="PPL")
-              for f in forecasters if f.name != reference]
+              for f in forecasters if f.name not in references for ref in references]
     return claims, rows
 
 

@@ -51,7 +51,7 @@ def count_forecasters(period: str, window: int, counts: Mapping[str, np.ndarray]
 
 @dataclass
 class PeriodBacktest:
-    """One period's claims, the reference (best stationary baseline) and the descriptive numbers
+    """One period's claims, the best-fitting stationary baseline and the descriptive numbers
     per forecaster (PPL with interval; ρ, precision@k and the number of trend tokens)."""
 
     period: str
@@ -75,7 +75,8 @@ def backtest_period(period: str, docs: PeriodDocuments, previous: PeriodDocument
     half_a, half_b = previous.halves()
     forecasters = [*count_forecasters(period, window, counts, half_a.counts(), fits), *others]
     reference = best_stationary(fits)
-    vocab, ppl = vocabulary_claims(period, docs, forecasters, reference, n_boot)
+    stationary = [n for n in STATIONARY if n in fits]
+    vocab, ppl = vocabulary_claims(period, docs, forecasters, stationary, n_boot)
     trend, rho = trend_claims(period, docs, half_b, forecasters, content, min_count, n_boot)
     n_trend = next((r["n_trend"] for r in rho.values()), 0)
     return PeriodBacktest(period, reference, vocab + trend, ppl, rho, int(n_trend),

@@ -2,7 +2,8 @@
 
 On a corpus without trends a forecaster that blends several past periods beats last-period
 persistence (less variance), so "beats persistence" is no temporal skill (GUIDE §12). Every
-backtest compares with the **best stationary baseline** instead, one of:
+backtest compares each forecaster with **each** stationary baseline instead
+(:mod:`pipeline.forecast.claims`):
 
 * **Persistence**: period Y−1's counts;
 * **Pooled past**: the summed counts of the history window Y−m .. Y−1 — the periods every
@@ -16,9 +17,9 @@ features' add-one rule), mean reversion per period before averaging. **Fit**: ev
 forecast whose target t and whole window t−m .. t−1 are training periods
 (:func:`pipeline.forecast.baselines.fit_targets`) is made for each α of :data:`ALPHA_GRID` (and
 each λ of :data:`pipeline.forecast.baselines.LAMBDA_GRID` for mean reversion); the setting with
-the lowest pooled training perplexity wins (ties: the earlier grid value), and the baseline with
-the lowest fitted training perplexity is the best stationary one (ties: the order above). No
-backtest, dev or test period enters the fit or the choice. Without a training forecast to fit on,
+the lowest pooled training perplexity wins (ties: the earlier grid value); the baseline with
+the lowest fitted training perplexity is reported as the best fit (ties: the order above). No
+backtest, dev or test period enters the fit. Without a training forecast to fit on,
 every baseline keeps α = 1, mean reversion is left out and the pooled past is the reference (the
 GUIDE's choice), which the report says.
 """

@@ -4,7 +4,7 @@ Reads the forecast stage's folders (``<forecasts>/<variant>-s<seed>/``, :mod:`pi
 and the observed per-period counts (frequency files), and builds:
 
 - **backtests** for each period with known text: every forecaster's unigram perplexity of the
-  period's documents against the best stationary baseline (family ``forecast-vocabulary``), and
+  period's documents against each stationary baseline (family ``forecast-vocabulary``), and
   every predicted change (from half A of Y−1) against the change observed against half B (family
   ``forecast-trend``), resampled by document and judged by :mod:`pipeline.stats.verdict`; the
   records go to the JSON output under ``"verdicts"`` (:mod:`pipeline.forecast.claims`,
@@ -178,9 +178,10 @@ def _intro(period: str, window: int, noun: str = "year") -> list[str]:
 def _backtests_intro(seeds: Sequence[int], noun: str = "year") -> list[str]:
     return ["", "## Backtests: how good were such forecasts?", "",
             f"Unigram PPL = exp(cross-entropy of the {noun}'s tokens under the forecast); lower "
-            "is better. Every forecaster is compared with the **best stationary baseline** (the "
-            "one with the best training-period fit): a forecaster has *temporal skill* only "
-            "where it is better. Trend detection: Spearman ρ between each forecaster's predicted "
+            "is better. Every forecaster is compared with **each stationary baseline** "
+            "(persistence, the pooled past, mean reversion, each smoothed by a rule fitted on the "
+            "training periods): a forecaster has *temporal skill* only where it is better than "
+            "all of them. Trend detection: Spearman ρ between each forecaster's predicted "
             f"change, computed with the {noun} before Y reduced to its half A of documents, and "
             f"the change observed against its half B, over the content tokens seen ≥ "
             f"{bt.MIN_COUNT} times in both Y and half B; predictor and observation share no "

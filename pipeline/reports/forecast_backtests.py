@@ -5,7 +5,7 @@ For a backtest period Y the forecasters are the count-based ones
 by a rule fitted on training periods only, and linear extrapolation), every **model** (its own
 p̂_Y, one forecast per seed) and each temporal model's **history-adjusted persistence** (Y−1's
 add-one smoothed distribution times the model's exp(Δ̂), renormalised). The claims — every
-forecaster against the best stationary baseline, every predicted change against chance — are
+forecaster against each stationary baseline, every predicted change against chance — are
 built and resampled by document in :mod:`pipeline.forecast.claims`; here they are judged
 (:func:`pipeline.stats.verdict.judge`: Holm within each family and period) and rendered with
 :func:`pipeline.stats.verdict.table` and :func:`~pipeline.stats.verdict.sentence`.
@@ -91,7 +91,8 @@ def fit_text(fits: Mapping[str, StationaryFit], noun: str) -> str:
               "training periods, so add-one smoothing and no mean reversion")
     return (f"Stationary baselines, additive smoothing (and mean reversion's λ) {fitted}: "
             + "; ".join(f.describe() for f in fits.values())
-            + f". Best stationary baseline, the reference of every vocabulary claim: **{best}**. "
+            + f". Best fit on the training {noun}s: {best}; every vocabulary claim is made against "
+            "each of them. "
             "Definitions: `pipeline/forecast/stationary.py`, `pipeline/forecast/claims.py`.")
 
 
@@ -121,14 +122,19 @@ def backtest_markdown(result: PeriodBacktest, judged: Sequence[Verdict]) -> list
     for name, r in sorted(result.vocabulary.items(), key=lambda kv: kv[1]["ppl"]):
         rows.append(f"| {name} | {_fmt(r['ppl'], 1)} [{_fmt(r['ppl_lo'], 1)}, "
                     f"{_fmt(r['ppl_hi'], 1)}] |")
-    skilled = [v for v in vocab if v.verdict == "better"]
+    skilled = [a for a in dict.fromkeys(v.a for v in vocab)
+               if all(v.verdict == "better" for v in vocab if v.a == a)]
     lines = ["Vocabulary forecast error (lower is better):", "", *rows, "",
-             f"Against the best stationary baseline ({result.reference}; family "
-             f"`{VOCABULARY}`, Holm over the period):", "", table(vocab), ""]
+             f"Against each stationary baseline (family `{VOCABULARY}`, Holm over the period; "
+             "a forecaster has temporal skill only where it is better than all of them):", "",
+             table(vocab), ""]
     lines += [f"- {sentence(v)}" for v in vocab if v.verdict != "not distinguishable"]
-    if not skilled:
+    if skilled:
+        lines.append(f"- **Temporal skill in {result.period}**: {', '.join(skilled)} (better than "
+                     "every stationary baseline).")
+    else:
         lines.append(f"- **No forecaster has temporal skill in {result.period}**: none is better "
-                     f"than {result.reference}.")
+                     "than every stationary baseline.")
     k = min(bt.TOP_K, result.n_trend)
     rows = [f"| Forecaster | Spearman ρ | precision@{k} |", "|---|---:|---:|"]
     for name, r in result.trend.items():
