@@ -61,7 +61,7 @@ def _build(tmp_path_factory, sample_bib):
     keep_stages(proj, FEATURE_STAGES)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "feature graph on committed inputs")
-    run_dvc(proj, "repro")
+    run_dvc(proj, "repro", preload=True)
     return proj
 
 
@@ -80,7 +80,7 @@ def test_feature_stages_are_incremental(project) -> None:
     keep_stages(project, FEATURE_STAGES)
     assert sorted(stages_that_would_run(project)) == [
         "embeddings@2019", "frequencies@2019", "frequency_plot"]
-    run_dvc(project, "repro")
+    run_dvc(project, "repro", preload=True)
     assert {p: p.stat().st_mtime_ns for p in before} == before  # earlier years untouched
     assert em.read_period(project / "data/features/embeddings/2019.safetensors").period == "2019"
     plot = pd.read_csv(project / "plots" / "word_frequencies.csv")

@@ -64,7 +64,7 @@ def test_frozen_base_runs_from_one_cache_and_changes_no_score(tmp_path: Path, sa
 
     targets = ["score-baseline-s0", "score-frequency-s0", "score-frequency-s1",
                "forecast-frequency-s0"]
-    proc = run_dvc(proj, "repro", *targets, env=RUNTIME)
+    proc = run_dvc(proj, "repro", *targets, env=RUNTIME, preload=True)
     ran = stages_run(proc)
     served = re.findall(r"wrote (data/\w+/[\w-]+) \((\d+) batches from the cache, (\d+) ran the LM",
                         proc.stdout + proc.stderr)

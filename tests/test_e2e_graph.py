@@ -72,7 +72,7 @@ def project(tmp_path_factory, sample_bib) -> Path:
     tiny_export(sample_bib, proj / "data" / "tiny.bib.gz")
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "tiny export")
-    first = stages_run(run_dvc(proj, "repro", env=RUNTIME))
+    first = stages_run(run_dvc(proj, "repro", env=RUNTIME, preload=True))
     assert {"graph", "report", "forecast_report", "embeddings@2017", "train-context2-s0"} <= set(first)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "repro")
@@ -105,7 +105,7 @@ def test_embeddings_layer_reruns_only_what_reads_embeddings(own: Path) -> None:
     write_params(own, {"embeddings": {"layer": -2}})
     # changed now: only these (the benchmark encodes with the same layer)
     assert stages_that_would_run(own) == sorted([*years, "semantic_benchmark"])
-    ran = stages_run(run_dvc(own, "repro", env=RUNTIME))
+    ran = stages_run(run_dvc(own, "repro", env=RUNTIME, preload=True))
     assert ran == sorted([*years, "train-context2-s0", "score-context2-s0",
                           "forecast-context2-s0", "report", "longtail", "forecast_report",
                           "semantic_change", "semantic_benchmark", "verdicts"])

@@ -159,7 +159,7 @@ def run_half_years(tmp_path: Path) -> Half:
     """The half-year project after `make graph && dvc repro`."""
     proj = build(tmp_path, HALF)
     start = time.monotonic()
-    proc = run_dvc(proj, "repro", env=RUNTIME)
+    proc = run_dvc(proj, "repro", env=RUNTIME, preload=True)
     return proj, stages_run(proc), time.monotonic() - start, proc.stdout + proc.stderr
 
 
@@ -337,7 +337,7 @@ def test_quarters_run_with_a_thin_quarter_warning(tmp_path: Path) -> None:
     proj = build(tmp_path, QUARTER)
     names = dvc_stages(proj)
     assert "frequencies@2019Q2" in names and "train-frequency-s0" in names
-    proc = run_dvc(proj, "repro", "train-frequency-s0", env=RUNTIME)
+    proc = run_dvc(proj, "repro", "train-frequency-s0", env=RUNTIME, preload=True)
     log = proc.stdout + proc.stderr
     # the histories of the training quarters and of the dev quarter 2020Q3: 2017Q3-2020Q2
     history = [f"{y}Q{q}" for y in range(2017, 2021) for q in range(1, 5)][2:-2]

@@ -42,7 +42,7 @@ def test_permuted_dates_give_no_temporal_gain_and_no_trend(tmp_path) -> None:
                              "seeds": [0, 1, 2]}}
     proj = make_project(tmp_path, params)
     permuted_corpus().to_csv(proj / SOURCE, index=False)
-    run_dvc(proj, "repro", "report", "forecast_report")
+    run_dvc(proj, "repro", "report", "forecast_report", preload=True)
 
     records = [r for path in ("reports/results.json", "reports/forecast.json")
                for r in json.loads((proj / path).read_text())["verdicts"]]
