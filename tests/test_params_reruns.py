@@ -76,17 +76,15 @@ def _write_lock(proj: Path) -> dict[str, str]:
     return {name: entry["cmd"] for name, entry in lock["stages"].items()}
 
 
-def _params_changed(proj: Path) -> set[str]:
+def _cmds_and_params_changed(proj: Path) -> tuple[dict[str, str], set[str]]:
+    """(each stage's resolved cmd, the stages ``dvc status`` finds with changed params), from
+    one ``Repo`` (the index it builds for the cmds serves the status too)."""
     with dvc_repo(proj) as repo:
+        cmds = {stage.addressing: stage.cmd for stage in repo.index.stages}
         status = repo.status()
-    return {name.rpartition(":")[2] for name, changes in status.items()
-            if any(isinstance(c, dict) and "params.yaml" in c.get("changed deps", {})
-                   for c in changes)}
-
-
-def _cmds(proj: Path) -> dict[str, str]:
-    with dvc_repo(proj) as repo:
-        return {stage.addressing: stage.cmd for stage in repo.index.stages}
+    return cmds, {name.rpartition(":")[2] for name, changes in status.items()
+                  if any(isinstance(c, dict) and "params.yaml" in c.get("changed deps", {})
+                         for c in changes)}
 
 
 def _structural(leaf: str) -> bool:
@@ -97,17 +95,17 @@ def test_every_param_reruns_exactly_the_stages_that_read_it(tmp_path: Path) -> N
     proj = make_project(tmp_path)
     original = yaml.safe_load((proj / "params.yaml").read_text())
     cmds = _write_lock(proj)
-    assert _params_changed(proj) == set(), "a fresh lock must show no param changes"
+    assert _cmds_and_params_changed(proj) == (cmds, set()), "a fresh lock: no param changes"
 
     assert any(leaf.startswith(f"{VARIANT_SECTION}.") for leaf in _leaves(original))
     wrong = {}
     for leaf in _leaves(original):
         (proj / "params.yaml").write_text(yaml.safe_dump(
             _set(original, leaf, _changed(_get(original, leaf))), sort_keys=False))
-        readers = {name for name, cmd in _cmds(proj).items() if cmd != cmds[name]}
+        now, marked = _cmds_and_params_changed(proj)
+        readers = {name for name, cmd in now.items() if cmd != cmds[name]}
         if _structural(leaf):
             readers.add("graph")
-        marked = _params_changed(proj)
         if marked != readers:
             wrong[leaf] = {"reran but does not read it": sorted(marked - readers),
                            "reads it but would not rerun": sorted(readers - marked)}
