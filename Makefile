@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install lock graph repro test bench paper-profile clean-venv plots dag
+.PHONY: install lock graph repro test test-fast bench paper-profile clean-venv plots dag
 
 install: $(STAMP)
 
@@ -59,10 +59,19 @@ repro: install
 	$(BIN)/python -m stages._preload run -- $(BIN)/dvc repro
 
 # The import contract first (pyproject.toml [tool.importlinter]: layers, no pipeline -> stages,
-# no torch in the graph), then the tests.
+# no torch in the graph), then the tests on two workers: a module is one unit of work (its
+# shared fixtures, e.g. a DVC repo reproduced once, are built once), the longest modules first
+# (tests/conftest.py). docs/testing.md "How long the tests take".
+PYTEST_WORKERS := -n 2 --dist loadscope --no-loadscope-reorder
 test: install
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n 2 -q -rs
+	$(BIN)/python -m pytest $(PYTEST_WORKERS) -q -rs
+
+# The quick check after each edit (≤ 2 min on 2 cores): every test not marked `slow`, i.e. no
+# `dvc repro`, no real encoder, nothing over ~3 s. `make test` (all of them) before a commit.
+test-fast: install
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest $(PYTEST_WORKERS) -q -rs -m "not slow"
 
 bench: install
 	$(BIN)/python -m benchmarks.run_all

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pandas as pd
+import pytest
 import torch
 
 from pipeline.features import embeddings as em
@@ -17,6 +18,8 @@ from pipeline.infra.io import write_parquet
 from pipeline.models.hub import MINILM
 from stages import tokenizer as tokenizer_stage
 from tests.distributed_worker import loopback_env, pooling, run_ranks
+
+pytestmark = pytest.mark.slow   # two torch processes each; the stage test runs the real encoder
 
 
 def test_sharded_pooling_equals_one_process_bit_for_bit(tmp_path) -> None:

@@ -11,9 +11,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.dvc_project import REPO, dvc_env, dvc_repo, git, run_dvc
+
+pytestmark = pytest.mark.slow   # runs dvc repro
 
 # A stage writing a folder (like a model) and one reading it (like scoring), both via atomic_path.
 GRAPH = {"stages": {

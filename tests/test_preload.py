@@ -9,8 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pipeline.infra.preload import CHILD_ENV, SOCKET_ENV
 from test_stage_train import argv, project  # noqa: F401  (module fixture)
+
+pytestmark = pytest.mark.slow   # each test starts the warm server (torch + transformers) and stage processes
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
