@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     runtime = runtime_from(args)
-    configure_torch(runtime.threads)
+    configure_torch(runtime.threads, args.kernels)
     device = pick_device(runtime.device)
     if args.batch_size < 1 or args.max_length < 2:
         raise UserError("--batch-size must be >= 1 and --max-length >= 2",

@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     if runtime.nproc > 1 and not distributed.launched():   # its children see torchrun's env
         raise SystemExit(distributed.relaunch("stages.train",
                                               sys.argv[1:] if argv is None else argv, runtime.nproc))
-    configure_torch(runtime.threads)
+    configure_torch(runtime.threads, args.kernels)
     with distributed.session(pick_device(runtime.device)) as (dist, device):
         train_one(args, dist, device)
 

@@ -400,7 +400,8 @@ def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
         assert cache["deps"][0] == "stages/base_cache.py"
         assert {f"data/models/baseline-s{seed}", "data/splits/train.parquet",
                 "data/splits/dev.parquet", "data/tokenizer"} <= set(cache["deps"])
-        assert cache["params"] == ["train.max_length", "train.precision", "train.cache_storage"]
+        assert cache["params"] == ["train.max_length", "train.precision", "train.cache_storage",
+                                   "numerics.kernels"]
         assert all(f"${{{p}}}" in cache["cmd"] for p in cache["params"])
         for variant in variants:
             stage = stages[f"train-{variant}-s{seed}"]
@@ -427,7 +428,7 @@ def test_frozen_base_has_one_cache_read_by_training_scoring_and_forecasts() -> N
     assert "--test data/splits/test.parquet" in cache["cmd"]
     assert cache["outs"] == ["data/cache/base"]
     assert cache["params"] == ["lm.base", "train.max_length", "train.precision",
-                               "train.cache_storage"]
+                               "train.cache_storage", "numerics.kernels"]
     assert not any(d.startswith("data/models") for d in cache["deps"])
     for seed in (0, 1):
         for variant in ("baseline", "frequency", "temperature"):

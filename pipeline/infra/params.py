@@ -85,6 +85,18 @@ class SplitConfig:
 
 
 @dataclass(frozen=True)
+class NumericsConfig:
+    """Which CPU kernels every torch stage runs (params ``numerics.*``;
+    :mod:`pipeline.infra.numerics`). It changes results, so it is a param."""
+
+    kernels: Literal["portable", "native"] = field(default="portable", metadata=_help(
+        "portable: the same bytes on any x86-64 CPU with AVX2, Intel or AMD, with or without "
+        "AVX-512 (MKL's vendor-neutral SGEMM; a training step costs ~1.7x native at 2 threads, "
+        "benchmarks/results/numerics.md); native: MKL's fastest code path for this CPU, whose "
+        "bytes differ between CPU vendors and generations"))
+
+
+@dataclass(frozen=True)
 class TokenizerConfig:
     """The LM tokenizer when the base LM is trained from scratch (params ``tokenizer.*``)."""
 
@@ -294,6 +306,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
     "features": ((ModelConfig, ("window",)),),
     "lm": ((LMConfig, ("base", "n_layer", "n_head", "n_embd", "n_positions")),),
     "tokenizer": ((TokenizerConfig, None),),
+    "numerics": ((NumericsConfig, None),),
     "frequencies": ((FrequenciesConfig, None),),
     "embeddings": ((EmbeddingsConfig, None),),
     "experiment": ((ExperimentConfig, None),),
