@@ -22,9 +22,11 @@ from pipeline.graph.model_stages import (
     report_stage,
     score_stage,
     train_stage,
+    trunk_cache_stage,
 )
 from pipeline.graph.plan import Plan
 from pipeline.infra.runs import run_name as run
+from pipeline.models.registry import UNADAPTED
 
 # The project root (holding pipeline/ and stages/), whose sources give the stages' code deps.
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,8 +52,11 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
     schema = SCHEMA if schema is None else schema
     plan, code = Plan(schema.complete(params)), Code(root)
     stages = {**data_stages(plan, code), **feature_stages(plan, code)}
-    if plan.frozen and any(plan.cached(v) for v in plan.variants):
-        stages["base_cache"] = base_cache_stage(plan, 0, code)   # one for every seed
+    if plan.adapted:
+        stages["trunk_cache"] = trunk_cache_stage(plan, code)   # one for every seed
+    if (plan.frozen and any(plan.cached(v) for v in plan.variants)) or (
+            plan.adapted and UNADAPTED in plan.variants):
+        stages["base_cache"] = base_cache_stage(plan, None, code)   # one for every seed
     for variant, seed in plan.runs:
         stages[f"train-{run(variant, seed)}"] = train_stage(plan, variant, seed, code)
         if variant == "baseline" and seed in plan.cache_seeds:   # right after what it reads
