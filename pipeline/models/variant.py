@@ -12,8 +12,9 @@ A *variant* of the future LM is one module under :mod:`pipeline.models.variants`
   ``embeddings``); none: a time-free module;
 * what it does to the LM: ``in_body`` (it changes the LM's hidden states, so a frozen LM's cached
   states cannot serve it: :attr:`VariantSpec.cacheable`), ``own_objective`` (it trains on its
-  own loss of the final hidden states, not the NLL of its logits), ``targets_from_baseline`` (it reads the trained Baseline of its seed),
-  ``distribution`` (``softmax``, or ``vmf`` for a continuous output whose PPL is not a softmax's);
+  own loss of the final hidden states, not the NLL of its logits), ``targets_from_baseline``
+  (it reads the trained Baseline of its seed), ``distribution`` (``softmax``, or ``vmf`` for a
+  continuous output whose PPL is not a softmax's);
 * ``static_history`` — a *time-free control* of a variant that reads a history (GUIDE §12): the
   same module, settings and parameter count, but its history is the same for every period, each
   word's features pooled over the training periods (:mod:`pipeline.features.static_history`)

@@ -31,8 +31,9 @@ scoring's batches, early stopping and the best epoch's weights as the result. So
 variant and seed reach the same dev perplexity as uncached training, up to float rounding of
 the states of differently padded training batches (the cache's states come from scoring's
 batches; on padding it holds zeros where the LM's body computes states of the pad tokens, but
-those positions have no target and add nothing to the NLL or a head's objective). Single process, no resume checkpoints and no
-DVCLive curve (the rows are in ``state.curve``): a cached epoch is seconds.
+those positions have no target and add nothing to the NLL or a head's objective). Single
+process, no resume checkpoints and no DVCLive curve (the rows are in ``state.curve``): a cached
+epoch is seconds.
 """
 
 from __future__ import annotations
