@@ -31,6 +31,11 @@ COMMITTED = yaml.safe_load((REPO / "params.yaml").read_text())
 PARAMS = {**COMMITTED, "experiment": {"variants": [
     "baseline", "baseline-2", "frequency-nolstm", "frequency", "context", "context2", "temperature",
     "temporal-temperature", "continuous-vmf", "temporal-attention"], "seeds": [0]}}
+# the output-layer heads with their own objective: they read only the final hidden states, so a
+# frozen LM's cache serves them (registry Variant.cacheable)
+HEADS = ["temperature", "temperature-sigmoid", "temporal-temperature",
+         "temporal-temperature-static", "continuous-vmf", "continuous-cosine",
+         "continuous-max-margin"]
 ALL_VARIANTS = ["baseline", "baseline-2", "frequency-nolstm", "frequency", "context", "context2"]
 
 
@@ -380,10 +385,10 @@ def test_shared_base_trains_temporal_variants_on_the_baseline_model() -> None:
 
 def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
     """train.cache (with train.base: shared) adds one base_cache stage per seed, reading the
-    seed's Baseline; the variants whose module allows it read the cache, the others (output-layer
-    heads, temporal attention, the baselines) keep the normal path. Off (the default): no stage."""
-    variants = ["baseline", "baseline-2", "frequency", "context2", "temperature",
-                "continuous-vmf", "temporal-attention"]
+    seed's Baseline; the variants whose module allows it read the cache (the biases on the
+    logits and the output-layer heads), the others (temporal attention, the baselines) keep the
+    normal path. Off (the default): no stage."""
+    variants = ["baseline", "baseline-2", "frequency", "context2", *HEADS, "temporal-attention"]
     off = deep_merge(PARAMS, {"train": {"base": "shared"},
                               "experiment": {"variants": variants, "seeds": [0, 1]}})
     on = deep_merge(off, {"train": {"cache": True}})
@@ -405,22 +410,26 @@ def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
         assert all(f"${{{p}}}" in cache["cmd"] for p in cache["params"])
         for variant in variants:
             stage = stages[f"train-{variant}-s{seed}"]
-            reads = variant in ("frequency", "context2")
+            reads = variant in ("frequency", "context2", *HEADS)
             assert (f"--cache data/cache/baseline-s{seed}" in stage["cmd"]) == reads, variant
             assert (f"data/cache/baseline-s{seed}" in stage["deps"]) == reads, variant
             assert body(stage) == body(stages_of(off)[f"train-{variant}-s{seed}"]) or reads
     for name, stage in stages.items():   # scoring keeps the full model
         if name.startswith("score-"):
             assert "cache" not in stage["cmd"]
-    no_reader = deep_merge(on, {"experiment": {"variants": ["baseline", "temperature"]}})
+    no_reader = deep_merge(on, {"experiment": {"variants": ["baseline", "temporal-attention"]}})
     assert not any(n.startswith("base_cache") for n in stages_of(no_reader))
+    heads_only = deep_merge(on, {"experiment": {"variants": ["baseline", "temperature"]}})
+    assert [n for n in stages_of(heads_only) if n.startswith("base_cache")] == [
+        "base_cache-s0", "base_cache-s1"]
 
 
 def test_frozen_base_has_one_cache_read_by_training_scoring_and_forecasts() -> None:
     params = deep_merge(PARAMS, {"lm": {"base": "HuggingFaceTB/SmolLM2-135M-Instruct"},
                                  "train": {"base": "frozen", "cache": True},
                                  "experiment": {"variants": ["baseline", "frequency",
-                                                             "temperature"], "seeds": [0, 1]}})
+                                                             *HEADS, "temporal-attention"],
+                                                "seeds": [0, 1]}})
     stages = stages_of(params)
     assert [n for n in stages if n.startswith("base_cache")] == ["base_cache"]
     cache = stages["base_cache"]
@@ -431,8 +440,8 @@ def test_frozen_base_has_one_cache_read_by_training_scoring_and_forecasts() -> N
                                "train.cache_storage", "numerics.kernels"]
     assert not any(d.startswith("data/models") for d in cache["deps"])
     for seed in (0, 1):
-        for variant in ("baseline", "frequency", "temperature"):
-            reads = variant != "temperature"   # its own objective: trained through the LM
+        for variant in ("baseline", "frequency", *HEADS, "temporal-attention"):
+            reads = variant != "temporal-attention"   # it changes the hidden states
             for kind in ("train", "score", "forecast"):
                 stage = stages[f"{kind}-{variant}-s{seed}"]
                 assert ("--cache data/cache/base" in stage["cmd"]) == reads, (kind, variant)

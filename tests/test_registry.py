@@ -108,11 +108,14 @@ def test_registry_properties_come_from_the_specs() -> None:
         assert variant.output_layer == spec.own_objective
         assert variant.targets_from_baseline == spec.targets_from_baseline
         assert variant.distribution == spec.distribution
-        assert variant.cacheable == spec.cacheable == (not spec.in_body and not spec.own_objective)
-    # a frozen base's cached states train exactly the modules that add a bias to plain logits
+        assert variant.cacheable == spec.cacheable == (not spec.in_body)
+    # a frozen base's cached states train every module that reads only the final hidden states:
+    # the biases on the logits and the output-layer heads with their own objective
     assert {n for n, v in VARIANTS.items() if v.cacheable} == {
         "frequency-nolstm", "frequency", "context", "context2", "frequency-nolstm-static",
-        "frequency-static", "context-static", "context2-static"}
+        "frequency-static", "context-static", "context2-static", "temperature",
+        "temperature-sigmoid", "temporal-temperature", "temporal-temperature-static",
+        "continuous-vmf", "continuous-cosine", "continuous-max-margin"}
 
 
 def test_every_setting_has_a_default_and_help_and_the_settings_are_frozen() -> None:

@@ -108,7 +108,8 @@ class Variant:
     def cacheable(self) -> bool:
         """Shared-base training can read a frozen base's cached final hidden states
         (``train.cache``; :mod:`pipeline.training.cached`): it has a module and the module
-        allows it (:attr:`VariantSpec.cacheable`). The one statement of the rule."""
+        allows it (:attr:`VariantSpec.cacheable`: it does not change the hidden states). The one
+        statement of the rule."""
         spec = self.spec
         return spec is not None and spec.cacheable
 
