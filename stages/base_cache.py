@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> None:
                    Path(args.tokenizer), args.max_length)
     splits = [Path(p) for p in (args.train, args.dev, args.test) if p]
     if (args.trunk or args.trunk_only) and args.adapt_layers is None:
-        raise UserError("--trunk and --trunk-only need --adapt-layers K", fix="pass train.adapt_layers")
+        raise UserError("--trunk and --trunk-only need --adapt-layers K",
+                        fix="pass train.adapt_layers")
     if not args.trunk and not (args.train and args.dev):
         raise UserError("--train and --dev are required (unless --trunk)", fix="pass the splits")
     options = dict(batch_size=args.batch_size, device=device, precision=args.precision,

@@ -67,7 +67,8 @@ def test_top_blocks_of_the_trunk_states_are_the_final_states(kind, corpus) -> No
     the cache re-pads them) give the whole LM's final states bit for bit."""
     _, tok, _ = corpus
     lm = pretrained(kind, tok)
-    sequences = [s[:n] for s, n in zip(encode_for_model(tok, texts_of("2018"), 64)[0], (40, 25, 12))]
+    encoded = encode_for_model(tok, texts_of("2018"), 64)[0]
+    sequences = [s[:n] for s, n in zip(encoded, (40, 25, 12))]   # three lengths: padding
     batch = collate(sequences, tok.eos_token_id)
     ids, mask = batch["input_ids"], batch["attention_mask"]
     assert not bool(mask.all())   # right padding is part of the case

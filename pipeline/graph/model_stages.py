@@ -153,9 +153,11 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
         cmd.append("--freeze-lm")
     if entry.targets_from_baseline:
         cmd.append(f"--targets-from {model_dir('baseline', seed)}")
-    option, cached = _cache_option(plan, variant, seed) if not adapting else ([], [])
     if adapting:
-        option, cached = [f"--trunk {TRUNK_CACHE} --adapt-layers ${{train.adapt_layers}}"], [TRUNK_CACHE]
+        option = [f"--trunk {TRUNK_CACHE} --adapt-layers ${{train.adapt_layers}}"]
+        cached = [TRUNK_CACHE]
+    else:
+        option, cached = _cache_option(plan, variant, seed)
     cmd += option
     cmd.append(f"--out {model_dir(variant, seed)} --curves data/curves/{run(variant, seed)}")
     return {
@@ -176,7 +178,8 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     model = model_dir(variant, seed)
     extra = plan.extra_periods
     # frozen/adapted base: PPL/CPL from the cached states (a shared base's holds no test period)
-    scored_from, cache = _cache_option(plan, variant, seed) if plan.scored_from_cache else ([], [])
+    scored_from, cache = (_cache_option(plan, variant, seed) if plan.scored_from_cache
+                          else ([], []))
     cmd = [f"python -m stages.score --model {model} --dev {DEV} --test {TEST}",
            *([f"--periods {' '.join(plan.score_periods)} --abstracts {ABSTRACTS}"]
              if extra else []),
@@ -197,7 +200,8 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
 def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     model = model_dir(variant, seed)
-    scored_from, cache = _cache_option(plan, variant, seed) if plan.scored_from_cache else ([], [])
+    scored_from, cache = (_cache_option(plan, variant, seed) if plan.scored_from_cache
+                          else ([], []))
     cmd = [f"python -m stages.forecast --model {model} --abstracts {ABSTRACTS} "
            f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies",
            *(["--embeddings data/features/embeddings"] if "embeddings" in kinds else []),

@@ -118,7 +118,8 @@ def train_adapted(model: FutureLM, train_data: Mapping[str, PeriodHidden],
             model.eval()                  # the frozen trunk and output layer run as when scored
             for module in trained:
                 module.train()            # dropout in the blocks being trained
-            plan = period_steps(sizes, config.batch_size, config.grad_accum, config.seed, state.epoch)
+            plan = period_steps(sizes, config.batch_size, config.grad_accum, config.seed,
+                                state.epoch)
             for period, micro in plan:
                 optimizer.zero_grad(set_to_none=True)
                 loss = _forward_backward(model, train_data[period], micro, layer, config, device)
