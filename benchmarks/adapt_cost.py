@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
         out += ["", f"Projection, one epoch of the sample's training years ({train_tokens:,} "
                 f"tokens at {args.length}) at the measured per-token rate (one seed):", "",
                 "| setting | minutes per epoch |", "|---|---:|"]
-        for name in settings:
+        for name in settings:   # a trunk row: the cache of the training years only
             out.append(f"| {name} | {train_tokens / (tokens / med[name]) / 60:.1f} |")
     if cache_tokens:
         out += ["", f"Trunk cache size for {cache_tokens:,} tokens (train + dev + test at "

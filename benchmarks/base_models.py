@@ -7,7 +7,8 @@ fp32), parameter count, vocabulary, forward speed, and the zero-shot fit to the 
 dev-period (2020) abstracts of the embedded sample after the pipeline's filter, each scored whole
 as ``eos + abstract + eos`` with its own tokenizer. Token perplexities of different tokenizers do
 not compare, so the fit is reported as bits per character and nats per word (whitespace words)
-of the same texts, besides each model's own token perplexity.
+of the same texts, besides each model's own token perplexity. ``--bos`` starts each abstract
+with the model's own BOS instead of the pipeline's EOS (Gemma is trained with ``<bos>`` first).
 
     .venv/bin/python -m benchmarks.base_models --gguf /tmp/cand/gemma/gemma-3-270m-q4_k_m.gguf \
         --n 24 --out benchmarks/results/base_models_fit.md
@@ -42,7 +43,7 @@ def dev_texts(n: int) -> list[str]:
     return df[df["period"].isin(SPLITS["dev 2020"])]["abstract"].tolist()[:n]
 
 
-def score(path: Path, texts: list[str]) -> str:
+def score(path: Path, texts: list[str], bos: bool = False) -> str:
     t0 = time.time()
     tok = ensure_special_tokens(AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name),
                                 required=False)
@@ -52,6 +53,8 @@ def score(path: Path, texts: list[str]) -> str:
     nll, tokens, t1 = 0.0, 0, time.time()
     with torch.no_grad():
         for ids in encode_abstracts(tok, texts, max_length=10**9):
+            if bos and tok.bos_token_id is not None:
+                ids = [tok.bos_token_id] + ids[1:]   # the model's own BOS instead of the leading EOS
             x = torch.tensor([ids])
             loss = model(input_ids=x, labels=x).loss.item()   # mean over len(ids) - 1 targets
             nll += loss * (len(ids) - 1)
@@ -60,7 +63,7 @@ def score(path: Path, texts: list[str]) -> str:
     chars = sum(len(t) + 1 for t in texts)      # + the closing EOS
     words = sum(len(t.split()) + 1 for t in texts)
     params = sum(p.numel() for p in model.parameters())
-    return (f"| `{path.name}` | {params / 1e6:.1f}M | {len(tok):,} | {load:.0f} s | {tokens:,} "
+    return (f"| `{path.name}`{' (own BOS first)' if bos else ''} | {params / 1e6:.1f}M | {len(tok):,} | {load:.0f} s | {tokens:,} "
             f"| {tokens / secs:.0f} | {math.exp(nll / tokens):.2f} | {nll / chars / math.log(2):.3f} "
             f"| {nll / words:.3f} |")
 
@@ -70,6 +73,10 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gguf", action="append", default=[], help="another GGUF file")
     parser.add_argument("--n", type=int, default=24, help="dev abstracts scored")
+    parser.add_argument("--bos", action="store_true",
+                        help="start each abstract with the model's own BOS (Gemma expects it) "
+                             "instead of the pipeline's EOS")
+    parser.add_argument("--skip-smollm2", action="store_true")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
@@ -78,7 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     start = time.time()
     texts = dev_texts(args.n)
     smol = resolve(SMOLLM2, kind="model")
-    rows = [score(Path(smol.path) / smol.gguf_file, texts)] + [score(Path(g), texts) for g in args.gguf]
+    rows = ([] if args.skip_smollm2 else [score(Path(smol.path) / smol.gguf_file, texts, args.bos)])
+    rows += [score(Path(g), texts, args.bos) for g in args.gguf]
     after = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     out = [f"Zero-shot fit on the first {len(texts)} dev-2020 abstracts of the sample (whole, "
            f"`eos + abstract + eos`, {sum(len(t) for t in texts):,} characters); machine: "
