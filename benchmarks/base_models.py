@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     rows += [score(Path(g), texts, args.bos) for g in args.gguf]
     after = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     out = [f"Zero-shot fit on the first {len(texts)} dev-2020 abstracts of the sample (whole, "
-           f"`eos + abstract + eos`, {sum(len(t) for t in texts):,} characters); machine: "
+           f"`{'bos' if args.bos else 'eos'} + abstract + eos`, {sum(len(t) for t in texts):,} characters); machine: "
            f"{machine()}, {args.threads} threads, fp32 (dequantized); run "
            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(start))}, {time.time() - start:.0f} s; "
            f"`uptime` before `{before}`, after `{after}`.", "",
