@@ -8,7 +8,7 @@ every variant and seed, of the train, dev and test abstracts (--test): training,
 and the forecast's reference passes read it. The abstracts are encoded exactly as training and
 scoring encode them (eos + abstract + eos cut at --max-length), in the batches of the dev
 evaluation (--batch-size). Variants whose module changes the hidden states (temporal-attention)
-or trains on its own objective (temperature, continuous-*) do not read it.
+do not read it.
 
 train.base: adapted (--adapt-layers K): `--base --trunk-only` caches, once, the states entering
 the pretrained LM's top K blocks (data/cache/trunk); then `--trunk data/cache/trunk` with --model
