@@ -11,12 +11,7 @@ test_e2e_graph's tiny export.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,7 +22,7 @@ from pipeline.corpus.anthology import parse_file
 from pipeline.features.tokenizer import train_scratch_tokenizer
 from pipeline.infra.io import read_json
 from tests.dvc_project import deep_merge, git, make_project, run_dvc, stages_run
-from tests.test_e2e_frozen_base import _rounded
+from tests.test_e2e_frozen_base import assert_scores_without_cache_agree
 from tests.test_e2e_graph import RUNTIME, TINY, tiny_export
 
 pytestmark = pytest.mark.slow
@@ -89,14 +84,4 @@ def test_adapted_base_runs_from_the_trunk_and_its_caches_change_no_score(tmp_pat
         assert metrics["init_from"] == "data/models/baseline-s0" and metrics["freeze_lm"]
 
     # The scores read from the caches equal those of the models run in full, to every digit.
-    locked = yaml.safe_load((proj / "dvc.lock").read_text())["stages"]   # params resolved
-    for variant in VARIANTS:
-        name = f"score-{variant}-s0"
-        cmd = re.sub(r" --cache data/cache/[\w-]+", "", locked[name]["cmd"])
-        out = proj / "uncached" / name
-        cmd = cmd.replace(f"--out {stages[name]['outs'][0]}", f"--out {out}")
-        subprocess.run(shlex.split(cmd.replace("python ", f"{sys.executable} ", 1)), cwd=proj,
-                       check=True, env={**os.environ, **RUNTIME}, capture_output=True)
-        cached = read_json(proj / stages[name]["outs"][0] / "metrics.json")
-        plain = read_json(out / "metrics.json")
-        assert json.dumps(_rounded(cached)) == json.dumps(_rounded(plain)), name
+    assert_scores_without_cache_agree(proj, stages, [f"score-{v}-s0" for v in VARIANTS])
