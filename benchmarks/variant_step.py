@@ -10,8 +10,11 @@ Baseline. Memory: the bytes of the tensors autograd saves for backward in one st
 storages, ``torch.autograd.graph.saved_tensors_hooks``), the part of a step's memory a variant
 changes. Goals (issue 18): temperature <= 1.3x Baseline's step, continuous <= 1.0x; (issue 19)
 temporal attention <= 1.15x plain attention (``--variants baseline temporal-attention``).
+``--before`` also times each temperature or LSTM variant as it was before issue 33 §4 (the
+op-by-op temperature objective, the indexed LSTM recurrence; the same floats), as
+``<variant> (before)``, interleaved with the rest.
 
-    .venv/bin/python -m benchmarks.variant_step [--variants ...] [--rounds 30] [--out FILE]
+    .venv/bin/python -m benchmarks.variant_step [--variants ...] [--rounds 30] [--before] [--out FILE]
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import types
 
 from pipeline.infra.numerics import THREADS, configure_torch, pin_kernels
 
@@ -32,7 +36,10 @@ from pipeline.features.history import PeriodHistory  # noqa: E402
 from pipeline.infra.config import TrainConfig  # noqa: E402
 from pipeline.infra.distributed import SINGLE  # noqa: E402
 from pipeline.models.future_lm import FutureLM, make_future_lm, scratch_gpt2  # noqa: E402
+from pipeline.models.heads import TemperatureHead  # noqa: E402
 from pipeline.models.registry import lookup  # noqa: E402
+from pipeline.models.temperature import bounded_temperature, scaled_nll  # noqa: E402
+from pipeline.models.temporal import PeriodLSTM  # noqa: E402
 from pipeline.training.loop import _forward_backward  # noqa: E402
 from pipeline.training.optim import build_optimizer  # noqa: E402
 
@@ -48,6 +55,45 @@ def build(variant: str) -> FutureLM:
     targets = torch.randn(VOCAB, WIDTH) if variant.startswith("continuous") else None
     return make_future_lm(lm, variant, 2, settings=sized(variant, 32), dropout=0.1,
                           target_vectors=targets).train()
+
+
+def reference_objective(head: TemperatureHead, terms: torch.Tensor, hidden: torch.Tensor,
+                        output_layer: torch.nn.Module, targets: torch.Tensor) -> torch.Tensor:
+    """The temperature heads' objective before issue 33 §4: τ, ``log_softmax(z / τ)`` and
+    scaled_nll, op by op under autograd (the same floats as the fast path)."""
+    s = head.config.settings
+    mu = head.tau.pre_activation(hidden) + terms.to(hidden.dtype)
+    tau = bounded_temperature(mu, s.alpha, s.beta, s.norm).float()
+    log_probs = (output_layer(hidden).float() / tau).log_softmax(-1)
+    return scaled_nll(log_probs, targets, tau, s.loss_scale) * (targets != -100).sum()
+
+
+def indexed_last_hidden(lstm: PeriodLSTM, sequences: torch.Tensor) -> torch.Tensor:
+    """PeriodLSTM's recurrence before issue 33 §4: each period indexed out of ``gates_x``."""
+    cell = lstm.lstm
+    gates_x = torch.nn.functional.linear(sequences, cell.weight_ih_l0,
+                                         cell.bias_ih_l0 + cell.bias_hh_l0)
+    h = c = None
+    for t in range(sequences.shape[1]):
+        gates = gates_x[:, t] if h is None else gates_x[:, t] + h @ cell.weight_hh_l0.t()
+        i, f, g, o = gates.chunk(4, dim=1)
+        i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+        c = i * g if c is None else f * c + i * g
+        h = o * c.tanh()
+    return h
+
+
+def as_before(model: FutureLM) -> bool:
+    """Switch ``model`` to the pre-issue-33 code paths; False when it has none of them."""
+    changed = False
+    if isinstance(model.bias, TemperatureHead):
+        model.bias.objective = types.MethodType(reference_objective, model.bias)  # type: ignore[method-assign]
+        changed = True
+    for module in model.modules():
+        if isinstance(module, PeriodLSTM):
+            module._last_hidden = types.MethodType(indexed_last_hidden, module)  # type: ignore[method-assign]
+            changed = True
+    return changed
 
 
 def lookup_name(name: str) -> str:
@@ -80,27 +126,38 @@ def main(argv: list[str] | None = None) -> None:
                         f"{' '.join(VARIANTS)})")
     p.add_argument("--rounds", type=int, default=30, help="timed steps per variant (round-robin)")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps per variant first")
+    p.add_argument("--threads", type=int, default=THREADS,
+                   help=f"intra-op threads (default: the recorded {THREADS}; 1 is steadier on a "
+                        "loaded 2-core machine, where two threads wait on each other)")
+    p.add_argument("--before", action="store_true",
+                   help="also time each temperature / LSTM variant's pre-issue-33 code path")
     p.add_argument("--out", default=None, help="also write the Markdown result here")
     args = p.parse_args(argv)
 
-    configure_torch(THREADS)
+    configure_torch(args.threads)
     g = torch.Generator().manual_seed(0)
     batch = [torch.randint(1, VOCAB, (LENGTH,), generator=g).tolist() for _ in range(BATCH)]
     history = PeriodHistory("2021", ("2019", "2020"), torch.randn(VOCAB, 2, generator=g) - 8.0,
                             None, torch.ones(VOCAB, 2, dtype=torch.bool))
     config = TrainConfig(batch_size=BATCH, grad_accum=1, lr_lm=1e-4, lr_new=1e-3)
-    variants = tuple(args.variants)
     runs = {}
-    for variant in variants:
+    for variant in args.variants:
         model = build(variant)
         runs[variant] = (model, build_optimizer(model, config),
                          history if model.history_kinds else None)
+        if args.before:
+            model = build(variant)
+            if as_before(model):
+                runs[f"{variant} (before)"] = (model, build_optimizer(model, config),
+                                                  history if model.history_kinds else None)
+    variants = tuple(runs)
 
     def step(model: FutureLM, opt: torch.optim.Optimizer, h: PeriodHistory | None) -> None:
         _forward_backward(model, model, [batch], h, config, 0, torch.device("cpu"), SINGLE)
         opt.step()
         opt.zero_grad(set_to_none=True)
 
+    load_start = os.getloadavg()[0]
     reference = variants[0]
     memory = {v: saved_bytes(lambda r=runs[v]: step(*r)) for v in variants}
     medians = interleaved_medians(runs, step, args.warmup, args.rounds)
@@ -112,10 +169,10 @@ def main(argv: list[str] | None = None) -> None:
         f"Command: `.venv/bin/python -m benchmarks.variant_step {' '.join(sys.argv[1:] if argv is None else argv)}`: the real "
         f"step (`loop._forward_backward` + AdamW) of each registry variant, scratch GPT-2 "
         f"{LAYERS} x {WIDTH}, |V| {VOCAB:,}, batch {BATCH} x {LENGTH} tokens, dropout 0.1, "
-        f"{THREADS} pinned threads, median of {args.rounds} interleaved steps. Memory: bytes "
+        f"{args.threads} pinned threads, median of {args.rounds} interleaved steps. Memory: bytes "
         "autograd saves for backward in one step.",
         f"Machine: {cpu_model()}, {os.cpu_count()} CPUs, 1-minute load average "
-        f"{os.getloadavg()[0]:.1f} at the end; torch {torch.__version__}.",
+        f"{load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; torch {torch.__version__}.",
         "",
         f"| variant | ms/step | vs {reference} | saved for backward (MiB) | vs {reference} |",
         "|---|---:|---:|---:|---:|",

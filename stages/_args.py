@@ -22,6 +22,7 @@ from typing import Any, Literal, Union
 from pipeline.infra.errors import UserError
 from stages._cli import DEBUG_FLAG
 from pipeline.infra.numerics import check_kernels
+from pipeline.infra.params import NumericsConfig
 from stages._runtime import Runtime, load_runtime
 
 
@@ -108,8 +109,15 @@ def build(cls: type, args: argparse.Namespace) -> Any:
                             "explains each option)") from None
 
 
+def add_numerics_options(parser: argparse.ArgumentParser) -> None:
+    """``--kernels`` (params ``numerics.kernels``): every torch stage's CPU kernels."""
+    add_options(parser, NumericsConfig, "CPU kernels (params numerics.*; pipeline/infra/numerics.py)")
+
+
 def add_runtime_options(parser: argparse.ArgumentParser, processes: bool = False) -> None:
-    """``--device``, ``--threads`` (tests only), and ``--processes`` for stages under torchrun."""
+    """``--device``, ``--threads`` (tests only), and ``--processes`` for stages under torchrun;
+    also the torch stages' ``--kernels`` (:func:`add_numerics_options`), a param."""
+    add_numerics_options(parser)
     group = parser.add_argument_group(
         "runtime (runtime.yaml or FUTURELM_DEVICE / FUTURELM_NPROC; where a stage runs)")
     group.add_argument("--device", default=None,

@@ -8,7 +8,13 @@ every variant and seed, of the train, dev and test abstracts (--test): training,
 and the forecast's reference passes read it. The abstracts are encoded exactly as training and
 scoring encode them (eos + abstract + eos cut at --max-length), in the batches of the dev
 evaluation (--batch-size). Variants whose module changes the hidden states (temporal-attention)
-or trains on its own objective (temperature, continuous-*) do not read it.
+do not read it.
+
+train.base: adapted (--adapt-layers K): `--base --trunk-only` caches, once, the states entering
+the pretrained LM's top K blocks (data/cache/trunk); then `--trunk data/cache/trunk` with --model
+(a seed's adapted Baseline) or --base (the LM as it is, the unadapted baseline-0) computes the
+final states of every abstract the trunk holds from them, through the top K blocks alone
+(pipeline/training/trunk.py).
 
 Output folder (written atomically; pipeline/features/base_cache.py): identity.json (sha256 of the
 LM's loaded weights and of the tokenizer folder, the context length) and one
@@ -30,6 +36,7 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.numerics import configure_torch
 from pipeline.infra.params import TrainDesign, default
 from pipeline.training.run import frozen_lm, write_base_cache
+from pipeline.training.trunk import write_cache_from_trunk, write_trunk_cache
 from stages._args import add_runtime_options, new_parser, runtime_from
 from stages._cli import stage_main
 
@@ -44,12 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
     lm.add_argument("--base",
                     help="train.base: frozen: the pretrained LM (param lm.base: a Hugging Face id, "
                          "packaged name or local folder) every variant keeps frozen")
-    io.add_argument("--train", required=True,
-                    help="training split Parquet (period, abstract): every period is cached")
-    io.add_argument("--dev", required=True, help="dev split Parquet: its period is cached too")
+    io.add_argument("--train", help="training split Parquet (period, abstract): every period "
+                                    "is cached (required unless --trunk)")
+    io.add_argument("--dev", help="dev split Parquet: its period is cached too (unless --trunk)")
     io.add_argument("--test", default=None,
                     help="test split Parquet, cached too when given (train.base: frozen: the "
                          "score and forecast stages read the same states)")
+    io.add_argument("--trunk", help="train.base: adapted: the trunk cache whose abstracts' final "
+                                    "states are computed by the top --adapt-layers blocks")
+    io.add_argument("--trunk-only", action="store_true",
+                    help="with --base: cache the states entering the top --adapt-layers blocks")
+    io.add_argument("--adapt-layers", type=int,
+                    help="K, the top blocks an adapted Baseline tunes (param train.adapt_layers)")
     io.add_argument("--tokenizer", required=True, help="tokenizer folder of the tokenizer stage")
     io.add_argument("--out", required=True,
                     help="cache folder to write, atomically (data/cache/baseline-s<seed>)")
@@ -78,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     runtime = runtime_from(args)
-    configure_torch(runtime.threads)
+    configure_torch(runtime.threads, args.kernels)
     device = pick_device(runtime.device)
     if args.batch_size < 1 or args.max_length < 2:
         raise UserError("--batch-size must be >= 1 and --max-length >= 2",
@@ -87,10 +100,24 @@ def main(argv: list[str] | None = None) -> None:
     lm = frozen_lm(LMConfig(base=args.base) if args.base else LMConfig(init_from=args.model),
                    Path(args.tokenizer), args.max_length)
     splits = [Path(p) for p in (args.train, args.dev, args.test) if p]
-    counts = write_base_cache(lm, Path(args.tokenizer), splits, Path(args.out), args.max_length,
-                              batch_size=args.batch_size, device=device,
-                              precision=args.precision, storage=args.cache_storage)
-    print(f"cached the hidden states of {args.base or args.model}'s LM for "
+    if (args.trunk or args.trunk_only) and args.adapt_layers is None:
+        raise UserError("--trunk and --trunk-only need --adapt-layers K",
+                        fix="pass train.adapt_layers")
+    if not args.trunk and not (args.train and args.dev):
+        raise UserError("--train and --dev are required (unless --trunk)", fix="pass the splits")
+    options = dict(batch_size=args.batch_size, device=device, precision=args.precision,
+                   storage=args.cache_storage)
+    if args.trunk:
+        counts = write_cache_from_trunk(lm, Path(args.tokenizer), Path(args.trunk), Path(args.out),
+                                        args.max_length, args.adapt_layers, **options)
+    elif args.trunk_only:
+        counts = write_trunk_cache(lm, Path(args.tokenizer), splits, Path(args.out),
+                                   args.max_length, args.adapt_layers, **options)
+    else:
+        counts = write_base_cache(lm, Path(args.tokenizer), splits, Path(args.out),
+                                  args.max_length, **options)
+    what = "trunk states" if args.trunk_only else "hidden states"
+    print(f"cached the {what} of {args.base or args.model}'s LM for "
           f"{sum(counts.values())} abstracts of {', '.join(counts)} ({args.cache_storage}) in "
           f"{time.perf_counter() - start:.0f} s on {device} -> {args.out}", file=sys.stderr)
 

@@ -31,7 +31,7 @@ from pipeline.infra.identity import corpus_identity, tokenizer_identity
 from pipeline.infra.params import EmbeddingsConfig
 from pipeline.models.hub import check_encoder, load_encoder, load_masked_lm, load_tokenizer_for
 from pipeline.features.tokenizer import load_tokenizer
-from stages._args import add_options
+from stages._args import add_numerics_options, add_options
 from stages._cli import stage_main
 from pipeline.infra.numerics import check_kernels, configure_torch
 from stages._runtime import load_runtime
@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(data/corpus/abstracts.parquet)")
     parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
     add_options(parser, EmbeddingsConfig, "encoder and pooling (params embeddings.*)")
+    add_numerics_options(parser)
     parser.add_argument("--threads", type=int, default=None,
                         help="torch CPU threads per process (default: the recorded 2, "
                              "pipeline/infra/numerics.py; other values give other bytes)")
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(distributed.relaunch("stages.embeddings",
                                               sys.argv[1:] if argv is None else argv, nproc))
     threads = runtime.threads if args.threads is None else args.threads
-    configure_torch(threads)
+    configure_torch(threads, args.kernels)
     with distributed.session(pick_device(args.device)) as (dist, device):
         embed_period(args, dist, device)
 

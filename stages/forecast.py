@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
 
     settings = build(GenerationSettings, args)
     runtime = runtime_from(args)
-    configure_torch(runtime.threads)
+    configure_torch(runtime.threads, args.kernels)
     tok = load_tokenizer(args.tokenizer)
     model = load_future_lm(args.model, pick_device(runtime.device))
     memo = attach_cache(model, Path(args.cache), Path(args.tokenizer)) if args.cache else None

@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     runtime = runtime_from(args)
-    configure_torch(runtime.threads)
+    configure_torch(runtime.threads, args.kernels)
     config, settings = build(ScoreConfig, args), build(GenerationSettings, args)
     model = load_future_lm(args.model, pick_device(runtime.device))
     memo = attach_cache(model, Path(args.cache), Path(args.tokenizer)) if args.cache else None

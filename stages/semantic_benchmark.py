@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
                         f"(got {config.max_shift}, {config.n_targets})",
                         path="params.yaml: semantic_benchmark")
     runtime = runtime_from(args)
-    configure_torch(runtime.threads)
+    configure_torch(runtime.threads, args.kernels)
     first, last = in_time_order(args.first), in_time_order(args.last)
     png = Path(args.plot).with_suffix(".png")
     try:

@@ -31,7 +31,7 @@ from pipeline.infra.io import atomic_path, read_json, write_json, write_parquet
 from pipeline.infra.numerics import configure_torch
 from pipeline.infra.params import ChangeMethodsConfig, SemanticChangeConfig
 from pipeline.reports.semantic_change_report import benchmark_lines, examples, markdown
-from stages._args import add_options, build, new_parser
+from stages._args import add_numerics_options, add_options, build, new_parser
 from stages._cli import stage_main
 
 
@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     add_options(p, SemanticChangeConfig, "semantic change (params semantic_change.*)")
     add_options(p, ChangeMethodsConfig,
                 "learned methods (params semantic_benchmark.temporal_*, .sgns_*)")
+    add_numerics_options(p)
     p.add_argument("--scores", required=True, help="Parquet of every score")
     p.add_argument("--out", required=True, help="Markdown report (reports/semantic_change.md)")
     p.add_argument("--metrics", required=True, help="DVC metrics (metrics/semantic_change.json)")
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
                              config.min_count, args.targets)
     print(f"scoring {len(targets.ids)} targets, {' '.join(first)} -> {' '.join(last)}",
           file=sys.stderr)
-    configure_torch()
+    configure_torch(kernels=args.kernels)
     inputs = feature_inputs(first, last, counts, args.embeddings, args.abstracts, targets,
                             args.encoder, learned, config.seed)
     run = score_targets(inputs, targets, config.seed)

@@ -1,29 +1,23 @@
 """Stage `train`: train one future-LM variant with one seed (data/models/<variant>-s<seed>/).
 
 Variants: `baseline` (the base LM fine-tuned on every training period), `baseline-N` (on the N
-latest training periods only), or any variant of the registry (pipeline/models/registry.py; its
-module pipeline/models/variants/<name>.py says what it computes and reads). A variant's own
-settings (params variants.<name>.*) are options too: `--variant NAME --help` lists them.
-Continuous variants read their targets from the Baseline given by --targets-from. Periods are
-split.period's labels (2020, 2020H2, 2020Q3, 2020-07); an abstract of period i is scored with the
-bias predicted from periods i-window .. i-1, every batch holding one period. Shared base:
-`--init-from data/models/baseline-s<seed> --freeze-lm` trains only the module on a trained
-Baseline's LM, from its cached final hidden states with `--cache data/cache/baseline-s<seed>`
-(params train.cache; one process, no resume checkpoints). Frozen base (train.base: frozen):
-`--freeze-lm` alone keeps the pretrained --base LM, `--cache data/cache/base` serves its states,
-and the Baseline (nothing to train) records its dev perplexity from them.
+latest training periods only), or any variant of the registry (pipeline/models/registry.py and
+pipeline/models/variants/<name>.py); its own settings (params variants.<name>.*) are options too:
+`--variant NAME --help` lists them. Continuous variants read their targets from --targets-from.
+An abstract of period i is scored with the bias predicted from periods i-window .. i-1, every
+batch holding one period. train.base (docs/parameters.md): shared, `--init-from
+data/models/baseline-s<seed> --freeze-lm` trains only the module on a trained Baseline's LM,
+with `--cache data/cache/baseline-s<seed>` from its cached final states (one process, no resume);
+frozen, `--freeze-lm` alone keeps the pretrained --base LM (`--cache data/cache/base`); adapted,
+`--trunk data/cache/trunk --adapt-layers K` fine-tunes the Baseline's top K blocks from the trunk
+cache (pipeline/training/adapted.py).
 
-The output folder (written atomically when training ends) holds config.json + model.safetensors
-(load with pipeline.models.future_lm.load_future_lm; config.json records the context length
---max-length, which scoring uses too) and train_metrics.json; the DVCLive training curves go to
-their own folder (--curves), declared as DVC plots. Interrupted runs resume from
-<checkpoint-dir>/<variant>-s<seed>/ when rerun with the same settings and inputs; the
-checkpoint folder is removed after success.
-
-Several processes (DistributedDataParallel): `torchrun --nproc_per_node N -m stages.train ...`
-or `--processes N` / FUTURELM_NPROC=N (runtime.yaml `nproc`; docs/scaling.md). --batch-size is the
-global batch, each period's batch split across the processes; rank 0 writes checkpoints, curves
-and the model; a resume with the same number of processes is bit-identical.
+The output folder (written atomically) holds config.json + model.safetensors (load with
+pipeline.models.future_lm.load_future_lm; config.json records the context length, which scoring
+uses too) and train_metrics.json; the DVCLive curves go to --curves (DVC plots). An interrupted
+run resumes from <checkpoint-dir>/<variant>-s<seed>/ when rerun with the same settings and inputs.
+Several processes (DDP): `--processes N` / FUTURELM_NPROC=N or torchrun (docs/scaling.md):
+--batch-size is the global batch; rank 0 writes; a resume with as many processes is bit-identical.
 """
 
 from __future__ import annotations
@@ -44,6 +38,7 @@ from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup
 from pipeline.training.run import TrainInputs, execute, execute_cached, prepare_run
+from pipeline.training.trunk import execute_adapted
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 
@@ -68,13 +63,15 @@ def build_parser(variant: str | None = None) -> argparse.ArgumentParser:
                          "--init-from Baseline, or data/cache/base of the pretrained --base) to "
                          "train from; refused when it was built from another LM, tokenizer, "
                          "context length or split")
+    io.add_argument("--trunk", help="train.base: adapted, Baseline: the trunk cache "
+                                    "(data/cache/trunk) the top --adapt-layers are tuned from")
+    io.add_argument("--adapt-layers", type=int, help="K, the top blocks (train.adapt_layers)")
     io.add_argument("--out", required=True, help="model folder to write (atomically)")
     io.add_argument("--curves", required=True,
                     help="folder for the DVCLive training curves (train/loss.tsv, train/lr.tsv, "
                          "dev/ppl.tsv; a DVC plots output, written atomically)")
     io.add_argument("--checkpoint-dir", default=".futurelm/checkpoints",
-                    help="root of the resume checkpoints, outside DVC outputs "
-                         "(default: .futurelm/checkpoints)")
+                    help="root of the resume checkpoints, outside DVC outputs (default: %(default)s)")
     add_options(p, ModelConfig, "model (params features.window, train.dropout)")
     settings = _settings_class(variant)
     if settings is not None:
@@ -109,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     if runtime.nproc > 1 and not distributed.launched():   # its children see torchrun's env
         raise SystemExit(distributed.relaunch("stages.train",
                                               sys.argv[1:] if argv is None else argv, runtime.nproc))
-    configure_torch(runtime.threads)
+    configure_torch(runtime.threads, args.kernels)
     with distributed.session(pick_device(runtime.device)) as (dist, device):
         train_one(args, dist, device)
 
@@ -122,10 +119,13 @@ def train_one(args: argparse.Namespace, dist: distributed.Dist, device: torch.de
     settings = _settings_class(args.variant)
     run = prepare_run(inputs, build(LMConfig, args), build(ModelConfig, args),
                       build(TrainConfig, args), None if settings is None else build(settings, args))
-    if args.cache:
-        if dist.enabled:
-            raise UserError("training from the frozen-base cache runs in one process",
-                            fix="drop --processes / torchrun (a cached epoch is short)")
+    if (args.cache or args.trunk) and dist.enabled:
+        raise UserError("training from a cache of hidden states runs in one process",
+                        fix="drop --processes / torchrun (a cached epoch is short)")
+    if args.trunk:
+        result = execute_adapted(run, Path(args.trunk), inputs.tokenizer, args.adapt_layers or 0,
+                                 device=device, checkpoint_root=args.checkpoint_dir)
+    elif args.cache:
         result = execute_cached(run, Path(args.cache), inputs.tokenizer, device=device,
                                 checkpoint_root=args.checkpoint_dir)
     else:
@@ -140,7 +140,7 @@ def train_one(args: argparse.Namespace, dist: distributed.Dist, device: torch.de
         write_json(result.metrics, tmp / "train_metrics.json")
     result.checkpoints.clear()
     procs = f" x {dist.world_size} processes" if dist.enabled else ""
-    cached = " from the frozen-base cache" if args.cache else ""
+    cached = " from the trunk cache" if args.trunk else " from the frozen-base cache" if args.cache else ""
     print(f"{run.name}{cached}: best dev ppl {result.state.best_ppl:.2f} (epoch "
           f"{result.state.best_epoch + 1} of {len(result.state.dev_ppl)}) on {device}{procs} "
           f"-> {args.out}")

@@ -83,9 +83,15 @@ def test_frozen_base_runs_from_one_cache_and_changes_no_score(tmp_path: Path, sa
     assert s0["steps"] > 0 and s0["best_dev_ppl"] != s1["best_dev_ppl"]   # seeds differ
 
     # The scores read from the cache equal those of the LM run in full, to every printed digit.
-    locked = yaml.safe_load((proj / "dvc.lock").read_text())["stages"]   # params resolved
-    for name in ("score-baseline-s0", "score-frequency-s0"):
-        cmd = locked[name]["cmd"].replace(" --cache data/cache/base", "")
+    assert_scores_without_cache_agree(proj, stages, ["score-baseline-s0", "score-frequency-s0"])
+
+
+def assert_scores_without_cache_agree(proj: Path, stages: dict, names: list[str]) -> None:
+    """Rerun each score stage of ``names`` as locked (params resolved) without its ``--cache``
+    option, into ``uncached/<name>``: its metrics equal the cached run's to every printed digit."""
+    locked = yaml.safe_load((proj / "dvc.lock").read_text())["stages"]
+    for name in names:
+        cmd = re.sub(r" --cache data/cache/[\w-]+", "", locked[name]["cmd"])
         out = proj / "uncached" / name
         cmd = cmd.replace(f"--out {stages[name]['outs'][0]}", f"--out {out}")
         subprocess.run(shlex.split(cmd.replace("python ", f"{sys.executable} ", 1)), cwd=proj,

@@ -31,6 +31,11 @@ COMMITTED = yaml.safe_load((REPO / "params.yaml").read_text())
 PARAMS = {**COMMITTED, "experiment": {"variants": [
     "baseline", "baseline-2", "frequency-nolstm", "frequency", "context", "context2", "temperature",
     "temporal-temperature", "continuous-vmf", "temporal-attention"], "seeds": [0]}}
+# the output-layer heads with their own objective: they read only the final hidden states, so a
+# frozen LM's cache serves them (registry Variant.cacheable)
+HEADS = ["temperature", "temperature-sigmoid", "temporal-temperature",
+         "temporal-temperature-static", "continuous-vmf", "continuous-cosine",
+         "continuous-max-margin"]
 ALL_VARIANTS = ["baseline", "baseline-2", "frequency-nolstm", "frequency", "context", "context2"]
 
 
@@ -380,10 +385,10 @@ def test_shared_base_trains_temporal_variants_on_the_baseline_model() -> None:
 
 def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
     """train.cache (with train.base: shared) adds one base_cache stage per seed, reading the
-    seed's Baseline; the variants whose module allows it read the cache, the others (output-layer
-    heads, temporal attention, the baselines) keep the normal path. Off (the default): no stage."""
-    variants = ["baseline", "baseline-2", "frequency", "context2", "temperature",
-                "continuous-vmf", "temporal-attention"]
+    seed's Baseline; the variants whose module allows it read the cache (the biases on the
+    logits and the output-layer heads), the others (temporal attention, the baselines) keep the
+    normal path. Off (the default): no stage."""
+    variants = ["baseline", "baseline-2", "frequency", "context2", *HEADS, "temporal-attention"]
     off = deep_merge(PARAMS, {"train": {"base": "shared"},
                               "experiment": {"variants": variants, "seeds": [0, 1]}})
     on = deep_merge(off, {"train": {"cache": True}})
@@ -400,26 +405,31 @@ def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
         assert cache["deps"][0] == "stages/base_cache.py"
         assert {f"data/models/baseline-s{seed}", "data/splits/train.parquet",
                 "data/splits/dev.parquet", "data/tokenizer"} <= set(cache["deps"])
-        assert cache["params"] == ["train.max_length", "train.precision", "train.cache_storage"]
+        assert cache["params"] == ["train.max_length", "train.precision", "train.cache_storage",
+                                   "numerics.kernels"]
         assert all(f"${{{p}}}" in cache["cmd"] for p in cache["params"])
         for variant in variants:
             stage = stages[f"train-{variant}-s{seed}"]
-            reads = variant in ("frequency", "context2")
+            reads = variant in ("frequency", "context2", *HEADS)
             assert (f"--cache data/cache/baseline-s{seed}" in stage["cmd"]) == reads, variant
             assert (f"data/cache/baseline-s{seed}" in stage["deps"]) == reads, variant
             assert body(stage) == body(stages_of(off)[f"train-{variant}-s{seed}"]) or reads
     for name, stage in stages.items():   # scoring keeps the full model
         if name.startswith("score-"):
             assert "cache" not in stage["cmd"]
-    no_reader = deep_merge(on, {"experiment": {"variants": ["baseline", "temperature"]}})
+    no_reader = deep_merge(on, {"experiment": {"variants": ["baseline", "temporal-attention"]}})
     assert not any(n.startswith("base_cache") for n in stages_of(no_reader))
+    heads_only = deep_merge(on, {"experiment": {"variants": ["baseline", "temperature"]}})
+    assert [n for n in stages_of(heads_only) if n.startswith("base_cache")] == [
+        "base_cache-s0", "base_cache-s1"]
 
 
 def test_frozen_base_has_one_cache_read_by_training_scoring_and_forecasts() -> None:
     params = deep_merge(PARAMS, {"lm": {"base": "HuggingFaceTB/SmolLM2-135M-Instruct"},
                                  "train": {"base": "frozen", "cache": True},
                                  "experiment": {"variants": ["baseline", "frequency",
-                                                             "temperature"], "seeds": [0, 1]}})
+                                                             *HEADS, "temporal-attention"],
+                                                "seeds": [0, 1]}})
     stages = stages_of(params)
     assert [n for n in stages if n.startswith("base_cache")] == ["base_cache"]
     cache = stages["base_cache"]
@@ -427,17 +437,67 @@ def test_frozen_base_has_one_cache_read_by_training_scoring_and_forecasts() -> N
     assert "--test data/splits/test.parquet" in cache["cmd"]
     assert cache["outs"] == ["data/cache/base"]
     assert cache["params"] == ["lm.base", "train.max_length", "train.precision",
-                               "train.cache_storage"]
+                               "train.cache_storage", "numerics.kernels"]
     assert not any(d.startswith("data/models") for d in cache["deps"])
     for seed in (0, 1):
-        for variant in ("baseline", "frequency", "temperature"):
-            reads = variant != "temperature"   # its own objective: trained through the LM
+        for variant in ("baseline", "frequency", *HEADS, "temporal-attention"):
+            reads = variant != "temporal-attention"   # it changes the hidden states
             for kind in ("train", "score", "forecast"):
                 stage = stages[f"{kind}-{variant}-s{seed}"]
                 assert ("--cache data/cache/base" in stage["cmd"]) == reads, (kind, variant)
                 assert ("data/cache/base" in stage["deps"]) == reads, (kind, variant)
             train = stages[f"train-{variant}-s{seed}"]["cmd"]
             assert "--freeze-lm" in train and "--init-from" not in train
+
+
+def test_adapted_base_has_a_trunk_cache_and_one_final_cache_per_seed() -> None:
+    """train.base: adapted (issue 32): one trunk_cache; each seed's Baseline adapts its top blocks
+    from it, and its base_cache-s<seed> computes the adapted final states from it (train, dev and
+    test: score and forecast read them); baseline-0 (the LM as it is) reads base_cache, computed
+    from the trunk too; a variant whose module changes the hidden states trains through the LM."""
+    variants = ["baseline", "baseline-0", "frequency", "temporal-attention"]
+    params = deep_merge(PARAMS, {"lm": {"base": "HuggingFaceTB/SmolLM2-135M-Instruct"},
+                                 "train": {"base": "adapted", "cache": True, "adapt_layers": 3},
+                                 "experiment": {"variants": variants, "seeds": [0, 1]}})
+    stages = stages_of(params)
+    names = list(stages)
+    assert [n for n in names if "cache" in n] == ["trunk_cache", "base_cache", "base_cache-s0",
+                                                   "base_cache-s1"]
+    trunk = stages["trunk_cache"]
+    assert trunk["cmd"].startswith("python -m stages.base_cache --base ${lm.base} --trunk-only "
+                                   "--adapt-layers ${train.adapt_layers} ")
+    assert trunk["outs"] == ["data/cache/trunk"] and "data/splits/test.parquet" in trunk["deps"]
+    assert "train.adapt_layers" in trunk["params"]
+    unadapted = stages["base_cache"]
+    assert "--base ${lm.base} --trunk data/cache/trunk" in unadapted["cmd"]
+    assert unadapted["outs"] == ["data/cache/base"] and "data/cache/trunk" in unadapted["deps"]
+    for seed in (0, 1):
+        cache = stages[f"base_cache-s{seed}"]
+        assert names.index(f"base_cache-s{seed}") == names.index(f"train-baseline-s{seed}") + 1
+        assert f"--model data/models/baseline-s{seed} --trunk data/cache/trunk" in cache["cmd"]
+        assert {f"data/models/baseline-s{seed}", "data/cache/trunk"} <= set(cache["deps"])
+        assert not any(d.startswith("data/splits") for d in cache["deps"])   # the trunk's
+        own = f"data/cache/baseline-s{seed}"
+        baseline = stages[f"train-baseline-s{seed}"]
+        assert "--trunk data/cache/trunk --adapt-layers ${train.adapt_layers}" in baseline["cmd"]
+        assert "--freeze-lm" not in baseline["cmd"] and "--cache" not in baseline["cmd"]
+        assert "train.adapt_layers" in baseline["params"]
+        reference = stages[f"train-baseline-0-s{seed}"]["cmd"]
+        assert "--freeze-lm --cache data/cache/base" in reference and "--init-from" not in reference
+        frequency = stages[f"train-frequency-s{seed}"]["cmd"]
+        assert (f"--init-from data/models/baseline-s{seed} --freeze-lm --cache {own}"
+                in frequency)
+        attention = stages[f"train-temporal-attention-s{seed}"]["cmd"]
+        assert "--freeze-lm" in attention and "--cache" not in attention
+        for kind in ("score", "forecast"):
+            for variant, cache_dir in (("baseline", own), ("frequency", own),
+                                       ("baseline-0", "data/cache/base")):
+                stage = stages[f"{kind}-{variant}-s{seed}"]
+                assert f"--cache {cache_dir} " in stage["cmd"], (kind, variant)
+                assert cache_dir in stage["deps"], (kind, variant)
+            assert "--cache" not in stages[f"{kind}-temporal-attention-s{seed}"]["cmd"]
+    without = deep_merge(params, {"experiment": {"variants": ["baseline", "frequency"]}})
+    assert "base_cache" not in stages_of(without) and "trunk_cache" in stages_of(without)
 
 
 @pytest.mark.parametrize("change,message", [
@@ -450,7 +510,14 @@ def test_frozen_base_has_one_cache_read_by_training_scoring_and_forecasts() -> N
       "experiment": {"variants": ["baseline", "baseline-2"]}}, "baseline-2 fine-tune the LM"),
     ({"train": {"base": "shared", "cache": "yes"}}, "train.cache must be true or false"),
     ({"train": {"base": "shared"}, "experiment": {"variants": ["frequency"]}}, "baseline"),
-    ({"train": {"base": "sometimes"}}, "joint, shared or frozen"),
+    ({"train": {"base": "sometimes"}}, "joint, shared, frozen or adapted"),
+    ({"train": {"base": "adapted", "cache": True}}, "train.base: adapted starts from a pretrained"),
+    ({"train": {"base": "adapted"}, "lm": {"base": "gpt2"}}, "adapted needs train.cache: true"),
+    ({"train": {"base": "adapted", "cache": True, "adapt_layers": 0}, "lm": {"base": "gpt2"},
+      "experiment": {"variants": ["baseline"]}}, "train.adapt_layers must be >= 1"),
+    ({"train": {"base": "adapted", "cache": True}, "lm": {"base": "gpt2"},
+      "experiment": {"variants": ["baseline", "baseline-2"]}}, "baseline-2 fine-tune the LM"),
+    ({"experiment": {"variants": ["baseline", "baseline-0"]}}, "baseline-0 is a pretrained LM"),
     ({"experiment": {"variants": ["baseline-4"]}}, "baseline-4 needs 1 .. 3"),
     ({"experiment": {"variants": ["frequencies"]}}, "unknown variant"),
     ({"features": {"window": 0}}, "window"),

@@ -19,6 +19,7 @@ from pipeline.models.heads import (VMF_LAMBDA1, ContinuousOutput, CosineOutput, 
 from pipeline.models.variants.temperature import TemperatureSettings
 from pipeline.models.variants.temporal_temperature import TemporalTemperatureSettings
 from pipeline.models.nll import next_token_targets, token_nll
+from pipeline.models.temperature import bounded_temperature, scaled_nll
 from pipeline.models.scoring import score_abstracts
 from pipeline.training.checkpoints import Checkpoints
 from pipeline.training.loop import train
@@ -122,6 +123,59 @@ def test_temperature_objective_is_eq7_loss_scaled_cross_entropy() -> None:
     keep = targets != -100
     expected = (tau.mean(-1) * nll)[keep].sum()
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def reference_objective(head, terms, hidden, output_layer, targets):
+    """The temperature heads' objective as written before the fast path (issue 33 §4): τ, then
+    ``log_softmax(z / τ)``, then scaled_nll, each op under autograd."""
+    s = head.config.settings
+    mu = head.tau.pre_activation(hidden) + terms.to(hidden.dtype)
+    tau = bounded_temperature(mu, s.alpha, s.beta, s.norm).float()
+    log_probs = (output_layer(hidden).float() / tau).log_softmax(-1)
+    return scaled_nll(log_probs, targets, tau, s.loss_scale) * (targets != -100).sum()
+
+
+@pytest.mark.parametrize("variant,settings", [
+    ("temperature", TemperatureSettings()),
+    ("temperature", TemperatureSettings(norm="sigmoid", alpha=0.5, beta=1.0, loss_scale="sum")),
+    ("temporal-temperature", TemporalTemperatureSettings(lstm_hidden=6)),
+    ("temporal-temperature", TemporalTemperatureSettings(lstm_hidden=6, norm="sigmoid", beta=0.3,
+                                                         loss_scale="none")),
+])
+@pytest.mark.parametrize("shared_terms", [False, True])
+@pytest.mark.parametrize("autocast", [False, True])
+def test_temperature_objective_fast_path_is_the_reference_bit_for_bit(variant, settings,
+                                                                      shared_terms, autocast) -> None:
+    """Loss and every parameter's gradient (LM, W_τ1, W_τ2, the history LSTM) of the objective
+    equal the op-by-op reference's floats; ``shared_terms``: the word terms as a leaf that collects
+    its gradient (the training loop's micro-batches before the last); ``autocast``: bf16 matrix
+    products (the bf16 precision's mixed dtypes: μ bf16, ``u`` fp32)."""
+    ids, mask = batch()
+    targets = next_token_targets(ids, mask)
+    grads = []
+    for objective in ("fast", "reference"):
+        model = make_future_lm(lm(), variant, 2, settings=settings).train()
+        with torch.no_grad():
+            model.bias.tau.w_tau2.normal_(0, 1.0)
+            if variant == "temporal-temperature":
+                model.bias.tau.A.weight.normal_(0, 1.0)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            terms = model.word_terms(history() if model.history_kinds else None)
+            if shared_terms:
+                terms = terms.detach().requires_grad_()
+            hidden = model.lm.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
+            args = (terms, hidden, model.lm.get_output_embeddings(), targets)
+            loss = (model.bias.objective(*args) if objective == "fast"
+                    else reference_objective(model.bias, *args))
+        loss.backward()
+        grads.append([loss] + [p.grad for p in model.parameters()]
+                     + ([terms.grad] if shared_terms and variant != "temperature" else []))
+    fast, reference = grads
+    assert len(fast) == len(reference) and sum(g is not None for g in fast) > 3
+    for a, b in zip(fast, reference):
+        assert (a is None) == (b is None)   # shared terms: the LSTM's gradient comes later
+        assert a is None or torch.equal(a.view(torch.int32) if a.dtype == torch.float32 else a,
+                                        b.view(torch.int32) if b.dtype == torch.float32 else b)
 
 
 def test_continuous_logits_rank_words_as_brute_force_nearest_neighbours() -> None:

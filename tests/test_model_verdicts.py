@@ -94,3 +94,17 @@ def test_history_sensitivity_detects_a_model_that_reads_its_history() -> None:
         (check,) = [v for v in verdicts if v.family == "history-sensitivity"]
         assert check.verdict == expected, (factor, check)
         assert check.b == "Frequency (previous period's history)"
+
+
+def test_the_adapted_baseline_is_judged_against_the_unadapted_lm_not_as_a_variant() -> None:
+    """train.base: adapted: Baseline vs baseline-0 is the domain-gain family; baseline-0 is no
+    row of the variant family, and the variants are judged against the adapted Baseline."""
+    runs = _runs({"baseline": 0.9, "baseline-0": 1.0, "frequency": 0.9}, [0, 1, 2])
+    verdicts = judge(model_claims(runs, ["baseline", "baseline-0", "frequency"], [0, 1, 2], "2021"))
+    by = {(v.family, v.a, v.b, v.metric): v for v in verdicts}
+    gain = by[("domain-gain", "Baseline-all", "Baseline-unadapted", "PPL")]
+    assert gain.verdict == "better" and gain.effect < -40   # NLL x 0.9 at ~6 nats per token
+    assert not any(v.family == "variant" and "Baseline-unadapted" in (v.a, v.b) for v in verdicts)
+    assert by[("variant", "Frequency", "Baseline-all", "PPL")].verdict == "not distinguishable"
+    text = "\n".join(verdict_sections(verdicts, [0, 1, 2], "year"))
+    assert "### Domain gain" in text

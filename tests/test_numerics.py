@@ -239,3 +239,74 @@ def test_portable_attention_equals_sdpa_up_to_its_dropout(padded):
     q = torch.randn(1, 2, 5, 8)
     out, _ = portable_sdpa(port.transformer.h[0].attn, q, q, q, None, dropout=0.5)
     assert out.shape == (1, 5, 2, 8) and torch.isfinite(out).all()
+
+
+def _probe(code: str, env: dict[str, str] | None = None, *args: str) -> str:
+    """Run ``code`` in a fresh interpreter that imports ``stages`` first (the pin), as every stage
+    does; its stdout."""
+    full = {k: v for k, v in os.environ.items() if k not in KERNEL_ENV}
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-c", "import stages\n" + code, *args], cwd=REPO,
+                          env=full, capture_output=True, text=True, check=True).stdout.strip()
+
+
+GEMM_PROBE = (
+    "import sys, hashlib, torch\n"
+    "from pipeline.infra.numerics import configure_torch, mkl_branch\n"
+    "configure_torch(2, sys.argv[1])\n"
+    "g = torch.Generator().manual_seed(0)\n"
+    "a, b = torch.randn(511, 128, generator=g), torch.randn(128, 384, generator=g)\n"
+    "print(mkl_branch(), hashlib.sha256((a @ b).numpy().tobytes()).hexdigest()[:16])\n")
+
+
+@pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="torch without MKL (not x86)")
+def test_numerics_kernels_select_mkls_branch_for_the_stage():
+    """params numerics.kernels reaches MKL: portable runs its vendor-neutral COMPATIBLE branch,
+    native its fastest one for this CPU (OFF), whatever MKL_CBWR the user set, and the two give
+    other bits for the same product."""
+    portable = _probe(GEMM_PROBE, {"MKL_CBWR": "AUTO"}, "portable").split()
+    native = _probe(GEMM_PROBE, {"MKL_CBWR": "COMPATIBLE"}, "native").split()
+    assert portable[0] == "COMPATIBLE" and native[0] == "OFF"
+    assert portable[1] != native[1]
+    assert _probe(GEMM_PROBE, {}, "portable").split() == portable   # repeatable
+
+
+NUMPY_PROBE = (
+    "import ctypes, glob, hashlib, os, numpy as np\n"
+    "from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__\n"
+    "lib = glob.glob(os.path.join(os.path.dirname(np.__file__), '..', 'numpy.libs', '*openblas*.so'))\n"
+    "ob = ctypes.CDLL(lib[0]); core = ob.scipy_openblas_get_corename64_\n"
+    "core.restype = ctypes.c_char_p\n"
+    "rng = np.random.default_rng(0)\n"
+    "a, b = rng.standard_normal((300, 200)), rng.standard_normal((200, 150))\n"
+    "x = np.exp(a @ b / 20).sum(axis=1)\n"
+    "on = [t for t in __cpu_dispatch__ if __cpu_features__.get(t)]\n"
+    "print(core().decode(), ','.join(on), hashlib.sha256(x.tobytes()).hexdigest()[:16])\n")
+
+
+@pytest.mark.skipif(numerics.cpu_has_avx2() is not True, reason="the numpy pins apply on AVX2 CPUs")
+def test_numpy_runs_the_same_blas_kernel_and_loops_whatever_the_cpu_offers():
+    """The forecast's float64 work (issue 33): numpy's OpenBLAS is pinned to its Haswell kernels
+    and numpy's loops to AVX2, overriding what a user (or another CPU) would pick. Simulated here
+    by asking for other OpenBLAS cores (an older one; Zen, this CPU's own) and by taking AVX2 away
+    from numpy; the control without the pin shows those choices change the bytes."""
+    pinned = {_probe(NUMPY_PROBE, env) for env in (
+        {}, {"OPENBLAS_CORETYPE": "Sandybridge"}, {"OPENBLAS_CORETYPE": "Zen"},
+        {"NPY_DISABLE_CPU_FEATURES": "X86_V3"})}
+    assert len(pinned) == 1
+    core, dispatched, _ = pinned.pop().split()
+    assert core == "Haswell"
+    assert not set(dispatched.split(",")) & set(numerics.NUMPY_ABOVE_AVX2)
+    free = {_probe(NUMPY_PROBE, {numerics.NO_PIN_ENV: "1", "OPENBLAS_CORETYPE": c})
+            for c in ("Sandybridge", "Haswell")}
+    assert len(free) == 2, "control: OpenBLAS's core type should change the bytes"
+
+
+def test_the_numpy_pin_names_every_dispatch_target_above_avx2():
+    """A numpy upgrade that adds a dispatch target beyond AVX2 (X86_V3) must extend
+    numerics.NUMPY_ABOVE_AVX2, or AVX-512 CPUs would run other loops again."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__
+
+    below = {"X86_V2", "X86_V3", "SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "SSE42", "POPCNT", "AVX",
+             "F16C", "FMA3", "AVX2"}
+    assert set(__cpu_dispatch__) - below <= set(numerics.NUMPY_ABOVE_AVX2)

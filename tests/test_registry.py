@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from pipeline.infra.errors import UserError
-from pipeline.models.registry import VARIANTS, by_kind, display_name, lookup, module_kinds
+from pipeline.models.registry import (UNADAPTED, VARIANTS, by_kind, display_name, lookup,
+                                     module_kinds)
 from pipeline.models.variant import VariantSpec, setting_fields
 
 
@@ -45,11 +46,18 @@ def test_variant_names_map_to_bias_kinds_and_features() -> None:
                                                             lookup("temporal-attention-static")]
 
 
-@pytest.mark.parametrize("bad", ["baseline-x", "baseline-0", "frequencies", "none"])
+@pytest.mark.parametrize("bad", ["baseline-x", "baseline--1", "frequencies", "none"])
 def test_unknown_names_are_user_errors_naming_the_valid_ones(bad: str) -> None:
     with pytest.raises(UserError, match=f"unknown variant '{bad}'") as err:
         lookup(bad)
     assert "baseline-N" in err.value.fix and err.value.path == "experiment.variants"
+
+
+def test_baseline_0_is_the_pretrained_lm_as_it_is() -> None:
+    """baseline-0, trained on no period: the unadapted reference of train.base: adapted."""
+    entry = lookup(UNADAPTED)
+    assert entry.name == "baseline-0" and entry.latest_periods == 0 and not entry.has_module
+    assert display_name("baseline-0") == "Baseline-unadapted"
 
 
 def test_display_names_are_the_papers() -> None:
@@ -108,11 +116,14 @@ def test_registry_properties_come_from_the_specs() -> None:
         assert variant.output_layer == spec.own_objective
         assert variant.targets_from_baseline == spec.targets_from_baseline
         assert variant.distribution == spec.distribution
-        assert variant.cacheable == spec.cacheable == (not spec.in_body and not spec.own_objective)
-    # a frozen base's cached states train exactly the modules that add a bias to plain logits
+        assert variant.cacheable == spec.cacheable == (not spec.in_body)
+    # a frozen base's cached states train every module that reads only the final hidden states:
+    # the biases on the logits and the output-layer heads with their own objective
     assert {n for n, v in VARIANTS.items() if v.cacheable} == {
         "frequency-nolstm", "frequency", "context", "context2", "frequency-nolstm-static",
-        "frequency-static", "context-static", "context2-static"}
+        "frequency-static", "context-static", "context2-static", "temperature",
+        "temperature-sigmoid", "temporal-temperature", "temporal-temperature-static",
+        "continuous-vmf", "continuous-cosine", "continuous-max-margin"}
 
 
 def test_every_setting_has_a_default_and_help_and_the_settings_are_frozen() -> None:

@@ -13,7 +13,7 @@ import torch
 from safetensors.torch import load_file
 
 from pipeline.infra.io import read_json
-from pipeline.models.registry import VARIANTS
+from pipeline.models.registry import VARIANTS, lookup
 from pipeline.models.temporal import TemporalBias
 from stages import base_cache as cache_stage
 from stages import score as score_stage
@@ -71,12 +71,16 @@ def test_the_cache_holds_every_train_and_dev_period(baseline) -> None:
     assert read_json(cache / "identity.json")["context_length"] == 48
 
 
+@pytest.mark.parametrize("variant", ["frequency", "temporal-temperature", "continuous-vmf"])
 def test_cached_training_gives_the_uncached_model_and_scores(project, baseline, tmp_path,
-                                                             capsys) -> None:
+                                                             capsys, variant) -> None:
+    """A bias on the logits and two output-layer heads with their own objective (a temperature
+    head reading a history, a continuous head reading the Baseline's target vectors)."""
     base, cache = baseline
-    plain, fast = tmp_path / "plain" / "frequency-s0", tmp_path / "fast" / "frequency-s0"
-    stage.main(shared(project, base, "frequency", plain))
-    stage.main(shared(project, base, "frequency", fast) + ["--cache", str(cache)])
+    plain, fast = tmp_path / "plain" / f"{variant}-s0", tmp_path / "fast" / f"{variant}-s0"
+    targets = ["--targets-from", str(base)] if lookup(variant).targets_from_baseline else []
+    stage.main(shared(project, base, variant, plain) + targets)
+    stage.main(shared(project, base, variant, fast) + targets + ["--cache", str(cache)])
     printed = capsys.readouterr().out.splitlines()
     assert "from the frozen-base cache" in printed[-1]
     digits = [line.split(": best")[1].split(" -> ")[0] for line in printed[-2:]]
@@ -91,10 +95,10 @@ def test_cached_training_gives_the_uncached_model_and_scores(project, baseline, 
     assert wa.keys() == wb.keys()
     for key in wa:
         torch.testing.assert_close(wb[key], wa[key], rtol=1e-4, atol=1e-6)
-    curves = fast.parent / "curves" / "frequency-s0"
+    curves = fast.parent / "curves" / f"{variant}-s0"
     assert len((curves / "train" / "loss.tsv").read_text().splitlines()) - 1 == b["steps"]
     assert len((curves / "dev" / "ppl.tsv").read_text().splitlines()) - 1 == b["epochs_run"]
-    assert not (fast.parent / "ckpt" / "frequency-s0").exists()   # cleared after success
+    assert not (fast.parent / "ckpt" / f"{variant}-s0").exists()   # cleared after success
     sa, sb = score(project, plain, tmp_path / "sa"), score(project, fast, tmp_path / "sb")
     for split in ("dev", "test"):
         assert f"{sa[split]['ppl']:.2f}" == f"{sb[split]['ppl']:.2f}"
@@ -137,7 +141,7 @@ def test_a_cache_of_another_base_tokenizer_or_context_length_is_refused(project,
     assert not (tmp_path / "x").exists()
 
 
-@pytest.mark.parametrize("variant", ["temperature", "temporal-attention"])
+@pytest.mark.parametrize("variant", ["temporal-attention", "temporal-attention-static"])
 def test_variants_the_cache_cannot_serve_are_refused(project, baseline, tmp_path, capsys,
                                                      variant) -> None:
     base, cache = baseline
@@ -151,7 +155,7 @@ def test_the_registrys_cacheable_rows_are_the_ones_cached_training_accepts() -> 
         if row.has_module:
             own = row.spec.own_objective
             assert row.output_layer == own, row.name
-            assert row.cacheable == (not own and not row.in_body), row.name
+            assert row.cacheable == (not row.in_body), row.name
             # the spec's own_objective and the module class agree: it defines its objective
             defines = row.module_class().objective is not TemporalBias.objective
             assert defines == own, row.name

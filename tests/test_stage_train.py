@@ -162,7 +162,7 @@ def test_baseline_n_uses_the_latest_periods_and_no_features(project, tmp_path) -
 
 @pytest.mark.parametrize(("variant", "overrides", "message"), [
     ("frequencies", {}, "unknown variant 'frequencies'"),
-    ("baseline-0", {}, "unknown variant 'baseline-0'"),
+    ("baseline-0", {}, "baseline-0 is the base LM as it is, trained on no period"),
     ("context2", {"alpha": "big"}, "expected float or 'learned', got 'big'"),
     ("context2", {"context_input": "both"}, "invalid choice: 'both'"),
     ("context2", {"lstm_hidden": 0}, "lstm_hidden must be >= 1"),

@@ -250,6 +250,49 @@ def test_context2_fused_backward_matches_autograd() -> None:
     torch.testing.assert_close(bias.add_bias(terms, H, logits), logits + bias.position_bias(terms, H))
 
 
+def _indexed_last_hidden(lstm, sequences: torch.Tensor) -> torch.Tensor:
+    """PeriodLSTM's recurrence as first written: each period's projections indexed out of
+    ``gates_x`` (whose backward fills a zero tensor per period and adds them)."""
+    cell = lstm.lstm
+    gates_x = torch.nn.functional.linear(sequences, cell.weight_ih_l0,
+                                         cell.bias_ih_l0 + cell.bias_hh_l0)
+    h = c = None
+    for t in range(sequences.shape[1]):
+        gates = gates_x[:, t] if h is None else gates_x[:, t] + h @ cell.weight_hh_l0.t()
+        i, f, g, o = gates.chunk(4, dim=1)
+        i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+        c = i * g if c is None else f * c + i * g
+        h = o * c.tanh()
+    return h
+
+
+@pytest.mark.parametrize("words,features,hidden,periods,partial", [
+    (300, 1, 32, 2, False), (257, 3, 6, 3, True), (100, 2, 5, 1, True), (200, 1, 16, 4, True)])
+def test_period_lstm_gradients_are_those_of_the_indexed_recurrence_bit_for_bit(
+        words, features, hidden, periods, partial) -> None:
+    """``unbind`` instead of indexing each period (issue 33 §4: ~30% of the LSTM's step) changes
+    no float: output and every weight gradient, dropout on, compact rows or not."""
+    from pipeline.models.temporal import PeriodLSTM
+
+    results = []
+    for indexed in (False, True):
+        torch.manual_seed(0)
+        lstm = PeriodLSTM(features, hidden, dropout=0.1).train()
+        if indexed:
+            lstm._last_hidden = lambda seq, lstm=lstm: _indexed_last_hidden(lstm, seq)
+        g = torch.Generator().manual_seed(1)
+        sequences = torch.randn(words, periods, features, generator=g)
+        observed = torch.rand(words, generator=g) < 0.6 if partial else None
+        weights = torch.randn(words, hidden, generator=g)
+        torch.manual_seed(5)   # the same dropout mask
+        out = lstm(sequences, observed)
+        (out * weights).sum().backward()
+        results.append([out] + [p.grad for p in lstm.parameters()])
+    for a, b in zip(*results):
+        assert (a is None) == (b is None)   # one period: W_hh gets no gradient
+        assert a is None or torch.equal(a.view(torch.int32), b.view(torch.int32))
+
+
 def test_year_lstm_equals_torch_lstm_over_the_years() -> None:
     from pipeline.models.temporal import PeriodLSTM
 

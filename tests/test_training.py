@@ -99,8 +99,9 @@ def test_latest_periods_for_baseline_n() -> None:
     assert list(latest_periods(data, None)) == list(YEARS)
     months = {"2020-10": [], "2020-09": [], "2019-12": []}
     assert list(latest_periods(months, 2)) == ["2020-09", "2020-10"]
-    with pytest.raises(ValueError, match="N >= 1"):
-        latest_periods(data, 0)
+    assert latest_periods(data, 0) == {}   # baseline-0: the pretrained LM, trained on none
+    with pytest.raises(ValueError, match="N >= 0"):
+        latest_periods(data, -1)
 
 
 def test_two_learning_rates_and_linear_schedule() -> None:

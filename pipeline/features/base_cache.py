@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -61,6 +61,17 @@ class CacheIdentity:
     tokenizer: str
     context_length: int
     revision: str | None = None
+    # A trunk cache (train.base: adapted) holds the states entering block ``layer`` (not the final
+    # ones), and ``lm`` digests only the weights they depend on (the embeddings and the blocks
+    # below): ``None`` for a cache of final states.
+    layer: int | None = None
+
+    def record(self) -> dict[str, object]:
+        """The fields as stored; ``layer`` only when set (final-state caches keep their bytes)."""
+        data = asdict(self)
+        if self.layer is None:
+            del data["layer"]
+        return data
 
 
 @dataclass(frozen=True)
@@ -135,21 +146,26 @@ def digest_files(paths: Iterable[str | Path]) -> str:
     return digest.hexdigest()
 
 
-def lm_digest(lm: torch.nn.Module) -> str:
+def lm_digest(lm: torch.nn.Module, weights: Mapping[str, Tensor] | None = None) -> str:
     """sha256 over the names, dtypes, shapes and bytes of ``lm``'s state (its weights as loaded,
-    whatever file or format they came from: a model folder, a hub checkpoint, a GGUF)."""
+    whatever file or format they came from: a model folder, a hub checkpoint, a GGUF), or of
+    ``weights``, a part of it (a trunk's: :func:`pipeline.models.blocks.trunk_weights`)."""
     digest = hashlib.sha256()
-    for name, tensor in sorted(lm.state_dict().items()):
+    for name, tensor in sorted((lm.state_dict() if weights is None else weights).items()):
         t = tensor.detach().cpu().contiguous()
         digest.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode() + b"\0")
         digest.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
     return digest.hexdigest()
 
 
-def lm_identity(lm: torch.nn.Module, tokenizer_dir: str | Path, context_length: int) -> CacheIdentity:
+def lm_identity(lm: torch.nn.Module, tokenizer_dir: str | Path, context_length: int, *,
+                layer: int | None = None,
+                weights: Mapping[str, Tensor] | None = None) -> CacheIdentity:
     """The identity of states of the loaded LM ``lm`` (:func:`lm_digest`: a new base, revision
-    or fine-tune changes it) over ``tokenizer_dir``'s encoding cut at ``context_length``."""
-    return CacheIdentity(lm_digest(lm), digest_files([tokenizer_dir]), int(context_length))
+    or fine-tune changes it) over ``tokenizer_dir``'s encoding cut at ``context_length``; a
+    trunk cache's: the states entering block ``layer``, which depend on ``weights`` only."""
+    return CacheIdentity(lm_digest(lm, weights), digest_files([tokenizer_dir]),
+                         int(context_length), layer=layer)
 
 
 def cache_identity(lm_files: Iterable[str | Path], tokenizer_dir: str | Path, context_length: int,
@@ -160,61 +176,110 @@ def cache_identity(lm_files: Iterable[str | Path], tokenizer_dir: str | Path, co
                          revision)
 
 
+StatesFn = Callable[[Tensor, Tensor], Tensor]
+"""``(input_ids, attention_mask) -> [B, T, d]``: the states a cache stores of one padded batch."""
+FromStatesFn = Callable[[Tensor, Tensor], Tensor]
+"""``(cached_states, attention_mask) -> [B, T, d]``: new states from a cache's (right-padded)."""
+
+
+def _fill(lengths: Sequence[int], width: int, batch_size: int,
+          compute: Callable[[list[int]], Tensor], desc: str) -> tuple[Tensor, Tensor]:
+    """``hidden [Σ T_j, d]`` and ``offsets`` of ``compute(index)`` (``[B, T, d]`` states of the
+    sequences ``index``) run in scoring's batches, longest first, padding dropped."""
+    offsets = torch.tensor([0, *lengths]).cumsum(0)
+    hidden = torch.empty((int(offsets[-1]), width))
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])   # scoring_order
+    for start in tqdm(range(0, len(order), batch_size), desc=desc, unit="batch", leave=False):
+        idx = order[start:start + batch_size]
+        out = compute(idx).float().cpu()
+        for row, i in enumerate(idx):
+            hidden[offsets[i]:offsets[i + 1]] = out[row, :lengths[i]]
+    return hidden, offsets
+
+
 @torch.no_grad()
 def final_hidden(lm: PreTrainedModel, sequences: Sequence[Sequence[int]], batch_size: int,
                  device: torch.device | str, precision: str = "fp32", *,
-                 period: str = "") -> PeriodHidden:
+                 period: str = "", states: StatesFn | None = None) -> PeriodHidden:
     """The final hidden states (``lm.base_model(...).last_hidden_state``, the input of
-    ``lm_head``) of every sequence, in eval mode, batched longest first as scoring batches."""
+    ``lm_head``) of every sequence, in eval mode, batched longest first as scoring batches;
+    ``states``: what to store instead (a trunk's, :func:`pipeline.models.blocks.trunk_states`)."""
     if not sequences:
         raise ValueError("no sequences to cache")
     was_training = lm.training
     lm.eval()
-    lengths = [len(s) for s in sequences]
-    offsets = torch.tensor([0, *lengths]).cumsum(0)
-    hidden = torch.empty((int(offsets[-1]), lm.get_output_embeddings().weight.shape[1]))
-    order = scoring_order(sequences)
+
+    def compute(idx: list[int]) -> Tensor:
+        ids, mask = _pad([sequences[i] for i in idx])
+        ids, mask = ids.to(device), mask.to(device)
+        if states is not None:
+            return states(ids, mask)
+        return lm.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
+
     try:
         with compute_precision(device, precision):
-            for start in tqdm(range(0, len(order), batch_size), desc=f"base cache {period}",
-                              unit="batch", leave=False):
-                idx = order[start:start + batch_size]
-                ids, mask = _pad([sequences[i] for i in idx])
-                out = lm.base_model(input_ids=ids.to(device),
-                                    attention_mask=mask.to(device)).last_hidden_state
-                out = out.float().cpu()
-                for row, i in enumerate(idx):
-                    hidden[offsets[i]:offsets[i + 1]] = out[row, :lengths[i]]
+            hidden, offsets = _fill([len(s) for s in sequences],
+                                    lm.get_output_embeddings().weight.shape[1], batch_size,
+                                    compute, f"base cache {period}")
     finally:
         lm.train(was_training)
     ids = torch.tensor([t for s in sequences for t in s], dtype=torch.int32)
     return PeriodHidden(period, hidden, ids, offsets)
 
 
+@torch.no_grad()
+def hidden_from(part: PeriodHidden, states: FromStatesFn, batch_size: int,
+                device: torch.device | str, precision: str = "fp32") -> PeriodHidden:
+    """New states of a cached period's abstracts computed from its states (the final states of
+    an adapted LM from the trunk cache: :func:`pipeline.models.blocks.top_states`), in the
+    batches the cache was built in (longest first, ``batch_size``), so they equal the states the
+    whole LM computes in those batches."""
+    def compute(idx: list[int]) -> Tensor:
+        hidden, _, mask = part.batch(idx, device)
+        return states(hidden, mask)
+
+    with compute_precision(device, precision):
+        hidden, offsets = _fill(part.lengths(), part.hidden.shape[1], batch_size, compute,
+                                f"states from cache {part.period}")
+    return PeriodHidden(part.period, hidden, part.ids, offsets)
+
+
 def build_cache(lm: PreTrainedModel, sequences: Mapping[str, Sequence[Sequence[int]]],
                 directory: str | Path, identity: CacheIdentity, *, batch_size: int = 16,
                 device: torch.device | str = "cpu", precision: str = "fp32",
-                storage: Storage = "fp32") -> None:
+                storage: Storage = "fp32", states: StatesFn | None = None) -> None:
     """Compute and write the cache of ``sequences`` (``{period: token ids}``) to ``directory``
     (replaced atomically). ``batch_size``: use the scoring/eval batch size, so cached scores
-    match uncached ones bit for bit; ``storage="bf16"`` halves the files."""
-    if storage not in _DTYPES:
-        raise ValueError(f"storage must be one of {sorted(_DTYPES)}, got {storage!r}")
+    match uncached ones bit for bit; ``storage="bf16"`` halves the files; ``states``: see
+    :func:`final_hidden`."""
     too_long = [p for p, seqs in sequences.items() if any(len(s) > identity.context_length for s in seqs)]
     if too_long:
         raise ValueError(f"periods {too_long} hold sequences longer than the context length "
                          f"{identity.context_length}: encode with encode_for_model")
-    meta = {"identity": json.dumps(asdict(identity), sort_keys=True), "storage": storage,
+    write_cache((final_hidden(lm, sequences[p], batch_size, device, precision, period=p,
+                              states=states) for p in in_time_order(sequences)),
+                directory, identity, storage)
+
+
+def write_cache(parts: Iterable[PeriodHidden], directory: str | Path, identity: CacheIdentity,
+                storage: Storage = "fp32") -> list[str]:
+    """Write the periods ``parts`` (computed as they are consumed, one in memory at a time) as
+    the cache folder ``directory`` (replaced atomically); returns the periods written."""
+    if storage not in _DTYPES:
+        raise ValueError(f"storage must be one of {sorted(_DTYPES)}, got {storage!r}")
+    meta = {"identity": json.dumps(identity.record(), sort_keys=True), "storage": storage,
             "format_version": str(FORMAT_VERSION)}
+    periods: list[str] = []
     with atomic_path(directory) as tmp:
         tmp.mkdir()
-        for period in in_time_order(sequences):
-            part = final_hidden(lm, sequences[period], batch_size, device, precision, period=period)
+        for part in parts:
             save_file({"hidden": part.hidden.to(_DTYPES[storage]).contiguous(), "ids": part.ids,
-                       "offsets": part.offsets}, str(tmp / f"{period}.safetensors"),
-                      metadata={**meta, "period": period})
-        write_json({"format_version": FORMAT_VERSION, "storage": storage,
-                    "periods": in_time_order(sequences), **asdict(identity)}, tmp / IDENTITY_NAME)
+                       "offsets": part.offsets}, str(tmp / f"{part.period}.safetensors"),
+                      metadata={**meta, "period": part.period})
+            periods.append(part.period)
+        write_json({"format_version": FORMAT_VERSION, "storage": storage, "periods": periods,
+                    **identity.record()}, tmp / IDENTITY_NAME)
+    return periods
 
 
 def load_cache(directory: str | Path, expected: CacheIdentity,

@@ -22,9 +22,11 @@ from pipeline.graph.model_stages import (
     report_stage,
     score_stage,
     train_stage,
+    trunk_cache_stage,
 )
 from pipeline.graph.plan import Plan
 from pipeline.infra.runs import run_name as run
+from pipeline.models.registry import UNADAPTED
 
 # The project root (holding pipeline/ and stages/), whose sources give the stages' code deps.
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +34,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # The file DVC reads the params from, beside dvc.yaml.
 PARAMS_FILE = "params.yaml"
+# The stages that run torch: each takes params numerics.kernels, the CPU kernels it computes with
+# (portable or native, pipeline/infra/numerics.py), which changes its bytes.
+TORCH_STAGES = ("train", "base_cache", "score", "forecast", "embeddings", "semantic_change",
+                "semantic_benchmark")
+NUMERICS_KEY = "numerics.kernels"
 
 
 def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = None,
@@ -45,8 +52,11 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
     schema = SCHEMA if schema is None else schema
     plan, code = Plan(schema.complete(params)), Code(root)
     stages = {**data_stages(plan, code), **feature_stages(plan, code)}
-    if plan.frozen and any(plan.cached(v) for v in plan.variants):
-        stages["base_cache"] = base_cache_stage(plan, 0, code)   # one for every seed
+    if plan.adapted:
+        stages["trunk_cache"] = trunk_cache_stage(plan, code)   # one for every seed
+    if (plan.frozen and any(plan.cached(v) for v in plan.variants)) or (
+            plan.adapted and UNADAPTED in plan.variants):
+        stages["base_cache"] = base_cache_stage(plan, None, code)   # one for every seed
     for variant, seed in plan.runs:
         stages[f"train-{run(variant, seed)}"] = train_stage(plan, variant, seed, code)
         if variant == "baseline" and seed in plan.cache_seeds:   # right after what it reads
@@ -61,9 +71,22 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
     stages["semantic_change"] = semantic_change_stage(plan, code)
     stages["semantic_benchmark"] = semantic_benchmark_stage(plan, code)
     stages["verdicts"] = verdicts_stage(code)
+    stages = {name: with_numerics(stage) for name, stage in stages.items()}
     stages, used = apply_defaults(stages, params, schema)
     if used:
         stages["graph"] = {**stages["graph"], "deps": [*stages["graph"]["deps"], PARAMS_FILE]}
     if defaulted is not None:
         defaulted.extend(used)
     return {"stages": stages}
+
+
+def with_numerics(stage: dict[str, Any]) -> dict[str, Any]:
+    """A torch stage (:data:`TORCH_STAGES`; a ``foreach`` one's ``do``) with ``--kernels
+    ${numerics.kernels}`` and that param; any other stage as it is."""
+    if "do" in stage:
+        return {**stage, "do": with_numerics(stage["do"])}
+    module = stage["cmd"].split()[2].removeprefix("stages.")
+    if module not in TORCH_STAGES:
+        return stage
+    return {**stage, "cmd": f"{stage['cmd']} --kernels ${{{NUMERICS_KEY}}}",
+            "params": [*stage.get("params", []), NUMERICS_KEY]}

@@ -32,7 +32,7 @@ from pipeline.graph.plan import Plan, feature_kinds
 from pipeline.infra.runs import run_name as run
 from pipeline.infra.config import GenerationSettings, ModelConfig, TrainConfig
 from pipeline.infra.params import VARIANT_SECTION, section_params
-from pipeline.models.registry import control_of, lookup
+from pipeline.models.registry import UNADAPTED, control_of, lookup
 from pipeline.models.variant import setting_fields
 
 # The options of a stage come from the params schema (pipeline/infra/params.py), less what the
@@ -60,32 +60,57 @@ def model_dir(variant: str, seed: int) -> str:
     return f"data/models/{run(variant, seed)}"
 
 
-def cache_dir(plan: Plan, seed: int) -> str:
-    """The frozen LM's cache a run reads: one per seed (shared base: each seed's Baseline) or
-    one for all (frozen base: the pretrained LM)."""
-    return "data/cache/base" if plan.frozen else f"data/cache/{run('baseline', seed)}"
+TRUNK_CACHE = "data/cache/trunk"
+UNADAPTED_CACHE = "data/cache/base"
 
 
-def base_cache_stage(plan: Plan, seed: int, code: Code) -> dict[str, Any]:
+def cache_dir(plan: Plan, seed: int, variant: str = "baseline") -> str:
+    """The frozen LM's cache a run reads: one per seed (shared or adapted base: each seed's
+    Baseline) or one for all (frozen base: the pretrained LM; adapted base: the unadapted LM
+    ``baseline-0`` reads the pretrained LM's, computed from the trunk cache)."""
+    if plan.frozen or (plan.adapted and variant == UNADAPTED):
+        return UNADAPTED_CACHE
+    return f"data/cache/{run('baseline', seed)}"
+
+
+def trunk_cache_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    """train.base: adapted: the states entering the pretrained LM's top ``train.adapt_layers``
+    blocks, of the train, dev and test abstracts, once for every seed."""
+    return {
+        "cmd": "python -m stages.base_cache --base ${lm.base} --trunk-only "
+               f"--adapt-layers ${{train.adapt_layers}} --train {TRAIN} --dev {DEV} --test {TEST} "
+               f"--tokenizer {TOKENIZER} {_flags('train', CACHE_FLAGS)} --out {TRUNK_CACHE}",
+        "deps": [*code("base_cache"), TRAIN, DEV, TEST, TOKENIZER],
+        "params": ["lm.base", "train.adapt_layers", *(f"train.{k}" for k in CACHE_FLAGS)],
+        "outs": [TRUNK_CACHE],
+    }
+
+
+def base_cache_stage(plan: Plan, seed: int | None, code: Code) -> dict[str, Any]:
     """The frozen LM's final hidden states (``train.cache``): of the train and dev abstracts
     under the trained Baseline of one seed (shared base), or of the train, dev and test
-    abstracts under the pretrained ``lm.base`` (frozen base; ``seed`` unused), which the
-    frozen-base score and forecast stages read too."""
-    if plan.frozen:
+    abstracts under the pretrained ``lm.base`` (frozen base; ``seed`` None), which the
+    frozen-base score and forecast stages read too. Adapted base: of every abstract of the
+    trunk cache, under the seed's adapted Baseline (or, ``seed`` None, the unadapted LM)."""
+    if seed is None:
         source, splits, params = "--base ${lm.base}", [TRAIN, DEV, TEST], ["lm.base"]
         lm_deps: list[str] = []
     else:
         source, splits, params = f"--model {model_dir('baseline', seed)}", [TRAIN, DEV], []
         lm_deps = [model_dir("baseline", seed)]
-    names = ("--train", "--dev", "--test")
+    out = UNADAPTED_CACHE if seed is None else cache_dir(plan, seed)
+    if plan.adapted:   # the abstracts and their states entering the top blocks: the trunk's
+        inputs, splits = f"--trunk {TRUNK_CACHE} --adapt-layers ${{train.adapt_layers}}", []
+        lm_deps, params = [*lm_deps, TRUNK_CACHE], [*params, "train.adapt_layers"]
+    else:
+        names = ("--train", "--dev", "--test")
+        inputs = " ".join(f"{n} {f}" for n, f in zip(names, splits))
     return {
-        "cmd": f"python -m stages.base_cache {source} "
-               + " ".join(f"{n} {f}" for n, f in zip(names, splits))
-               + f" --tokenizer {TOKENIZER} {_flags('train', CACHE_FLAGS)} "
-               f"--out {cache_dir(plan, seed)}",
+        "cmd": f"python -m stages.base_cache {source} {inputs} --tokenizer {TOKENIZER} "
+               f"{_flags('train', CACHE_FLAGS)} --out {out}",
         "deps": [*code("base_cache"), *lm_deps, *splits, TOKENIZER],
         "params": [*params, *(f"train.{k}" for k in CACHE_FLAGS)],
-        "outs": [cache_dir(plan, seed)],
+        "outs": [out],
     }
 
 
@@ -93,7 +118,7 @@ def _cache_option(plan: Plan, variant: str, seed: int) -> tuple[list[str], list[
     """The ``--cache`` option and dep of a run's stage that reads the frozen LM's cache."""
     if not plan.cached(variant):
         return [], []
-    return [f"--cache {cache_dir(plan, seed)}"], [cache_dir(plan, seed)]
+    return [f"--cache {cache_dir(plan, seed, variant)}"], [cache_dir(plan, seed, variant)]
 
 
 def variant_options(variant: str) -> tuple[list[str], list[str]]:
@@ -111,8 +136,9 @@ def variant_options(variant: str) -> tuple[list[str], list[str]]:
 def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     entry = lookup(variant)
-    shared = plan.base == "shared" and entry.has_module
+    shared = plan.base in ("shared", "adapted") and entry.has_module
     baseline = [model_dir("baseline", seed)] if shared or entry.targets_from_baseline else []
+    adapting = plan.adapted and variant == "baseline"   # from the trunk cache
     keys = [*([("features", "window")] if kinds else []),
             *(("lm", k) for k in LM_FLAGS), *(("train", k) for k in TRAIN_FLAGS),
             *([("train", "lr_new")] if entry.has_module else [])]
@@ -123,11 +149,15 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
            *(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for section, k in keys), *own]
     if shared:
         cmd.append(f"--init-from {model_dir('baseline', seed)} --freeze-lm")
-    elif plan.frozen:
+    elif plan.frozen or (plan.adapted and not adapting):   # the LM as it is: baseline-0
         cmd.append("--freeze-lm")
     if entry.targets_from_baseline:
         cmd.append(f"--targets-from {model_dir('baseline', seed)}")
-    option, cached = _cache_option(plan, variant, seed)
+    if adapting:
+        option = [f"--trunk {TRUNK_CACHE} --adapt-layers ${{train.adapt_layers}}"]
+        cached = [TRUNK_CACHE]
+    else:
+        option, cached = _cache_option(plan, variant, seed)
     cmd += option
     cmd.append(f"--out {model_dir(variant, seed)} --curves data/curves/{run(variant, seed)}")
     return {
@@ -136,7 +166,8 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
                  *feature_files(kinds, in_time_order([*plan.train_history,
                                                       *plan.static_periods(variant)])),
                  *baseline, *cached],
-        "params": [*(f"{section}.{k}" for section, k in keys), *own_params],
+        "params": [*(f"{section}.{k}" for section, k in keys), *own_params,
+                   *(["train.adapt_layers"] if adapting else [])],
         "outs": [model_dir(variant, seed)],
         "plots": [{f"data/curves/{run(variant, seed)}": {"x": "step"}}],
     }
@@ -146,8 +177,9 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     kinds = feature_kinds(variant)
     model = model_dir(variant, seed)
     extra = plan.extra_periods
-    # frozen base: PPL/CPL from the cached states (the shared base's cache holds no test period)
-    scored_from, cache = _cache_option(plan, variant, seed) if plan.frozen else ([], [])
+    # frozen/adapted base: PPL/CPL from the cached states (a shared base's holds no test period)
+    scored_from, cache = (_cache_option(plan, variant, seed) if plan.scored_from_cache
+                          else ([], []))
     cmd = [f"python -m stages.score --model {model} --dev {DEV} --test {TEST}",
            *([f"--periods {' '.join(plan.score_periods)} --abstracts {ABSTRACTS}"]
              if extra else []),
@@ -168,7 +200,8 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
 def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     model = model_dir(variant, seed)
-    scored_from, cache = _cache_option(plan, variant, seed) if plan.frozen else ([], [])
+    scored_from, cache = (_cache_option(plan, variant, seed) if plan.scored_from_cache
+                          else ([], []))
     cmd = [f"python -m stages.forecast --model {model} --abstracts {ABSTRACTS} "
            f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies",
            *(["--embeddings data/features/embeddings"] if "embeddings" in kinds else []),

@@ -25,7 +25,7 @@ from pipeline.features.windows import bucket_periods, history_periods
 from pipeline.graph.defaults import missing_key
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import VARIANT_SECTION
-from pipeline.models.registry import lookup
+from pipeline.models.registry import UNADAPTED, lookup
 from pipeline.models.variant import setting_fields
 
 # The params that decide the graph's shape, and those the plan cross-checks before any stage runs
@@ -109,6 +109,7 @@ class Plan:
         self.seeds = [int(s) for s in get(params, "experiment.seeds")]
         self.base = str(get(params, "train.base"))
         self.cache = get(params, "train.cache")
+        self.adapt_layers = int(get(params, "train.adapt_layers"))
         self.lm_base = str(get(params, "lm.base"))
         self.context_length = int(get(params, "train.max_length"))
         self.max_new_tokens = int(get(params, "score.max_new_tokens"))
@@ -154,31 +155,41 @@ class Plan:
             except ValueError as err:
                 raise bad(str(err), "experiment.variants", "fix the variant name") from None
             n = re.fullmatch(r"baseline-(\d+)", variant)
-            if n and not 1 <= int(n.group(1)) <= len(self.train_periods):
+            if n and not 0 <= int(n.group(1)) <= len(self.train_periods):
                 raise bad(f"{variant} needs 1 .. {len(self.train_periods)} training periods",
                           "experiment.variants",
                           "use baseline-N with N <= the number of training periods")
+            if variant == UNADAPTED and self.base != "adapted":
+                raise bad("baseline-0 is a pretrained LM as it is, the unadapted reference of "
+                          "train.base: adapted", "experiment.variants",
+                          "drop baseline-0, or use train.base: adapted (with frozen, baseline "
+                          "is the LM as it is)")
         if len(set(self.variants)) != len(self.variants) or len(set(self.seeds)) != len(self.seeds):
             raise bad("experiment.variants and experiment.seeds must not repeat", "experiment",
                       "list each variant and seed once")
-        if self.base not in ("joint", "shared", "frozen"):
-            raise bad(f"train.base must be joint, shared or frozen, got {self.base!r}",
+        if self.base not in ("joint", "shared", "frozen", "adapted"):
+            raise bad(f"train.base must be joint, shared, frozen or adapted, got {self.base!r}",
                       "train.base", "joint: every variant fine-tunes the LM; shared: temporal "
                       "variants start from the trained Baseline with the LM frozen; frozen: "
-                      "the pretrained lm.base is never trained")
-        if self.base == "frozen":
+                      "the pretrained lm.base is never trained; adapted: its top blocks are "
+                      "fine-tuned as each seed's Baseline")
+        if self.base in ("frozen", "adapted"):
             if self.lm_base == "scratch":
-                raise bad("train.base: frozen keeps lm.base as it is, but lm.base is scratch "
-                          "(a random LM)", "train.base",
+                raise bad(f"train.base: {self.base} starts from a pretrained lm.base, but lm.base "
+                          "is scratch (a random LM)", "train.base",
                           "name a pretrained lm.base, or use train.base: joint or shared")
             if self.cache is not True:
-                raise bad("train.base: frozen needs train.cache: true (its Baseline is the cached "
-                          "LM, scored from the cache)", "train.cache", "set train.cache: true")
-            tuned = [v for v in self.variants if re.fullmatch(r"baseline-\d+", v)]
+                raise bad(f"train.base: {self.base} needs train.cache: true (its Baselines are "
+                          "scored from the cache)", "train.cache", "set train.cache: true")
+            tuned = [v for v in self.variants
+                     if re.fullmatch(r"baseline-\d+", v) and v != UNADAPTED]
             if tuned:
-                raise bad(f"{', '.join(tuned)} fine-tune the LM on the latest periods, but "
-                          "train.base: frozen never trains it", "experiment.variants",
+                raise bad(f"{', '.join(tuned)} fine-tune the LM on the latest periods, which "
+                          f"train.base: {self.base} does not support", "experiment.variants",
                           "drop them, or use train.base: shared")
+        if self.adapted and self.adapt_layers < 1:
+            raise bad(f"train.adapt_layers must be >= 1, got {self.adapt_layers}",
+                      "train.adapt_layers", "the number of top blocks the Baseline fine-tunes")
         if self.max_new_tokens + 1 > self.context_length:   # the start token + the new ones
             raise bad(f"score.max_new_tokens {self.max_new_tokens} does not fit the models' "
                       f"context length train.max_length {self.context_length} (the start token "
@@ -220,7 +231,8 @@ class Plan:
         ``train.base: frozen`` the Baseline too (the cached LM itself), whose score and forecast
         stages read the cache as well."""
         entry = lookup(variant)
-        return bool(self.cache) and (entry.cacheable or (self.frozen and not entry.has_module))
+        return bool(self.cache) and (entry.cacheable or (self.scored_from_cache
+                                                         and not entry.has_module))
 
     @property
     def frozen(self) -> bool:
@@ -228,9 +240,20 @@ class Plan:
         return self.base == "frozen"
 
     @property
+    def adapted(self) -> bool:
+        """``train.base: adapted``: one trunk cache (stage ``trunk_cache``), and from it one
+        cache per seed of its adapted Baseline (and one of the unadapted LM, ``baseline-0``)."""
+        return self.base == "adapted"
+
+    @property
+    def scored_from_cache(self) -> bool:
+        """The caches hold the test period too, and score and forecast stages read them."""
+        return self.frozen or self.adapted
+
+    @property
     def cache_seeds(self) -> list[int]:
-        """Seeds with a ``base_cache-s<seed>`` stage (shared base): every seed, when some variant
-        reads the cache; none with a frozen base (one ``base_cache`` stage for all seeds)."""
+        """Seeds with a ``base_cache-s<seed>`` stage (shared or adapted base): every seed, when
+        some variant reads the cache; none with a frozen base (one ``base_cache`` for all)."""
         if self.frozen:
             return []
         return self.seeds if any(self.cached(v) for v in self.variants) else []

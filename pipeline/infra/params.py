@@ -85,6 +85,18 @@ class SplitConfig:
 
 
 @dataclass(frozen=True)
+class NumericsConfig:
+    """Which CPU kernels every torch stage runs (params ``numerics.*``;
+    :mod:`pipeline.infra.numerics`). It changes results, so it is a param."""
+
+    kernels: Literal["portable", "native"] = field(default="portable", metadata=_help(
+        "portable: the same bytes on any x86-64 CPU with AVX2, Intel or AMD, with or without "
+        "AVX-512 (MKL's vendor-neutral SGEMM; a training step costs ~1.7x native at 2 threads, "
+        "benchmarks/results/numerics.md); native: MKL's fastest code path for this CPU, whose "
+        "bytes differ between CPU vendors and generations"))
+
+
+@dataclass(frozen=True)
 class TokenizerConfig:
     """The LM tokenizer when the base LM is trained from scratch (params ``tokenizer.*``)."""
 
@@ -139,17 +151,24 @@ class TrainDesign:
     """How the variants of one seed relate (params ``train.base``, ``train.cache``,
     ``train.cache_storage``): shapes the stage graph."""
 
-    base: Literal["joint", "shared", "frozen"] = field(default="joint", metadata=_help(
+    base: Literal["joint", "shared", "frozen", "adapted"] = field(default="joint", metadata=_help(
         "joint: every variant fine-tunes the LM with its bias (paper); shared: Baseline is "
         "trained once, temporal variants start from it with the LM frozen; frozen: the "
         "pretrained lm.base is never trained (Baseline = it as it is), every variant trains "
-        "only its module on top of it"))
+        "only its module on top of it; adapted: each seed's Baseline is the pretrained lm.base "
+        "with its top train.adapt_layers blocks fine-tuned on the training periods (from one "
+        "trunk cache, stage trunk_cache), every other variant trains its module on it, frozen, "
+        "and baseline-0 is the LM as it is (needs cache: true)"))
     cache: bool = field(default=False, metadata=_help(
         "compute the frozen LM's final hidden states once and train the variants whose module "
-        "allows it (registry: not in_body, not an output-layer head) from them: base: shared, "
-        "once per seed (stage base_cache-s<seed>, data/cache/baseline-s<seed>); base: frozen "
-        "(required there), once for all (stage base_cache, data/cache/base, with the test "
-        "period), which the score and forecast stages read too"))
+        "allows it (registry: Variant.cacheable) from them: base: shared, once per seed (stage "
+        "base_cache-s<seed>, data/cache/baseline-s<seed>); base: frozen (required there), once "
+        "for all (stage base_cache, data/cache/base, with the test period), which the score and "
+        "forecast stages read too; base: adapted (required), once per seed from the trunk cache, "
+        "with the test period"))
+    adapt_layers: int = field(default=2, metadata=_help(
+        "base: adapted: the top blocks (and the final norm) each seed's Baseline fine-tunes; "
+        "the states entering them are cached once for every seed (stage trunk_cache)"))
     cache_storage: Literal["fp32", "bf16"] = field(default="fp32", metadata=_help(
         "dtype of the cached hidden states on disk: fp32 (exact) or bf16 (half the size; "
         "perplexity within 0.1 %)"))
@@ -294,6 +313,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
     "features": ((ModelConfig, ("window",)),),
     "lm": ((LMConfig, ("base", "n_layer", "n_head", "n_embd", "n_positions")),),
     "tokenizer": ((TokenizerConfig, None),),
+    "numerics": ((NumericsConfig, None),),
     "frequencies": ((FrequenciesConfig, None),),
     "embeddings": ((EmbeddingsConfig, None),),
     "experiment": ((ExperimentConfig, None),),

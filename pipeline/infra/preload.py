@@ -40,7 +40,7 @@ SOCKET_ENV = "FUTURELM_PRELOAD"
 CHILD_ENV = "FUTURELM_PRELOADED"     # set inside a forked stage: it never delegates again
 IMPORT_TIME_ENV = ("HF_", "TRANSFORMERS_", "TORCH", "PYTORCH_", "ATEN_", "MKL_", "OMP_", "KMP_",
                    "ONEDNN_", "DNNL_", "CUDA", "CUBLAS_", "FUTURELM_NO_PIN", "PYTHON",
-                   "TOKENIZERS_", "LD_", "NLTK_")
+                   "TOKENIZERS_", "LD_", "NLTK_", "OPENBLAS_", "NPY_", "ARROW_")
 PRELOADED = ("numpy", "pandas", "pyarrow.parquet", "torch", "safetensors.torch", "tokenizers",
              "transformers", "tqdm.auto", "yaml")
 MAX_MESSAGE = 1 << 20

@@ -220,9 +220,8 @@ class FutureLM(nn.Module):
                                  "call it without targets")
             hidden = self.lm.base_model(input_ids=input_ids, attention_mask=attention_mask,
                                         use_cache=False).last_hidden_state
-            terms = self.word_terms(history) if terms is None else terms   # type: ignore[arg-type]
-            loss = self.bias.objective(terms, hidden, self.lm.get_output_embeddings(), targets)
-            return CausalLMOutputWithPast(loss=loss, logits=None)
+            return CausalLMOutputWithPast(loss=self.own_loss(hidden, targets, history, terms),
+                                          logits=None)
         hidden = (self.hidden_memo.lookup(input_ids, attention_mask)
                   if self.hidden_memo is not None and not self.lm.training else None)
         with self.biased(history, terms):
@@ -235,6 +234,22 @@ class FutureLM(nn.Module):
         if labels is not None:
             loss = mean_nll(logits, next_token_targets(labels, attention_mask))
         return CausalLMOutputWithPast(loss=loss, logits=logits)
+
+    def own_loss(self, hidden: Tensor, targets: Tensor, history: PeriodHistory | None = None,
+                 terms: Tensor | None = None) -> Tensor:
+        """The training loss of a model with :attr:`own_objective`, summed over the positions
+        with a target, from the final hidden states ``hidden`` ``[B, T, d]`` (what ``lm_head``
+        reads): :meth:`TemporalBias.objective` with the LM's output layer. The one computation
+        behind :meth:`forward` with ``targets`` (the LM's body ran) and cached training
+        (:mod:`pipeline.training.cached`: the frozen LM's stored states). Positions whose target
+        is ``-100`` (padding, the last one) add nothing, whatever finite ``hidden`` holds
+        there.
+        ``terms``: precomputed :meth:`word_terms` of ``history``."""
+        if not self.own_objective:
+            raise ValueError(f"the {self.variant} model trains on its logits' NLL: it has no "
+                             "loss of its own")
+        terms = self.word_terms(history) if terms is None else terms   # type: ignore[arg-type]
+        return self.bias.objective(terms, hidden, self.lm.get_output_embeddings(), targets)
 
     def logits_under(self, input_ids: Tensor, attention_mask: Tensor | None,
                      histories: Sequence[PeriodHistory | None]) -> list[Tensor]:

@@ -41,7 +41,7 @@ from torch import Tensor, nn
 from pipeline.features.history import PeriodHistory
 from pipeline.models.continuous import IGNORE, ContinuousHead
 from pipeline.models.temperature import (ContextualTemperature, TemporalTemperature,
-                                         bounded_temperature, scaled_nll)
+                                         bounded_temperature, temperature_nll)
 from pipeline.models.temporal import TemporalBias
 from pipeline.models.variant import BiasConfig
 
@@ -84,22 +84,39 @@ class TemperatureHead(TemporalBias):
     def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
         return torch.zeros(self.config.vocab_size, device=output_embeddings.device)  # type: ignore[arg-type]
 
+    def pre_activation(self, terms: Tensor, hidden: Tensor) -> Tensor:
+        """``μ = hᵀ W_τ1 W_τ2 + u`` ``[..., |V|]``, ``u`` added in place where that keeps the
+        dtype (the product is a new tensor no backward reads; under autocast a bf16 product plus
+        fp32 ``u`` is fp32). This head's ``u`` is :meth:`word_terms`' zeros, and ``μ + 0`` is
+        ``μ`` in every float (``−0 + 0 = +0``, and σ(±0) is the same), so it skips the addition,
+        a pass over ``[..., |V|]`` (the gradient of ``u`` is unused)."""
+        mu = self.tau.pre_activation(hidden)
+        if not self.reads_terms:
+            return mu
+        u = terms.to(hidden.dtype)
+        return mu.add_(u) if torch.result_type(mu, u) == mu.dtype else mu + u
+
+    reads_terms = False   # TemporalTemperatureHead's u is not zero
+
     def temperature(self, terms: Tensor, hidden: Tensor) -> Tensor:
         """τ ``[..., |V|]`` for ``hidden`` ``[..., d]`` and word terms ``u`` ``[|V|]``."""
-        mu = self.tau.pre_activation(hidden) + terms.to(hidden.dtype)
         s = self.config.settings
-        return bounded_temperature(mu, s.alpha, s.beta, s.norm)
+        return bounded_temperature(self.pre_activation(terms, hidden), s.alpha, s.beta, s.norm)
 
     def add_bias(self, terms: Tensor, hidden: Tensor, logits: Tensor) -> Tensor:
         return logits / self.temperature(terms, hidden).to(logits.dtype)
 
     def objective(self, terms: Tensor, hidden: Tensor, output_layer: nn.Module,
                   targets: Tensor) -> Tensor:
-        """Eq. 7's first term ``Σ_t LS_t · H_t`` (:func:`pipeline.models.temperature.scaled_nll`)
-        in fp32."""
-        tau = self.temperature(terms, hidden).float()
-        log_probs = (output_layer(hidden).float() / tau).log_softmax(-1)
-        return scaled_nll(log_probs, targets, tau, self.config.settings.loss_scale) * _n_targets(targets)
+        """Eq. 7's first term ``Σ_t LS_t · H_t`` in fp32: :func:`pipeline.models.temperature.scaled_nll`
+        of ``log_softmax(z / τ)``, computed by :func:`pipeline.models.temperature.temperature_nll`
+        (the same floats, fewer passes over ``[..., |V|]``)."""
+        s = self.config.settings
+        nll = temperature_nll(output_layer(hidden).float(), self.pre_activation(terms, hidden).float(),
+                              targets, s.alpha, s.beta, s.norm, s.loss_scale)
+        keep = targets != IGNORE   # scaled_nll's masked mean, then the sum over the positions
+        mean = torch.where(keep, nll, torch.zeros_like(nll)).sum() / keep.sum().clamp(min=1)
+        return mean * _n_targets(targets)
 
 
 class TemporalTemperatureHead(TemperatureHead):
@@ -110,6 +127,8 @@ class TemporalTemperatureHead(TemperatureHead):
         args, shape = self._shape(config)
         return TemporalTemperature(*args, lstm_hidden=config.settings.lstm_hidden,
                                    dropout=config.dropout, **shape)
+
+    reads_terms = True
 
     def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
         return self.tau.word_terms(history)   # type: ignore[attr-defined]

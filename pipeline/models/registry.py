@@ -19,7 +19,9 @@ features but is not temporal. :func:`control_of` and :func:`control_for` pair a 
 variant, read from the specs and the ``-static`` name alone.
 
 ``baseline-N`` is a family, not a row: the Baseline LM trained on the N latest training periods
-only (the paper's Baseline-2/3); :func:`lookup` builds its entry. ``docs/design.md`` maps each
+only (the paper's Baseline-2/3); :func:`lookup` builds its entry. ``baseline-0`` (:data:`UNADAPTED`),
+trained on none, is a pretrained LM as it is: the unadapted reference row of ``train.base:
+adapted``, whose Baseline is that LM adapted to the training periods. ``docs/design.md`` maps each
 equation of the papers to the file and function that computes it.
 """
 
@@ -34,6 +36,7 @@ from pipeline.models.variant import VariantSpec
 
 NO_BIAS = "none"
 STATIC_SUFFIX = "-static"
+UNADAPTED = "baseline-0"   # the pretrained LM, trained on no period (train.base: adapted)
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,8 @@ class Variant:
     def cacheable(self) -> bool:
         """Shared-base training can read a frozen base's cached final hidden states
         (``train.cache``; :mod:`pipeline.training.cached`): it has a module and the module
-        allows it (:attr:`VariantSpec.cacheable`). The one statement of the rule."""
+        allows it (:attr:`VariantSpec.cacheable`: it does not change the hidden states). The one
+        statement of the rule."""
         spec = self.spec
         return spec is not None and spec.cacheable
 
@@ -177,12 +181,13 @@ def lookup(name: str) -> Variant:
         return VARIANTS[name]
     if name.startswith("baseline-"):
         n = name[len("baseline-"):]
-        if not n.isdigit() or int(n) < 1:
-            raise UserError(f"unknown variant {name!r}: baseline-N needs N >= 1 (the number of "
-                            "latest training periods)", path="experiment.variants",
-                            fix=f"use baseline, baseline-N with N >= 1, or one of {_names()}")
-        return replace(VARIANTS["baseline"], name=name, display=f"Baseline-{int(n)}",
-                       latest_periods=int(n))
+        if not n.isdigit():
+            raise UserError(f"unknown variant {name!r}: baseline-N needs N >= 0 (the number of "
+                            "latest training periods; 0: the pretrained LM as it is)",
+                            path="experiment.variants",
+                            fix=f"use baseline, baseline-N with N >= 0, or one of {_names()}")
+        display = "Baseline-unadapted" if name == UNADAPTED else f"Baseline-{int(n)}"
+        return replace(VARIANTS["baseline"], name=name, display=display, latest_periods=int(n))
     raise UserError(f"unknown variant {name!r}", path="experiment.variants",
                     fix=f"use baseline, baseline-N (N >= 1 latest training periods) or one of "
                         f"{_names()}")

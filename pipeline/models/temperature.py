@@ -26,6 +26,9 @@ issue's wording reads ``σ`` as the logistic sigmoid, word by word. Both are her
   :class:`pipeline.models.temporal.FrequencyBias` reads it (derivation: ``docs/temperature.md``).
 * :func:`ct_mos_log_probs` — CT-MoS, eq. 6.
 * :func:`scaled_nll` — the loss-scaled cross-entropy, eq. 7's first term.
+* :func:`temperature_nll` — eq. 4-5 and 7 from the logits and ``μ`` in one autograd node: the
+  training objective's fast path, the same bytes as :func:`bounded_temperature`,
+  ``log_softmax(z / τ)`` and :func:`scaled_nll` under autograd (issue 33 §4).
 """
 
 from __future__ import annotations
@@ -197,3 +200,113 @@ def scaled_nll(log_probs: Tensor, targets: Tensor, tau: Tensor, mode: str = "mea
     if scale is not None:
         nll = scale * nll
     return torch.where(keep, nll, torch.zeros_like(nll)).sum() / keep.sum().clamp(min=1)
+
+
+def temperature_nll(logits: Tensor, mu: Tensor, targets: Tensor, alpha: float, beta: float,
+                    norm: str = "softmax", mode: str = "mean", ignore_index: int = IGNORE) -> Tensor:
+    """Per position ``LS_t · (−log σ(z_t / τ_t)[y_t])`` ``[...]``, ``τ`` of eq. 5 from ``μ``.
+
+    The fast path of the temperature heads' training loss: the same floats, forward and backward,
+    as the reference composition ``τ = bounded_temperature(μ)``, ``lp = (z / τ).log_softmax(-1)``,
+    ``LS(τ) · (−lp[y])`` (:func:`scaled_nll` before its masked mean), which autograd runs as ~25
+    passes over ``[..., |V|]`` tensors with ~16 of them freshly allocated. :class:`_TemperatureNLL`
+    computes the backward with the very kernels and the very rounding order autograd would use
+    (each step's equality is written next to it), but fuses the chain ``z / τ`` → ``τ`` → ``σ``
+    into a few in-place passes: ~8 passes over ``[..., |V|]`` in backward instead of ~14, and 3
+    new tensors instead of ~11. ``tests/test_temperature.py`` checks the bytes against the
+    reference. ``logits`` and ``mu`` ``[..., |V|]`` fp32, ``targets`` ``[...]`` (``ignore_index``:
+    the loss there is multiplied by nothing here; the caller masks it, as :func:`scaled_nll`).
+    """
+    if norm not in NORMS:
+        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+    if mode not in LOSS_SCALES:
+        raise ValueError(f"loss scale must be one of {LOSS_SCALES}, got {mode!r}")
+    if logits.shape != mu.shape or targets.shape != logits.shape[:-1]:
+        raise ValueError(f"need logits [..., V], mu [..., V], targets [...]; got "
+                         f"{tuple(logits.shape)}, {tuple(mu.shape)}, {tuple(targets.shape)}")
+    if logits.dtype != torch.float32 or mu.dtype != torch.float32:
+        raise ValueError(f"logits and mu must be float32, got {logits.dtype} and {mu.dtype}")
+    index = targets.clamp(min=0).unsqueeze(-1)
+    return _TemperatureNLL.apply(logits, mu, index, float(alpha), float(beta), norm, mode)
+
+
+def _power_of_two_at_most_one(beta: float) -> bool:
+    """``β = 2^-j``, ``j ≥ 0``: then ``x / β`` is ``x · (1/β)`` exactly and ``round(a + b) / β`` is
+    ``round(a/β + b/β)`` (scaling by ``2^j`` commutes with rounding; ``1/β`` does not underflow)."""
+    mantissa, _ = math.frexp(beta)
+    return mantissa == 0.5 and beta <= 1.0
+
+
+class _TemperatureNLL(torch.autograd.Function):
+    """:func:`temperature_nll`'s node. Forward: the reference's ops, in place where the reference
+    allocated a tensor only to read it once. Backward, with ``g`` the incoming gradient ``[...]``,
+    written as autograd's formulas for each reference op (``torch/csrc/autograd/FunctionsManual.cpp``,
+    ``tools/autograd/derivatives.yaml``) so that every float is the same:
+
+    * ``LS · nll``: ``∂nll = g · LS``, ``∂LS = g · nll``; ``nll = −lp[y]``: ``∂lp`` is zero but
+      ``−∂nll`` at ``y`` (gather's backward: ``zeros.scatter_add_``);
+    * ``log_softmax``: ``∂y = _log_softmax_backward_data(∂lp, lp)`` (the same kernel: its ``exp``
+      is not ``torch.exp``'s, bit for bit), written over ``∂lp`` (the kernel reads a row's sum
+      before it writes the row);
+    * ``y = z / τ``: ``∂z = ∂y / τ`` and ``∂τ = −∂y · ((z / τ) / τ)``, where ``z / τ`` is ``y``;
+      plus the loss scale's ``∂τ``: ``mean``'s ``∂LS / |V|`` (``sum``'s ``∂LS``) broadcast over
+      the row. ``m + (−a·q)`` is ``m − a·q`` exactly (IEEE), so one in-place ``sub``;
+    * ``τ = (s + α) / β``: ``∂s = ∂τ / β``; ``s = softmax(μ)``: ``_softmax_backward_data(∂s, s)``,
+      ``s = sigmoid(μ)``: ``sigmoid_backward(∂s, s)`` (the reference's kernels), in place.
+
+    With ``β = 2^-j`` (the defaults ½ and 1) the division by β folds into the neighbouring pass
+    exactly (:func:`_power_of_two_at_most_one`): ``τ = s·(1/β) + α/β`` and ``∂s = m/β − q·(1/β)``.
+    The backward reuses ``y``'s buffer, so it runs once (no ``retain_graph``).
+    """
+
+    @staticmethod
+    def forward(ctx, logits: Tensor, mu: Tensor, index: Tensor, alpha: float,  # type: ignore[override]
+                beta: float, norm: str, mode: str) -> Tensor:
+        fold = _power_of_two_at_most_one(beta)
+        with torch.autocast(logits.device.type, enabled=False):
+            s = mu.softmax(-1) if norm == "softmax" else mu.sigmoid()
+            tau = (torch.add(s.new_tensor(alpha / beta), s, alpha=1 / beta) if fold
+                   else (s + alpha).div_(beta))
+            y = logits / tau
+            lp = y.log_softmax(-1)
+            nll = -lp.gather(-1, index).squeeze(-1)
+            scale = loss_scale(tau, mode)
+            out = nll if scale is None else scale * nll
+        ctx.save_for_backward(s, tau, y, lp, index, nll, scale)
+        ctx.beta, ctx.norm, ctx.mode, ctx.fold, ctx.done = beta, norm, mode, fold, False
+        return out
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        if ctx.done:
+            raise RuntimeError("temperature_nll's backward reuses its saved buffers and runs once "
+                               "(no retain_graph)")
+        ctx.done = True
+        s, tau, y, lp, index, nll, scale = ctx.saved_tensors
+        beta = ctx.beta
+        with torch.autocast(grad.device.type, enabled=False):
+            d_nll = grad if scale is None else grad * scale
+            d_y = torch.zeros_like(lp).scatter_add_(-1, index, (-d_nll).unsqueeze(-1))
+            torch.ops.aten._log_softmax_backward_data.out(d_y, lp, -1, lp.dtype, out=d_y)
+            d_logits = d_y / tau if ctx.needs_input_grad[0] else None
+            d_mu = None
+            if ctx.needs_input_grad[1]:
+                d_s = y.div_(tau).mul_(d_y)            # q = ∂y · ((z/τ)/τ); ∂τ = m − q
+                del d_y
+                if ctx.mode == "none":                 # ∂τ = −q; (−q)/β = q/(−β) exactly
+                    d_s.div_(-beta)
+                else:
+                    m = grad * nll
+                    if ctx.mode == "mean":
+                        m = m / tau.shape[-1]
+                    m = m.unsqueeze(-1)
+                    if ctx.fold:
+                        torch.sub(m / beta, d_s, alpha=1 / beta, out=d_s)
+                    else:
+                        torch.sub(m, d_s, out=d_s).div_(beta)
+                if ctx.norm == "softmax":
+                    d_mu = torch.ops.aten._softmax_backward_data.out(d_s, s, -1, s.dtype,
+                                                                     grad_input=d_s)
+                else:
+                    d_mu = torch.ops.aten.sigmoid_backward.grad_input(d_s, s, grad_input=d_s)
+        return d_logits, d_mu, None, None, None, None, None

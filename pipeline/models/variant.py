@@ -11,9 +11,10 @@ A *variant* of the future LM is one module under :mod:`pipeline.models.variants`
 * ``reads`` — the per-period history features its module reads (``frequencies``,
   ``embeddings``); none: a time-free module;
 * what it does to the LM: ``in_body`` (it changes the LM's hidden states, so a frozen LM's cached
-  states cannot serve it), ``own_objective`` (it trains on its own loss, not the NLL of its
-  logits), ``targets_from_baseline`` (it reads the trained Baseline of its seed),
-  ``distribution`` (``softmax``, or ``vmf`` for a continuous output whose PPL is not a softmax's);
+  states cannot serve it: :attr:`VariantSpec.cacheable`), ``own_objective`` (it trains on its
+  own loss of the final hidden states, not the NLL of its logits), ``targets_from_baseline``
+  (it reads the trained Baseline of its seed), ``distribution`` (``softmax``, or ``vmf`` for a
+  continuous output whose PPL is not a softmax's);
 * ``static_history`` — a *time-free control* of a variant that reads a history (GUIDE §12): the
   same module, settings and parameter count, but its history is the same for every period, each
   word's features pooled over the training periods (:mod:`pipeline.features.static_history`)
@@ -73,9 +74,11 @@ class VariantSpec:
 
     @property
     def cacheable(self) -> bool:
-        """A frozen LM's cached final hidden states can train it: the module leaves the hidden
-        states alone and trains on the NLL of its logits (:mod:`pipeline.training.cached`)."""
-        return not self.in_body and not self.own_objective
+        """A frozen LM's cached final hidden states can train and score it: the module leaves
+        the hidden states alone (not ``in_body``), so with the LM frozen everything it reads is
+        in the cache — a bias on the logits as much as an output-layer head with its own
+        objective, which reads only the final hidden states (:mod:`pipeline.training.cached`)."""
+        return not self.in_body
 
     def default_settings(self) -> Any:
         return None if self.settings is None else self.settings()

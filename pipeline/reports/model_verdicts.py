@@ -7,6 +7,9 @@ runs is never ordered):
 
 * ``variant``: every variant against the Baseline (Table 3's question) on PPL, CPL and CM (a
   continuous-output model on CM only: its PPL is not a softmax's);
+* ``domain-gain``: with ``train.base: adapted``, the Baseline (the pretrained LM adapted to the
+  training periods) against ``baseline-0``, the same LM as it is: what adapting to the domain
+  gains, apart from any variant's temporal gain;
 * ``temporal-gain``: every variant that reads a history against its time-free control
   (``<variant>-static``: the same module and parameter count, a history pooled over the training
   periods), on PPL and CPL. This separates "history helps" from "more parameters" and "domain
@@ -26,7 +29,7 @@ import numpy as np
 
 from pipeline.evaluation.model_comparison import Comparison, compare_items, compare_nll
 from pipeline.corpus.periods import NOUN, kind_of
-from pipeline.models.registry import control_for, display_name, lookup
+from pipeline.models.registry import UNADAPTED, control_for, display_name, lookup
 from pipeline.reports.cm_anchors_report import AnchorInputs, anchors_section
 from pipeline.stats.verdict import Claim, Verdict, judge, sentence, table
 
@@ -105,8 +108,11 @@ def model_claims(runs: Mapping[tuple[str, int], object], variants: Sequence[str]
     """Every claim of the three families (module doc) for the runs of ``variants`` x ``seeds``."""
     claims: list[Claim] = []
     if baseline in variants:
+        if UNADAPTED in variants:
+            claims += [_claim(runs, "domain-gain", baseline, UNADAPTED, seeds, period, m)
+                       for m in ("PPL", "CPL", "CM")]
         for v in variants:
-            if v != baseline:
+            if v not in (baseline, UNADAPTED):
                 claims += [_claim(runs, "variant", v, baseline, seeds, period, m)
                            for m in _metrics(v, baseline, ("PPL", "CPL", "CM"))]
     for v in variants:
@@ -127,6 +133,11 @@ def model_claims(runs: Mapping[tuple[str, int], object], variants: Sequence[str]
 FAMILY_TEXT = {
     "variant": ("Which variants differ from the Baseline",
                 "Each variant against the Baseline on the test {noun}'s abstracts."),
+    "domain-gain": ("Domain gain: the adapted Baseline against the pretrained LM as it is",
+                    "The Baseline is the pretrained LM with its top blocks fine-tuned on the "
+                    "training {noun}s (`train.base: adapted`); Baseline-unadapted is the same LM "
+                    "untouched. Every other variant is built on the adapted Baseline, so its "
+                    "gains below are on top of this one."),
     "temporal-gain": ("Temporal gain: each history-reading variant against its time-free control",
                       "The control (`<variant>-static`) is the same module with the same "
                       "parameters, reading each word's history pooled over the training {noun}s "

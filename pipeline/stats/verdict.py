@@ -29,8 +29,8 @@ from pipeline.stats.multiple import holm
 ALPHA = 0.05
 MIN_SEEDS = 3
 VERDICTS = ("better", "worse", "not distinguishable")
-FAMILIES = ("variant", "temporal-gain", "output-layer", "forecast-vocabulary", "forecast-trend",
-            "semantic-change", "history-sensitivity", "cm-anchor")
+FAMILIES = ("variant", "domain-gain", "temporal-gain", "output-layer", "forecast-vocabulary",
+            "forecast-trend", "semantic-change", "history-sensitivity", "cm-anchor")
 SIGNIFICANT_DIGITS = 6
 
 Direction = Literal["lower", "higher"]

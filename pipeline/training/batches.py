@@ -53,12 +53,12 @@ def period_batches(sizes: Mapping[str, int], batch_size: int, seed: int,
 
 def latest_periods(sequences: Sequences, n: int | None) -> dict[str, Sequence[Sequence[int]]]:
     """The ``n`` most recent periods of ``sequences`` (all when ``n`` is None), in time order:
-    Baseline-n's data."""
+    Baseline-n's data (none for ``n = 0``: ``baseline-0``, the pretrained LM as it is)."""
     periods = in_time_order(sequences)
     if n is not None:
-        if n < 1:
-            raise ValueError(f"baseline-N needs N >= 1, got {n}")
-        periods = periods[-n:]
+        if n < 0:
+            raise ValueError(f"baseline-N needs N >= 0, got {n}")
+        periods = periods[len(periods) - n:] if n else []
     return {p: sequences[p] for p in periods}
 
 

@@ -3,9 +3,23 @@
 With ``freeze_lm`` (``train.base: shared``) :func:`pipeline.training.optim.build_optimizer` freezes the
 whole LM — ``lm_head`` too (GPT-2's is tied to the input embeddings) — and trains only the bias
 module; the LM runs in eval mode. Its final hidden states ``H`` are then constants, so
-:mod:`pipeline.features.base_cache` computes them once and a step here only runs
-``lm_head(H)`` with the bias hook (:meth:`pipeline.models.future_lm.FutureLM.biased`, which also
-hands ``H`` to Context²'s gate), the NLL and the bias's backward.
+:mod:`pipeline.features.base_cache` computes them once and a step here only runs what reads
+``H``, then the module's backward:
+
+* a bias on the logits (Frequency, Context, Context²): ``lm_head(H)`` with the bias hook
+  (:meth:`pipeline.models.future_lm.FutureLM.biased`, which also hands ``H`` to Context²'s gate)
+  and the NLL;
+* an output-layer head with its own objective (contextual temperature, paper 002 eq. 7's
+  ``Σ_t LS_t · H_t``; the continuous heads' losses, paper 004): that objective of ``H``
+  (:meth:`pipeline.models.future_lm.FutureLM.own_loss`, what the uncached step's
+  ``FutureLM.forward(..., targets=)`` computes after the LM's body).
+
+Every variant but those whose module changes the hidden states (``in_body``: temporal
+attention) trains here (the rule: :attr:`pipeline.models.variant.VariantSpec.cacheable`).
+Scoring from the cache (:func:`score_cached`) runs ``lm_head(H)`` through the same hook as the
+uncached forward, so a head's scored distribution is the uncached one: ``softmax(z / τ)`` for
+the temperature heads (eq. 5), the vMF densities renormalised over the vocabulary for the
+continuous heads (``softmax(ê · e_k)``, :func:`pipeline.models.continuous.vmf_log_probs`).
 
 Everything else is :func:`pipeline.training.loop.train`'s frozen case, from its own helpers: the
 steps of :func:`pipeline.training.batches.period_steps` (one period per step, ``grad_accum``
@@ -15,8 +29,11 @@ detached copy), the step's loss as the mean of its micro-batches' token-mean NLL
 seeding of :func:`pipeline.training.checkpoints.seed_process`, dev perplexity per epoch in
 scoring's batches, early stopping and the best epoch's weights as the result. So the same
 variant and seed reach the same dev perplexity as uncached training, up to float rounding of
-the states of differently padded training batches. Single process, no resume checkpoints and no
-DVCLive curve (the rows are in ``state.curve``): a cached epoch is seconds.
+the states of differently padded training batches (the cache's states come from scoring's
+batches; on padding it holds zeros where the LM's body computes states of the pad tokens, but
+those positions have no target and add nothing to the NLL or a head's objective). Single
+process, no resume checkpoints and no DVCLive curve (the rows are in ``state.curve``): a cached
+epoch is seconds.
 """
 
 from __future__ import annotations
@@ -105,8 +122,7 @@ def train_cached(model: FutureLM, train_data: Mapping[str, PeriodHidden],
         raise ValueError("cached training needs freeze_lm: the cache holds a frozen LM's states")
     if model.bias is not None and not lookup(model.variant).cacheable:   # the variant's spec
         raise UserError(f"the {model.variant} variant cannot train from the frozen-base cache: "
-                        "its module changes the LM's hidden states (which the cache holds fixed) "
-                        "or trains on its own objective (not the NLL of cached logits)",
+                        "its module changes the LM's hidden states (which the cache holds fixed)",
                         fix="train it without --cache")
     device = torch.device(device)
     model.to(device)
@@ -161,16 +177,24 @@ def _forward_backward(model: FutureLM, part: PeriodHidden, micro: Sequence[Seque
                       history: PeriodHistory | None, config: TrainConfig,
                       device: torch.device) -> float:
     """Gradients of one step (loop._forward_backward's single-process arithmetic): word terms
-    once; earlier micro-batches collect their gradient on a detached copy, the last adds it."""
+    once; earlier micro-batches collect their gradient on a detached copy, the last adds it.
+    The summed loss of a micro-batch is the NLL of the biased logits, or for a module with its
+    own objective that objective (``FutureLM.own_loss``; under autocast as in the uncached
+    forward), weighted by one over the step's predicted tokens."""
     terms, shared = step_terms(model, history, config, device, len(micro))
     step_loss = torch.zeros((), dtype=torch.float64, device=device)
     for j, index in enumerate(micro):
         last = j == len(micro) - 1
         hidden, ids, mask = part.batch(index, device)
+        targets = next_token_targets(ids, mask)   # IGNORE on padding: its zero states add nothing
         weight = 1.0 / ((int(mask.sum()) - len(index)) * len(micro))
-        with autocast(device, config.precision):
-            logits = cached_logits(model, hidden, history, terms if last else shared)
-        nll = token_nll(logits, next_token_targets(ids, mask)).sum()
+        if model.own_objective:
+            with autocast(device, config.precision):
+                nll = model.own_loss(hidden, targets, history, terms if last else shared)
+        else:
+            with autocast(device, config.precision):
+                logits = cached_logits(model, hidden, history, terms if last else shared)
+            nll = token_nll(logits, targets).sum()
         loss = with_collected_terms(nll * weight, terms, shared) if last else nll * weight
         loss.backward()
         step_loss += nll.detach().double() * weight

@@ -143,8 +143,12 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig, config: Tr
     train_data = latest_periods(read_sequences(inputs.train, tok, config.max_length),
                                 variant.latest_periods)
     dev_data = read_sequences(inputs.dev, tok, config.max_length)
+    untrained = variant.latest_periods == 0   # baseline-0: the pretrained LM as it is
+    if untrained and not config.freeze_lm:
+        raise UserError(f"{spec.variant} is the base LM as it is, trained on no period",
+                        fix="pass --freeze-lm (train.base: adapted does)")
     for path, data in ((inputs.train, train_data), (inputs.dev, dev_data)):
-        if not data:
+        if not data and not (untrained and path == inputs.train):
             raise UserError("the split has no abstracts", path=path,
                             fix="check the split params (split.*) and rerun `dvc repro split`")
     kinds = variant.reads
