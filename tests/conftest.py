@@ -80,20 +80,7 @@ MODULE_SECONDS: dict[str, float] = {
 }
 
 
-# Slow tests (`make test-fast` leaves them out) in modules whose owners mark them elsewhere:
-# the `slow` mark added here, by test id prefix.
-SLOW_ELSEWHERE: tuple[str, ...] = (
-    # the real train and score stages in subprocesses, twice each
-    "tests/test_numerics.py::test_pinned_runs_are_the_same_bytes_across_kernels_and_mkl_branches",
-    "tests/test_numerics.py::test_control_without_the_pin_the_same_runs_differ",
-)
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.nodeid.startswith(SLOW_ELSEWHERE):
-            item.add_marker(pytest.mark.slow)
-
     def weight(item: pytest.Item) -> float:
         return -MODULE_SECONDS.get(item.path.name, 0.0)
 

@@ -159,6 +159,7 @@ def test_the_identity_of_a_loaded_lm_is_its_weights(setup) -> None:
                                                                          CONTEXT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant,grad_accum", [("frequency", 1), ("frequency", 2), ("context2", 2)])
 def test_cached_training_reaches_the_uncached_dev_perplexity(setup, tmp_path: Path, variant: str,
                                                              grad_accum: int) -> None:

@@ -54,6 +54,7 @@ def test_the_heads_are_every_cacheable_output_layer_variant() -> None:
     assert not lookup("temporal-attention").cacheable
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", HEADS)
 def test_cached_training_of_a_head_reaches_the_uncached_model(setup, tmp_path: Path,  # noqa: F811
                                                               variant: str) -> None:

@@ -134,6 +134,7 @@ def test_a_registered_method_flows_through_the_report(tmp_path, with_toy):
     assert toy.NAME in json.loads((out / "m.json").read_text())["spearman"]
 
 
+@pytest.mark.slow
 def test_a_registered_method_flows_through_the_benchmark(tmp_path, with_toy):
     """The semantic_benchmark stage, unchanged, scores the toy on a SemEval folder: its column,
     its sentence, its correlations and its details."""

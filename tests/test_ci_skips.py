@@ -80,6 +80,7 @@ def outcome(output: str, word: str, test: str) -> bool:
     return any(test in line and word in line.split() for line in output.splitlines())
 
 
+@pytest.mark.slow
 def test_outside_ci_skips_are_only_reported(tmp_path: Path) -> None:
     code, out = run_suite(tmp_path, ci=None)
     assert code == 0, out
@@ -110,6 +111,7 @@ def test_a_skipped_module_alone_fails_the_ci_run(tmp_path: Path) -> None:
     assert "test_module_skip.py: optional package missing" in out
 
 
+@pytest.mark.slow
 def test_the_rule_holds_under_xdist(tmp_path: Path) -> None:
     """`make test` runs two xdist workers: the rule must hold there too, each skip counted once."""
     code, out = run_suite(tmp_path, "true", "-n", "2")

@@ -62,6 +62,7 @@ def sampler(train, stopwords) -> ContentSampler:
     return ContentSampler.fit(train, stopwords)
 
 
+@pytest.mark.slow
 def test_sampler_is_deterministic_and_draws_only_content_words(sampler, stopwords):
     texts = sampler.sample(10, "2021")
     assert texts == sampler.sample(10, "2021")
@@ -75,6 +76,7 @@ def test_sampler_is_deterministic_and_draws_only_content_words(sampler, stopword
         assert content_words(text, stopwords) == words
 
 
+@pytest.mark.slow
 def test_sampler_lengths_and_frequencies_follow_the_training_abstracts(sampler, train,
                                                                       stopwords):
     real = [len(content_words(t, stopwords)) for t in train]
@@ -135,6 +137,7 @@ def anchors_and_model(entries, sampler, stopwords, generations: list[str], n_see
     return {"2021": anchor}, [model]
 
 
+@pytest.mark.slow
 def test_real_gold_abstracts_beat_the_sampler(entries, sampler, stopwords):
     gold = entries.loc[entries["year"] == 2021, "abstract"].tolist()
     anchors, models = anchors_and_model(entries, sampler, stopwords, gold[:10], n_seeds=3)
@@ -151,6 +154,7 @@ def test_real_gold_abstracts_beat_the_sampler(entries, sampler, stopwords):
     assert "Real abstracts of 2020" in text
 
 
+@pytest.mark.slow
 def test_sampler_texts_as_a_model_are_not_better(entries, sampler, stopwords):
     """The converse: a 'model' that is itself a content-word sampler (another seed) is not
     better than the sampler, and one seed is never ordered."""
@@ -163,6 +167,7 @@ def test_sampler_texts_as_a_model_are_not_better(entries, sampler, stopwords):
     assert verdict.verdict == "not distinguishable" and "fewer than 3" in verdict.reason
 
 
+@pytest.mark.slow
 def test_report_stage_adds_the_section_and_its_verdict_records(entries, stopwords, tmp_path):
     """The report stage with the splits, corpus and stopwords: the section, and the cm-anchor
     records in reports/results.json; without them (older callers) no section."""

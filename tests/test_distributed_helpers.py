@@ -67,6 +67,7 @@ def test_torchrun_command() -> None:
                    "--nproc_per_node=4", "-m", "stages.embeddings", "--year", "2018"]
 
 
+@pytest.mark.slow
 def test_helpers_with_gloo_in_two_processes(tmp_path) -> None:
     ranks = run_ranks("helpers", tmp_path)
     for r, got in enumerate(ranks):

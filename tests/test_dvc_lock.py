@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from pipeline.graph.lock import is_defined, prune, prune_text
@@ -59,6 +60,7 @@ def yaml_names(stages: dict[str, Any]) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_committed_dvc_lock_names_only_stages_of_dvc_yaml() -> None:
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
     lock = yaml.safe_load((REPO / "dvc.lock").read_text())
@@ -100,6 +102,7 @@ def test_prune_rewrites_the_file_only_when_something_is_stale(tmp_path: Path) ->
     assert lock.stat().st_mtime_ns == mtime
 
 
+@pytest.mark.slow
 def test_make_graph_prunes_the_lock_beside_dvc_yaml(tmp_path: Path) -> None:
     for folder in ("pipeline", "stages"):
         shutil.copytree(REPO / folder, tmp_path / folder,

@@ -171,6 +171,7 @@ def test_only_headline_numbers_are_metrics():
                                    for m in ("ppl", "cpl", "cm")} for s in ("dev", "test")}
 
 
+@pytest.mark.slow
 def test_metrics_show_fits_a_200_column_terminal(views):
     text = dvc(views, "metrics", "show")
     lines = text.splitlines()
@@ -253,6 +254,7 @@ def test_the_plots_show_what_they_mean(views):
     assert sorted(int(r["period"]) for r in per_period) == YEARS
 
 
+@pytest.mark.slow
 def test_plots_page_renders_offline(views, tmp_path):
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed: scripts/build_plots_template.sh fetches vega, "

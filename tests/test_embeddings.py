@@ -68,6 +68,7 @@ def naive_year(texts, lm_tok, enc_tok, model, size, stride):
     return np.array(ids), np.array([counts[i] for i in ids]), torch.stack([sums[i] / counts[i] for i in ids])
 
 
+@pytest.mark.slow
 def test_pooled_mean_equals_naive_loop(lm_tok, enc_tok, encoder) -> None:
     plan = plan_period(TEXTS, lm_tok, enc_tok, max_length=34, stride=8, batch_size=3)
     assert len(plan.batches) >= 2  # windows of the long text spread over batches
@@ -187,6 +188,7 @@ def test_adaptation_refuses_encoder_without_mlm_head() -> None:
         load_masked_lm(MINILM)
 
 
+@pytest.mark.slow
 def test_mlm_adaptation_updates_a_real_mlm_encoder(tmp_path, lm_tok, enc_tok) -> None:
     from transformers import BertConfig, BertForMaskedLM
 
@@ -206,6 +208,7 @@ def test_mlm_adaptation_updates_a_real_mlm_encoder(tmp_path, lm_tok, enc_tok) ->
     assert vectors.shape == (len(ids), 32) and torch.isfinite(vectors.float()).all()
 
 
+@pytest.mark.slow
 def test_pooling_is_exact_whatever_the_order_or_split(lm_tok, enc_tok, encoder) -> None:
     """Fixed-point sums: any order of the batches, or any split of them into shards whose sums
     are added afterwards (what the all-reduce does), gives the same bits."""

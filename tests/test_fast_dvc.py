@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from dvc.utils.serialize import _yaml
 from dvc_project import dvc_env
 
@@ -22,6 +23,7 @@ def _dumped(data) -> str:
     return buf.getvalue()
 
 
+@pytest.mark.slow
 def test_the_committed_lock_reads_to_the_same_data_and_dumps_to_the_same_bytes():
     text = (REPO / "dvc.lock").read_text()
     fast = fast_dvc.parse_for_update(text, "dvc.lock")
@@ -48,6 +50,7 @@ def _repo(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_real_repro_through_it_writes_the_lock_plain_dvc_writes(tmp_path):
     plain, fast = _repo(tmp_path / "plain"), _repo(tmp_path / "fast")
     subprocess.run([sys.executable, "-m", "dvc", "repro"], cwd=plain, env=dvc_env(), check=True,

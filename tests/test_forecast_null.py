@@ -56,6 +56,7 @@ def verdicts(docs: dict[str, PeriodDocuments], period: str):
     return result, judge(result.claims)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("period", ["2020", "2021"])
 def test_permuted_dates_give_no_temporal_skill_and_no_trend(permuted, period):
     result, judged = verdicts(permuted, period)

@@ -354,6 +354,7 @@ save_future_lm(future("context2", "gpt2", alpha=0.5), sys.argv[1])
 """
 
 
+@pytest.mark.slow
 def test_saved_weights_are_byte_identical_across_hash_seeds(tmp_path) -> None:
     """Saving the same weights in separate processes gives the same bytes (safetensors orders
     a multi-key metadata map randomly per process; the old writer failed this 1 - 1/4 of the time)."""

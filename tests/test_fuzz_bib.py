@@ -100,6 +100,7 @@ def base():
     return data, papers
 
 
+@pytest.mark.slow
 def test_every_damaged_file_keeps_every_entry_whole_or_rejects_it(base, tmp_path) -> None:
     data, originals = base
     rng = random.Random(SEED)

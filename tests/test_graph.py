@@ -124,6 +124,7 @@ print(json.dumps({k: sorted(v) for k, v in edges.items()}))
 """
 
 
+@pytest.mark.slow
 def test_import_closure_covers_what_python_actually_imports() -> None:
     """Cross-check with the interpreter: every project module a stage's import runs is in its
     closure (the ast closure also sees imports inside functions, which importing does not run)."""
@@ -152,6 +153,7 @@ def test_import_closure_covers_what_python_actually_imports() -> None:
         assert loaded - closure == set(), module
 
 
+@pytest.mark.slow
 def test_building_the_graph_imports_no_torch() -> None:
     """The graph is built on every `make graph` and by the first stage of `dvc repro`: it must not
     pay for (or need) the ML stack, not even through a module it imports."""
@@ -394,7 +396,7 @@ def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
     on = deep_merge(off, {"train": {"cache": True}})
     assert not any("base_cache" in name or "--cache " in body(s)["cmd"]
                    for name, s in {**stages_of(off), **stages_of(PARAMS)}.items())
-    stages = stages_of(on)
+    stages, stages_off = stages_of(on), stages_of(off)
     assert [n for n in stages if n.startswith("base_cache")] == ["base_cache-s0", "base_cache-s1"]
     names = list(stages)
     for seed in (0, 1):
@@ -413,7 +415,7 @@ def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
             reads = variant in ("frequency", "context2", *HEADS)
             assert (f"--cache data/cache/baseline-s{seed}" in stage["cmd"]) == reads, variant
             assert (f"data/cache/baseline-s{seed}" in stage["deps"]) == reads, variant
-            assert body(stage) == body(stages_of(off)[f"train-{variant}-s{seed}"]) or reads
+            assert body(stage) == body(stages_off[f"train-{variant}-s{seed}"]) or reads
     for name, stage in stages.items():   # scoring keeps the full model
         if name.startswith("score-"):
             assert "cache" not in stage["cmd"]

@@ -35,6 +35,7 @@ def test_text_without_letters_is_unknown():
     assert detect_language("1 2 3 4 5 6 7 8 9 10 11 12") == UNKNOWN
 
 
+@pytest.mark.slow
 def test_detection_depends_only_on_text_and_seed(sample):
     texts = sample["abstract"].tolist()[:150]
     forward = detect_languages(texts, seed=0, progress=False)
@@ -43,6 +44,7 @@ def test_detection_depends_only_on_text_and_seed(sample):
     assert forward == detect_languages(texts, seed=0, progress=False)
 
 
+@pytest.mark.slow
 def test_parallel_detection_equals_serial(sample):
     # Every 8th abstract of the real sample: a few hundred texts, French ones included.
     texts = sample["abstract"].tolist()[::8]
@@ -120,6 +122,7 @@ def test_corpus_counts_per_year(real):
     assert reason_category("duplicate_of:x-2020") == "duplicate"
 
 
+@pytest.mark.slow
 def test_sample_kept_counts_are_stable_from_run_to_run(sample):
     """The real sample, filtered twice (serially, then with 2 processes): identical decisions."""
     first = filter_papers(sample, seed=0, workers=1, progress=False)

@@ -145,6 +145,7 @@ def test_ugrm_top1_accuracy_approaches_sum_of_squared_probabilities() -> None:
                                                                     abs=0.004)
 
 
+@pytest.mark.slow
 def test_ugrm_samples_successively_without_replacement() -> None:
     # p = (0.9, 0.09, 0.01), k = 3: each row is an order of {0, 1, 2}, with probability
     # P(a, b, c) = p_a * p_b / (1 - p_a); most rows need more than the first 6 draws

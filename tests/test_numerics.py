@@ -56,6 +56,7 @@ def run_stages(project: Path, root: Path, env: dict[str, str], threads: int) -> 
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in files}
 
 
+@pytest.mark.slow
 def test_pinned_runs_are_the_same_bytes_across_kernels_and_mkl_branches(project, tmp_path):
     """The user's ATEN_CPU_CAPABILITY / MKL_CBWR are overridden by the pin."""
     scalar = run_stages(project, tmp_path / "a", {"ATEN_CPU_CAPABILITY": "default"},
@@ -66,6 +67,7 @@ def test_pinned_runs_are_the_same_bytes_across_kernels_and_mkl_branches(project,
     assert scalar == avx2
 
 
+@pytest.mark.slow
 def test_control_without_the_pin_the_same_runs_differ(project, tmp_path):
     """Shows the test above can fail: unpinned, scalar vs AVX2 kernels give other weights."""
     if numerics.cpu_has_avx2() is not True:
@@ -94,6 +96,7 @@ def _bias_lstm_gradient_hash(deterministic: bool) -> str:
     return hashlib.sha256(b"".join(p.grad.numpy().tobytes() for p in lstm.parameters())).hexdigest()
 
 
+@pytest.mark.slow
 def test_bias_lstm_backward_repeats_bit_for_bit_on_the_recorded_threads():
     """Run-to-run determinism of the LSTM variants (the drift of benchmarks/results/numerics.md
     section 8): on THREADS threads, configure_torch's deterministic mode gives one gradient in ten
@@ -259,6 +262,7 @@ GEMM_PROBE = (
     "print(mkl_branch(), hashlib.sha256((a @ b).numpy().tobytes()).hexdigest()[:16])\n")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="torch without MKL (not x86)")
 def test_numerics_kernels_select_mkls_branch_for_the_stage():
     """params numerics.kernels reaches MKL: portable runs its vendor-neutral COMPATIBLE branch,
@@ -284,6 +288,7 @@ NUMPY_PROBE = (
     "print(core().decode(), ','.join(on), hashlib.sha256(x.tobytes()).hexdigest()[:16])\n")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(numerics.cpu_has_avx2() is not True, reason="the numpy pins apply on AVX2 CPUs")
 def test_numpy_runs_the_same_blas_kernel_and_loops_whatever_the_cpu_offers():
     """The forecast's float64 work (issue 33): numpy's OpenBLAS is pinned to its Haswell kernels

@@ -184,6 +184,7 @@ def test_semeval_errors_name_the_missing_file_and_layout(tmp_path):
         load_semeval(root)
 
 
+@pytest.mark.slow
 def test_sample_corpus_first_to_last_year():
     papers = parse_file(REPO / "data" / "sample" / "anthology-sample.bib.gz").papers
     texts = pd.DataFrame({"key": papers["key"], "period": papers["year"].astype(str),

@@ -351,6 +351,7 @@ def test_underflowed_p_values_are_null_in_json_with_their_log10():
     assert dev["ppl_p"] is None and dev["ppl_log10_p"] == log10 and dev["cm_p"] == 0.5
 
 
+@pytest.mark.slow
 def test_the_report_reads_score_folders_without_model_code():
     """The score folder's file names come from pipeline.evaluation.layout, so the report imports
     neither the evaluation that writes them nor the model behind it."""

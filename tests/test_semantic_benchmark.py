@@ -29,6 +29,7 @@ def test_sentences_and_pattern():
     assert target_sentences(texts, pattern) == ["A Model here.", "The psw001 works!"]
 
 
+@pytest.mark.slow
 def test_occurrence_vectors_match_a_direct_computation():
     encoder, tok = load_encoder(MINILM).eval(), load_tokenizer_for(MINILM)
     texts = ["We train psw003 models. Nothing here.", "The PSW003 works and psw003 fails."]
@@ -81,6 +82,7 @@ def _args(tmp_path, abstracts, first, last, n):
             "--plot", str(tmp_path / "plots" / "b.csv")]
 
 
+@pytest.mark.slow
 def test_stage_end_to_end(tmp_path, sample_bib):
     papers = parse_file(sample_bib).papers
     abstracts = tmp_path / "abstracts.parquet"
@@ -140,6 +142,7 @@ def semeval_fixture(root):
     return root
 
 
+@pytest.mark.slow
 def test_stage_on_a_semeval_folder(tmp_path):
     folder = semeval_fixture(tmp_path / "semeval" / "english")
     (tmp_path / "stop.txt").write_text("1\tthe\t10\n", encoding="utf-8")

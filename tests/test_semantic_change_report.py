@@ -154,6 +154,7 @@ LEARNED = ["--encoder", MINILM, "--temporal-steps", "2", "--temporal-hidden", "3
            "--temporal-max-length", "32", "--sgns-dim", "8", "--sgns-epochs", "1"]
 
 
+@pytest.mark.slow
 def test_stage_end_to_end(tmp_path):
     corpus = ["Neural parsers translate text quickly.", "We translate text with neural parsers."]
     tok = train_scratch_tokenizer(corpus * 30, vocab_size=400)

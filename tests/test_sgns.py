@@ -42,6 +42,7 @@ def test_tokenize_words_and_pseudowords() -> None:
     assert tokenize("an attack_nn on the plane_nn, ab_nn") == ["attack_nn", "the", "plane_nn"]
 
 
+@pytest.mark.slow
 def test_changed_context_scores_higher_than_stable() -> None:
     scores = sgns_change(FIRST, LAST, ["shifty", "steady"], seed=0, **KW)
     assert scores.dtype == np.float64 and scores.shape == (2,)
@@ -51,6 +52,7 @@ def test_changed_context_scores_higher_than_stable() -> None:
     assert scores[0] > np.nanmax(background), (scores, background)
 
 
+@pytest.mark.slow
 def test_deterministic_with_seed() -> None:
     words = ["shifty", "steady", *TOPICS[3]]
     a = sgns_change(FIRST, LAST, words, seed=3, **KW)
@@ -60,6 +62,7 @@ def test_deterministic_with_seed() -> None:
     assert not np.array_equal(a, c)
 
 
+@pytest.mark.slow
 def test_rotating_one_space_changes_no_score(models: tuple[SGNSVectors, SGNSVectors]) -> None:
     first, last = models
     words = ["shifty", "steady", *TOPICS[0], *TOPICS[5]]

@@ -71,6 +71,7 @@ def test_the_cache_holds_every_train_and_dev_period(baseline) -> None:
     assert read_json(cache / "identity.json")["context_length"] == 48
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["frequency", "temporal-temperature", "continuous-vmf"])
 def test_cached_training_gives_the_uncached_model_and_scores(project, baseline, tmp_path,
                                                              capsys, variant) -> None:

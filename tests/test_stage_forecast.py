@@ -82,6 +82,7 @@ def forecasts(project) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_forecast_beyond_the_corpus_needs_no_data_of_that_period(project, forecasts):
     assert not (project / "frequencies" / "2022.parquet").exists()
     assert read_parquet(project / "abstracts.parquet")["year"].max() == 2021

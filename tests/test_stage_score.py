@@ -81,6 +81,7 @@ def args(root: Path, out: Path, **overrides) -> list[str]:
     return [x for k, v in values.items() for x in (f"--{k}", str(v))]
 
 
+@pytest.mark.slow
 def test_score_writes_the_documented_folder(project, tmp_path):
     out = tmp_path / "scores" / "frequency-nolstm-s0"
     score.main(args(project, out))
@@ -122,6 +123,7 @@ def test_score_writes_the_documented_folder(project, tmp_path):
     assert metrics["dev"]["ppl"] != metrics["test"]["ppl"]
 
 
+@pytest.mark.slow
 def test_later_periods_each_with_their_own_history_and_generation_only_where_asked(project, tmp_path):
     out = tmp_path / "out"
     score.main(args(project, out, abstracts=project / "abstracts.parquet")
@@ -160,6 +162,7 @@ def test_each_later_period_reads_its_own_history(project, tmp_path, capsys):
     assert "frequencies of 2017 are missing: the history of 2019 needs them" in err
 
 
+@pytest.mark.slow
 def test_wrong_history_rescoring_for_a_temporal_model_only(project, tmp_path):
     """GUIDE §12's free check: each period scored again with the history of the period before;
     not for a baseline nor a time-free control (whose history is the same for every period)."""
@@ -246,6 +249,7 @@ def test_bad_inputs_are_messages(project, tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_help_explains_every_option():
     proc = subprocess.run([sys.executable, "-m", "stages.score", "--help"], cwd=REPO,
                           capture_output=True, text=True, check=True)
@@ -254,6 +258,7 @@ def test_help_explains_every_option():
         assert option in proc.stdout
 
 
+@pytest.mark.slow
 def test_scores_across_a_quarter_boundary(project, tmp_path):
     """Dev 2020Q4, test 2021Q1, staleness 2021Q2 from dated corpus rows: each scored with its own
     history across the year boundary (2021Q1 reads 2020Q3, 2020Q4), files and keys by label; the

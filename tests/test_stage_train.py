@@ -96,6 +96,7 @@ def argv(project: Path, variant: str, out: Path, **overrides) -> list[str]:
     return [tok for k, v in opts.items() for tok in (f"--{k}", str(v))]
 
 
+@pytest.mark.slow
 def test_help_explains_every_option() -> None:
     parser_help = subprocess.run([sys.executable, "-m", "stages.train", "--help"], cwd=REPO,
                                  capture_output=True, text=True, check=True).stdout
@@ -112,6 +113,7 @@ def test_help_explains_every_option() -> None:
     assert "variants.context2.*" in context2_help
 
 
+@pytest.mark.slow
 def test_context2_trains_and_writes_a_loadable_model(project, tmp_path) -> None:
     out = tmp_path / "models" / "context2-s0"
     stage.main(argv(project, "context2", out, epochs=2))
@@ -207,6 +209,7 @@ def test_trained_dev_ppl_is_the_scored_dev_ppl_at_the_trained_context_length(pro
     assert scored["dev"]["n_truncated"] == sum(len(ids) > 32 for ids in full) > 0
 
 
+@pytest.mark.slow
 def test_shared_base_run_trains_only_the_bias_on_the_baselines_lm(project, tmp_path) -> None:
     base = tmp_path / "baseline-s0"
     stage.main(argv(project, "baseline", base))

@@ -133,6 +133,7 @@ def test_group_vectors_average_the_periods_they_see():
     assert seen.tolist() == [True, False]
 
 
+@pytest.mark.slow
 def test_changed_word_scores_higher_and_runs_are_deterministic(tok):
     # zork moves from animal to money contexts; blip stays in the same mixed contexts
     first = [corpus("zork", 0) * 4 + [s.replace("the", "blip", 1) for s in ANIMALS + MONEY] * 2]
@@ -210,6 +211,7 @@ def test_time_tokens_prefix_every_window_and_sentence(tok):
     assert not np.allclose(got[0], got[1], atol=1e-4)                     # the period matters
 
 
+@pytest.mark.slow
 def test_time_token_method_finds_the_changed_word(tok):
     first = [corpus("zork", 0) * 4 + [s.replace("the", "blip", 1) for s in ANIMALS + MONEY] * 2]
     last = [corpus("zork", 1) * 4 + [s.replace("the", "blip", 1) for s in ANIMALS + MONEY] * 2]

@@ -130,6 +130,7 @@ def run(m, tmp_path, config: TrainConfig, on_step=None, data=None, name="ckpt"):
                  on_step=on_step)
 
 
+@pytest.mark.slow
 def test_twenty_steps_overfit_a_small_set(tmp_path) -> None:
     losses: list[float] = []
     small = {"2019": corpus(4)["2019"]}
@@ -141,6 +142,7 @@ def test_twenty_steps_overfit_a_small_set(tmp_path) -> None:
     assert len(state.dev_ppl) == 20 and all(p > 1 for p in state.dev_ppl)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("grad_accum", [1, 2])
 def test_resume_after_interruption_continues_exactly(tmp_path, capsys, grad_accum: int) -> None:
     config = TrainConfig(epochs=2, batch_size=2, grad_accum=grad_accum, lr_lm=1e-3, lr_new=1e-3,
