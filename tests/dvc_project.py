@@ -181,17 +181,20 @@ def run_dvc(proj: Path, *args: str, check: bool = True,
     """Run ``dvc <args>`` in ``proj`` with the test environment (plus ``env``); raise with its
     output on failure.
 
-    ``preload=True`` runs it as ``make repro`` does, under the project's own warm interpreter
-    (``python -m stages._preload run -- dvc ...``, started in ``proj`` so it imports the copy's
-    code): torch and transformers are imported once per call and each torch stage forks from it
-    (same bytes, tests/test_preload.py), ~7 s less per torch stage. Worth it for a repro of
-    several torch stages; plain ``dvc repro`` (the default) stays covered by the others.
+    ``preload=True`` runs it as ``make repro`` does: under the project's own warm interpreter
+    (``python -m stages._preload run -- ...``, started in ``proj`` so it imports the copy's
+    code: torch and transformers are imported once per call and each torch stage forks from it,
+    ~7 s less per torch stage; same bytes, tests/test_preload.py), through
+    ``scripts/fast_dvc.py`` (``dvc.lock`` read and written entry by entry: same bytes,
+    tests/test_fast_dvc.py). Worth it for a repro of several stages; plain ``dvc`` (the
+    default) stays covered by the others.
     """
-    dvc = Path(sys.executable).parent / "dvc"
-    cmd = [str(dvc)] if dvc.exists() else [sys.executable, "-m", "dvc"]
     if not preload:
+        dvc = Path(sys.executable).parent / "dvc"
+        cmd = [str(dvc)] if dvc.exists() else [sys.executable, "-m", "dvc"]
         return _run([*cmd, *args], proj, check=check, env=env)
-    proc = _run([sys.executable, "-m", "stages._preload", "run", "--", *cmd, *args], proj,
+    fast_dvc = [sys.executable, str(REPO / "scripts" / "fast_dvc.py")]
+    proc = _run([sys.executable, "-m", "stages._preload", "run", "--", *fast_dvc, *args], proj,
                 check=check, env=env)
     if "preload: torch and transformers imported once" not in proc.stderr:
         raise RuntimeError(f"the preload server did not start in {proj}:\n{proc.stderr}")
