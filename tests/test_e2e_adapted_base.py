@@ -60,7 +60,7 @@ def test_adapted_base_runs_from_the_trunk_and_its_caches_change_no_score(tmp_pat
     assert {"trunk_cache", "base_cache", "base_cache-s0"} <= set(stages)
 
     targets = [f"score-{v}-s0" for v in VARIANTS] + ["forecast-frequency-s0"]
-    proc = run_dvc(proj, "repro", *targets, env=RUNTIME)
+    proc = run_dvc(proj, "repro", *targets, env=RUNTIME, preload=True)
     ran = set(stages_run(proc))
     assert {"trunk_cache", "base_cache", "base_cache-s0", "train-baseline-s0",
             "train-baseline-0-s0", "train-frequency-s0", "train-temperature-s0"} <= ran

@@ -30,7 +30,7 @@ def test_cached_and_uncached_frequency_through_dvc_agree(tmp_path: Path, sample_
     tiny_export(sample_bib, proj / "data" / "tiny.bib.gz")
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "tiny export")
-    first = stages_run(run_dvc(proj, "repro", TARGET, env=RUNTIME))
+    first = stages_run(run_dvc(proj, "repro", TARGET, env=RUNTIME, preload=True))
     assert {"train-baseline-s0", "base_cache-s0", TARGET} <= set(first)
     assert (proj / "data" / "cache" / "baseline-s0" / "identity.json").is_file()
     model = proj / "data" / "models" / "frequency-s0"
@@ -40,7 +40,7 @@ def test_cached_and_uncached_frequency_through_dvc_agree(tmp_path: Path, sample_
     assert stages_run(run_dvc(proj, "repro", TARGET, env=RUNTIME)) == []
 
     write_params(proj, {"train": {"cache": False}}, graph=True)
-    second = stages_run(run_dvc(proj, "repro", TARGET, env=RUNTIME))
+    second = stages_run(run_dvc(proj, "repro", TARGET, env=RUNTIME, preload=True))
     assert second == ["graph", TARGET]   # the Baseline is not retrained
     plain = read_json(model / "train_metrics.json")
     assert "cache" not in plain
