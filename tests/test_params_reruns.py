@@ -77,14 +77,18 @@ def _write_lock(proj: Path) -> dict[str, str]:
 
 
 def _cmds_and_params_changed(proj: Path) -> tuple[dict[str, str], set[str]]:
-    """(each stage's resolved cmd, the stages ``dvc status`` finds with changed params), from
-    one ``Repo`` (the index it builds for the cmds serves the status too)."""
+    """(each stage's resolved cmd, the stages whose params dependency DVC finds changed), from
+    one ``Repo`` and its index: the check ``dvc status`` makes of each stage's params dep
+    (``ParamsDependency.status``, against the lock), without hashing the code and data deps,
+    which no params edit touches."""
+    from dvc.dependency.param import ParamsDependency
+
     with dvc_repo(proj) as repo:
-        cmds = {stage.addressing: stage.cmd for stage in repo.index.stages}
-        status = repo.status()
-    return cmds, {name.rpartition(":")[2] for name, changes in status.items()
-                  if any(isinstance(c, dict) and "params.yaml" in c.get("changed deps", {})
-                         for c in changes)}
+        stages = repo.index.stages
+        cmds = {stage.addressing: stage.cmd for stage in stages}
+        changed = {stage.addressing for stage in stages
+                   if any(isinstance(dep, ParamsDependency) and dep.status() for dep in stage.deps)}
+    return cmds, changed
 
 
 def _structural(leaf: str) -> bool:
