@@ -70,7 +70,9 @@ def time_repro(proj: Path, cmd: str, n: int, preload: bool, fast: Path | None) -
     if preload:
         repro = [sys.executable, "-m", "stages._preload", "run", "--", *repro]
     start = time.perf_counter()
-    subprocess.run(repro, cwd=proj, check=True, capture_output=True)
+    done = subprocess.run(repro, cwd=proj, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(repro)} failed in {proj}:\n{done.stdout}{done.stderr}")
     return time.perf_counter() - start
 
 
