@@ -189,8 +189,8 @@ def lookup(name: str) -> Variant:
         display = "Baseline-unadapted" if name == UNADAPTED else f"Baseline-{int(n)}"
         return replace(VARIANTS["baseline"], name=name, display=display, latest_periods=int(n))
     raise UserError(f"unknown variant {name!r}", path="experiment.variants",
-                    fix=f"use baseline, baseline-N (N >= 1 latest training periods) or one of "
-                        f"{_names()}")
+                    fix=f"use baseline, baseline-N (N >= 0 latest training periods; 0: the "
+                        f"pretrained LM as it is, with train.base: adapted) or one of {_names()}")
 
 
 def by_kind(kind: str) -> Variant:

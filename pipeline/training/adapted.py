@@ -30,21 +30,19 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from pipeline.corpus.periods import in_time_order
 from pipeline.features.base_cache import PeriodHidden
 from pipeline.infra.config import TrainConfig
 from pipeline.infra.distributed import SINGLE
-from pipeline.infra.precision import autocast, compute_precision, matmul_precision
+from pipeline.infra.precision import autocast, matmul_precision
 from pipeline.models.blocks import split_layer, top_modules, top_states
 from pipeline.models.future_lm import FutureLM
 from pipeline.models.nll import next_token_targets, token_nll
 from pipeline.models.perplexity import Perplexity
 from pipeline.training.batches import period_steps
-from pipeline.training.cached import StepCallback
+from pipeline.training.cached import StepCallback, perplexity_in_time_order, score_states
 from pipeline.training.checkpoints import TrainState, seed_process
 from pipeline.training.loop import record_dev
 from pipeline.training.optim import build_optimizer, linear_schedule
@@ -55,37 +53,18 @@ def trunk_logits(model: FutureLM, trunk: Tensor, attention_mask: Tensor, layer: 
     return model.lm.get_output_embeddings()(top_states(model.lm, trunk, attention_mask, layer))
 
 
-@torch.no_grad()
 def score_trunk(model: FutureLM, part: PeriodHidden, layer: int, batch_size: int) -> np.ndarray:
-    """Per-abstract ``[nll_sum, n_tokens]`` (float64, corpus order) of one period of the trunk
-    cache, in scoring's batches (longest first), the LM in eval mode."""
-    was_training = model.training
-    model.eval()
-    sums = np.zeros((len(part), 2), dtype=np.float64)
-    lengths = part.lengths()
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])   # longest_first
-    try:
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            trunk, ids, mask = part.batch(idx, model.device)
-            targets = next_token_targets(ids, mask)
-            nll = token_nll(trunk_logits(model, trunk, mask, layer), targets).double()
-            sums[idx] = torch.stack([nll.sum(1), (targets >= 0).sum(1).double()], 1).cpu().numpy()
-    finally:
-        model.train(was_training)
-    return sums
+    """Per-abstract ``[nll_sum, n_tokens]`` of one period of the trunk cache
+    (:func:`pipeline.training.cached.score_states` through the top blocks)."""
+    return score_states(model, part, lambda trunk, mask: trunk_logits(model, trunk, mask, layer),
+                        batch_size)
 
 
 def evaluate_trunk(model: FutureLM, cache: Mapping[str, PeriodHidden], layer: int,
                    batch_size: int, *, precision: str = "fp32") -> Perplexity:
-    """Token-level perplexity of the cached periods, summed in time order (as
-    :func:`pipeline.training.cached.evaluate_cached` sums them)."""
-    total = Perplexity(0.0, 0)
-    for period in in_time_order(cache):
-        with compute_precision(model.device, precision):
-            sums = score_trunk(model, cache[period], layer, batch_size)
-        total = total + Perplexity(float(pd.Series(sums[:, 0]).sum()), int(sums[:, 1].sum()))
-    return total
+    """Token-level perplexity of the trunk cache's periods."""
+    return perplexity_in_time_order(
+        model, cache, lambda p: score_trunk(model, cache[p], layer, batch_size), precision)
 
 
 def train_adapted(model: FutureLM, train_data: Mapping[str, PeriodHidden],

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -75,12 +75,15 @@ def cached_logits(model: FutureLM, hidden: Tensor, history: PeriodHistory | None
         return model.lm.get_output_embeddings()(hidden)
 
 
+BatchLogits = Callable[[Tensor, Tensor], Tensor]   # (cached states, attention mask) -> logits
+
+
 @torch.no_grad()
-def score_cached(model: FutureLM, part: PeriodHidden, history: PeriodHistory | None,
+def score_states(model: FutureLM, part: PeriodHidden, logits: BatchLogits,
                  batch_size: int) -> np.ndarray:
-    """Per-abstract ``[nll_sum, n_tokens]`` (float64, corpus order) of one cached period, in
-    :func:`pipeline.models.scoring.score_abstracts`' batches (longest first)."""
-    _check(model, part)
+    """Per-abstract ``[nll_sum, n_tokens]`` (float64, corpus order) of one period of a cache of
+    states (final ones, or a trunk's: ``logits`` turns a batch of them into logits), in
+    :func:`pipeline.models.scoring.score_abstracts`' batches (longest first), the LM in eval mode."""
     was_training = model.training
     model.eval()
     sums = np.zeros((len(part), 2), dtype=np.float64)
@@ -89,26 +92,42 @@ def score_cached(model: FutureLM, part: PeriodHidden, history: PeriodHistory | N
     try:
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
-            hidden, ids, mask = part.batch(idx, model.device)
+            states, ids, mask = part.batch(idx, model.device)
             targets = next_token_targets(ids, mask)
-            nll = token_nll(cached_logits(model, hidden, history), targets).double()
+            nll = token_nll(logits(states, mask), targets).double()
             sums[idx] = torch.stack([nll.sum(1), (targets >= 0).sum(1).double()], 1).cpu().numpy()
     finally:
         model.train(was_training)
     return sums
 
 
+def perplexity_in_time_order(model: FutureLM, periods: Iterable[str],
+                             score: Callable[[str], np.ndarray], precision: str) -> Perplexity:
+    """Token-level perplexity of the periods' per-abstract sums (``score(period)``), summed in
+    time order as :func:`pipeline.training.loop.evaluate` sums them."""
+    total = Perplexity(0.0, 0)
+    for period in in_time_order(periods):
+        with compute_precision(model.device, precision):
+            sums = score(period)
+        total = total + Perplexity(float(pd.Series(sums[:, 0]).sum()), int(sums[:, 1].sum()))
+    return total
+
+
+def score_cached(model: FutureLM, part: PeriodHidden, history: PeriodHistory | None,
+                 batch_size: int) -> np.ndarray:
+    """:func:`score_states` of one period of final states, each batch through the bias hook."""
+    _check(model, part)
+    return score_states(model, part, lambda hidden, _mask: cached_logits(model, hidden, history),
+                        batch_size)
+
+
 def evaluate_cached(model: FutureLM, cache: Mapping[str, PeriodHidden],
                     histories: Mapping[str, PeriodHistory | None], batch_size: int, *,
                     precision: str = "fp32") -> Perplexity:
-    """Token-level perplexity of the cached periods, each with its own history, summed in time
-    order as :func:`pipeline.training.loop.evaluate` sums them."""
-    total = Perplexity(0.0, 0)
-    for period in in_time_order(cache):
-        with compute_precision(model.device, precision):
-            sums = score_cached(model, cache[period], histories.get(period), batch_size)
-        total = total + Perplexity(float(pd.Series(sums[:, 0]).sum()), int(sums[:, 1].sum()))
-    return total
+    """Token-level perplexity of the cached periods, each with its own history."""
+    return perplexity_in_time_order(
+        model, cache, lambda p: score_cached(model, cache[p], histories.get(p), batch_size),
+        precision)
 
 
 def train_cached(model: FutureLM, train_data: Mapping[str, PeriodHidden],

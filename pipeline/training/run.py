@@ -243,12 +243,9 @@ CACHE_FIX = ("rerun its stage: `dvc repro base_cache-s<seed>` (train.base: share
              "`dvc repro base_cache` (train.base: frozen); python -m stages.base_cache")
 
 
-def write_base_cache(lm: PreTrainedModel, tokenizer: Path, splits: Sequence[Path], out: Path,
-                     context_length: int, *, batch_size: int, device: torch.device | str,
-                     precision: str, storage: Storage) -> dict[str, int]:
-    """Cache the final hidden states of the frozen LM ``lm`` (:func:`frozen_lm`) over every
-    abstract of the split files ``splits`` (encoded as training and scoring encode them) in
-    ``out``; returns the abstracts cached per period."""
+def cache_sequences(tokenizer: Path, splits: Sequence[Path], context_length: int) -> Sequences:
+    """Every abstract of the split files ``splits``, encoded as training and scoring encode them,
+    per period: what a cache of an LM's states holds (a clear error when there is none)."""
     tok = load_tokenizer(tokenizer)
     sequences: Sequences = {}
     for split in splits:
@@ -256,6 +253,16 @@ def write_base_cache(lm: PreTrainedModel, tokenizer: Path, splits: Sequence[Path
     if not sequences:
         raise UserError("the splits have no abstracts to cache", path=splits[0],
                         fix="check the split params (split.*) and rerun `dvc repro split`")
+    return sequences
+
+
+def write_base_cache(lm: PreTrainedModel, tokenizer: Path, splits: Sequence[Path], out: Path,
+                     context_length: int, *, batch_size: int, device: torch.device | str,
+                     precision: str, storage: Storage) -> dict[str, int]:
+    """Cache the final hidden states of the frozen LM ``lm`` (:func:`frozen_lm`) over every
+    abstract of the split files ``splits`` (encoded as training and scoring encode them) in
+    ``out``; returns the abstracts cached per period."""
+    sequences = cache_sequences(tokenizer, splits, context_length)
     lm = lm.to(device)
     build_cache(lm, sequences, out, lm_identity(lm, tokenizer, context_length),
                 batch_size=batch_size, device=device, precision=precision, storage=storage)

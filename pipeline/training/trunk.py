@@ -29,14 +29,13 @@ from transformers import PreTrainedModel
 
 from pipeline.features.base_cache import (PeriodHidden, Storage, build_cache, hidden_from,
                                           lm_identity, load_cache, write_cache)
-from pipeline.features.tokenizer import load_tokenizer
 from pipeline.infra.errors import UserError
 from pipeline.models.blocks import (split_layer, top_modules, top_states, trunk_states,
                                     trunk_weights)
 from pipeline.training.adapted import train_adapted
 from pipeline.training.checkpoints import Checkpoints
 from pipeline.training.loop import write_curves
-from pipeline.training.run import Sequences, TrainResult, TrainRun, read_sequences, train_metrics
+from pipeline.training.run import TrainResult, TrainRun, cache_sequences, train_metrics
 
 TRUNK_FIX = ("rerun its stage: `dvc repro trunk_cache` (train.base: adapted); "
              "python -m stages.base_cache --trunk-of K")
@@ -62,7 +61,7 @@ def write_trunk_cache(lm: PreTrainedModel, tokenizer: Path, splits: Sequence[Pat
     """Cache the states entering the top ``top`` blocks of the pretrained ``lm`` over every
     abstract of ``splits`` (encoded as training and scoring encode them); returns the abstracts
     cached per period."""
-    sequences = _sequences(tokenizer, splits, context_length)
+    sequences = cache_sequences(tokenizer, splits, context_length)
     layer = split_layer(lm, top)
     lm = lm.to(device)
     identity = lm_identity(lm, tokenizer, context_length, layer=layer,
@@ -116,14 +115,3 @@ def execute_adapted(run: TrainRun, trunk: Path, tokenizer: Path, top: int, *,
                "parameters_adapted": sum(p.numel() for m in top_modules(run.model.lm, top)
                                          for p in m.parameters())}
     return TrainResult(state, metrics, live_dir / "plots" / "metrics", checkpoints)
-
-
-def _sequences(tokenizer: Path, splits: Sequence[Path], context_length: int) -> Sequences:
-    tok = load_tokenizer(tokenizer)
-    sequences: Sequences = {}
-    for split in splits:
-        sequences.update(read_sequences(split, tok, context_length))
-    if not sequences:
-        raise UserError("the splits have no abstracts to cache", path=splits[0],
-                        fix="check the split params (split.*) and rerun `dvc repro split`")
-    return sequences
