@@ -52,31 +52,32 @@ def pytest_configure(config: pytest.Config) -> None:
 # measured seconds (benchmarks/results/test_suite.md, `--durations`), longest first, unlisted
 # modules (all short) after them in file order. Only the order changes, never what runs.
 MODULE_SECONDS: dict[str, float] = {
-    # seconds per module in the 2026-11-27 baseline (`--durations`, 2 workers, load 4-6: wall
-    # times ~2x an idle machine's); permuted dates from docs/testing.md (~10 min idle)
-    "test_e2e_permuted_dates.py": 1200,
-    "test_e2e_own_corpus.py": 1919,
-    "test_e2e_graph.py": 1431,
-    "test_params_reruns.py": 1052,
-    "test_graph.py": 571,
-    "test_e2e_frozen_base.py": 479,
-    "test_variant_seam.py": 436,
-    "test_preload.py": 432,
-    "test_temporal_mlm.py": 346,
-    "test_numerics.py": 340,
-    "test_e2e_features.py": 267,
-    "test_e2e_base_cache.py": 240,
-    "test_e2e_data.py": 214,
-    "test_ddp_training.py": 210,
-    "test_training.py": 184,
-    "test_resume.py": 170,
-    "test_semantic_benchmark.py": 154,
-    "test_stage_score.py": 152,
-    "test_graph_defaults.py": 150,
-    "test_profiles.py": 145,
-    "test_e2e_periods.py": 100,          # measured 1253 s, ~20 min of it stopped from outside
-    "test_distributed_embeddings.py": 99,
-    "test_stage_train.py": 82,
+    # seconds per module in a fresh clone's `make test` (2026-11-28, idle 2-core Zen 3,
+    # `--durations=0`: benchmarks/results/test_suite.md)
+    "test_e2e_own_corpus.py": 195,
+    "test_e2e_graph.py": 161,
+    "test_e2e_permuted_dates.py": 143,
+    "test_params_reruns.py": 134,
+    "test_numerics.py": 91,
+    "test_ddp_training.py": 91,
+    "test_e2e_adapted_base.py": 88,
+    "test_preload.py": 68,
+    "test_e2e_data.py": 62,
+    "test_e2e_frozen_base.py": 60,
+    "test_e2e_periods.py": 55,
+    "test_e2e_features.py": 53,
+    "test_variant_seam.py": 51,
+    "test_e2e_base_cache.py": 45,
+    "test_distributed_embeddings.py": 40,
+    "test_graph.py": 38,
+    "test_semantic_benchmark.py": 36,
+    "test_resume.py": 26,
+    "test_stage_train.py": 20,
+    "test_future_lm.py": 20,
+    "test_meteor.py": 19,
+    "test_language.py": 19,
+    "test_stage_score.py": 19,
+    "test_cached_heads.py": 18,
 }
 
 
