@@ -69,7 +69,7 @@ test: install
 	$(BIN)/python -m pytest $(PYTEST_WORKERS) -q -rs
 
 # The quick check after each edit (≤ 2 min on 2 cores): every test not marked `slow`, i.e. no
-# `dvc repro`, no real encoder, nothing over ~3 s. `make test` (all of them) before a commit.
+# `dvc repro`, no real encoder, nothing over ~1.5 s. `make test` (all of them) before a commit.
 test-fast: install
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest $(PYTEST_WORKERS) -q -rs -m "not slow"
