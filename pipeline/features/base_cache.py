@@ -18,7 +18,7 @@ Layout of a cache folder::
 The token ids are the training/scoring encoding (``eos + abstract + eos`` cut at the context
 length, :func:`pipeline.models.encoding.encode_for_model`), stored with the states so targets
 need nothing else. The states are computed in scoring's batches (longest first, the order of
-:func:`pipeline.models.encoding.longest_first`, restated in :func:`scoring_order` because
+:func:`pipeline.models.encoding.longest_first`, restated in :func:`longest_first_by_length` because
 ``features`` sits below ``models`` in the import layers), so cached scores equal uncached ones.
 The identity (:func:`lm_identity`) hashes the loaded LM's weights (so a new base, revision or
 fine-tune changes it, whatever file format they came from), the tokenizer folder's files and the
@@ -113,9 +113,15 @@ class PeriodHidden:
         return hidden.to(device), ids.to(device), mask.to(device)
 
 
+def longest_first_by_length(lengths: Sequence[int]) -> list[int]:
+    """Indices of abstracts of these lengths, longest first, ties in input order (a stable sort):
+    :func:`pipeline.models.encoding.longest_first`'s order, the one every cached batch follows."""
+    return sorted(range(len(lengths)), key=lambda i: -lengths[i])
+
+
 def scoring_order(sequences: Sequence[Sequence[int]]) -> list[int]:
     """Longest first, ties in input order: :func:`pipeline.models.encoding.longest_first`."""
-    return sorted(range(len(sequences)), key=lambda i: -len(sequences[i]))
+    return longest_first_by_length([len(s) for s in sequences])
 
 
 def _pad(seqs: Sequence[Sequence[int] | Tensor]) -> tuple[Tensor, Tensor]:
@@ -188,7 +194,7 @@ def _fill(lengths: Sequence[int], width: int, batch_size: int,
     sequences ``index``) run in scoring's batches, longest first, padding dropped."""
     offsets = torch.tensor([0, *lengths]).cumsum(0)
     hidden = torch.empty((int(offsets[-1]), width))
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])   # scoring_order
+    order = longest_first_by_length(lengths)
     for start in tqdm(range(0, len(order), batch_size), desc=desc, unit="batch", leave=False):
         idx = order[start:start + batch_size]
         out = compute(idx).float().cpu()

@@ -48,7 +48,7 @@ import torch
 from torch import Tensor, nn
 
 from pipeline.corpus.periods import in_time_order
-from pipeline.features.base_cache import PeriodHidden
+from pipeline.features.base_cache import PeriodHidden, longest_first_by_length
 from pipeline.features.history import PeriodHistory
 from pipeline.infra.config import TrainConfig
 from pipeline.infra.distributed import SINGLE
@@ -87,8 +87,7 @@ def score_states(model: FutureLM, part: PeriodHidden, logits: BatchLogits,
     was_training = model.training
     model.eval()
     sums = np.zeros((len(part), 2), dtype=np.float64)
-    lengths = part.lengths()
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])   # longest_first
+    order = longest_first_by_length(part.lengths())
     try:
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
