@@ -2,14 +2,18 @@
 
 A stage reads a param only through its ``cmd`` (``${section.key}``, or ``${section}`` unpacked),
 except the ``graph`` check, which reads the structural params from params.yaml itself. So for
-every leaf of params.yaml: change its value in a temporary DVC repo and ask ``dvc status`` which
-stages now have changed params; that set must equal the stages whose resolved ``cmd`` changed
-(plus ``graph`` for a structural param). A param declared by a stage that does not read it
-(an edit of ``variants.context2.alpha`` retraining every variant) or read without being declared
-(an edit that reruns nothing) fails here.
+every leaf of params.yaml, the stages DVC finds with a changed params dependency when that leaf
+changes must equal the stages whose resolved ``cmd`` changed (plus ``graph`` for a structural
+param). A param declared by a stage that does not read it (an edit of ``variants.context2.alpha``
+retraining every variant) or read without being declared (an edit that reruns nothing) fails here.
 
-The lock the statuses compare against is written from the project's own stages (resolved
-``cmd`` and current param values, no outputs), so nothing has to be reproduced first.
+Every leaf is changed at once, each to a value of its own (a marker string, or a list of one):
+DVC's status of a params dependency names each declared param it finds changed, and a stage's
+resolved ``cmd`` contains the marker of each leaf it reads, so one resolution of the graph
+attributes every change to its leaf. That attribution is checked against changing leaves one at
+a time, as ``dvc status`` would see a single edit, on a sample of leaves (structural, unpacked
+section, plain). The lock the statuses compare against is written from the project's own stages
+(resolved ``cmd`` and current param values, no outputs), so nothing has to be reproduced first.
 """
 
 from __future__ import annotations
@@ -49,6 +53,13 @@ def _changed(value: Any) -> Any:
     return f"{value}-changed"
 
 
+def _marker(index: int, value: Any) -> Any:
+    """Leaf ``index``'s own value: a string no resolved ``cmd`` contains by chance (a list of
+    one for a list, so that ``parsing.list: nargs`` renders it)."""
+    marker = f"zzleaf{index:04d}zz"
+    return [marker] if isinstance(value, list) else marker
+
+
 def _set(tree: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
     out = copy.deepcopy(tree)
     node = out
@@ -76,19 +87,31 @@ def _write_lock(proj: Path) -> dict[str, str]:
     return {name: entry["cmd"] for name, entry in lock["stages"].items()}
 
 
-def _cmds_and_params_changed(proj: Path) -> tuple[dict[str, str], set[str]]:
-    """(each stage's resolved cmd, the stages whose params dependency DVC finds changed), from
-    one ``Repo`` and its index: the check ``dvc status`` makes of each stage's params dep
-    (``ParamsDependency.status``, against the lock), without hashing the code and data deps,
-    which no params edit touches."""
+def _cmds_and_params_changed(proj: Path) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """(each stage's resolved cmd, for each stage whose params dependency DVC finds changed the
+    declared params it names), from one ``Repo`` and its index: the check ``dvc status`` makes of
+    each stage's params dep (``ParamsDependency.status``, against the lock), without hashing the
+    code and data deps, which no params edit touches. A whole params file found new or deleted
+    is named ``"*"``."""
     from dvc.dependency.param import ParamsDependency
 
     with dvc_repo(proj) as repo:
         stages = repo.index.stages
         cmds = {stage.addressing: stage.cmd for stage in stages}
-        changed = {stage.addressing for stage in stages
-                   if any(isinstance(dep, ParamsDependency) and dep.status() for dep in stage.deps)}
+        changed: dict[str, set[str]] = {}
+        for stage in stages:
+            for dep in stage.deps:
+                if isinstance(dep, ParamsDependency):
+                    for found in dep.status().values():
+                        names = set(found) if isinstance(found, dict) else {"*"}
+                        changed.setdefault(stage.addressing, set()).update(names)
     return cmds, changed
+
+
+def _marks(changed: dict[str, set[str]], leaf: str) -> set[str]:
+    """The stages whose changed params include ``leaf`` (declared as itself or a section)."""
+    return {stage for stage, names in changed.items()
+            if any(n == "*" or leaf == n or leaf.startswith(n + ".") for n in names)}
 
 
 def _structural(leaf: str) -> bool:
@@ -99,22 +122,43 @@ def test_every_param_reruns_exactly_the_stages_that_read_it(tmp_path: Path) -> N
     proj = make_project(tmp_path)
     original = yaml.safe_load((proj / "params.yaml").read_text())
     cmds = _write_lock(proj)
-    assert _cmds_and_params_changed(proj) == (cmds, set()), "a fresh lock: no param changes"
+    assert _cmds_and_params_changed(proj) == (cmds, {}), "a fresh lock: no param changes"
 
-    assert any(leaf.startswith(f"{VARIANT_SECTION}.") for leaf in _leaves(original))
+    leaves = list(_leaves(original))
+    assert any(leaf.startswith(f"{VARIANT_SECTION}.") for leaf in leaves)
+    markers = {leaf: _marker(i, _get(original, leaf)) for i, leaf in enumerate(leaves)}
+    edited = original
+    for leaf, marker in markers.items():
+        edited = _set(edited, leaf, marker)
+    _write_params(proj, edited)
+    now, changed = _cmds_and_params_changed(proj)
+    assert now.keys() == cmds.keys()
+
     wrong = {}
-    for leaf in _leaves(original):
-        (proj / "params.yaml").write_text(yaml.safe_dump(
-            _set(original, leaf, _changed(_get(original, leaf))), sort_keys=False))
-        now, marked = _cmds_and_params_changed(proj)
-        readers = {name for name, cmd in now.items() if cmd != cmds[name]}
+    for leaf, marker in markers.items():
+        text = marker[0] if isinstance(marker, list) else marker
+        readers = {name for name, cmd in now.items() if text in cmd}
         if _structural(leaf):
             readers.add("graph")
+        marked = _marks(changed, leaf)
         if marked != readers:
             wrong[leaf] = {"reran but does not read it": sorted(marked - readers),
                            "reads it but would not rerun": sorted(readers - marked)}
-    (proj / "params.yaml").write_text(yaml.safe_dump(original, sort_keys=False))
     assert wrong == {}
+
+    # The attribution is what one edit at a time gives: a structural leaf, a leaf of a section
+    # some stage unpacks whole, a plain one.
+    for leaf in ("features.window", "train.epochs", f"{VARIANT_SECTION}.frequency.lstm_hidden"):
+        _write_params(proj, _set(original, leaf, _changed(_get(original, leaf))))
+        one_cmds, one_changed = _cmds_and_params_changed(proj)
+        readers = {name for name, cmd in one_cmds.items() if cmd != cmds[name]}
+        assert set(one_changed) == _marks(changed, leaf), leaf
+        assert readers | ({"graph"} if _structural(leaf) else set()) == set(one_changed), leaf
+    _write_params(proj, original)
+
+
+def _write_params(proj: Path, params: dict[str, Any]) -> None:
+    (proj / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
 
 
 def _get(tree: dict[str, Any], dotted: str) -> Any:
