@@ -13,17 +13,22 @@ for anything else a stage needs).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from pipeline.infra.preload import IMPORT_TIME_ENV, SOCKET_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -177,28 +182,90 @@ def make_project(tmp_path: Path, params: Mapping[str, Any] | None = None,
 
 def run_dvc(proj: Path, *args: str, check: bool = True,
             env: Mapping[str, str] | None = None,
-            preload: bool = False) -> subprocess.CompletedProcess[str]:
+            preload: bool | str = False) -> subprocess.CompletedProcess[str]:
     """Run ``dvc <args>`` in ``proj`` with the test environment (plus ``env``); raise with its
     output on failure.
 
-    ``preload=True`` runs it as ``make repro`` does: under the project's own warm interpreter
-    (``python -m stages._preload run -- ...``, started in ``proj`` so it imports the copy's
-    code: torch and transformers are imported once per call and each torch stage forks from it,
-    ~7 s less per torch stage; same bytes, tests/test_preload.py), through
-    ``scripts/fast_dvc.py`` (``dvc.lock`` read and written entry by entry: same bytes,
-    tests/test_fast_dvc.py). Worth it for a repro of several stages; plain ``dvc`` (the
-    default) stays covered by the others.
+    ``preload=True`` runs it as ``make repro`` does: each stage forks from a warm interpreter
+    (torch and transformers imported, WordNet read: ~7-10 s less per torch stage; same bytes,
+    tests/test_preload.py), and DVC runs through ``scripts/fast_dvc.py`` (``dvc.lock`` read
+    and written entry by entry: same bytes, tests/test_fast_dvc.py). The warm interpreter is this
+    test process's :func:`warm_server`, shared by every such call with the same import-time
+    environment, so it imports this checkout's ``stages`` and ``pipeline``: right for a project
+    that copies them unchanged. ``preload="own"`` starts one in ``proj`` for this call
+    (``python -m stages._preload run -- ...``, exactly ``make repro``), for a project whose code
+    was edited (a variant added). Plain ``dvc`` (the default) stays covered by the others.
     """
     if not preload:
         dvc = Path(sys.executable).parent / "dvc"
         cmd = [str(dvc)] if dvc.exists() else [sys.executable, "-m", "dvc"]
         return _run([*cmd, *args], proj, check=check, env=env)
     fast_dvc = [sys.executable, str(REPO / "scripts" / "fast_dvc.py")]
+    if preload != "own":
+        server, socket = warm_server(dvc_env(env))
+        proc = _run([*fast_dvc, *args], proj, check=check, env={**(env or {}), SOCKET_ENV: socket})
+        if server.poll() is not None:
+            raise RuntimeError(f"the warm server died during `dvc {' '.join(args)}` in {proj} "
+                               f"(exit {server.returncode}): the stages ran in their own processes")
+        return proc
     proc = _run([sys.executable, "-m", "stages._preload", "run", "--", *fast_dvc, *args], proj,
                 check=check, env=env)
     if "preload: torch and transformers imported once" not in proc.stderr:
         raise RuntimeError(f"the preload server did not start in {proj}:\n{proc.stderr}")
     return proc
+
+
+def run_stage(proj: Path, cmd: str, env: Mapping[str, str] | None = None
+              ) -> subprocess.CompletedProcess[str]:
+    """Run one stage command (``python -m stages.<name> ...``, as a ``dvc.yaml`` ``cmd``) in
+    ``proj`` outside DVC, forked from the :func:`warm_server` (as under ``make repro``); raise with
+    its output on failure."""
+    full = dvc_env(env)
+    server, socket = warm_server(full)
+    args = shlex.split(cmd)
+    if args[0] == "python":
+        args[0] = sys.executable
+    proc = _run(args, proj, env={**(env or {}), SOCKET_ENV: socket})
+    if server.poll() is not None:
+        raise RuntimeError(f"the warm server died running {cmd!r} in {proj}")
+    return proc
+
+
+# The warm servers of this test process, by import-time environment (see run_dvc).
+_WARM: dict[tuple[tuple[str, str], ...], tuple[subprocess.Popen[bytes], str]] = {}
+
+
+def warm_server(env: Mapping[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    """(process, socket) of this test process's preload server for ``env``'s import-time
+    variables (pipeline/infra/preload.py: a stage whose variables differ is refused and runs in
+    its own process), started in this checkout on first use and stopped when the process exits.
+    """
+    key = tuple(sorted((k, v) for k, v in env.items() if k.startswith(IMPORT_TIME_ENV)))
+    if key in _WARM and _WARM[key][0].poll() is None:
+        return _WARM[key]
+    socket = str(Path(tempfile.mkdtemp(prefix="futurelm-test-preload-")) / "socket")
+    read, write = os.pipe()
+    server = subprocess.Popen([sys.executable, "-m", "stages._preload", "serve", socket,
+                               "--ready-fd", str(write)], cwd=REPO, env=dict(env),
+                              pass_fds=(write,))
+    os.close(write)
+    ready = os.read(read, 16)
+    os.close(read)
+    if ready != b"ready":
+        server.kill()
+        raise RuntimeError(f"the warm server did not start (exit {server.wait()})")
+    if not _WARM:
+        atexit.register(_stop_warm_servers)
+    _WARM[key] = (server, socket)
+    return _WARM[key]
+
+
+def _stop_warm_servers() -> None:
+    for server, socket in _WARM.values():
+        server.terminate()
+        server.wait()
+        shutil.rmtree(Path(socket).parent, ignore_errors=True)
+    _WARM.clear()
 
 
 def stages_run(proc: subprocess.CompletedProcess[str]) -> list[str]:

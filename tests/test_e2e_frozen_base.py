@@ -12,11 +12,7 @@ The "pretrained" LM is a tiny random GPT-2 saved with a tokenizer in a local fol
 from __future__ import annotations
 
 import json
-import os
 import re
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,7 +22,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from pipeline.corpus.anthology import parse_file
 from pipeline.features.tokenizer import train_scratch_tokenizer
 from pipeline.infra.io import read_json
-from tests.dvc_project import deep_merge, git, make_project, run_dvc, stages_run
+from tests.dvc_project import deep_merge, git, make_project, run_dvc, run_stage, stages_run
 from tests.test_e2e_graph import RUNTIME, TINY, tiny_export
 
 pytestmark = pytest.mark.slow
@@ -94,8 +90,7 @@ def assert_scores_without_cache_agree(proj: Path, stages: dict, names: list[str]
         cmd = re.sub(r" --cache data/cache/[\w-]+", "", locked[name]["cmd"])
         out = proj / "uncached" / name
         cmd = cmd.replace(f"--out {stages[name]['outs'][0]}", f"--out {out}")
-        subprocess.run(shlex.split(cmd.replace("python ", f"{sys.executable} ", 1)), cwd=proj,
-                       check=True, env={**os.environ, **RUNTIME}, capture_output=True)
+        run_stage(proj, cmd, env=RUNTIME)
         cached = read_json(proj / stages[name]["outs"][0] / "metrics.json")
         plain = read_json(out / "metrics.json")
         assert json.dumps(_rounded(cached)) == json.dumps(_rounded(plain)), name

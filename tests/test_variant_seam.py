@@ -66,7 +66,7 @@ def project(tmp_path_factory, sample_bib) -> Path:
                         "variants": {"toy-shift": {"scale": 0.5}}}, graph=True)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "toy variant")
-    ran = stages_run(run_dvc(proj, "repro", "report", env=RUNTIME, preload=True))
+    ran = stages_run(run_dvc(proj, "repro", "report", env=RUNTIME, preload="own"))
     assert {"train-toy-shift-s0", "score-toy-shift-s0", "report"} <= set(ran)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "repro")
