@@ -91,11 +91,20 @@ def weights(out: Path) -> dict[str, torch.Tensor]:
     return load_file(out / "model.safetensors")
 
 
+@pytest.fixture(scope="module")
+def two_processes(project, tmp_path_factory) -> tuple[Path, str]:
+    """(model folder, log) of the 2-process run, checkpointing every step: what both tests
+    compare against (a checkpoint changes no float: the resume test proves it)."""
+    out = tmp_path_factory.mktemp("ddp_two") / "m"
+    return out, train(project, out, 2, **{"checkpoint-every": 1})
+
+
 @pytest.mark.slow
-def test_two_processes_equal_one_with_the_same_global_batch(project, tmp_path) -> None:
-    one, two = tmp_path / "one" / "m", tmp_path / "two" / "m"
+def test_two_processes_equal_one_with_the_same_global_batch(project, two_processes,
+                                                             tmp_path) -> None:
+    one = tmp_path / "one" / "m"
     train(project, one, 1)
-    log = train(project, two, 2)
+    two, log = two_processes
     assert "x 2 processes" in log          # it really ran distributed
     a, b = weights(one), weights(two)
     assert a.keys() == b.keys()
@@ -117,9 +126,9 @@ def test_two_processes_equal_one_with_the_same_global_batch(project, tmp_path) -
 
 
 @pytest.mark.slow
-def test_killed_two_process_run_resumes_bit_identically(project, tmp_path) -> None:
-    reference = tmp_path / "ref" / "m"
-    train(project, reference, 2, **{"checkpoint-every": 1})
+def test_killed_two_process_run_resumes_bit_identically(project, two_processes,
+                                                        tmp_path) -> None:
+    reference, _ = two_processes
 
     out = tmp_path / "cut" / "m"
     cmd = [sys.executable, "-m", "stages.train",

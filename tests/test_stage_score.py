@@ -6,8 +6,6 @@ import gzip
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +20,7 @@ from pipeline.infra.identity import tokenizer_identity
 from pipeline.infra.io import parquet_metadata, read_json, read_parquet, write_parquet
 from pipeline.features.tokenizer import load_tokenizer, train_scratch_tokenizer
 from stages import score
+from tests.test_stage_train import stage_help
 
 REPO = Path(__file__).resolve().parents[1]
 STOPWORDS = REPO / "data" / "reference" / "stopwords.txt"
@@ -249,13 +248,11 @@ def test_bad_inputs_are_messages(project, tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.slow
-def test_help_explains_every_option():
-    proc = subprocess.run([sys.executable, "-m", "stages.score", "--help"], cwd=REPO,
-                          capture_output=True, text=True, check=True)
+def test_help_explains_every_option(capsys):
+    text = stage_help(capsys, score.main)
     for option in ("--n-generate", "--min-new-tokens", "--top-p", "--stopwords", "--threads",
                    "--periods", "--generate-periods", "--abstracts", "--device"):
-        assert option in proc.stdout
+        assert option in text
 
 
 @pytest.mark.slow

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +29,6 @@ from stages._args import build
 
 STOPWORDS = Path(__file__).resolve().parents[1] / "data" / "reference" / "stopwords.txt"
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -96,24 +93,28 @@ def argv(project: Path, variant: str, out: Path, **overrides) -> list[str]:
     return [tok for k, v in opts.items() for tok in (f"--{k}", str(v))]
 
 
-@pytest.mark.slow
-def test_help_explains_every_option() -> None:
-    parser_help = subprocess.run([sys.executable, "-m", "stages.train", "--help"], cwd=REPO,
-                                 capture_output=True, text=True, check=True).stdout
+def test_help_explains_every_option(capsys) -> None:
+    parser_help = stage_help(capsys, stage.main)
     for option in ("--variant", "--window", "--base", "--lr-lm", "--lr-new", "--grad-accum",
                    "--patience", "--checkpoint-dir"):
         assert option in parser_help
     assert "baseline-N" in parser_help and "--variant NAME --help" in parser_help
     # a variant's own settings appear with --variant NAME
-    context2_help = subprocess.run([sys.executable, "-m", "stages.train", "--variant", "context2",
-                                    "--help"], cwd=REPO, capture_output=True, text=True,
-                                   check=True).stdout
+    context2_help = stage_help(capsys, stage.main, "--variant", "context2")
     for option in ("--alpha", "--lstm-hidden", "--context-input"):
         assert option in context2_help and option not in parser_help
     assert "variants.context2.*" in context2_help
 
 
-@pytest.mark.slow
+def stage_help(capsys, main, *args: str) -> str:
+    """What ``python -m stages.<name> *args --help`` prints (the stage's ``main``, in process):
+    argparse's help, then exit status 0."""
+    with pytest.raises(SystemExit) as exit_:
+        main([*args, "--help"])
+    assert exit_.value.code == 0
+    return capsys.readouterr().out
+
+
 def test_context2_trains_and_writes_a_loadable_model(project, tmp_path) -> None:
     out = tmp_path / "models" / "context2-s0"
     stage.main(argv(project, "context2", out, epochs=2))
