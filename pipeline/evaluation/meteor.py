@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from pipeline.infra.wordnet import lemma_names
+
 ALPHA = 0.9   # precision/recall weight (nltk default)
 BETA = 3.0    # fragmentation penalty shape
 GAMMA = 0.5   # fragmentation penalty weight
@@ -58,7 +60,7 @@ class Lexicon:
             from nltk.stem.porter import PorterStemmer
             stem = PorterStemmer().stem
         if synonyms is None:
-            synonyms = _wordnet_lemma_names
+            synonyms = lemma_names   # nltk's WordNet synsets, loaded faster
         self._stem_fn = stem
         self._syn_fn = synonyms
         self.word_ids: dict[str, int] = {}
@@ -139,11 +141,6 @@ class Lexicon:
     def score(self, hyp: Encoded, ref: Encoded) -> float:
         """nltk's ``single_meteor_score`` on encoded sentences (same float operations, same value)."""
         return meteor_from_alignment(self.align(hyp, ref), len(hyp[0]), len(ref[0]))
-
-
-def _wordnet_lemma_names(stem: str) -> list[str]:
-    from nltk.corpus import wordnet
-    return [lemma.name() for synset in wordnet.synsets(stem) for lemma in synset.lemmas()]
 
 
 def count_chunks(matches: Sequence[tuple[int, int]]) -> int:

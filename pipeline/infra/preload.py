@@ -8,8 +8,8 @@ WordNet's index for METEOR (benchmarks/results/repro_times.md). So ``make repro`
 * the **server** pins the CPU kernels (``stages/__init__``), imports the third-party libraries
   the stages use, reads WordNet's index and runs no torch op (no thread pool, no CUDA context:
   forking it is safe), then listens on a Unix socket. Of our code it imports only
-  ``stages/__init__``, ``pipeline.infra.numerics`` and this module; a server lives for one
-  ``dvc repro``, so every run sees the code on disk;
+  ``stages/__init__``, ``pipeline.infra.numerics``, ``pipeline.infra.wordnet`` and this module; a
+  server lives for one ``dvc repro``, so every run sees the code on disk;
 * each stage command stays ``python -m stages.<name> ...``. When ``FUTURELM_PRELOAD`` names a
   live server, ``stages/__init__`` hands the command over (:func:`delegate`): argv, working
   folder, environment and the three standard streams (as file descriptors). The server forks;
@@ -58,11 +58,12 @@ def _import_heavy() -> None:
     # the classes the stages use: transformers' lazy modules load on attribute access
     from transformers import (AutoModel, AutoModelForCausalLM, AutoTokenizer,  # noqa: F401
                               GPT2LMHeadModel, PreTrainedTokenizerFast)
-    # WordNet's index (METEOR's synonyms): ~6 s to read, once per score stage otherwise
+    # WordNet's index (METEOR's synonyms): ~2 s to read (pipeline/infra/wordnet.py), once per
+    # score stage otherwise
     try:
-        from nltk.corpus import wordnet
+        from pipeline.infra.wordnet import english_wordnet
 
-        wordnet.ensure_loaded()
+        english_wordnet()
     except (ImportError, LookupError):   # not installed: the score stage reports it itself
         pass
 
