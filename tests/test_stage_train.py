@@ -30,7 +30,6 @@ from stages._args import build
 STOPWORDS = Path(__file__).resolve().parents[1] / "data" / "reference" / "stopwords.txt"
 
 
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, sample_bib) -> Path:
     """Splits (train 2017-2019, dev 2020, test 2021), tokenizer, and features for 2015-2020
