@@ -39,6 +39,15 @@ def sample_bib() -> Path:
     return SAMPLE_BIB
 
 
+def stage_help(capsys, main, *args: str) -> str:
+    """What ``python -m stages.<name> *args --help`` prints (the stage's ``main``, in process):
+    argparse's help, then exit status 0."""
+    with pytest.raises(SystemExit) as exit_:
+        main([*args, "--help"])
+    assert exit_.value.code == 0
+    return capsys.readouterr().out
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # In CI (CI=true) a skip not on tests/ci_skips.py's allow-list fails the run.
     config.pluginmanager.register(CiSkips(), "futurelm-ci-skips")

@@ -20,7 +20,7 @@ from pipeline.infra.identity import tokenizer_identity
 from pipeline.infra.io import parquet_metadata, read_json, read_parquet, write_parquet
 from pipeline.features.tokenizer import load_tokenizer, train_scratch_tokenizer
 from stages import score
-from tests.test_stage_train import stage_help
+from tests.conftest import stage_help
 
 REPO = Path(__file__).resolve().parents[1]
 STOPWORDS = REPO / "data" / "reference" / "stopwords.txt"

@@ -26,6 +26,7 @@ from pipeline.training.run import TrainInputs, prepare_run
 from stages import score as score_stage
 from stages import train as stage
 from stages._args import build
+from tests.conftest import stage_help
 
 STOPWORDS = Path(__file__).resolve().parents[1] / "data" / "reference" / "stopwords.txt"
 
@@ -103,15 +104,6 @@ def test_help_explains_every_option(capsys) -> None:
     for option in ("--alpha", "--lstm-hidden", "--context-input"):
         assert option in context2_help and option not in parser_help
     assert "variants.context2.*" in context2_help
-
-
-def stage_help(capsys, main, *args: str) -> str:
-    """What ``python -m stages.<name> *args --help`` prints (the stage's ``main``, in process):
-    argparse's help, then exit status 0."""
-    with pytest.raises(SystemExit) as exit_:
-        main([*args, "--help"])
-    assert exit_.value.code == 0
-    return capsys.readouterr().out
 
 
 def test_context2_trains_and_writes_a_loadable_model(project, tmp_path) -> None:
