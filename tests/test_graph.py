@@ -507,6 +507,11 @@ def test_adapted_base_has_a_trunk_cache_and_one_final_cache_per_seed() -> None:
     ({"train": {"base": "frozen", "cache": True}}, "lm.base is scratch"),
     ({"train": {"max_length": 96}, "score": {"max_new_tokens": 96}},
      "score.max_new_tokens 96 does not fit the models' context length train.max_length 96"),
+    ({"score": {"n_generate": 0}}, r"score's decoding settings are refused: n \(abstracts to "
+                                   r"generate\) must be >= 1, got 0"),
+    ({"forecast": {"n_generate": 0}}, "forecast's decoding settings are refused"),
+    ({"score": {"min_new_tokens": 9, "max_new_tokens": 8}}, "min_new_tokens"),
+    ({"score": {"top_p": 0}}, "decoding settings are refused"),
     ({"train": {"base": "frozen"}, "lm": {"base": "gpt2"}}, "needs train.cache: true"),
     ({"train": {"base": "frozen", "cache": True}, "lm": {"base": "gpt2"},
       "experiment": {"variants": ["baseline", "baseline-2"]}}, "baseline-2 fine-tune the LM"),

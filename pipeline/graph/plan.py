@@ -23,18 +23,26 @@ from pipeline.corpus.periods import in_time_order, ordinal, param_label, shift, 
 from pipeline.corpus.splits import SplitPeriods
 from pipeline.features.windows import bucket_periods, history_periods
 from pipeline.graph.defaults import missing_key
+from pipeline.infra.config import GenerationSettings
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import UNADAPTED, lookup
 from pipeline.models.variant import setting_fields
 
+# GenerationSettings' checked fields and the score.* keys that set them (forecast.n_generate
+# replaces n for the forecast's generations).
+DECODING = {"n": "n_generate", "max_new_tokens": "max_new_tokens",
+            "min_new_tokens": "min_new_tokens", "num_beams": "num_beams", "top_k": "top_k",
+            "top_p": "top_p"}
+
 # The params that decide the graph's shape, and those the plan cross-checks before any stage runs
-# (lm.base with train.base; generation length with the context length); the `graph` stage
-# declares them.
+# (lm.base with train.base; the decoding settings of score and forecast, and the generation
+# length with the context length); the `graph` stage declares them.
 STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cache",
              "score.periods", "forecast.period", "forecast.backtest_periods", "semantic_change.first",
              "semantic_change.last", "semantic_change.targets", "semantic_benchmark.semeval",
-             "lm.base", "train.max_length", "score.max_new_tokens"]
+             "lm.base", "train.max_length", *(f"score.{key}" for key in DECODING.values()),
+             "forecast.n_generate"]
 
 
 def get(params: Mapping[str, Any], dotted: str) -> Any:
@@ -113,6 +121,8 @@ class Plan:
         self.lm_base = str(get(params, "lm.base"))
         self.context_length = int(get(params, "train.max_length"))
         self.max_new_tokens = int(get(params, "score.max_new_tokens"))
+        self.decoding = {field: get(params, f"score.{key}") for field, key in DECODING.items()}
+        self.forecast_generate = get(params, "forecast.n_generate")
         forecast = get(params, "forecast.period")
         # null: the period after the latest one the run knows the text of (test, score.periods)
         self.forecast_period = (shift(in_time_order([self.test, *self.score_periods])[-1], 1)
@@ -190,6 +200,14 @@ class Plan:
         if self.adapted and self.adapt_layers < 1:
             raise bad(f"train.adapt_layers must be >= 1, got {self.adapt_layers}",
                       "train.adapt_layers", "the number of top blocks the Baseline fine-tunes")
+        for section, n in (("score", self.decoding["n"]), ("forecast", self.forecast_generate)):
+            try:   # the score and forecast stages would refuse them only when they run
+                GenerationSettings(**{**self.decoding, "n": n})
+            except (TypeError, ValueError) as err:
+                key = f"{section}.n_generate" if n is not None and n < 1 else "score"
+                raise bad(f"{section}'s decoding settings are refused: {err}", key,
+                          "n_generate >= 1, 1 <= min_new_tokens <= max_new_tokens, num_beams "
+                          ">= 1, top_k >= 1, 0 < top_p <= 1") from None
         if self.max_new_tokens + 1 > self.context_length:   # the start token + the new ones
             raise bad(f"score.max_new_tokens {self.max_new_tokens} does not fit the models' "
                       f"context length train.max_length {self.context_length} (the start token "
