@@ -204,7 +204,7 @@ class Plan:
             try:   # the score and forecast stages would refuse them only when they run
                 GenerationSettings(**{**self.decoding, "n": n})
             except (TypeError, ValueError) as err:
-                key = f"{section}.n_generate" if n is not None and n < 1 else "score"
+                key = f"{section}.n_generate" if isinstance(n, int) and n < 1 else "score"
                 raise bad(f"{section}'s decoding settings are refused: {err}", key,
                           "n_generate >= 1, 1 <= min_new_tokens <= max_new_tokens, num_beams "
                           ">= 1, top_k >= 1, 0 < top_p <= 1") from None
