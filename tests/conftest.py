@@ -5,6 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# Two xdist workers share two cores, and every torch stage they start runs two OpenMP threads
+# (pipeline/infra/numerics.THREADS): four threads on two cores. libgomp's idle threads spin
+# (~300,000 iterations) between the tiny models' small ops, so each spinning thread took a core
+# from the other worker: two tiny trainings side by side took 4.5x their time alone, 1.3x with
+# passive waiting (benchmarks/results/test_suite.md). The wait policy changes no result (the same
+# work split, the same bytes); set before torch loads libgomp, inherited by every subprocess.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 # Before anything imports torch: the same CPU kernels as every stage (pipeline/infra/numerics.py).
 from pipeline.infra.numerics import configure_torch, pin_kernels
 
