@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import io
 import os
 import re
 import shlex
@@ -110,8 +111,22 @@ def write_params(proj: Path, params: Mapping[str, Any], graph: bool = False) -> 
         write_graph(proj)
 
 
-def write_graph(proj: Path) -> None:
-    """Regenerate ``proj/dvc.yaml`` from ``proj/params.yaml`` with the project's generator."""
+def write_graph(proj: Path, same_code: bool = False) -> None:
+    """Regenerate ``proj/dvc.yaml`` from ``proj/params.yaml`` with the project's generator
+    (``python -m stages.graph`` there: the project's own registry and code, even edited).
+
+    ``same_code=True``: the project's ``stages`` and ``pipeline`` are this checkout's, unedited,
+    so this checkout's generator, in this process, writes the same file (~1.5 s less: no
+    interpreter start, and the source files' parses are cached per process)."""
+    if same_code:
+        from stages.graph import main
+
+        try:
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                main(["--params", str(proj / "params.yaml"), "--out", str(proj / "dvc.yaml")])
+        except SystemExit:
+            raise RuntimeError(f"stages.graph failed for {proj}:\n{err.getvalue()}") from None
+        return
     proc = subprocess.run([sys.executable, "-m", "stages.graph"], cwd=proj, env=dvc_env(),
                           capture_output=True, text=True)
     if proc.returncode != 0:
@@ -162,7 +177,8 @@ def make_project(tmp_path: Path, params: Mapping[str, Any] | None = None,
             shutil.copytree(src, dst, ignore=_IGNORE)
         else:
             shutil.copy2(src, dst)
-    write_params(proj, params or {}, graph=True)
+    write_params(proj, params or {})
+    write_graph(proj, same_code=True)   # the code was just copied from this checkout
     if stages is not None:
         keep_stages(proj, stages)
 

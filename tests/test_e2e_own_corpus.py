@@ -37,7 +37,7 @@ import pandas as pd
 import pytest
 
 from pipeline.corpus.periods import ordinal
-from tests.dvc_project import git, make_project, run_dvc, stages_run, write_graph
+from tests.dvc_project import git, make_project, run_dvc, stages_run
 
 pytestmark = pytest.mark.slow
 
@@ -135,13 +135,13 @@ def good_rows() -> list[dict]:
 
 
 def build(tmp_path: Path, params: dict, corpus: Path = FIXTURE) -> Path:
-    """A committed tmp DVC project with ``params`` and ``corpus`` at SOURCE; `make graph` run."""
+    """A committed tmp DVC project with ``params`` and ``corpus`` at SOURCE; `make graph` run
+    (by make_project: the graph does not read the data)."""
     proj = make_project(tmp_path, {**TINY_MODEL, **params})
     (proj / SOURCE).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(corpus, proj / SOURCE)
     if params.get("semantic_change", {}).get("targets"):
         (proj / params["semantic_change"]["targets"]).write_text(TARGETS)
-    write_graph(proj)   # `make graph` (make_project already did; the graph does not read data)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "own corpus")
     return proj

@@ -517,6 +517,8 @@ def test_adapted_base_has_a_trunk_cache_and_one_final_cache_per_seed() -> None:
       "experiment": {"variants": ["baseline", "baseline-2"]}}, "baseline-2 fine-tune the LM"),
     ({"train": {"base": "shared", "cache": "yes"}}, "train.cache must be true or false"),
     ({"train": {"base": "shared"}, "experiment": {"variants": ["frequency"]}}, "baseline"),
+    ({"experiment": {"variants": ["frequency", "frequency-static"]}},   # the report needs it
+     "report compares every variant with the Baseline, but `baseline` is not among"),
     ({"train": {"base": "sometimes"}}, "joint, shared, frozen or adapted"),
     ({"train": {"base": "adapted", "cache": True}}, "train.base: adapted starts from a pretrained"),
     ({"train": {"base": "adapted"}, "lm": {"base": "gpt2"}}, "adapted needs train.cache: true"),

@@ -229,10 +229,12 @@ class Plan:
             raise bad("train.cache: true caches a frozen LM (train.base: shared or frozen), but "
                       "train.base is joint", "train.cache",
                       "set train.base: shared or frozen, or train.cache: false")
-        if self.base != "joint" and "baseline" not in self.variants:
-            raise bad(f"train.base: {self.base} builds every temporal variant on the Baseline's "
-                      "LM, but `baseline` is not among experiment.variants", "train.base",
-                      "add baseline to experiment.variants, or use train.base: joint")
+        if "baseline" not in self.variants:   # the report stage would fail after all training
+            shared = (f" and train.base: {self.base} builds every temporal variant on its LM"
+                      if self.base != "joint" else "")
+            raise bad(f"the report compares every variant with the Baseline{shared}, but "
+                      "`baseline` is not among experiment.variants", "experiment.variants",
+                      "add baseline to experiment.variants")
         needs_targets = [v for v in self.variants if lookup(v).targets_from_baseline]
         if needs_targets and "baseline" not in self.variants:
             raise bad(f"{', '.join(needs_targets)} read their target vectors from the Baseline "
