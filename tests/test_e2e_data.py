@@ -23,7 +23,8 @@ PARAMS = {"split": {"train_first": 2017, "train_last": 2018, "dev": 2019, "test"
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     proj = make_project(tmp_path_factory.mktemp("e2e_data"), params=PARAMS)
-    run_dvc(proj, "repro", "split")
+    # forked from the warm interpreter (as `make repro`); the reruns below are plain `dvc repro`
+    run_dvc(proj, "repro", "split", preload=True)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "repro data stages")
     return proj

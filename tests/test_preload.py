@@ -13,6 +13,7 @@ import pytest
 
 from pipeline.infra.preload import CHILD_ENV, SOCKET_ENV
 from test_stage_train import argv, project  # noqa: F401  (module fixture)
+from tests.dvc_project import dvc_env, warm_server
 
 pytestmark = pytest.mark.slow   # each test starts the warm server (torch + transformers) and stage processes
 
@@ -21,9 +22,20 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def preloaded(*command: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``command`` under ``python -m stages._preload run --``."""
+    """``command`` under ``python -m stages._preload run --`` (a server of its own)."""
     return subprocess.run([sys.executable, "-m", "stages._preload", "run", "--", *command],
                           cwd=REPO, capture_output=True, text=True, env=env)
+
+
+def served(*command: str) -> subprocess.CompletedProcess:
+    """``command`` with ``FUTURELM_PRELOAD`` naming this test process's shared server
+    (tests/dvc_project.warm_server, the one the end-to-end repros use): what ``run`` does once its
+    server is up, without another ~8 s of imports per call. The ``run`` wrapper itself (its
+    server's start, exit status, clean-up, refusal of another environment) is tested below."""
+    env = dvc_env()
+    _, socket = warm_server(env)
+    return subprocess.run(list(command), cwd=REPO, capture_output=True, text=True,
+                          env={**env, SOCKET_ENV: socket})
 
 
 def plain(*command: str) -> subprocess.CompletedProcess:
@@ -39,7 +51,7 @@ def digest(folder: Path) -> dict[str, str]:
 def test_a_preloaded_training_writes_the_same_bytes(project, tmp_path):  # noqa: F811
     """A torch stage forked from the server trains the same model, to the byte, as a fresh one."""
     runs = {}
-    for how, runner in (("plain", plain), ("preloaded", preloaded)):
+    for how, runner in (("plain", plain), ("preloaded", served)):
         out = tmp_path / how / "frequency-s0"
         proc = runner(sys.executable, "-m", "stages.train",
                       *argv(project, "frequency", out, threads=2))
@@ -54,10 +66,10 @@ def test_the_stage_runs_in_the_server_with_its_status_and_messages(tmp_path):
     that it ran in a forked server child (stages/_preload.py), not in the command's process."""
     command = [sys.executable, "-m", "stages.parse", "--raw", str(tmp_path / "missing.bib"),
                "--papers", str(tmp_path / "p.parquet"), "--rejects", str(tmp_path / "r.parquet")]
-    alone, served = plain(*command), preloaded(*command)
-    assert alone.returncode == served.returncode == 2
-    assert "missing.bib" in alone.stderr and alone.stderr in served.stderr
-    debug = preloaded(*command, "--debug")
+    alone, forked = plain(*command), served(*command)
+    assert alone.returncode == forked.returncode == 2
+    assert "missing.bib" in alone.stderr and alone.stderr in forked.stderr
+    debug = served(*command, "--debug")
     assert debug.returncode == 1 and "_become_stage" in debug.stderr
     assert "_become_stage" not in plain(*command, "--debug").stderr
 
@@ -65,7 +77,7 @@ def test_the_stage_runs_in_the_server_with_its_status_and_messages(tmp_path):
 def test_a_preloaded_parse_writes_the_same_table(tmp_path):
     """A stage with worker processes of its own (parse --workers 2) inside the forked child."""
     outputs = {}
-    for how, runner in (("plain", plain), ("preloaded", preloaded)):
+    for how, runner in (("plain", plain), ("preloaded", served)):
         folder = tmp_path / how
         proc = runner(sys.executable, "-m", "stages.parse", "--raw",
                       str(FIXTURES / "real_entries.bib"), "--papers", str(folder / "papers.parquet"),
