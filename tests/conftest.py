@@ -72,9 +72,8 @@ MODULE_SECONDS: dict[str, float] = {
     # seconds per module in a `make test` run of the working tree (2026-11-28 10:30, commit
     # 3326eb8, idle 2-core Zen 3, `--durations=0`: benchmarks/results/test_suite.md); modules
     # under 15 s unlisted
-    "test_e2e_own_corpus.py": 137,
+    "test_e2e_own_corpus.py": 175,   # + the rerun checks of the former test_e2e_graph.py
     "test_e2e_permuted_dates.py": 121,
-    "test_e2e_graph.py": 117,
     "test_preload.py": 75,
     "test_e2e_data.py": 72,
     "test_numerics.py": 72,

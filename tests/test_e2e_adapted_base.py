@@ -6,7 +6,7 @@ equal those of the models run in full, to every printed digit.
 
 The "pretrained" LM is a tiny random Llama (SmolLM2's architecture) saved with a tokenizer in a
 local folder (what `lm.base` resolves offline, pipeline/models/hub.py); the corpus is
-test_e2e_graph's tiny export.
+the tiny export of tests/tiny_project.py.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pipeline.features.tokenizer import train_scratch_tokenizer
 from pipeline.infra.io import read_json
 from tests.dvc_project import deep_merge, git, make_project, run_dvc, stages_run
 from tests.test_e2e_frozen_base import assert_scores_without_cache_agree
-from tests.test_e2e_graph import RUNTIME, TINY, tiny_export
+from tests.tiny_project import RUNTIME, TINY, tiny_export
 
 pytestmark = pytest.mark.slow
 

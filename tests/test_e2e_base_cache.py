@@ -2,8 +2,9 @@
 runs base_cache-s0 after the Baseline and trains Frequency from it; switching the cache off reruns
 only Frequency's train stage (uncached), which reaches the same model (issue 20 §1).
 
-A throw-away copy of the project (tests/dvc_project.py) at test_e2e_graph's tiny settings; only
-the stages up to train-frequency-s0 run (no encoder, scoring or reports)."""
+A throw-away copy of the project (tests/dvc_project.py) at the tiny settings of
+tests/tiny_project.py; only the stages up to train-frequency-s0 run (no encoder, scoring or
+reports)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from safetensors.torch import load_file
 
 from pipeline.infra.io import read_json
 from tests.dvc_project import deep_merge, git, make_project, run_dvc, stages_run, write_params
-from tests.test_e2e_graph import RUNTIME, TINY, tiny_export
+from tests.tiny_project import RUNTIME, TINY, tiny_export
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,8 @@ scored models' view (`--cache` dropped by hand), scoring gives the same numbers:
 changes no printed digit.
 
 The "pretrained" LM is a tiny random GPT-2 saved with a tokenizer in a local folder (what
-`lm.base` resolves offline, pipeline/models/hub.py); the corpus is test_e2e_graph's tiny export.
+`lm.base` resolves offline, pipeline/models/hub.py); the corpus is the tiny export of
+tests/tiny_project.py.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pipeline.corpus.anthology import parse_file
 from pipeline.features.tokenizer import train_scratch_tokenizer
 from pipeline.infra.io import read_json
 from tests.dvc_project import deep_merge, git, make_project, run_dvc, run_stage, stages_run
-from tests.test_e2e_graph import RUNTIME, TINY, tiny_export
+from tests.tiny_project import RUNTIME, TINY, tiny_export
 
 pytestmark = pytest.mark.slow
 

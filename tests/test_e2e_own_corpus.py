@@ -15,7 +15,10 @@ built by scripts/make_changelog_corpus.py, provenance in tests/fixtures/SOURCE.m
   name the half-years, and the continuous model's PPL is labelled in the report. Issue 19's
   acceptance on this corpus: a Temporal-Attention row in Table 3, and a user's targets file with
   a graded ``truth`` column gets the semantic-change report with every method's Spearman and
-  Pearson against it.
+  Pearson against it. And DVC reruns exactly what a change affects (issue 8 §2; this is the
+  whole generated graph at tiny settings): a second `dvc repro` runs nothing, runtime settings
+  (runtime.yaml, FUTURELM_* variables) rerun nothing, and changing `embeddings.layer` reruns
+  only the embeddings and what reads them (which stages ran is read from DVC's own log).
 * **Quarters.** The same corpus at quarters has no empty quarter, but a thin one: the Debian 10
   freeze leaves 2019Q2 with 6 entries. The run passes the split stage (the point where an empty
   period would stop it, before any training) with a warning naming 2019Q2, and trains the
@@ -37,7 +40,8 @@ import pandas as pd
 import pytest
 
 from pipeline.corpus.periods import ordinal
-from tests.dvc_project import git, make_project, run_dvc, stages_run
+from tests.dvc_project import (git, make_project, run_dvc, stages_run,
+                                stages_that_would_run, write_params)
 
 pytestmark = pytest.mark.slow
 
@@ -303,10 +307,25 @@ def check_a_second_repro_runs_nothing(half: Half) -> None:
     assert stages_run(run_dvc(proj, "repro", env=RUNTIME)) == []
 
 
-def test_half_years_end_to_end(tmp_path: Path) -> None:
-    """One `dvc repro` (~2 min on 2 cores) and every check on its outputs, in one test so that
-    `pytest -n 2` never runs it twice (a module fixture would run once per worker)."""
-    half = run_half_years(tmp_path)
+@pytest.fixture(scope="module")
+def half(tmp_path_factory) -> Half:
+    """The half-year project reproduced once per module (`make test` keeps a module on one
+    worker: --dist loadscope); a test that changes it works on a copy (``own``)."""
+    return run_half_years(tmp_path_factory.mktemp("half"))
+
+
+@pytest.fixture
+def own(half: Half, tmp_path: Path) -> Path:
+    """This test's own copy of the reproduced half-year project (repo, DVC cache, outputs)."""
+    git(half[0], "add", "-A")
+    git(half[0], "commit", "-q", "--allow-empty", "-m", "repro")
+    copy = tmp_path / "proj"
+    shutil.copytree(half[0], copy, symlinks=True)
+    return copy
+
+
+def test_half_years_end_to_end(half: Half) -> None:
+    """One `dvc repro` (~2 min on 2 cores) and every check on its outputs."""
     check_half_year_graph_is_named_by_labels(half)
     check_half_year_features_per_period(half)
     check_every_bad_row_is_rejected_with_its_reason(half)
@@ -314,6 +333,28 @@ def test_half_years_end_to_end(tmp_path: Path) -> None:
     check_scores_forecast_and_report_name_the_half_years(half)
     check_temporal_attention_and_semantic_change_with_truth(half)
     check_a_second_repro_runs_nothing(half)
+
+
+def test_runtime_settings_rerun_nothing(own: Path) -> None:
+    (own / "runtime.yaml").write_text("device: cpu\nworkers: 1\n")
+    assert stages_that_would_run(own) == []
+    other = {**RUNTIME, "FUTURELM_WORKERS": "1", "FUTURELM_THREADS": "1"}
+    assert stages_run(run_dvc(own, "repro", env=other)) == []
+
+
+def test_embeddings_layer_reruns_only_what_reads_embeddings(own: Path) -> None:
+    """The contextual semantic-change method reads the embeddings of its two groups' periods;
+    the synthetic benchmark encodes with the same layer; nothing else reads them. The two
+    embedding stages are rerun; what DVC then finds changed is what a full `dvc repro` would run
+    next (its status is the check repro makes), without running the semantic-change methods."""
+    periods = ["embeddings@2018H1", "embeddings@2021H1"]
+    write_params(own, {"embeddings": {"layer": -2}})
+    # changed now: only these
+    assert stages_that_would_run(own) == sorted([*periods, "semantic_benchmark"])
+    ran = stages_run(run_dvc(own, "repro", *periods, env=RUNTIME, preload=True))
+    assert ran == periods
+    # their new outputs change only what reads them
+    assert stages_that_would_run(own) == ["semantic_benchmark", "semantic_change"]
 
 
 # -- quarters ---------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import yaml
 
 from tests.dvc_project import (REPO, git, make_project, run_dvc, stages_run,
                                stages_that_would_run, write_params)
-from tests.test_e2e_graph import RUNTIME, tiny_export
+from tests.tiny_project import RUNTIME, tiny_export
 
 pytestmark = pytest.mark.slow
 
