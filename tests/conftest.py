@@ -12,6 +12,11 @@ from pathlib import Path
 # passive waiting (benchmarks/results/test_suite.md). The wait policy changes no result (the same
 # work split, the same bytes); set before torch loads libgomp, inherited by every subprocess.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# The same for numpy's OpenBLAS, whose idle threads spin too: one thread (OPENBLAS reads
+# OMP_NUM_THREADS; torch's stages still set their recorded two with torch.set_num_threads). One
+# value for every test also gives every test process one warm preload server instead of one per
+# value (tests/dvc_project.warm_server keys them by import-time variables).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 # Before anything imports torch: the same CPU kernels as every stage (pipeline/infra/numerics.py).
 from pipeline.infra.numerics import configure_torch, pin_kernels
