@@ -17,8 +17,9 @@ built by scripts/make_changelog_corpus.py, provenance in tests/fixtures/SOURCE.m
   a graded ``truth`` column gets the semantic-change report with every method's Spearman and
   Pearson against it. And DVC reruns exactly what a change affects (issue 8 §2; this is the
   whole generated graph at tiny settings): a second `dvc repro` runs nothing, runtime settings
-  (runtime.yaml, FUTURELM_* variables) rerun nothing, and changing `embeddings.layer` reruns
-  only the embeddings and what reads them (which stages ran is read from DVC's own log).
+  (runtime.yaml, FUTURELM_* variables) rerun nothing, and changing `embeddings.layer` changes
+  only the embedding stages and, once they reran, exactly what reads them (which stages ran is
+  read from DVC's own log, which are changed from its status).
 * **Quarters.** The same corpus at quarters has no empty quarter, but a thin one: the Debian 10
   freeze leaves 2019Q2 with 6 entries. The run passes the split stage (the point where an empty
   period would stop it, before any training) with a warning naming 2019Q2, and trains the
