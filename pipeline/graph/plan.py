@@ -120,7 +120,6 @@ class Plan:
         self.adapt_layers = int(get(params, "train.adapt_layers"))
         self.lm_base = str(get(params, "lm.base"))
         self.context_length = int(get(params, "train.max_length"))
-        self.max_new_tokens = int(get(params, "score.max_new_tokens"))
         self.decoding = {field: get(params, f"score.{key}") for field, key in DECODING.items()}
         self.forecast_generate = get(params, "forecast.n_generate")
         forecast = get(params, "forecast.period")
@@ -208,8 +207,9 @@ class Plan:
                 raise bad(f"{section}'s decoding settings are refused: {err}", key,
                           "n_generate >= 1, 1 <= min_new_tokens <= max_new_tokens, num_beams "
                           ">= 1, top_k >= 1, 0 < top_p <= 1") from None
-        if self.max_new_tokens + 1 > self.context_length:   # the start token + the new ones
-            raise bad(f"score.max_new_tokens {self.max_new_tokens} does not fit the models' "
+        max_new_tokens = self.decoding["max_new_tokens"]   # GenerationSettings accepted it above
+        if max_new_tokens + 1 > self.context_length:   # the start token + the new ones
+            raise bad(f"score.max_new_tokens {max_new_tokens} does not fit the models' "
                       f"context length train.max_length {self.context_length} (the start token "
                       "comes first)", "score.max_new_tokens",
                       f"set score.max_new_tokens <= {self.context_length - 1}, or raise "
