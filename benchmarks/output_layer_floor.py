@@ -20,7 +20,6 @@ multiplied by the profile's tokens, heads and seeds they give the floor of the w
 from __future__ import annotations
 
 import argparse
-import time
 
 from pipeline.infra.numerics import configure_torch, pin_kernels
 
@@ -28,19 +27,8 @@ pin_kernels()
 
 import torch  # noqa: E402
 
-from benchmarks._results import machine, publish  # noqa: E402
+from benchmarks._results import interleaved_medians, machine, publish  # noqa: E402
 from pipeline.models.nll import token_nll  # noqa: E402
-
-
-def best_ms(step, rounds: int) -> float:
-    """The fastest of ``rounds`` timed calls after one warm-up, in ms."""
-    step()
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return min(times) * 1000
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -67,13 +55,14 @@ def main(argv: list[str] | None = None) -> None:
         with torch.no_grad():
             token_nll(logits + bias, targets)
 
-    times = {"GEMM (shareable)": best_ms(lambda: hidden @ weight.T, args.rounds),
-             "head fwd+bwd (training)": best_ms(head_train, args.rounds),
-             "head fwd (scoring)": best_ms(head_score, args.rounds)}
+    times = interleaved_medians({"GEMM (shareable)": (lambda: hidden @ weight.T,),
+                                 "head fwd+bwd (training)": (head_train,),
+                                 "head fwd (scoring)": (head_score,)},
+                                lambda part: part(), warmup=1, rounds=args.rounds)
     rows = [f"| {name} | {ms:.0f} | {1000 * ms / args.tokens:.3f} |" for name, ms in times.items()]
     text = (f"{machine()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
             f"{args.kernels} kernels; {args.tokens} tokens, d = {args.width}, |V| = {args.vocab}; "
-            f"best of {args.rounds}.\n\n| part | ms per batch | µs per token |\n|---|---:|---:|\n"
+            f"median of {args.rounds}, interleaved.\n\n| part | ms per batch | µs per token |\n|---|---:|---:|\n"
             + "\n".join(rows))
     publish(text, args.out, "\n")
 
