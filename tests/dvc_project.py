@@ -218,7 +218,7 @@ def run_dvc(proj: Path, *args: str, check: bool = True,
         return _run([*cmd, *args], proj, check=check, env=env)
     fast_dvc = [sys.executable, str(REPO / "scripts" / "fast_dvc.py")]
     if preload != "own":
-        return _run_warm([*fast_dvc, *args], proj, check=check, env=env)
+        return run_warm([*fast_dvc, *args], proj, check=check, env=env)
     proc = _run([sys.executable, "-m", "stages._preload", "run", "--", *fast_dvc, *args], proj,
                 check=check, env=env)
     if "preload: torch and transformers imported once" not in proc.stderr:
@@ -231,10 +231,10 @@ def run_stage(proj: Path, cmd: str, env: Mapping[str, str] | None = None
     """Run one stage command (``python -m stages.<name> ...``, as a ``dvc.yaml`` ``cmd``) in
     ``proj`` outside DVC, forked from the :func:`warm_server` (as under ``make repro``); raise with
     its output on failure."""
-    return _run_warm(shlex.split(cmd), proj, env=env)
+    return run_warm(shlex.split(cmd), proj, env=env)
 
 
-def _run_warm(args: list[str], proj: Path, check: bool = True,
+def run_warm(args: list[str], proj: Path, check: bool = True,
               env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """:func:`_run` with ``FUTURELM_PRELOAD`` naming the :func:`warm_server` for ``env``; fails
     when the server died meanwhile (its stages would have run in their own processes)."""

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.infra.preload import CHILD_ENV, SOCKET_ENV
 from test_stage_train import argv, project  # noqa: F401  (module fixture)
-from tests.dvc_project import dvc_env, warm_server
+from tests.dvc_project import run_warm
 
 pytestmark = pytest.mark.slow   # each test starts the warm server (torch + transformers) and stage processes
 
@@ -28,14 +28,11 @@ def preloaded(*command: str, env: dict[str, str] | None = None) -> subprocess.Co
 
 
 def served(*command: str) -> subprocess.CompletedProcess:
-    """``command`` with ``FUTURELM_PRELOAD`` naming this test process's shared server
-    (tests/dvc_project.warm_server, the one the end-to-end repros use): what ``run`` does once its
-    server is up, without another ~8 s of imports per call. The ``run`` wrapper itself (its
-    server's start, exit status, clean-up, refusal of another environment) is tested below."""
-    env = dvc_env()
-    _, socket = warm_server(env)
-    return subprocess.run(list(command), cwd=REPO, capture_output=True, text=True,
-                          env={**env, SOCKET_ENV: socket})
+    """``command`` forked from this test process's shared server (tests/dvc_project.run_warm, as
+    the end-to-end repros run): what ``run`` does once its server is up, without another ~8 s of
+    imports per call. The ``run`` wrapper itself (its server's start, exit status, clean-up,
+    refusal of another environment) is tested below."""
+    return run_warm(list(command), REPO, check=False)
 
 
 def plain(*command: str) -> subprocess.CompletedProcess:
