@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> None:
     rows = [f"| {name} | {ms:.0f} | {1000 * ms / args.tokens:.3f} |" for name, ms in times.items()]
     text = (f"{machine()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
             f"{args.kernels} kernels; {args.tokens} tokens, d = {args.width}, |V| = {args.vocab}; "
-            f"median of {args.rounds}, interleaved.\n\n| part | ms per batch | µs per token |\n|---|---:|---:|\n"
+            f"median of {args.rounds}, interleaved.\n\n"
+            "| part | ms per batch | µs per token |\n|---|---:|---:|\n"
             + "\n".join(rows))
     publish(text, args.out, "\n")
 
