@@ -1,5 +1,13 @@
-"""Every verdict the README quotes is a record of the committed reports/verdicts.json, and every
-record of it is rendered by its report (issue 31 §1: prose quotes records, none is hand-written)."""
+"""Every result the project's prose states is a record of a committed verdicts.json, cited by its
+id, and every record of it is rendered by its report (issue 31 §1: prose quotes records, none is
+hand-written).
+
+- README.md and every docs/*.md cite only records of the default run's reports/verdicts.json;
+- every reports/<name>/README.md cites only records of its own reports/<name>/verdicts.json; a
+  report without one (made before the verdict engine) cites none, starts with the historical
+  note, and its text carries none of the verdict words below (a short list: a floor, not a proof
+  that no result is claimed).
+"""
 
 from __future__ import annotations
 
@@ -7,19 +15,89 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 VERDICTS = json.loads((REPO / "reports" / "verdicts.json").read_text())
 IDS = {r["id"]: r for r in VERDICTS["verdicts"]}
-CITED = re.compile(r"`((?:results|forecast|semantic_benchmark)/[^`]+)`")
 REPORT_FILE = {"results": "results.md", "forecast": "forecast.md",
                "semantic_benchmark": "semantic_benchmark.md"}
+# a record id in a code span: `<report>/<family>/...`, for any report that makes records
+CITED = re.compile(r"`((?:%s)/[^`]+)`" % "|".join(map(re.escape, REPORT_FILE)))
+HISTORICAL_NOTE = ("Historical record: made before the verdict engine; its comparisons are not judged "
+                   "and carry no verdict (see")
+VERDICT_WORDS = re.compile(r"\b(?:better|worse|beats?|helps?)\b|significan|\bp ?[=<≤] ?\d", re.I)
+REPORT_READMES = sorted(p.parent.name for p in (REPO / "reports").glob("*/README.md"))
+HISTORICAL = [name for name in REPORT_READMES if not (REPO / "reports" / name / "verdicts.json").exists()]
+DOCS = sorted(p.name for p in (REPO / "docs").glob("*.md"))
+
+
+def cited(text: str) -> list[str]:
+    """The record ids a Markdown text cites; a code span wrapped across lines reads as one line."""
+    return CITED.findall(re.sub(r"[ \t]*\n[ \t]*(?:> ?)?", " ", text))
+
+
+def _unquoted(text: str) -> str:
+    """The text with a leading block quote's markers and its link syntax removed (one line)."""
+    text = re.sub(r"^> ?", "", text, flags=re.M)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return " ".join(text.split())
 
 
 def test_the_readme_cites_only_records_that_exist() -> None:
-    cited = CITED.findall((REPO / "README.md").read_text().replace("\n  ", " "))
-    assert cited, "the README's results quote no verdict record"
-    missing = [c for c in cited if c not in IDS]
+    found = cited((REPO / "README.md").read_text())
+    assert found, "the README's results quote no verdict record"
+    missing = [c for c in found if c not in IDS]
     assert not missing, missing
+
+
+@pytest.mark.parametrize("name", DOCS)
+def test_every_docs_page_cites_only_records_that_exist(name: str) -> None:
+    missing = [c for c in cited((REPO / "docs" / name).read_text()) if c not in IDS]
+    assert not missing, f"docs/{name} cites records that reports/verdicts.json lacks: {missing}"
+
+
+def test_the_docs_cite_records() -> None:
+    """The check above is not vacuous: at least one page cites a record."""
+    assert any(cited((REPO / "docs" / name).read_text()) for name in DOCS)
+
+
+@pytest.mark.parametrize("name", REPORT_READMES)
+def test_every_report_readme_cites_only_its_own_records(name: str) -> None:
+    folder = REPO / "reports" / name
+    text = (folder / "README.md").read_text()
+    found = cited(text)
+    if (folder / "verdicts.json").exists():
+        own = {r["id"] for r in json.loads((folder / "verdicts.json").read_text())["verdicts"]}
+        missing = [c for c in found if c not in own]
+        assert not missing, f"reports/{name}/README.md cites records its verdicts.json lacks: {missing}"
+    else:
+        assert not found, f"reports/{name} has no verdicts.json, yet its README cites {found}"
+        assert _unquoted(text).startswith(HISTORICAL_NOTE), \
+            f"reports/{name}/README.md has no verdicts.json and does not start with the historical note"
+
+
+def test_historical_readmes_carry_no_verdict_words() -> None:
+    assert HISTORICAL, "no report without a verdicts.json: this check would hold vacuously"
+    found = {name: VERDICT_WORDS.findall((REPO / "reports" / name / "README.md").read_text())
+             for name in HISTORICAL}
+    assert not any(found.values()), found
+
+
+@pytest.mark.parametrize("sentence", [
+    "| Frequency | 248.65 | 1901.70 | 0.1602 | better by 0.04 % (p = 2e-74) |",
+    "With the LM held fixed, the temporal bias helps a little, and consistently.",
+    "No model beats persistence (last year's unigram distribution).",
+    "Frequency-NoLSTM and Frequency do not change test PPL significantly.",
+    "Baseline-2 and Baseline-3 are much worse (PPL 400 and 334).",
+])
+def test_the_verdict_word_scan_finds_what_the_historical_readmes_used_to_say(sentence: str) -> None:
+    assert VERDICT_WORDS.search(sentence)
+
+
+def test_the_scan_passes_plain_measurements() -> None:
+    assert not VERDICT_WORDS.search("| Baseline-all | 248.76 | 1901.03 | 0.1510 |")
+    assert not VERDICT_WORDS.search("A unigram model of the training years scores 1,086.92.")
 
 
 def test_every_record_is_in_its_report() -> None:
