@@ -649,7 +649,7 @@ def test_stale_graph_stops_dvc_repro_before_any_stage(tmp_path: Path) -> None:
     write_graph(proj)
     assert "pipeline/evaluation/meteor.py" in yaml.safe_load((proj / "dvc.yaml").read_text())[
         "stages"]["split"]["deps"]
-    # (pipeline.evaluation.significance imports no other project module: not in split's closure before)
-    split.write_text(split.read_text() + "\nimport pipeline.evaluation.significance  # noqa: E402,F401\n")
+    # (pipeline.evaluation.human_eval imports no other project module: not in split's closure before)
+    split.write_text(split.read_text() + "\nimport pipeline.evaluation.human_eval  # noqa: E402,F401\n")
     proc = run_dvc(proj, "repro", "split", check=False)
     assert proc.returncode != 0 and "changed stages: split" in proc.stdout + proc.stderr

@@ -1,8 +1,9 @@
-"""Report: Table 3 (seed-averaged items, sign and rank-sum tests), staleness, buckets, CLI."""
+"""Report: Table 3 (descriptive: means and stds, no tests), staleness, buckets, CLI."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -13,12 +14,15 @@ from pipeline.corpus.periods import ordinal
 from pipeline.features.frequencies import read_period, write_period
 from pipeline.infra.io import write_json, write_parquet
 from pipeline.models.registry import display_name
-from pipeline.reports.results import (comparable, headline, load_runs, render, seed_mean_items,
+from pipeline.reports.results import (comparable, details_json, headline, load_runs, render,
                                       summarize)
-from pipeline.evaluation.significance import paired_sign_test, rank_sum_test
 from stages import report as cli
 
 KEYS = [f"paper{i}" for i in range(12)]
+# Words and keys of a test or a verdict: outside the verdict sections the report has none.
+INFERENCE = re.compile(r"p-value|p =|sign test|rank-sum|Wilcoxon|signific|\bbetter\b|\bworse\b",
+                       re.IGNORECASE)
+SPLIT_KEYS = {"period", "ppl", "ppl_std", "cm", "cm_std", "cpl", "cpl_std"}
 PERIODS = ("2020", "2021", "2022")
 VOCAB = 40
 
@@ -79,7 +83,7 @@ def frequencies(tmp_path):
     return folder
 
 
-def test_table3_values_and_seed_averaged_p_values(scores):
+def test_table3_describes_means_and_stds_without_tests(scores):
     variants = ["baseline", "frequency", "context2"]
     runs = load_runs(scores, variants, [0, 1])
     summary = summarize(runs, variants, [0, 1], "baseline")
@@ -87,31 +91,31 @@ def test_table3_values_and_seed_averaged_p_values(scores):
     ppls = [runs[("frequency", s)].period_metrics("2021")["ppl"] for s in (0, 1)]
     assert summary["frequency"]["test"]["ppl"] == pytest.approx(np.mean(ppls))
     assert summary["frequency"]["test"]["ppl_std"] == pytest.approx(np.std(ppls, ddof=1))
-    # Frequency beats the baseline on all 12 abstracts, each counted once (not once per seed).
-    assert summary["frequency"]["dev"]["ppl_p"] == pytest.approx(2 / 2 ** 12)
-    assert (summary["frequency"]["dev"]["ppl_better"], summary["frequency"]["dev"]["ppl_worse"]) == (12, 0)
-    # CM: all 5 seed-averaged generated abstracts above all 5 of the baseline: 2 / C(10, 5).
-    assert summary["frequency"]["test"]["cm_p"] == pytest.approx(2 / 252)
-    assert summary["frequency"]["test"]["cm_better"] == 25
-    expected = paired_sign_test(seed_mean_items(runs, "context2", [0, 1], "2021", "cpl").to_numpy(),
-                                seed_mean_items(runs, "baseline", [0, 1], "2021", "cpl").to_numpy(),
-                                higher_is_better=False)
-    assert summary["context2"]["test"]["cpl_p"] == pytest.approx(expected.p_value)
-    assert "ppl_p" not in summary["baseline"]["dev"]
+    cms = [runs[("context2", s)].period_metrics("2020")["cm"] for s in (0, 1)]
+    assert summary["context2"]["dev"]["cm"] == pytest.approx(np.mean(cms))
+    assert summary["context2"]["dev"]["cm_std"] == pytest.approx(np.std(cms, ddof=1))
+    # every variant, the baseline too, has the same keys: numbers, no p-values or counts
+    for v in variants:
+        assert summary[v].keys() == {"seeds", "dev", "test", "periods"}
+        assert summary[v]["dev"].keys() == summary[v]["test"].keys() == SPLIT_KEYS
+    assert summary["frequency"]["dev"]["period"] == "2020"
     header = ("| Model | Dev 2020 PPL | Dev 2020 CM | Dev 2020 CPL | Test 2021 PPL | Test 2021 CM "
               "| Test 2021 CPL |")
-    assert text.count(header) == 1            # metrics; the trained-model p-values: JSON only
+    assert text.count(header) == 1            # one table: no companion table of p-values
     line = next(l for l in text.splitlines() if l.startswith("| Frequency |"))
     assert f"{summary['frequency']['test']['ppl']:.2f} ± " in line
-    assert "no verdict rests on them" in text
+    assert line.count("|") == 8               # model + 6 metric cells
+    assert "The table describes; it tests nothing." in text
+    assert "Verdicts section below" in text
+    assert not INFERENCE.search(text), INFERENCE.search(text)
     assert text.count("frequency abstract") == 2                    # Table 2: 2 examples each
     assert "1. (CM " in text and "### Context²" in text
     assert "## Table 2: generated abstracts for the test year (2021, seed 0)" in text
     assert "each year scored with its own history" in text
 
 
-def test_identical_seeds_give_the_p_value_of_one_seed(tmp_path):
-    """Three copies of the same seed are no new evidence: pooling them shrank p-values."""
+def test_identical_seeds_have_the_means_of_one_seed_and_no_spread(tmp_path):
+    """Three copies of the same seed: the same means as that seed, a standard deviation of 0."""
     root = tmp_path / "scores"
     for seed in (0, 1, 2):
         write_scores(root, "baseline", seed, 0.0, 0.0, rng_seed=0)
@@ -122,26 +126,13 @@ def test_identical_seeds_give_the_p_value_of_one_seed(tmp_path):
                       ["baseline", "frequency"], [0, 1, 2], "baseline")
     for split in ("dev", "test"):
         for metric in ("ppl", "cpl", "cm"):
-            assert three["frequency"][split][f"{metric}_p"] == one["frequency"][split][f"{metric}_p"]
-    assert three["frequency"]["dev"]["ppl_p"] < 1.0
-
-
-def test_cm_does_not_pair_generated_abstracts(tmp_path):
-    """The same CM values in another order are the same sample: p = 1 (a sign test gives 0.375)."""
-    root = tmp_path / "scores"
-    write_scores(root, "baseline", 0, 0.0, 0.0)
-    write_scores(root, "frequency", 0, 0.0, 0.0)
-    gens = pd.read_parquet(root / "baseline-s0" / "generations_2021.parquet")
-    gens["cm"] = [0.1, 0.2, 0.3, 0.4, 0.5]
-    shuffled = gens.assign(cm=np.roll(gens["cm"].to_numpy(), 1))       # worse on 4 of 5 pairs
-    write_parquet(gens, root / "baseline-s0" / "generations_2021.parquet")
-    write_parquet(shuffled, root / "frequency-s0" / "generations_2021.parquet")
-    summary = summarize(load_runs(root, ["baseline", "frequency"], [0]),
-                        ["baseline", "frequency"], [0], "baseline")
-    assert summary["frequency"]["test"]["cm_p"] == pytest.approx(1.0)
-    assert paired_sign_test(shuffled["cm"].to_numpy(), gens["cm"].to_numpy(),
-                            True).p_value == pytest.approx(0.375)
-    assert rank_sum_test(shuffled["cm"].to_numpy(), gens["cm"].to_numpy(), True).p_value == 1.0
+            assert three["frequency"][split][metric] == pytest.approx(one["frequency"][split][metric])
+            assert one["frequency"][split][f"{metric}_std"] is None
+            assert three["frequency"][split][f"{metric}_std"] == pytest.approx(0.0, abs=1e-9)
+    assert three["frequency"]["seeds"] == [0, 1, 2]
+    assert list(three["frequency"]["periods"]) == list(one["frequency"]["periods"])
+    for period, means in one["frequency"]["periods"].items():
+        assert three["frequency"]["periods"][period] == pytest.approx(means)
 
 
 def test_single_seed_has_no_std(scores):
@@ -196,8 +187,17 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     assert every["baseline"] == "baseline"
     freq = every["variants"]["frequency"]
     assert numbers["test"]["ppl"] == round(freq["test"]["ppl"], 2)   # as Table 3 prints it
-    assert freq["seeds"] == [0, 1] and 0 < freq["test"]["ppl_p"] < 1e-3
-    assert freq["test"]["ppl_log10_p"] == pytest.approx(np.log10(freq["test"]["ppl_p"]))
+    assert freq["seeds"] == [0, 1]
+    # results.json's numbers describe: no test outside the verdict records
+    for entry in every["variants"].values():
+        assert entry["dev"].keys() == entry["test"].keys() == SPLIT_KEYS
+    assert not INFERENCE.search(json.dumps(every["variants"]))
+    assert every.keys() == {"baseline", "variants", "verdicts"}
+    assert {r["family"] for r in every["verdicts"]} >= {"variant"}
+    # results.md: the only p-values and verdict words are the verdict sections'
+    assert text.index("## Table 3") < text.index("## Verdicts")
+    before, _ = text.split("## Verdicts", 1)
+    assert not INFERENCE.search(before), INFERENCE.search(before)
     assert list(freq["periods"]) == ["2020", "2021", "2022"] and freq["test"]["period"] == "2021"
     frame = pd.read_csv(plots)
     assert frame["variant"].tolist() == ["Baseline-all", "Frequency", "Context²"]
@@ -331,24 +331,18 @@ def test_staleness_in_time_order_across_year_boundaries():
     assert slope(np.array(["2020-09", "2020-10"]), np.array([1.0, 4.0])) == pytest.approx(3.0)
 
 
-def test_p_values_too_small_for_a_double_are_not_printed_as_zero():
-    from pipeline.reports.results import _p
-    assert _p(0.0) == "< 1e-300" and _p(2.5e-78) == "2.50e-78" and _p(0.0123) == "0.012"
-    assert _p(None) == "—"
-
-
-def test_underflowed_p_values_are_null_in_json_with_their_log10():
-    from pipeline.evaluation.significance import sign_test_counts, sign_test_log10_p
-    from pipeline.reports.results import details_json
-    test = sign_test_counts(0, 5000)
-    assert test.p_value == 0.0                                    # below a double
-    log10 = sign_test_log10_p(0, 5000)
-    assert log10 == pytest.approx(-5000 * np.log10(2) + np.log10(2))
-    assert sign_test_log10_p(9, 1) == pytest.approx(np.log10(sign_test_counts(9, 1).p_value))
-    summary = {"frequency": {"seeds": [0], "dev": {"ppl": 1.0, "ppl_p": 0.0, "ppl_log10_p": log10,
-                                                    "cm_p": 0.5, "cm_log10_p": np.log10(0.5)}}}
-    dev = details_json(summary, "baseline")["variants"]["frequency"]["dev"]
-    assert dev["ppl_p"] is None and dev["ppl_log10_p"] == log10 and dev["cm_p"] == 0.5
+def test_details_json_holds_the_summary_json_safe():
+    summary = {"baseline": {"seeds": [0], "dev": {"period": "2020", "ppl": 10.0, "ppl_std": None,
+                                                  "cm": float("nan"), "cm_std": None},
+                            "periods": {"2020": {"ppl": 10.0, "cpl": float("inf")}}}}
+    out = details_json(summary, "baseline")
+    assert out == {"baseline": "baseline",
+                   "variants": {"baseline": {"seeds": [0],
+                                             "dev": {"period": "2020", "ppl": 10.0, "ppl_std": None,
+                                                     "cm": None, "cm_std": None},
+                                             "periods": {"2020": {"ppl": 10.0, "cpl": None}}}}}
+    json.dumps(out, allow_nan=False)                       # valid JSON
+    assert summary["baseline"]["dev"]["cm"] != summary["baseline"]["dev"]["cm"]   # input unchanged
 
 
 @pytest.mark.slow

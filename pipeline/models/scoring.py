@@ -14,8 +14,8 @@ The sums become perplexities in :func:`pipeline.models.perplexity.perplexities`.
 and the dev perplexity of training's early stopping (:func:`pipeline.training.loop.evaluate`), so
 it lives below both, with the model: one computation (:mod:`pipeline.models.nll`) on the same
 tokens. Per-abstract sums are returned (not only the corpus value) so that models can be compared
-abstract by abstract with the paired sign test (:mod:`pipeline.evaluation.significance`), and
-optionally a per-position table for metrics by token frequency.
+abstract by abstract (the verdicts resample abstracts, paired across models), and optionally a
+per-position table for metrics by token frequency.
 """
 
 from __future__ import annotations

@@ -9,18 +9,17 @@ are listed in time order (by ordinal, :mod:`pipeline.corpus.periods`), never alp
 the text names them with the run's period noun (:data:`pipeline.corpus.periods.NOUN`: "test
 year 2021", "test half-year 2021H1"). Output pieces, all deterministic:
 
-- Table 3: Dev and Test x PPL, CM, CPL per variant, mean ± sample std over seeds, with a
-  two-sided test of each variant against the baseline (§4.7, :mod:`pipeline.evaluation.significance`):
-  the exact sign test over abstracts for PPL/CPL, the exact rank-sum test over generated
-  abstracts for CM; each item's score is averaged over seeds first (:func:`seed_mean_items`);
+- Table 3: Dev and Test x PPL, CM, CPL per variant, mean ± sample std over seeds. It describes,
+  it tests nothing: which differences are real is said only by the verdict sections
+  (:mod:`pipeline.reports.model_verdicts`, passed to :func:`render` as ``sections``);
 - the unigram reference: PPL of the training periods' add-one unigram model on the same tokens
   (:mod:`pipeline.evaluation.unigram`), so readers see how far above a context-free model each one is;
 - staleness: PPL and CPL of every scored period (:mod:`pipeline.evaluation.staleness`);
 - frequency buckets: NLL by history frequency, emerging tokens, recall@10 (:mod:`pipeline.evaluation.buckets`);
 - Table 2: the first generated abstracts of each variant for the test period;
 - per variant, the headline DVC metrics (:func:`headline`: dev/test PPL, CPL, CM) and the full
-  numbers beside them (:func:`details_json`: stds, p-values, better/worse counts, seeds, every
-  scored period); one flat row per variant and one sortable bucket label (DVC plots).
+  numbers beside them (:func:`details_json`: means, stds, seeds, every scored period); one flat
+  row per variant and one sortable bucket label (DVC plots).
 """
 
 from __future__ import annotations
@@ -42,13 +41,12 @@ from pipeline.infra.io import read_json, read_parquet
 from pipeline.infra.runs import run_name
 from pipeline.models.perplexity import Perplexity
 from pipeline.models.registry import display_name, lookup
-from pipeline.evaluation.significance import (RankSumTest, SignTest, paired_sign_test, rank_sum_test,
-                                              sign_test_log10_p)
 from pipeline.evaluation.unigram import summed_counts, unigram_perplexity
 
 SPLITS = ("dev", "test")
 METRICS = ("ppl", "cm", "cpl")                      # Table 3 column order
-HIGHER_IS_BETTER = {"ppl": False, "cm": True, "cpl": False}
+
+
 @dataclass(frozen=True)
 class Run:
     """The scores of one trained model (one variant, one seed) for every scored period."""
@@ -69,20 +67,6 @@ class Run:
 
     def period_metrics(self, period: str) -> dict:
         return self.metrics["periods"][str(period)]
-
-    def items(self, period: str, metric: str) -> pd.Series:
-        """Per-item scores, indexed by item id: the abstract's key for PPL (NLL per token) and
-        CPL (content NLL per content token; abstracts without content tokens dropped), the
-        generated abstract's index for CM."""
-        if metric == "cm":
-            gen = self.generations[period]
-            return pd.Series(gen["cm"].to_numpy(), index=gen["index"].to_numpy())
-        tok = self.tokens[period]
-        if metric == "ppl":
-            return pd.Series((tok["nll_sum"] / tok["n_tokens"]).to_numpy(), index=tok["key"])
-        keep = tok["n_content"] > 0
-        return pd.Series((tok["content_nll_sum"][keep] / tok["n_content"][keep]).to_numpy(),
-                         index=tok["key"][keep])
 
     def positions(self, period: str) -> pd.DataFrame:
         """Per-position targets, NLLs and top-10 hits of ``period`` (read on demand: it is large)."""
@@ -123,45 +107,12 @@ def load_runs(scores_dir: str | os.PathLike[str], variants: Sequence[str],
     return runs
 
 
-def seed_mean_items(runs: dict[tuple[str, int], Run], variant: str, seeds: Sequence[int],
-                    period: str, metric: str) -> pd.Series:
-    """Each item's score averaged over seeds: one value per abstract (or generated index).
-
-    Seeds re-train the same model on the same data; counting an abstract once per seed would
-    treat k correlated scores as k independent items and shrink p-values (issue 8 §1).
-    """
-    per_seed = [runs[(variant, s)].items(period, metric) for s in seeds]
-    table = pd.concat(per_seed, axis=1, join="inner")
-    if any(len(series) != len(table) for series in per_seed):
-        raise ValueError(f"the seeds of {variant} scored different {metric} items in {period}: "
-                         "were they scored on the same data?")
-    return table.mean(axis=1)
-
-
-def compare(runs: dict[tuple[str, int], Run], variant: str, baseline: str, seeds: Sequence[int],
-            period: str, metric: str) -> SignTest | RankSumTest:
-    """``variant`` vs ``baseline`` on seed-averaged items: sign test (PPL/CPL, paired abstracts)
-    or rank-sum test (CM, two independent samples of generated abstracts)."""
-    model = seed_mean_items(runs, variant, seeds, period, metric)
-    base = seed_mean_items(runs, baseline, seeds, period, metric)
-    if metric == "cm":
-        return rank_sum_test(model.to_numpy(), base.to_numpy(), HIGHER_IS_BETTER[metric])
-    common = model.index.intersection(base.index)
-    if len(common) == 0:
-        raise ValueError(f"{variant} and {baseline} share no {period} items for {metric}: were "
-                         "they scored on the same period?")
-    return paired_sign_test(model.loc[common].to_numpy(), base.loc[common].to_numpy(),
-                            HIGHER_IS_BETTER[metric])
-
-
 def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
               baseline: str) -> dict[str, dict]:
-    """Per variant: {"seeds", split: {"period", metric, metric_std, metric_p, metric_log10_p,
-    metric_better, metric_worse}, "periods": {label: {ppl, cpl, cm}}} (means over seeds; periods
-    in time order).
-
-    ``metric_log10_p`` is log10 of the p-value, computed in log space for the sign tests so it
-    stays finite where the p-value itself underflows to 0.0 (see :func:`details_json`)."""
+    """Per variant: {"seeds", split: {"period", metric, metric_std}, "periods": {label: {ppl,
+    cpl, cm}}} (means over seeds, sample std over seeds or None for one seed; periods in time
+    order). Descriptive only: no test (the verdicts are :mod:`pipeline.reports.model_verdicts`').
+    ``baseline`` must be one of ``variants``: the report's other tables are relative to it."""
     if baseline not in variants:
         raise ValueError(f"baseline {baseline!r} is not among the variants {list(variants)}")
     out: dict[str, dict] = {}
@@ -174,12 +125,6 @@ def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: 
                 values = [float(runs[(v, s)].period_metrics(period)[metric]) for s in seeds]
                 stats[metric] = float(np.mean(values))
                 stats[f"{metric}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else None
-                if v != baseline and comparable(v, metric):
-                    test = compare(runs, v, baseline, seeds, period, metric)
-                    stats[f"{metric}_p"] = test.p_value
-                    stats[f"{metric}_log10_p"] = _log10_p(test)
-                    stats[f"{metric}_better"] = test.better
-                    stats[f"{metric}_worse"] = test.worse
             entry[split] = stats
         entry["periods"] = {
             p: {m: float(np.mean([runs[(v, s)].period_metrics(p)[m] for s in seeds]))
@@ -190,23 +135,17 @@ def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: 
 
 
 def comparable(variant: str, metric: str) -> bool:
-    """Whether ``variant``'s ``metric`` can be tested and ranked against a softmax LM's: PPL and
-    CPL of a continuous model are of its vMF-normalised distribution (registry ``distribution``),
-    another quantity; its CM (generated text) is comparable."""
+    """Whether ``variant``'s ``metric`` is the same quantity as a softmax LM's: PPL and CPL of a
+    continuous model are of its vMF-normalised distribution (registry ``distribution``), another
+    quantity; its CM (generated text) is comparable."""
     return metric == "cm" or lookup(variant).distribution == "softmax"
 
 
 VMF_NOTE = ("† A continuous-output model (paper 004) has no softmax: its PPL and CPL are of the vMF "
             "densities at the vocabulary's target vectors renormalised to sum to 1 "
             "(`pipeline.models.continuous.vmf_log_probs`), not a language model's distribution. "
-            "They are shown for completeness, never tested or ranked against the softmax models; "
-            "compare its next-word accuracy in `reports/longtail.md` instead.")
-
-
-def _log10_p(test: SignTest | RankSumTest) -> float | None:
-    if isinstance(test, SignTest):
-        return sign_test_log10_p(test.better, test.worse)
-    return math.log10(test.p_value) if test.p_value > 0 else None
+            "They are shown for completeness, never compared with the softmax models' in the "
+            "verdicts; compare its next-word accuracy in `reports/longtail.md` instead.")
 
 
 def bucket_frame(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
@@ -269,32 +208,15 @@ def _cell(stats: dict, metric: str, variant: str | None = None) -> str:
     return text
 
 
-# p-values below this are printed "< 1e-300" and stored as null (their log10 is kept).
-P_FLOOR = 1e-300
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if value < P_FLOOR:   # an exact p-value below what a double holds (thousands of items) is 0.0
-        return "< 1e-300"
-    return f"{value:.2e}" if value < 1e-3 else f"{value:.3f}"
-
-
-def table3(summary: dict[str, dict], baseline: str) -> tuple[str, str]:
-    """Markdown Table 3 (metrics) and its companion table of p-values."""
+def table3(summary: dict[str, dict]) -> str:
+    """Markdown Table 3: each variant's dev and test PPL, CM and CPL (:func:`_cell`)."""
     any_v = next(iter(summary.values()))
     heads = [f"{s.capitalize()} {any_v[s]['period']} {m.upper()}" for s in SPLITS for m in METRICS]
     lines = ["| Model | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
-    p_lines = list(lines)
     for v, entry in summary.items():
         lines.append(f"| {display_name(v)} | "
                      + " | ".join(_cell(entry[s], m, v) for s in SPLITS for m in METRICS) + " |")
-        if v != baseline:
-            p_lines.append(f"| {display_name(v)} | "
-                           + " | ".join(_p(entry[s].get(f"{m}_p")) for s in SPLITS for m in METRICS)
-                           + " |")
-    return "\n".join(lines), "\n".join(p_lines)
+    return "\n".join(lines)
 
 
 def examples(runs: dict[tuple[str, int], Run], variants: Sequence[str], seed: int,
@@ -307,17 +229,6 @@ def examples(runs: dict[tuple[str, int], Run], variants: Sequence[str], seed: in
         for row in gen.itertuples():
             parts.append(f"{row.index + 1}. (CM {row.cm:.4f}) {row.text.replace(chr(10), ' ')}\n")
     return "\n".join(parts)
-
-
-def significance_note(baseline: str, seeds: Sequence[int], noun: str = "year") -> str:
-    averaged = (f"each item's score is first averaged over the {len(seeds)} seeds, so an item "
-                "counts once" if len(seeds) > 1 else "one seed")
-    return (f"Two-sided tests against {display_name(baseline)} (p-values). PPL/CPL: exact sign "
-            f"test; the items are the {noun}'s abstracts (per-token NLL of each abstract; for CPL, "
-            "abstracts with content tokens), paired across models, ties dropped. CM: exact "
-            "Wilcoxon-Mann-Whitney rank-sum test (exact permutation distribution with ties at "
-            "mid-ranks); the items are the generated abstracts, two independent samples, since "
-            f"abstract i of two models shares only a random seed. Over seeds: {averaged}.")
 
 
 def bucket_markdown(frame: pd.DataFrame, noun: str = "year") -> str:
@@ -351,13 +262,14 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
     :func:`pipeline.evaluation.staleness.staleness_markdown`) and ``unigram`` (:func:`unigram_reference`)
     add their sections when given; ``figures`` maps a section (``"staleness"``, ``"buckets"``) to
     an image path relative to the report; ``sections``: more Markdown lines, placed after Table 3
-    (the verdicts: :func:`pipeline.reports.model_verdicts.verdict_sections`).
+    (the verdicts: :func:`pipeline.reports.model_verdicts.verdict_sections`). ``baseline`` is
+    not read: Table 3 compares nothing (the verdicts in ``sections`` do).
     """
     first = runs[(variants[0], seeds[0])]
     test_period = first.split_period("test")
     noun = NOUN[kind_of(test_period)]
     figures = figures or {}
-    parts = _table3_section(summary, seeds, baseline, len(first.generations[test_period]), noun)
+    parts = _table3_section(summary, seeds, len(first.generations[test_period]), noun)
     parts += list(sections)
     if unigram:
         parts += _unigram_section(unigram, summary, noun)
@@ -370,11 +282,11 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def _table3_section(summary: dict[str, dict], seeds: Sequence[int], baseline: str,
-                    n_gen: int, noun: str = "year") -> list[str]:
-    """The report's title and Table 3 with its p-values (``n_gen``: abstracts generated per
-    model for the test period; ``noun``: the period kind's name)."""
-    metrics_table, _ = table3(summary, baseline)
+def _table3_section(summary: dict[str, dict], seeds: Sequence[int], n_gen: int,
+                    noun: str = "year") -> list[str]:
+    """The report's title and Table 3 (``n_gen``: abstracts generated per model for the test
+    period; ``noun``: the period kind's name)."""
+    metrics_table = table3(summary)
     std_note = ("mean ± sample standard deviation over seeds " + ", ".join(map(str, seeds))
                 if len(seeds) > 1 else f"one seed ({seeds[0]}): no standard deviation")
     return [
@@ -384,18 +296,17 @@ def _table3_section(summary: dict[str, dict], seeds: Sequence[int], baseline: st
         "",
         "## Table 3: perplexity, content METEOR and content perplexity",
         "",
-        f"PPL and CPL (lower is better) over every dev/test abstract, each {noun} scored with its "
-        f"own history; CM (higher is better) = mean over {n_gen} generated abstracts of the max "
-        f"METEOR against the {noun}'s gold abstracts, on content words. Cells: {std_note}.",
+        f"PPL and CPL (per token; lower: more probability on the real text) over every dev/test "
+        f"abstract, each {noun} scored with its own history; CM (higher: closer to the gold "
+        f"abstracts) = mean over {n_gen} generated abstracts of the max METEOR against the "
+        f"{noun}'s gold abstracts, on content words. Cells: {std_note}.",
         "",
         metrics_table,
         *(["", VMF_NOTE] if any(not comparable(v, "ppl") for v in summary) else []),
         "",
-        "Which differences are real is stated only in the Verdicts section below (a test over "
-        "abstracts and trained runs, adjusted for the number of claims). `reports/results.json` "
-        "also keeps each trained model's exact sign test against the Baseline's model "
-        "(`pipeline/evaluation/significance.py`): those compare two trained models, not two "
-        "variants, so no verdict rests on them.",
+        "The table describes; it tests nothing. Which differences are real is stated only in "
+        "the Verdicts section below (a test over abstracts and trained runs, adjusted for the "
+        "number of claims).",
     ]
 
 
@@ -469,17 +380,10 @@ def _rounded(value: float, metric: str) -> float:
 
 
 def details_json(summary: dict[str, dict], baseline: str) -> dict:
-    """``reports/results.json``: every variant's full :func:`summarize` entry (periods, stds,
-    p-values against ``baseline``, better/worse counts, seeds), JSON-safe. A p-value below
-    :data:`P_FLOOR` (underflowed to 0.0 for thousands of one-sided items) is stored as null, as
-    the report prints it "< 1e-300"; ``<metric>_log10_p`` beside it always holds its log10 (null
-    only for a rank-sum p-value that underflowed)."""
-    def floor(stats: dict) -> dict:
-        return {k: (None if k.endswith("_p") and not k.endswith("_log10_p") and v is not None
-                     and v < P_FLOOR else v) for k, v in stats.items()}
-    variants = {v: {k: (floor(x) if k in SPLITS else x) for k, x in entry.items()}
-                for v, entry in summary.items()}
-    return finite_or_none({"baseline": baseline, "variants": variants})
+    """``reports/results.json``: the ``baseline``'s name and every variant's full
+    :func:`summarize` entry (seeds, dev/test means and stds, every scored period), JSON-safe.
+    Numbers only: the verdicts are added beside them by the report stage."""
+    return finite_or_none({"baseline": baseline, "variants": dict(summary)})
 
 
 def finite_or_none(summary: dict) -> dict:
