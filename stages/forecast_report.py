@@ -50,6 +50,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--train-periods", nargs="*", default=[],
                    help="the training periods (split.train_first..train_last): the only ones the "
                         "stationary baselines' smoothing is fitted on")
+    p.add_argument("--dev-period", default=None,
+                   help="the dev period (split.dev): with the training periods, what the models' "
+                        "training read; a model makes no tested trend claim for a backtest whose "
+                        "previous period it read")
     p.add_argument("--frequencies", required=True,
                    help="per-period frequency folder (observed counts)")
     p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
@@ -90,7 +94,8 @@ def main(argv: list[str] | None = None) -> None:
     figure = os.path.relpath(Path(args.plot).resolve(), Path(args.out).resolve().parent)
     text, metrics, panels = render(forecasts, args.variants, args.seeds, args.period, backtests,
                                    freqs, content, whole, words, args.window, figure=figure,
-                                   train_periods=train, documents=documents)
+                                   train_periods=train, documents=documents,
+                                   dev_period=args.dev_period)
     with atomic_path(args.out) as tmp:
         tmp.write_text(text, encoding="utf-8")
     write_json(metrics, args.json)

@@ -10,9 +10,10 @@ import pytest
 
 from pipeline.stats.collect import collect, verdicts_of
 from pipeline.stats.multiple import holm
-from pipeline.stats.resampling import (FIXED_POINT, bootstrap_p, document_weights,
-                                       per_token_rate, weighted_sums)
-from pipeline.stats.verdict import Claim, judge, sentence
+from pipeline.stats.comparisons import Side, compare_rates
+from pipeline.stats.power import mde_function
+from pipeline.stats.resampling import FIXED_POINT, document_weights, per_token_rate, weighted_sums
+from pipeline.stats.verdict import Claim, claim_of, judge, sentence, table
 
 
 def test_holm_matches_the_step_down_by_hand() -> None:
@@ -41,14 +42,10 @@ def test_per_token_rate_of_unit_weights_is_the_plain_mean() -> None:
     assert per_token_rate(np.ones((1, 2), dtype=np.int64), nll, tokens)[0] == pytest.approx(40 / 15)
 
 
-def test_bootstrap_p_is_two_sided_and_never_zero() -> None:
-    assert bootstrap_p(np.full(999, 1.0)) == pytest.approx(2 / 1000)
-    assert bootstrap_p(np.linspace(-1, 1, 1001)) == pytest.approx(1.0)
-
-
-def _claim(a: str, effect: float, p: float, seeds=(3, 3), family: str = "variant") -> Claim:
+def _claim(a: str, effect: float, p: float, seeds=(3, 3), family: str = "variant",
+           se: float = 0.5) -> Claim:
     return Claim("results", family, a, "B", "PPL", effect, (effect - 1, effect + 1), p, "t",
-                 "abstracts", 100, seeds, scope="2021")
+                 "abstracts", 100, seeds, scope="2021", mde_of=mde_function(se, 4.0))
 
 
 def test_rules_holm_direction_seeds_and_untested() -> None:
@@ -58,9 +55,13 @@ def test_rules_holm_direction_seeds_and_untested() -> None:
     assert got["A"].verdict == "better" and got["A"].p_adjusted == pytest.approx(0.003)
     assert got["C"].verdict == "worse"
     assert got["D"].verdict == "not distinguishable"          # 0.06 stays above 0.05
-    assert got["E"].verdict == "not distinguishable" and "fewer than 3" in got["E"].reason
-    assert got["F"].verdict == "not distinguishable" and got["F"].reason.startswith("not tested")
+    assert got["E"].verdict == "untested" and "fewer than 3" in got["E"].reason
+    assert got["F"].verdict == "untested" and math.isnan(got["F"].mde)
     assert "better than B" in sentence(got["A"]) and "not distinguishable" in sentence(got["D"])
+    assert "**untested**" in sentence(got["E"])
+    # every tested record has its MDE at the family's strictest Holm level, α / m (m = 4 tested)
+    assert got["D"].mde == pytest.approx(mde_function(0.5, 4.0)(0.05 / 4))
+    assert "detectable with 80% power" in got["D"].reason and "±" in table([got["D"]])
 
 
 def test_families_are_adjusted_separately() -> None:
@@ -70,11 +71,27 @@ def test_families_are_adjusted_separately() -> None:
     assert all(v.verdict == "not distinguishable" for v in alone[1:])
 
 
-def test_zero_spread_side_is_judged_by_documents_and_says_so() -> None:
-    (v,) = judge([_claim("A", -1.0, 0.001, seeds=(0, 0))])
-    assert v.verdict == "better"
-    (w,) = judge([_claim("A", -1.0, 0.001, seeds=(3, 0))])
-    assert "document-level test alone" in w.reason
+def test_untrained_sides_are_judged_and_runs_come_from_the_data() -> None:
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(50, 300, 200)
+    a = tokens * rng.normal(6.0, 0.3, 200)
+    b = a + tokens * rng.normal(0.05, 0.05, 200)
+    result = compare_rates(Side(a, trained=False), Side(b, trained=False), tokens)
+    (v,) = judge([claim_of(result, report="forecast", family="forecast-vocabulary", a="A",
+                           b="B", metric="unigram PPL", scale="relative", effect_unit="% PPL")])
+    assert v.seeds == (0, 0) and v.verdict == "better"
+    assert v.effect == pytest.approx(100 * math.expm1((a.sum() - b.sum()) / tokens.sum()))
+    trained = compare_rates(Side(np.stack([a, a, a], 1), True), Side(a[:, None], False), tokens)
+    assert trained.runs == (3, 0)
+
+
+def test_zero_width_interval_is_untested() -> None:
+    tokens = np.full(50, 100)
+    same = np.full((50, 3), 600.0)
+    result = compare_rates(Side(same, True), Side(same, True), tokens)
+    (v,) = judge([claim_of(result, report="results", family="variant", a="A", b="B",
+                           metric="PPL", scale="relative", effect_unit="% PPL")])
+    assert v.verdict == "untested" and "zero-width" in v.reason
 
 
 def test_collect_round_trips_and_refuses_duplicate_ids() -> None:
@@ -83,6 +100,7 @@ def test_collect_round_trips_and_refuses_duplicate_ids() -> None:
     assert document["counts"]["variant"]["better"] == 1
     (back,) = verdicts_of(document)
     assert back.id == "results/variant/2021/A/B/PPL" and back.verdict == "better"
+    assert records[0]["mde"] is not None and "mde_of" not in records[0]
     with pytest.raises(ValueError, match="also in"):
         collect({"x.json": {"verdicts": records}, "y.json": {"verdicts": records}})
     with pytest.raises(ValueError, match="lacks"):

@@ -98,7 +98,7 @@ def score_benchmark(inputs: ChangeInputs, truth: pd.DataFrame, seed: int) -> Ben
     (bootstrap seeded by ``seed``); every method has a row in the correlations."""
     results = method_registry.run(inputs, truth["word"].tolist())
     frame = scores_frame(truth, {m: r.scores for m, r in results.items()})
-    correlated = truth_correlations(frame, dict(zip(truth["word"], truth["truth"])), seed,
+    correlated = truth_correlations(frame, dict(zip(truth["word"], truth["truth"])),
                                     list(results))
     return BenchmarkRun(results, frame, correlated)
 

@@ -124,6 +124,6 @@ def score_targets(inputs: ChangeInputs, targets: Targets, seed: int) -> ChangeRu
     results = method_registry.run(inputs, words)
     summed = None if inputs.counts is None else (sum(inputs.counts[0]), sum(inputs.counts[1]))
     frame = scores_frame(targets, words, results, summed)
-    correlated = (truth_correlations(frame, targets.truth, seed, list(results))
+    correlated = (truth_correlations(frame, targets.truth, list(results))
                   if targets.truth else {})
     return ChangeRun(results, frame, correlated)

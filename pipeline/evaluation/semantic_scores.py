@@ -15,6 +15,7 @@ Pure numpy/scipy/pandas; no torch. The scores themselves come from the methods
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from pipeline.evaluation.change_methods.method_registry import AGREEMENT
+from pipeline.stats.ranks import spearman_test
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,9 @@ def top_changed(scores: ChangeScores, k: int) -> ChangeScores:
 
 @dataclass(frozen=True)
 class Correlation:
-    """Pearson r and Spearman rho of scores against graded truth, with scipy's two-sided p-values
-    and percentile-bootstrap 95 % intervals ``(low, high)``."""
+    """Pearson r and Spearman rho of scores against graded truth, with two-sided p-values and
+    Fisher-z 95 % intervals ``(low, high)`` (the word as the unit; ``spearman_se`` on the z
+    scale)."""
 
     n: int
     pearson: float
@@ -77,65 +80,41 @@ class Correlation:
     spearman: float
     spearman_p: float
     spearman_ci: tuple[float, float]
-    n_boot: int
+    spearman_se: float
 
 
-def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Pearson r of each row pair of [B, n] arrays; NaN for a constant row."""
-    x = x - x.mean(axis=1, keepdims=True)
-    y = y - y.mean(axis=1, keepdims=True)
-    den = np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (x * y).sum(axis=1) / den
-    r[den == 0] = np.nan
-    return r
-
-
-def correlations(scores: Sequence[float] | np.ndarray, truth: Sequence[float] | np.ndarray,
-                 n_boot: int = 1000, seed: int = 0) -> Correlation:
+def correlations(scores: Sequence[float] | np.ndarray, truth: Sequence[float] | np.ndarray
+                 ) -> Correlation:
     """Correlate change scores with graded truth (aligned: ``scores[i]`` and ``truth[i]`` are target i).
 
-    Point estimates and p-values are scipy's (``pearsonr``, ``spearmanr``). The 95 % intervals
-    are percentile bootstraps: ``n_boot`` resamples of the *targets* with replacement (the unit
-    of sampling in SemEval: a few dozen words), from ``np.random.default_rng(seed)`` so a report
-    is reproducible. Spearman is re-ranked inside each resample (ties averaged). A resample whose
-    scores or truth are all equal has no correlation and is left out of the percentiles
-    (``np.nanpercentile``).
+    The unit is the target word. Spearman's ρ, its p-value and its Fisher-z interval come from
+    :func:`pipeline.stats.ranks.spearman_test`; Pearson's r has scipy's p-value and the Fisher-z
+    interval (standard error ``1/sqrt(n − 3)``). Closed-form: the same numbers on every machine.
 
-    Raises ``ValueError`` for fewer than 3 targets (with 2, r is always +-1 and no test is
-    meaningful), mismatched lengths, non-finite values, or constant scores or truth (correlation
-    undefined: scipy would warn and return NaN, which a report would print as a number).
+    Raises ``ValueError`` for fewer than 4 targets (with 3 or fewer no interval is defined),
+    mismatched lengths, non-finite values, or constant scores or truth (correlation undefined:
+    scipy would warn and return NaN, which a report would print as a number).
     """
     x = np.asarray(scores, dtype=np.float64).reshape(-1)
     y = np.asarray(truth, dtype=np.float64).reshape(-1)
     if x.shape != y.shape:
         raise ValueError(f"scores ({x.size}) and truth ({y.size}) differ in length")
     n = int(x.size)
-    if n < 3:
-        raise ValueError(f"correlation needs at least 3 targets, got {n}")
+    if n < 4:
+        raise ValueError(f"correlation needs at least 4 targets, got {n}")
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
         raise ValueError("scores and truth must be finite (drop unscored targets first, and say so)")
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         raise ValueError("scores or truth are constant: correlation is undefined")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    pr = stats.pearsonr(x, y)
-    sr = stats.spearmanr(x, y)
-    idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
-    xb, yb = x[idx], y[idx]
-    boot_p = _rowwise_pearson(xb, yb)
-    boot_s = _rowwise_pearson(stats.rankdata(xb, axis=1), stats.rankdata(yb, axis=1))
-
-    def ci(b: np.ndarray) -> tuple[float, float]:
-        lo, hi = np.nanpercentile(b, [2.5, 97.5])
-        return float(lo), float(hi)
-
-    return Correlation(n=n, pearson=float(pr[0]), pearson_p=float(pr[1]), pearson_ci=ci(boot_p),
-                       spearman=float(sr[0]), spearman_p=float(sr[1]), spearman_ci=ci(boot_s),
-                       n_boot=n_boot)
+    r, r_p = (float(v) for v in stats.pearsonr(x, y))
+    z, half = math.atanh(min(max(r, -1 + 1e-12), 1 - 1e-12)), 1.959963984540054 / math.sqrt(n - 3)
+    rho, rho_ci, rho_p, rho_se = spearman_test(x, y)
+    return Correlation(n=n, pearson=r, pearson_p=r_p,
+                       pearson_ci=(math.tanh(z - half), math.tanh(z + half)), spearman=rho,
+                       spearman_p=rho_p, spearman_ci=rho_ci, spearman_se=rho_se)
 
 
-def truth_correlations(frame: pd.DataFrame, truth: Mapping[str, float], seed: int,
+def truth_correlations(frame: pd.DataFrame, truth: Mapping[str, float],
                        methods: Sequence[str] = ()) -> dict[str, dict]:
     """Per method of ``frame`` (long table: ``method``, ``word``, ``score``): Pearson and Spearman
     against graded ``truth`` with p-values and intervals (:func:`correlations`); each of
@@ -145,13 +124,14 @@ def truth_correlations(frame: pd.DataFrame, truth: Mapping[str, float], seed: in
     for method, part in frame.groupby("method", sort=False):
         part = part[part["word"].isin(truth)]
         try:
-            c = correlations(part["score"], [truth[w] for w in part["word"]], seed=seed)
+            c = correlations(part["score"], [truth[w] for w in part["word"]])
         except ValueError as err:
             out[method] = {"n": len(part), "error": str(err)}
             continue
         out[method] = {"n": c.n, "pearson": c.pearson, "pearson_p": c.pearson_p,
                        "pearson_ci": list(c.pearson_ci), "spearman": c.spearman,
-                       "spearman_p": c.spearman_p, "spearman_ci": list(c.spearman_ci)}
+                       "spearman_p": c.spearman_p, "spearman_ci": list(c.spearman_ci),
+                       "spearman_se": c.spearman_se}
     return {m: out[m] for m in [*methods, *(k for k in out if k not in methods)]}
 
 

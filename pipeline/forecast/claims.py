@@ -1,49 +1,55 @@
-"""The backtest claims of one period Y, resampled by document (issue 31 §1-3).
-
-**Unit.** Every interval and test resamples the **documents** (abstracts) of Y
-(:func:`pipeline.stats.resampling.document_weights`), paired: each replicate draws one multiset of
-documents and scores every forecaster on it (per-document NLL sums and token counts,
-:func:`pipeline.stats.resampling.per_token_rate`). A model with several seeds (trained runs) is the
-mean over its runs, and each replicate also draws its runs with replacement
-(:func:`pipeline.stats.resampling.run_draws`): the run-to-run spread enters every interval of a
-trained forecaster (issue 31 §2), its cross-entropy and its predicted change alike.
+"""The backtest claims of one period Y.
 
 **Family ``forecast-vocabulary``** (``scope`` = Y): every forecaster that is not a stationary
 baseline against **each** stationary baseline (persistence, the pooled past, mean reversion; each
 smoothed by a rule fitted on the training periods only, :mod:`pipeline.forecast.stationary`):
-the unigram PPL difference, its percentile interval and two-sided bootstrap p-value; Holm
-within the family. A forecaster has *temporal skill* only where it is ``better`` than every one
-of them: which stationary baseline is best differs from period to period (on a corpus whose
-dates were permuted the pooled past beat the one fitted best on the training periods), so no
-single reference chosen in advance can stand for "the best stationary forecast".
+the relative change of unigram PPL on Y's documents, tested by
+:func:`pipeline.stats.comparisons.compare_rates` (documents paired; a trained forecaster's runs
+add their spread, Welch's t). A forecaster has *temporal skill* only where it is ``better`` than
+every one of them: which stationary baseline is best differs from period to period, so no single
+reference chosen in advance can stand for "the best stationary forecast".
 
-**Family ``forecast-trend``** (``scope`` = Y): Spearman ρ between a forecaster's predicted change,
-computed from inputs in which period Y−1 is its half A only (:mod:`pipeline.corpus.halves`), and
-the observed change ``log f_Y − log f^B_{Y−1}`` (add-one smoothed; half B), over the trend tokens:
-content tokens seen ≥ ``min_count`` times in both Y and half B. Predictor and observation share no
-document, so ρ's null is ≈ 0 (GUIDE §12) and ρ is tested against 0. Interval and p: the documents
-of Y and of half B are resampled (independently), the predictions stay fixed, the trend tokens too.
-A forecaster without a predicted change (persistence, a model without history) makes no trend
-claim; one whose half-A change could not be computed makes an untested claim (NaN p, ``note``).
+**Family ``forecast-trend``** (``scope`` = Y): does a forecaster's predicted change order the words
+as they moved? Three choices keep its null honest:
+
+* the prediction reads **half A** of Y−1 only (:mod:`pipeline.corpus.halves`) and the observed
+  change is measured between **half B** and Y, so predictor and observation share no document;
+* the **trend tokens** are the content tokens seen ≥ ``min_count`` times in half A — chosen on
+  the predictor's side, not on the observed counts (selecting on observed counts with add-one
+  smoothing left a null mean ρ of +0.02..+0.03 that did not shrink with corpus size);
+* the observed change is a **standardised** change of document frequency (a two-proportion z
+  between half B and Y): every word's null is N(0, 1) whatever its frequency or burstiness, so
+  rare words do not crowd the observed extremes.
+
+Two claims per forecaster, the word as the unit (``n`` = trend tokens): Spearman ρ over all trend
+tokens, and the precision of its top-k predicted risers among the top-k observed risers
+(``k`` = 1 % of the trend tokens, at least 10: a few strong trends are not diluted by thousands of
+flat words), against chance k/n with the exact hypergeometric test (:mod:`pipeline.stats.ranks`).
+
+A trained forecaster whose training (or early stopping) read Y−1 has seen half B: its trend
+claims are untested (``seen``). A forecaster without a predicted change makes no trend claim; one
+whose half-A change could not be computed makes an untested one (NaN p, ``note``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 from pipeline.forecast import backtest as bt
 from pipeline.forecast.documents import PeriodDocuments, document_nll
-from pipeline.features.frequencies import log_frequencies
-from pipeline.stats import resampling as rs
-from pipeline.stats.verdict import Claim
+from pipeline.stats.comparisons import Side, compare_rates, rate_interval
+from pipeline.stats.power import mde_function, top_k_mde
+from pipeline.stats.ranks import SPEARMAN_TEST, TOP_K_TEST, spearman_test, top_k, top_k_test
+from pipeline.stats.verdict import Claim, claim_of
 
 REPORT = "forecast"
 VOCABULARY, TREND = "forecast-vocabulary", "forecast-trend"
 CHANCE = "chance (ρ = 0)"
+TREND_UNIT = "trend tokens (words)"
 
 
 @dataclass(frozen=True)
@@ -60,91 +66,81 @@ class Forecaster:
     changes: tuple[np.ndarray, ...] = ()     # per run (their mean is ``change``)
 
 
-def _claim(family: str, period: str, a: str, b: str, metric: str, point: float,
-           samples: np.ndarray | None, n: int, runs: int, **kw: object) -> Claim:
-    ci = (float("nan"),) * 2 if samples is None else rs.percentile_interval(samples)
-    p = float("nan") if samples is None else rs.bootstrap_p(samples)
-    return Claim(report=REPORT, family=family, a=a, b=b, metric=metric, effect=float(point),
-                 ci=ci, p=p, unit="documents", n=n, seeds=(runs, 0), scope=period, **kw)
-
-
 def vocabulary_claims(period: str, docs: PeriodDocuments, forecasters: Sequence[Forecaster],
-                      references: Sequence[str], n_boot: int = rs.N_BOOTSTRAP,
-                      seed: int = rs.SEED) -> tuple[list[Claim], dict[str, dict[str, float]]]:
+                      references: Sequence[str]
+                      ) -> tuple[list[Claim], dict[str, dict[str, float]]]:
     """``forecast-vocabulary`` claims of every forecaster not in ``references`` against each of
     them (module doc), and each forecaster's unigram PPL with its 95 % interval
     (``{name: {ppl, ppl_lo, ppl_hi}}``)."""
     nll = document_nll(docs, np.stack([lp for f in forecasters for lp in f.log_ps]))
-    rates = rs.per_token_rate(rs.document_weights(docs.n_documents, n_boot, seed), nll,
-                              docs.lengths)
-    point_ce = nll.sum(axis=0) / docs.lengths.sum()
-    ppl, boot, col = {}, {}, 0
-    for i, f in enumerate(forecasters):
-        cols = slice(col, col + len(f.log_ps))
+    sides, col = {}, 0
+    for f in forecasters:
+        sides[f.name] = Side(nll[:, col:col + len(f.log_ps)], trained=f.runs > 0)
         col += len(f.log_ps)
-        per_run = rates[:, cols]
-        if per_run.shape[1] > 1:                   # a trained forecaster: draw its runs too
-            per_run = np.take_along_axis(
-                per_run, rs.run_draws(per_run.shape[1], n_boot, seed + 1 + i), axis=1)
-        ppl[f.name], boot[f.name] = np.exp(point_ce[cols].mean()), np.exp(per_run.mean(1))
-    rows = {n: dict(zip(("ppl", "ppl_lo", "ppl_hi"), (float(ppl[n]), *rs.percentile_interval(b))))
-            for n, b in boot.items()}
-    test = f"paired document bootstrap ({n_boot} replicates; a model's runs drawn too)"
-    references = [r for r in references if r in boot]
-    claims = [_claim(VOCABULARY, period, f.name, ref, "unigram PPL",
-                     ppl[f.name] - ppl[ref], boot[f.name] - boot[ref],
-                     docs.n_documents, f.runs, test=test, effect_unit="PPL")
+    rows = {name: dict(zip(("ppl", "ppl_lo", "ppl_hi"),
+                           (math.exp(x) for x in rate_interval(side, docs.lengths))))
+            for name, side in sides.items()}
+    references = [r for r in references if r in sides]
+    claims = [claim_of(compare_rates(sides[f.name], sides[ref], docs.lengths, (f.name, ref)),
+                       report=REPORT, family=VOCABULARY, a=f.name, b=ref, metric="unigram PPL",
+                       scale="relative", effect_unit="% PPL", scope=period)
               for f in forecasters if f.name not in references for ref in references]
     return claims, rows
 
 
-def _normalised_ranks(values: np.ndarray) -> np.ndarray:
-    """Row-wise mid-ranks, centred and scaled to unit norm (NaN rows where constant)."""
-    r = rankdata(values, axis=-1)
-    r -= r.mean(axis=-1, keepdims=True)
-    norm = np.sqrt((r * r).sum(axis=-1, keepdims=True))
+def observed_change(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray) -> np.ndarray:
+    """``[len(ids)]``: each token's standardised change of document frequency from half B of Y−1
+    to Y (two-proportion z with the pooled share; 0 where the token is in no or every document)."""
+    in_y = np.asarray((docs.matrix(ids) > 0).sum(axis=0), dtype=np.float64).ravel()
+    in_b = np.asarray((half_b.matrix(ids) > 0).sum(axis=0), dtype=np.float64).ravel()
+    n_y, n_b = float(docs.n_documents), float(half_b.n_documents)
+    pooled = (in_y + in_b) / (n_y + n_b)
+    sd = np.sqrt(pooled * (1 - pooled) * (1 / n_y + 1 / n_b))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(norm > 0, r / norm, np.nan)
+        return np.where(sd > 0, (in_y / n_y - in_b / n_b) / sd, 0.0)
 
 
-def trend_claims(period: str, docs: PeriodDocuments, half_b: PeriodDocuments,
-                 forecasters: Sequence[Forecaster], content: np.ndarray,
-                 min_count: int = bt.MIN_COUNT, n_boot: int = rs.N_BOOTSTRAP, seed: int = rs.SEED
+def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
+                 half_b: PeriodDocuments, forecasters: Sequence[Forecaster], content: np.ndarray,
+                 min_count: int = bt.MIN_COUNT, seen: str = ""
                  ) -> tuple[list[Claim], dict[str, dict[str, float]]]:
-    """``forecast-trend`` claims (module doc) and each ranking forecaster's point ρ and
-    precision@k (``{name: {rho, rho_lo, rho_hi, precision, n_trend}}``)."""
-    cy, cb = docs.counts(), half_b.counts()
-    ids = np.flatnonzero(bt.trend_tokens(cb, cy, np.asarray(content)[:len(cy)], min_count))
-    observed = (log_frequencies(cy) - log_frequencies(cb))[ids]
-    boot_y = (docs.matrix(ids).T @ rs.document_weights(docs.n_documents, n_boot, seed).T).T
-    boot_b = (half_b.matrix(ids).T
-              @ rs.document_weights(half_b.n_documents, n_boot, seed + 1).T).T
-    obs_ranks = _normalised_ranks(np.log1p(np.asarray(boot_y, float))
-                                  - np.log1p(np.asarray(boot_b, float)))
-    test = (f"document bootstrap of Y and half B ({n_boot} replicates), predictions fixed "
-            "(a model's runs drawn)")
-    claims, rows = [], {}
-    n = docs.n_documents + half_b.n_documents
+    """``forecast-trend`` claims (module doc) and each ranking forecaster's point values
+    (``{name: {rho, rho_lo, rho_hi, precision, chance, k, n_trend}}``). ``seen``: why a trained
+    forecaster's trend claims are untested here (its training read Y−1), or empty."""
+    counts_a = half_a.counts()
+    ids = np.flatnonzero(bt.trend_tokens(counts_a, np.asarray(content)[:len(counts_a)],
+                                         min_count))
+    observed = observed_change(docs, half_b, ids)
+    n, k = len(ids), top_k(len(ids))
+    claims: list[Claim] = []
+    rows: dict[str, dict[str, float]] = {}
+    common = dict(report=REPORT, family=TREND, scope=period, unit=TREND_UNIT, n=n,
+                  better_when="higher")
     for f in forecasters:
-        if f.change is None:
-            if f.trend_note:
-                claims.append(_claim(TREND, period, f.name, CHANCE, "Spearman ρ", float("nan"),
-                                     None, n, f.runs, test=test, better_when="higher",
-                                     note=f.trend_note))
+        note = f.trend_note if f.change is None else (seen if f.runs > 0 else "")
+        if f.change is None and not note:
+            continue
+        seeds = (f.runs, 0)
+        if note:
+            claims += [Claim(a=f.name, b=CHANCE, metric="Spearman ρ", effect=math.nan,
+                             ci=(math.nan, math.nan), p=math.nan, test=SPEARMAN_TEST, seeds=seeds,
+                             note=note, **common)]                           # type: ignore[arg-type]
             continue
         pred = np.asarray(f.change, dtype=np.float64)[ids]
-        rho = bt.spearman(pred, observed)
-        samples = None if len(ids) < 2 else obs_ranks @ _normalised_ranks(pred)
-        if samples is not None and len(f.changes) > 1:     # draw the model's runs too
-            per_run = np.stack([np.asarray(c, dtype=np.float64)[ids] for c in f.changes])
-            draws = rs.run_draws(len(per_run), n_boot, seed + 2)
-            samples = (obs_ranks * _normalised_ranks(per_run[draws].mean(axis=1))).sum(axis=1)
-        if samples is not None and np.isnan(samples).any():
-            samples = None
-        claims.append(_claim(TREND, period, f.name, CHANCE, "Spearman ρ", rho, samples, n,
-                             f.runs, test=test, better_when="higher",
-                             note="" if samples is not None else "no ranking on the trend tokens"))
-        lo, hi = claims[-1].ci
-        rows[f.name] = {"rho": rho, "rho_lo": lo, "rho_hi": hi, "n_trend": len(ids),
-                        "precision": bt.precision_at_k(pred, observed)}
+        rho, ci, p, se = spearman_test(pred, observed)
+        precision, p_k, chance = top_k_test(pred, observed, k)
+        claims.append(Claim(a=f.name, b=CHANCE, metric="Spearman ρ", effect=rho, ci=ci, p=p,
+                            test=SPEARMAN_TEST, seeds=seeds,
+                            note="" if not math.isnan(p) else "no ranking on the trend tokens",
+                            mde_of=mde_function(se, math.inf, "fisher-z"),
+                            **common))                                     # type: ignore[arg-type]
+        mde_k = top_k_mde(n, k)
+        claims.append(Claim(a=f.name, b=f"chance ({k}/{n})", metric=f"precision@{k} of risers",
+                            effect=precision - chance, ci=(math.nan, math.nan), p=p_k,
+                            test=TOP_K_TEST, seeds=seeds, effect_unit="above chance",
+                            note="" if not math.isnan(p_k) else "too few trend tokens for a top k",
+                            mde_of=lambda level, m=mde_k, c=chance: m(level) - c,
+                            **common))                                     # type: ignore[arg-type]
+        rows[f.name] = {"rho": rho, "rho_lo": ci[0], "rho_hi": ci[1], "precision": precision,
+                        "chance": chance, "k": k, "n_trend": n}
     return claims, rows

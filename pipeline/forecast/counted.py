@@ -1,4 +1,4 @@
-"""The count-based forecasters of a backtest period and the period's claims (issue 31 §2-3).
+"""The count-based forecasters of a backtest period and the period's claims.
 
 The forecasters read only observed counts of the history window Y−m .. Y−1: the stationary
 baselines (:mod:`pipeline.forecast.stationary`, smoothing fitted on training periods) and linear
@@ -24,7 +24,6 @@ from pipeline.forecast.claims import Forecaster, trend_claims, vocabulary_claims
 from pipeline.forecast.documents import PeriodDocuments
 from pipeline.forecast.stationary import STATIONARY, StationaryFit, best_stationary
 from pipeline.forecast.vocabulary import linear_extrapolation
-from pipeline.stats import resampling as rs
 from pipeline.stats.verdict import Claim
 
 LINEAR = "Linear extrapolation"
@@ -52,7 +51,7 @@ def count_forecasters(period: str, window: int, counts: Mapping[str, np.ndarray]
 @dataclass
 class PeriodBacktest:
     """One period's claims, the best-fitting stationary baseline and the descriptive numbers
-    per forecaster (PPL with interval; ρ, precision@k and the number of trend tokens)."""
+    per forecaster (PPL with interval; ρ, precision@k, k and the number of trend tokens)."""
 
     period: str
     reference: str
@@ -66,9 +65,10 @@ class PeriodBacktest:
 def backtest_period(period: str, docs: PeriodDocuments, previous: PeriodDocuments,
                     counts: Mapping[str, np.ndarray], fits: Mapping[str, StationaryFit],
                     content: np.ndarray, window: int, others: Sequence[Forecaster] = (),
-                    min_count: int = bt.MIN_COUNT, n_boot: int = rs.N_BOOTSTRAP) -> PeriodBacktest:
+                    min_count: int = bt.MIN_COUNT, seen: str = "") -> PeriodBacktest:
     """Every claim of backtest ``period``: ``docs`` its documents, ``previous`` those of Y−1
-    (split in halves here), ``counts`` the window's counts, ``others`` the models' forecasters."""
+    (split in halves here), ``counts`` the window's counts, ``others`` the models' forecasters;
+    ``seen``: why the trained ones make no trend claim here (their training read Y−1), or empty."""
     if previous.period != shift(period, -1):
         raise ValueError(f"the documents before {period} are {shift(period, -1)}'s, "
                          f"not {previous.period}'s")
@@ -76,8 +76,8 @@ def backtest_period(period: str, docs: PeriodDocuments, previous: PeriodDocument
     forecasters = [*count_forecasters(period, window, counts, half_a.counts(), fits), *others]
     reference = best_stationary(fits)
     stationary = [n for n in STATIONARY if n in fits]
-    vocab, ppl = vocabulary_claims(period, docs, forecasters, stationary, n_boot)
-    trend, rho = trend_claims(period, docs, half_b, forecasters, content, min_count, n_boot)
+    vocab, ppl = vocabulary_claims(period, docs, forecasters, stationary)
+    trend, rho = trend_claims(period, docs, half_a, half_b, forecasters, content, min_count, seen)
     n_trend = next((r["n_trend"] for r in rho.values()), 0)
     return PeriodBacktest(period, reference, vocab + trend, ppl, rho, int(n_trend),
                           (half_a.n_documents, half_b.n_documents))

@@ -2,9 +2,8 @@
 each seed (``train.cache``) and the two reports over all runs. Each run's stages depend on exactly
 the per-period feature files its variant reads (the registry's ``feature_files``) and declare only
 the params they read, so changing a bias's own param reruns only that variant. A time-free
-control's stages read the features of the training periods too (its pooled history), and a
-temporal variant's score stage those of the history before each scored period's (its
-wrong-history pass)."""
+control's stages read the features of the training periods too (its pooled history); a score
+stage reads only its scored periods' own histories."""
 
 from __future__ import annotations
 
@@ -291,7 +290,7 @@ def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
                + " ".join(plan.backtest_periods)
                + f" --window ${{features.window}} --train-periods "
                + " ".join(plan.train_periods)
-               + " --frequencies data/features/frequencies "
+               + f" --dev-period {plan.dev} --frequencies data/features/frequencies "
                f"--tokenizer {TOKENIZER} --stopwords {STOPWORDS} --abstracts {ABSTRACTS} "
                f"--out reports/forecast.md --json {FORECAST_DETAILS} "
                "--plot plots/forecast_risers.png",

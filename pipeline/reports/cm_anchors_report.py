@@ -1,15 +1,14 @@
-"""The report section "CM anchors and fluency" and its claims (issue 31 §5).
+"""The report section "CM anchors and fluency" and its claims.
 
 Per scored period with generations: the two reference CMs of :mod:`pipeline.evaluation.cm_anchors`
 (a content-word sampler and the previous period's real abstracts), and per model its CM and the
 stopword share of its generated texts beside the real abstracts'. Each model's CM is a claim
 against the sampler (family ``cm-anchor``, :mod:`pipeline.stats.verdict`): the items are
-generated abstracts, two independent samples (the model's, averaged over seeds per abstract
-index as in Table 3, and the sampler's), tested with the exact rank-sum test of Table 3
-(:func:`pipeline.evaluation.significance.rank_sum_test`), with a two-sample bootstrap interval of
-the difference of mean CMs (:func:`pipeline.stats.resampling.two_sample_mean_differences`). The
-sampler has no run-to-run spread (``seeds`` = (model's runs, 0)). A model's CM is evidence of
-content only where it is ``better`` than the sampler.
+generated abstracts, independent samples (one per seed of the model, and the sampler's), tested
+on the difference of mean CMs by Welch's t over the model's per-run means and the sampler's items
+(:func:`pipeline.stats.comparisons.compare_items`). The sampler has no run-to-run spread
+(``seeds`` = (model's runs, 0)). A model's CM is evidence of content only where it is ``better``
+than the sampler.
 
 Use: ``claims = cm_anchor_claims(anchors, models)``, judge them with the report's other claims
 (:func:`pipeline.stats.verdict.judge`), then ``render_cm_anchors(verdicts, anchors, models)``.
@@ -32,30 +31,30 @@ from pipeline.evaluation.cm_anchors import (ANCHOR_SEED, ContentSampler, PeriodA
                                             previous_abstracts)
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import read_parquet
-from pipeline.evaluation.significance import rank_sum_test
 from pipeline.models.registry import display_name
-from pipeline.stats.resampling import (N_BOOTSTRAP, percentile_interval,
-                                       two_sample_mean_differences)
-from pipeline.stats.verdict import Claim, Verdict, judge, sentence
+from pipeline.stats.comparisons import Side, compare_items
+from pipeline.stats.verdict import Claim, Verdict, claim_of, judge, sentence
 
 FAMILY = "cm-anchor"
 SAMPLER = "content-word sampler"
-TEST = "exact rank-sum test (CI: two-sample bootstrap of the mean difference)"
 
 
 @dataclass(frozen=True)
 class ModelCM:
-    """One model's CM items in one period: per generated abstract (averaged over seeds)."""
+    """One model's CM items in one period: per seed, the CM of each generated abstract."""
 
     name: str                 # display name
     period: str
-    items: np.ndarray         # CM of each generated abstract index, mean over seeds
-    n_seeds: int
+    per_run: tuple[np.ndarray, ...]
     stopword_share: float     # mean over the generated abstracts of every seed
 
     @property
+    def n_seeds(self) -> int:
+        return len(self.per_run)
+
+    @property
     def cm(self) -> float:
-        return float(np.mean(self.items))
+        return float(np.mean([np.mean(x) for x in self.per_run]))
 
 
 def model_cms(runs: Mapping[tuple[str, int], Any], variants: Sequence[str], seeds: Sequence[int],
@@ -72,7 +71,8 @@ def model_cms(runs: Mapping[tuple[str, int], Any], variants: Sequence[str], seed
                 raise ValueError(f"the seeds of {v} generated different abstract indices in "
                                  f"{period}")
             texts = [t for g in gens for t in g["text"].tolist()]
-            out.append(ModelCM(display_name(v), period, table.mean(axis=1).to_numpy(), len(seeds),
+            out.append(ModelCM(display_name(v), period,
+                               tuple(table[c].to_numpy() for c in table.columns),
                                mean_stopword_share(texts, stopwords)))
     return out
 
@@ -109,20 +109,17 @@ def build_cm_anchors(runs: Mapping[tuple[str, int], Any], variants: Sequence[str
 
 
 def cm_anchor_claims(anchors: Mapping[str, PeriodAnchors], models: Sequence[ModelCM],
-                     report: str = "results", n_boot: int = N_BOOTSTRAP) -> list[Claim]:
+                     report: str = "results") -> list[Claim]:
     """One claim per model and period: its per-abstract CM against the sampler's (module doc).
     One family for the whole section (every period), Holm-adjusted together."""
     claims = []
     for m in models:
-        anchor = anchors[m.period]
-        diffs = two_sample_mean_differences(m.items, anchor.sampler_cm, n_boot)
-        test = rank_sum_test(m.items, anchor.sampler_cm, higher_is_better=True)
-        claims.append(Claim(
-            report=report, family=FAMILY, a=m.name, b=SAMPLER, metric=f"CM {m.period}",
-            effect=m.cm - float(np.mean(anchor.sampler_cm)), ci=percentile_interval(diffs),
-            p=test.p_value, test=TEST, unit="generated abstracts (model + sampler)",
-            n=len(m.items) + anchor.n, seeds=(m.n_seeds, 0), better_when="higher",
-            effect_unit="METEOR"))
+        result = compare_items(Side(m.per_run, trained=True),
+                               Side([np.asarray(anchors[m.period].sampler_cm)], trained=False),
+                               names=(m.name, SAMPLER))
+        claims.append(claim_of(result, report=report, family=FAMILY, a=m.name, b=SAMPLER,
+                               metric=f"CM {m.period}", effect_unit="METEOR",
+                               better_when="higher"))
     return claims
 
 

@@ -106,13 +106,14 @@ def render(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[s
            freqs: dict[str, PeriodFrequencies], content: np.ndarray, whole_word: np.ndarray,
            words: Sequence[str], window: int, figure: str | None = None, plot_words: int = 5,
            train_periods: Sequence[str] = (),
-           documents: Mapping[str, PeriodDocuments] | None = None
+           documents: Mapping[str, PeriodDocuments] | None = None, dev_period: str | None = None
            ) -> tuple[str, dict, dict[str, pd.DataFrame]]:
     """The Markdown report, its JSON numbers (with the verdict records under ``"verdicts"``) and
     the risers plot's panels (forecaster -> frame); ``figure``: the plot's path relative to the
     report, linked when given. ``documents``: the tokenized documents of every backtest period
     and of the period before it (:class:`pipeline.forecast.documents.PeriodDocuments`).
-    ``train_periods``: the only periods the stationary baselines' smoothing is fitted on."""
+    ``train_periods``: the only periods the stationary baselines' smoothing is fitted on; with
+    ``dev_period`` they are what the models' training read (no tested trend claim after them)."""
     noun = NOUN[kind_of(period)]
     backtest_periods = in_time_order(backtest_periods)
     fits = fit(freqs, train_periods, window)
@@ -124,7 +125,9 @@ def render(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[s
             raise ValueError("backtests need the documents of each backtest period")
         parts += _backtests_intro(seeds, noun) + ["", fit_text(fits, noun)]
     for by in backtest_periods:
-        result = backtest(forecasts, variants, seeds, by, freqs, documents, content, window, fits)
+        read = [*train_periods, *([dev_period] if dev_period else [])]
+        result = backtest(forecasts, variants, seeds, by, freqs, documents, content, window, fits,
+                          read)
         judged = judge(result.claims)
         metrics["verdicts"] += to_records(judged)
         metrics["backtests"][by] = {"reference": result.reference, "n_trend": result.n_trend,
@@ -181,17 +184,21 @@ def _backtests_intro(seeds: Sequence[int], noun: str = "year") -> list[str]:
             "is better. Every forecaster is compared with **each stationary baseline** "
             "(persistence, the pooled past, mean reversion, each smoothed by a rule fitted on the "
             "training periods): a forecaster has *temporal skill* only where it is better than "
-            "all of them. Trend detection: Spearman ρ between each forecaster's predicted "
-            f"change, computed with the {noun} before Y reduced to its half A of documents, and "
-            f"the change observed against its half B, over the content tokens seen ≥ "
-            f"{bt.MIN_COUNT} times in both Y and half B; predictor and observation share no "
-            "document, so chance is ρ = 0 (GUIDE §12). Intervals and p-values: percentile "
-            "bootstrap over **documents** (paired across forecasters; for ρ the documents of Y "
-            "and of half B, predictions fixed), Holm within each family and period; "
-            f"precision@{bt.TOP_K} (the predicted top risers among the observed top "
-            f"{bt.TOP_FRACTION:.0%}) is descriptive. Models: one forecast per seed (seeds "
-            + ", ".join(map(str, seeds)) + "); a model with fewer than 3 seeds is never ordered "
-            "(its run-to-run spread is unknown). Records: `reports/forecast.json`, `verdicts`."]
+            "all of them; the test is a paired t over **documents** (a model's seeds add their "
+            "run-to-run spread: Welch's t). Trend detection: each forecaster's predicted change, "
+            f"computed with the {noun} before Y reduced to its half A of documents, against the "
+            "standardised change of each word's document frequency from its half B to Y, over "
+            f"the content tokens seen ≥ {bt.MIN_COUNT} times in half A: predictor and "
+            "observation share no document and the words are not chosen on the observed counts, "
+            "so chance is ρ = 0. Two tests with the **word** as the unit: Spearman ρ over every "
+            "trend token, and the precision of the top-k predicted risers among the top-k "
+            "observed ones (k = 1 % of the trend tokens, at least 10) against chance k/n "
+            "(exact hypergeometric test). A model whose training read Y−1 has seen half B: its "
+            "trend claims are untested. Holm within each family and period; MDE: the smallest "
+            "effect each test would find with 80 % power. Models: one forecast per seed (seeds "
+            + ", ".join(map(str, seeds)) + "); a model with fewer than 3 seeds is untested "
+            "(its run-to-run spread is unknown). False-positive rates and coverage of these "
+            "tests: `reports/calibration.json`. Records: `reports/forecast.json`, `verdicts`."]
 
 
 def _forecast_section(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],

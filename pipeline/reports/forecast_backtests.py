@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pipeline.corpus.periods import in_time_order, shift
+from pipeline.corpus.periods import in_time_order, ordinal, shift
 from pipeline.features.frequencies import PeriodFrequencies
 from pipeline.forecast import backtest as bt
 from pipeline.forecast.baselines import history_adjusted_persistence
@@ -74,12 +74,20 @@ def model_forecasters(forecasts: Mapping[tuple[str, int], ModelForecast], varian
 def backtest(forecasts: Mapping[tuple[str, int], ModelForecast], variants: Sequence[str],
              seeds: Sequence[int], period: str, freqs: Mapping[str, PeriodFrequencies],
              documents: Mapping[str, PeriodDocuments], content: np.ndarray, window: int,
-             fits: Mapping[str, StationaryFit]) -> PeriodBacktest:
-    """Every claim of backtest ``period`` (module doc)."""
+             fits: Mapping[str, StationaryFit], read_by_training: Sequence[str] = ()
+             ) -> PeriodBacktest:
+    """Every claim of backtest ``period`` (module doc). ``read_by_training``: the periods the
+    models' training read (training periods and the dev period of early stopping): where Y−1 is
+    one of them or earlier, a model has seen half B and makes no tested trend claim."""
     prev = shift(period, -1)
     models = model_forecasters(forecasts, variants, seeds, period, freqs[prev].counts)
+    last = max((ordinal(p) for p in read_by_training), default=None)
+    seen = ("its training read all of Y−1 (half B included), so its predicted change is not "
+            "independent of the observed one" if last is not None and ordinal(prev) <= last
+            else "")
     return backtest_period(period, documents[period], documents[prev],
-                           {p: f.counts for p, f in freqs.items()}, fits, content, window, models)
+                           {p: f.counts for p, f in freqs.items()}, fits, content, window, models,
+                           seen=seen)
 
 
 def fit_text(fits: Mapping[str, StationaryFit], noun: str) -> str:
@@ -128,20 +136,22 @@ def backtest_markdown(result: PeriodBacktest, judged: Sequence[Verdict]) -> list
              f"Against each stationary baseline (family `{VOCABULARY}`, Holm over the period; "
              "a forecaster has temporal skill only where it is better than all of them):", "",
              table(vocab), ""]
-    lines += [f"- {sentence(v)}" for v in vocab if v.verdict != "not distinguishable"]
+    lines += [f"- {sentence(v)}" for v in vocab if v.verdict in ("better", "worse")]
     if skilled:
         lines.append(f"- **Temporal skill in {result.period}**: {', '.join(skilled)} (better than "
                      "every stationary baseline).")
     else:
         lines.append(f"- **No forecaster has temporal skill in {result.period}**: none is better "
                      "than every stationary baseline.")
-    k = min(bt.TOP_K, result.n_trend)
-    rows = [f"| Forecaster | Spearman ρ | precision@{k} |", "|---|---:|---:|"]
+    k = next((int(r["k"]) for r in result.trend.values()), 0)
+    rows = [f"| Forecaster | Spearman ρ [95 % CI] | precision@{k} of risers (chance) |",
+            "|---|---:|---:|"]
     for name, r in result.trend.items():
-        rows.append(f"| {name} | {r['rho']:+.3f} | {_fmt(r['precision'], 3)} |")
-    lines += ["", f"Trend detection over {result.n_trend} trend tokens (predicted change from "
-              "half A of Y−1, observed change against half B; family "
-              f"`{TREND}`, ρ tested against 0):", "", *rows, "", table(trend), ""]
-    lines += [f"- {sentence(v)}" for v in trend
-              if v.verdict != "not distinguishable" or np.isnan(v.p)]
+        rows.append(f"| {name} | {r['rho']:+.3f} [{r['rho_lo']:+.3f}, {r['rho_hi']:+.3f}] | "
+                    f"{_fmt(r['precision'], 3)} ({_fmt(r['chance'], 3)}) |")
+    lines += ["", f"Trend detection over {result.n_trend} trend tokens (content tokens seen ≥ "
+              f"{bt.MIN_COUNT} times in half A of Y−1; predicted change from half A, observed "
+              "change: the standardised change of document frequency from half B to Y; family "
+              f"`{TREND}`, words as the unit):", "", *rows, "", table(trend), ""]
+    lines += [f"- {sentence(v)}" for v in trend if v.verdict != "not distinguishable"]
     return lines

@@ -1,4 +1,4 @@
-"""``reports/verdicts.json``: every report's verdict records in one file (issue 31 §1).
+"""``reports/verdicts.json``: every report's verdict records in one file.
 
 Each report stage judges its own claims (Holm within its families) and writes the records under
 the key ``"verdicts"`` of its JSON output; :func:`collect` gathers them, checks that every record
@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 
 from pipeline.stats.verdict import FAMILIES, VERDICTS, Verdict, from_record
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 REQUIRED = ("id", "report", "family", "a", "b", "metric", "effect", "ci", "p", "p_adjusted",
-            "unit", "n", "seeds", "verdict", "reason", "test")
+            "unit", "n", "seeds", "verdict", "reason", "test", "mde")
 
 
 def collect(sources: Mapping[str, Mapping[str, object]]) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""Family-wise adjustment of p-values: Holm's step-down (GUIDE §12).
+"""Family-wise adjustment of p-values: Holm's step-down.
 
 A *family* is what one report section claims at once (every forecaster against the best
 stationary baseline for one period, every variant against its time-free control, ...). Holm:

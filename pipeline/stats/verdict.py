@@ -1,4 +1,4 @@
-"""The verdict engine: every claim a report makes, as one record with its test (issue 31 §1).
+"""The verdict engine: every claim a report makes, as one record with its test.
 
 A report states a comparison as a :class:`Claim` — forecaster or model ``a`` against ``b`` on one
 metric, the effect and its 95 % interval, the p-value of the test, what was resampled (``unit``)
@@ -7,30 +7,36 @@ adjusts the p-values of each family (Holm, :mod:`pipeline.stats.multiple`) and t
 into a :class:`Verdict`:
 
 * ``better`` / ``worse``: the adjusted p-value is below :data:`ALPHA` and the effect says which;
-* ``not distinguishable`` otherwise, and always when a side that is a trained model has fewer than
-  :data:`MIN_SEEDS` runs (its run-to-run spread is unknown: one seed can flip the order), or the
-  claim could not be tested. The ``reason`` says which.
+* ``not distinguishable`` otherwise, with its **minimal detectable effect** (``mde``): the
+  effect the test would find with 80 % power at the strictest level Holm may apply in the family
+  (α / m), so a null says "no effect larger than this", not just "nothing";
+* ``untested`` when the claim could not be tested: a side that is a trained model with fewer than
+  :data:`MIN_SEEDS` runs (its run-to-run spread is unknown: one seed can flip the order), a
+  zero-width interval (nothing varies to test against), too few units. The ``reason`` says which;
+  an untested record is never shown as a result.
 
-A side with a known zero spread (a forecaster without training, a frozen model) is declared with
-``seeds = 0`` ("no runs to vary"): it is judged by the document-level test alone, and the reason
-says so. The records go to ``reports/verdicts.json`` (stage ``verdicts``), the reports render
-them with :func:`sentence`; no verdict is written by hand. Schema: ``docs/verdicts.md``.
+``seeds`` is read from the data by the test (:mod:`pipeline.stats.comparisons`): the runs of a
+trained side, 0 for a side without training (a count-based forecaster, a sampler). The records
+go to ``reports/verdicts.json`` (stage ``verdicts``), the reports render them with
+:func:`sentence`; no verdict is written by hand. Schema: ``docs/verdicts.md``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Literal
 
+from pipeline.stats.comparisons import TestResult, relative_percent
 from pipeline.stats.multiple import holm
+from pipeline.stats.power import POWER, mde_function
 
 ALPHA = 0.05
 MIN_SEEDS = 3
-VERDICTS = ("better", "worse", "not distinguishable")
+VERDICTS = ("better", "worse", "not distinguishable", "untested")
 FAMILIES = ("variant", "domain-gain", "temporal-gain", "output-layer", "forecast-vocabulary",
-            "forecast-trend", "semantic-change", "history-sensitivity", "cm-anchor")
+            "forecast-trend", "semantic-change", "cm-anchor")
 SIGNIFICANT_DIGITS = 6
 
 Direction = Literal["lower", "higher"]
@@ -63,6 +69,7 @@ class Claim:
     effect_unit: str = ""
     scope: str = ""
     note: str = ""
+    mde_of: Callable[[float], float] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -79,12 +86,14 @@ class Verdict(Claim):
     verdict: str = "not distinguishable"
     reason: str = ""
     family_size: int = 0
+    mde: float = float("nan")
 
     def as_record(self) -> dict[str, object]:
         """The JSON record (floats to :data:`SIGNIFICANT_DIGITS` significant digits: a verdict
         is not a measurement store, and the last digits of a float depend on the CPU)."""
-        record = {"id": self.id, **asdict(self)}
-        for key in ("effect", "p", "p_adjusted"):
+        record = {"id": self.id, **{f.name: getattr(self, f.name) for f in fields(self)
+                                    if f.name != "mde_of"}}
+        for key in ("effect", "p", "p_adjusted", "mde"):
             record[key] = _rounded(record[key])
         record["ci"] = [_rounded(x) for x in self.ci]
         record["seeds"] = list(self.seeds)
@@ -123,26 +132,52 @@ def judge(claims: Iterable[Claim], alpha: float = ALPHA) -> list[Verdict]:
     return [_decide(c, adjusted[i], sizes[i], alpha) for i, c in enumerate(claims)]
 
 
+def claim_of(result: TestResult, *, report: str, family: str, a: str, b: str, metric: str,
+             scale: str = "identity", effect_unit: str = "", better_when: Direction = "lower",
+             scope: str = "") -> Claim:
+    """The claim of one test's result. ``scale="relative"``: the test's effect is a log ratio
+    (log PPL), shown as a relative change in per cent (``effect_unit`` "% <metric>")."""
+    convert = relative_percent if scale == "relative" else (lambda x: x)
+    ci = tuple(math.nan if math.isnan(x) else convert(x) for x in result.ci)
+    return Claim(report, family, a, b, metric, convert(result.effect), ci, result.p,  # type: ignore[arg-type]
+                 result.test, result.unit, result.n, result.runs, better_when=better_when,
+                 effect_unit=effect_unit, scope=scope, note=result.note,
+                 mde_of=mde_function(result.se, result.df, scale))
+
+
 def _decide(c: Claim, p_adj: float, family_size: int, alpha: float) -> Verdict:
     base = {f: getattr(c, f) for f in Claim.__dataclass_fields__}
     short = [name for name, runs in zip((c.a, c.b), c.seeds) if 0 < runs < MIN_SEEDS]
-    if math.isnan(c.p):
-        verdict, reason = "not distinguishable", f"not tested: {c.note or 'no test applies'}"
-    elif short:
-        verdict = "not distinguishable"
+    mde = math.nan
+    if short:
+        verdict = "untested"
         reason = (f"{' and '.join(short)}: fewer than {MIN_SEEDS} trained runs, so the run-to-run "
-                  f"spread is unknown (document-level p = {c.p:.3g})")
-    elif p_adj < alpha:
-        good = (c.effect < 0) == (c.better_when == "lower")
-        verdict = "better" if good else "worse"
-        reason = f"Holm-adjusted p = {p_adj:.3g} < {alpha} in a family of {family_size}"
+                  "spread is unknown")
+    elif math.isnan(c.p):
+        verdict, reason = "untested", c.note or "no test applies"
     else:
-        verdict = "not distinguishable"
-        reason = f"Holm-adjusted p = {p_adj:.3g} ≥ {alpha} in a family of {family_size}"
-    if not short and not math.isnan(c.p) and 0 in c.seeds and c.seeds != (0, 0):
-        reason += "; a side without run-to-run spread: judged by the document-level test alone"
+        level = alpha / max(family_size, 1)
+        mde = c.mde_of(level) if c.mde_of is not None else math.nan
+        if p_adj < alpha:
+            good = (c.effect < 0) == (c.better_when == "lower")
+            verdict = "better" if good else "worse"
+            reason = f"Holm-adjusted p = {p_adj:.3g} < {alpha} in a family of {family_size}"
+        else:
+            verdict = "not distinguishable"
+            reason = f"Holm-adjusted p = {p_adj:.3g} ≥ {alpha} in a family of {family_size}"
+            if not math.isnan(mde):
+                reason += (f"; smallest effect detectable with {POWER:.0%} power: "
+                           f"±{_magnitude(mde)}{_unit(c)}")
     return Verdict(**base, p_adjusted=p_adj, verdict=verdict, reason=reason,
-                   family_size=family_size)
+                   family_size=family_size, mde=mde)
+
+
+def _unit(c: Claim) -> str:
+    return " %" if c.effect_unit.startswith("%") else (f" {c.effect_unit}" if c.effect_unit else "")
+
+
+def _magnitude(x: float) -> str:
+    return f"{x:.3g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}"
 
 
 def _number(x: float) -> str:
@@ -164,6 +199,8 @@ def sentence(v: Verdict) -> str:
         head = f"**{v.a}** is better than {v.b}{where}"
     elif v.verdict == "worse":
         head = f"**{v.a}** is worse than {v.b}{where}"
+    elif v.verdict == "untested":
+        head = f"{v.a} against {v.b} is **untested**{where}"
     else:
         head = f"{v.a} and {v.b} are **not distinguishable**{where}"
     return f"{head} ({stats})."
@@ -171,15 +208,16 @@ def sentence(v: Verdict) -> str:
 
 def table(verdicts: Sequence[Verdict]) -> str:
     """A Markdown table of verdicts (one row each), for a report section."""
-    rows = ["| A | B | metric | effect [95 % CI] | p | p (Holm) | verdict |",
-            "|---|---|---|---:|---:|---:|---|"]
+    rows = ["| A | B | metric | effect [95 % CI] | p | p (Holm) | MDE (80 %) | verdict |",
+            "|---|---|---|---:|---:|---:|---:|---|"]
     for v in verdicts:
         lo, hi = v.ci
         ci = "" if math.isnan(lo) else f" [{_number(lo)}, {_number(hi)}]"
         p = "—" if math.isnan(v.p) else f"{v.p:.3g}"
         pa = "—" if math.isnan(v.p_adjusted) else f"{v.p_adjusted:.3g}"
+        mde = "—" if math.isnan(v.mde) else f"±{_magnitude(v.mde)}"
         rows.append(f"| {v.a} | {v.b} | {v.metric} | {_number(v.effect)}{ci} | {p} | {pa} | "
-                    f"{v.verdict} |")
+                    f"{mde} | {v.verdict} |")
     return "\n".join(rows)
 
 
@@ -190,7 +228,7 @@ def to_records(verdicts: Iterable[Verdict]) -> list[dict[str, object]]:
 def from_record(record: dict[str, object]) -> Verdict:
     """A verdict back from its JSON record (None floats become NaN)."""
     values = {k: v for k, v in record.items() if k != "id"}
-    for key in ("effect", "p", "p_adjusted"):
+    for key in ("effect", "p", "p_adjusted", "mde"):
         values[key] = float("nan") if values.get(key) is None else values[key]
     values["ci"] = tuple(float("nan") if x is None else x for x in values["ci"])  # type: ignore[union-attr]
     values["seeds"] = tuple(values["seeds"])  # type: ignore[arg-type]
