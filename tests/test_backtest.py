@@ -9,7 +9,8 @@ import pytest
 
 from pipeline.forecast import backtest as bt
 from pipeline.features.frequencies import log_frequencies
-from pipeline.forecast.claims import Forecaster, trend_claims, vocabulary_claims
+from pipeline.forecast.claims import (Forecaster, observed_change, trend_claims,
+                                      vocabulary_claims)
 from pipeline.forecast.documents import PeriodDocuments, document_nll
 from pipeline.models.perplexity import cross_entropy
 
@@ -28,35 +29,10 @@ def test_cross_entropy_and_unigram_perplexity():
         cross_entropy(np.zeros(3), log_p)
 
 
-def test_trend_tokens_need_min_count_in_both_periods_and_content():
-    prev = np.array([20, 19, 50, 30])
-    year = np.array([20, 40, 10, 30])
+def test_trend_tokens_are_content_tokens_with_min_count_on_one_side():
+    half_a = np.array([25, 25, 3, 40])
     content = np.array([True, True, True, False])
-    assert bt.trend_tokens(prev, year, content).tolist() == [True, False, False, False]
-
-
-def test_spearman_known_answers():
-    obs = np.array([0.1, 0.5, -0.2, 0.3, 0.0])
-    assert bt.spearman(obs * 3 + 1, obs) == pytest.approx(1.0)
-    assert bt.spearman(-obs, obs) == pytest.approx(-1.0)
-    # ranks (1,2,3,4,5) vs (2,1,4,3,5): 1 - 6 * 4 / (5 * 24) = 0.8
-    assert bt.spearman(np.array([1, 2, 3, 4, 5.0]), np.array([2, 1, 4, 3, 5.0])) == pytest.approx(0.8)
-    assert math.isnan(bt.spearman(np.zeros(5), obs))            # no change predicted
-
-
-def test_precision_at_k_known_answer():
-    n = 20
-    observed = np.arange(n, dtype=float)             # top 10 % = ids 18, 19
-    predicted = np.zeros(n)
-    predicted[[19, 5, 7]] = [3.0, 2.0, 1.0]          # top-2 predicted: 19 (hit), 5 (miss)
-    assert bt.precision_at_k(predicted, observed, k=2) == pytest.approx(0.5)
-    assert bt.precision_at_k(observed, observed, k=2) == pytest.approx(1.0)
-    assert bt.precision_at_k(-observed, observed, k=2) == pytest.approx(0.0)
-    # k larger than the observed top set caps precision at 2 / 4
-    assert bt.precision_at_k(observed, observed, k=4) == pytest.approx(0.5)
-    # k larger than n: all n tokens, 2 of them hits
-    assert bt.precision_at_k(observed, observed, k=50) == pytest.approx(2 / 20)
-    assert math.isnan(bt.precision_at_k(np.ones(n), observed, k=2))
+    assert bt.trend_tokens(half_a, content).tolist() == [True, True, False, False]
 
 
 def _docs(rng, n_docs: int = 60, vocab: int = 30) -> PeriodDocuments:
@@ -77,61 +53,83 @@ def test_document_nll_and_counts_are_the_tokens_of_each_document():
     assert a.n_documents + b.n_documents == 2 and (a.counts() + b.counts()).tolist() == [1, 2, 1, 0]
 
 
-def test_vocabulary_claims_are_paired_document_bootstraps():
+def test_vocabulary_claims_are_paired_document_tests():
     rng = np.random.default_rng(0)
     docs = _docs(rng)
     counts = docs.counts()
     good = np.log((counts + 1) / (counts + 1).sum())
     flat = np.log(np.full(30, 1 / 30))
     fs = [Forecaster("good", (good,)), Forecaster("flat", (flat,))]
-    claims, rows = vocabulary_claims("2021", docs, fs, ["good"], n_boot=200)
+    claims, rows = vocabulary_claims("2021", docs, fs, ["good"])
     assert [c.a for c in claims] == ["flat"] and claims[0].b == "good"
     c = claims[0]
-    assert c.unit == "documents" and c.n == 60 and c.seeds == (0, 0) and c.scope == "2021"
-    assert c.effect == pytest.approx(rows["flat"]["ppl"] - rows["good"]["ppl"]) and c.effect > 0
+    assert c.unit == "abstracts" and c.n == 60 and c.seeds == (0, 0) and c.scope == "2021"
+    relative = 100 * (rows["flat"]["ppl"] / rows["good"]["ppl"] - 1)
+    assert c.effect == pytest.approx(relative) and c.effect > 0 and c.effect_unit == "% PPL"
     assert rows["good"]["ppl"] == pytest.approx(bt.unigram_perplexity(counts, good))
     assert rows["good"]["ppl_lo"] < rows["good"]["ppl"] < rows["good"]["ppl_hi"]
     assert c.ci[0] > 0 and c.p < 0.05                 # paired: the good forecast always wins
-    assert vocabulary_claims("2021", docs, fs, ["good"], n_boot=200)[0] == claims   # seeded
 
 
-def test_a_trained_forecaster_s_runs_are_drawn_in_each_replicate():
-    """Three runs that disagree widen the interval; three identical runs do not (issue 31 §2)."""
+def test_a_trained_forecaster_s_runs_add_their_spread():
+    """Three runs that disagree widen the interval; three identical runs do not."""
     rng = np.random.default_rng(0)
     docs = _docs(rng)
     counts = docs.counts()
     good = np.log((counts + 1) / (counts + 1).sum())
     tempered = lambda w: np.log(((counts + 1) ** w) / ((counts + 1) ** w).sum())   # noqa: E731
-    runs = (tempered(1.0),) * 3                        # three runs, one model: no spread
+    runs = (tempered(1.5),) * 3                        # three runs, one model: no spread
     mixed = tuple(tempered(w) for w in (0.0, 1.0, 3.0))  # three runs far apart
     def width(log_ps):
         (claim,), _ = vocabulary_claims("2021", docs, [Forecaster("ref", (good,)),
                                                         Forecaster("m", log_ps, runs=3)],
-                                        ["ref"], n_boot=300)
+                                        ["ref"])
         assert claim.seeds == (3, 0)
         return claim.ci[1] - claim.ci[0]
     assert width(mixed) > 3 * width(runs)
 
 
-def test_trend_claims_test_rho_against_zero_and_mark_untested_ones():
+def test_trend_claims_rank_words_and_mark_untested_ones():
     rng = np.random.default_rng(1)
-    docs, half_b = _docs(rng), _docs(rng)
-    observed = log_frequencies(docs.counts()) - log_frequencies(half_b.counts())
+    docs, half_a, half_b = _docs(rng), _docs(rng), _docs(rng)
+    observed = observed_change(docs, half_b, np.arange(30))
     fs = [Forecaster("none", (np.zeros(30),)),
           Forecaster("right", (np.zeros(30),), observed),
           Forecaster("wrong", (np.zeros(30),), -observed),
-          Forecaster("model", (np.zeros(30),), None, 1, "reads embeddings")]
-    claims, rows = trend_claims("2021", docs, half_b, fs, np.ones(30, bool), min_count=5,
-                                n_boot=200)
-    by = {c.a: c for c in claims}
-    assert set(by) == {"right", "wrong", "model"}            # no change predicted: no claim
-    assert by["right"].effect == pytest.approx(1.0) and by["right"].ci[0] > 0
-    assert by["wrong"].effect == pytest.approx(-1.0) and by["wrong"].ci[1] < 0
-    assert by["right"].better_when == "higher" and by["right"].p < 0.05
-    assert math.isnan(by["model"].p) and by["model"].note == "reads embeddings"
-    assert rows["right"]["n_trend"] == 30 and rows["right"]["precision"] == pytest.approx(3 / 30)
+          Forecaster("model", (np.zeros(30),), None, 1, "reads embeddings"),
+          Forecaster("trained", (np.zeros(30),) * 3, observed, 3)]
+    claims, rows = trend_claims("2021", docs, half_a, half_b, fs, np.ones(30, bool),
+                                min_count=5, seen="its training read Y−1")
+    by = {(c.a, c.metric.split("@")[0]): c for c in claims}
+    assert {a for a, _ in by} == {"right", "wrong", "model", "trained"}   # "none": no claim
+    rho = by[("right", "Spearman ρ")]
+    assert rho.effect == pytest.approx(1.0) and rho.ci[0] > 0 and rho.p < 0.05
+    assert rho.n == 30 and rho.unit == "trend tokens (words)" and rho.better_when == "higher"
+    assert by[("wrong", "Spearman ρ")].effect == pytest.approx(-1.0)
+    top = by[("right", "precision")]
+    assert top.metric == "precision@10 of risers" and top.effect == pytest.approx(1 - 10 / 30)
+    assert top.p < 0.05 and by[("wrong", "precision")].p == pytest.approx(1.0)
+    assert math.isnan(by[("model", "Spearman ρ")].p) and by[("model", "Spearman ρ")].note == "reads embeddings"
+    assert math.isnan(by[("trained", "Spearman ρ")].p) and "read Y−1" in by[("trained", "Spearman ρ")].note
+    assert rows["right"]["n_trend"] == 30 and rows["right"]["k"] == 10
 
 
-def test_no_trend_tokens_gives_undefined_metrics():
-    assert math.isnan(bt.spearman(np.zeros(0), np.zeros(0)))
-    assert math.isnan(bt.precision_at_k(np.zeros(0), np.zeros(0)))
+def test_trend_tokens_are_chosen_on_half_a_only():
+    """Tokens frequent in Y and half B but rare in half A are not ranked: the selection must not
+    read the counts the observed change is measured on."""
+    rng = np.random.default_rng(2)
+    docs, half_a, half_b = _docs(rng), _docs(rng, n_docs=4), _docs(rng)
+    fs = [Forecaster("f", (np.zeros(30),), rng.normal(size=30))]
+    _, rows = trend_claims("2021", docs, half_a, half_b, fs, np.ones(30, bool), min_count=5)
+    assert rows["f"]["n_trend"] == int((half_a.counts() >= 5).sum()) < 30
+
+
+def test_observed_change_is_a_standardised_document_frequency_change():
+    y = PeriodDocuments("2021", ("a", "b", "c", "d"), np.array([0, 0, 0, 1, 0, 1]),
+                        np.array([3, 1, 1, 1]), 2)
+    b = PeriodDocuments("2020", ("e", "f", "g", "h"), np.array([1, 1, 1, 0]),
+                        np.array([1, 1, 1, 1]), 2)
+    z = observed_change(y, b, np.array([0, 1]))
+    # token 0 in 2/4 documents of Y, 1/4 of B: pooled 3/8
+    assert z[0] == pytest.approx((0.5 - 0.25) / np.sqrt(3 / 8 * 5 / 8 * 0.5))
+    assert z[1] < 0

@@ -1,4 +1,5 @@
-"""The results report's verdicts: two-level bootstrap (abstracts, runs), Holm, and the seed rule."""
+"""The results report's verdicts: Welch's t over runs with the abstracts' variance, Holm, the seed
+rule, and an A/A simulation through the report's own comparison code."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.evaluation.model_comparison import compare_nll
-from pipeline.reports.model_verdicts import model_claims, verdict_sections
+from pipeline.reports.model_verdicts import compare_runs, model_claims, verdict_sections
 from pipeline.stats.verdict import judge
 
 N_ABSTRACTS = 200
@@ -22,10 +22,11 @@ class FakeRun:
     generations: dict
 
 
-def _run(scale: float, seed: int, noise: float = 0.002) -> FakeRun:
+def _run(scale: float, seed: int, noise: float = 0.002, abstracts: int = 98) -> FakeRun:
     rng = np.random.default_rng(seed)
     n_tok = np.random.default_rng(99).integers(40, 200, N_ABSTRACTS)
-    per_token = np.random.default_rng(98).normal(6.0, 0.4, N_ABSTRACTS)   # shared abstracts
+    per_token = np.random.default_rng(abstracts).normal(6.0, 0.4, N_ABSTRACTS)   # shared abstracts
+    per_token = per_token * (1 + rng.normal(0, 0.01, N_ABSTRACTS))       # abstract x run noise
     nll = n_tok * per_token * scale * (1 + rng.normal(0, noise))          # run-to-run shift
     tokens = pd.DataFrame({"key": [f"a{i:03d}" for i in range(N_ABSTRACTS)], "nll_sum": nll,
                            "n_tokens": n_tok, "content_nll_sum": nll * 0.6,
@@ -53,22 +54,22 @@ def test_three_runs_order_a_real_gap_and_not_a_null_one() -> None:
     assert all(v.unit in ("abstracts", "generated abstracts") for v in verdicts)
 
 
-def test_one_run_is_never_ordered_however_large_the_gap() -> None:
+def test_one_run_is_untested_however_large_the_gap() -> None:
     runs = _runs({"baseline": 1.0, "frequency": 0.8}, [0])
     (ppl, *_), = [judge(model_claims(runs, ["baseline", "frequency"], [0], "2021"))]
-    assert ppl.p < 0.01 and ppl.verdict == "not distinguishable" and "fewer than 3" in ppl.reason
+    assert ppl.verdict == "untested" and "fewer than 3" in ppl.reason
 
 
 def test_run_spread_widens_the_interval() -> None:
-    """Three runs that scatter by ±5 % give a far wider interval than the document noise alone."""
-    runs = {**{("a", s): _run(0.97, s, noise=0.05) for s in range(3)},
-            **{("b", s): _run(1.0, 10 + s, noise=0.05) for s in range(3)}}
-    def nll(v: str, seeds: list[int]) -> np.ndarray:
-        return np.stack([runs[(v, s)].tokens["2021"]["nll_sum"].to_numpy() for s in seeds], 1)
-    tok = runs[("a", 0)].tokens["2021"]["n_tokens"].to_numpy()
-    three = compare_nll({"a": nll("a", [0, 1, 2]), "b": nll("b", [0, 1, 2])}, tok, "a", "b")
-    one = compare_nll({"a": nll("a", [0]), "b": nll("b", [0])}, tok, "a", "b")
-    assert (three.ci[1] - three.ci[0]) > 3 * (one.ci[1] - one.ci[0])
+    """Three runs that scatter by ±5 % give a far wider interval than ones that scatter by 0.2 %,
+    and its degrees of freedom come from the runs (Welch), not from the abstracts."""
+    def width(noise: float):
+        runs = {**{("frequency", s): _run(0.97, s, noise=noise) for s in range(3)},
+                **{("baseline", s): _run(1.0, 10 + s, noise=noise) for s in range(3)}}
+        c = compare_runs(runs, "frequency", "baseline", [0, 1, 2], "2021", "PPL")
+        return c.ci[1] - c.ci[0], c.df
+    (wide, df), (narrow, _) = width(0.05), width(0.002)
+    assert wide > 3 * narrow and df < 10
 
 
 def test_the_section_quotes_every_verdict() -> None:
@@ -79,21 +80,30 @@ def test_the_section_quotes_every_verdict() -> None:
     assert "reports/verdicts.json" in text and "Holm" in text
 
 
-def test_history_sensitivity_detects_a_model_that_reads_its_history() -> None:
-    """The wrong-history pass: 2 % worse with the previous period's history is `better` for the
-    real one; a model whose wrong-history NLL equals its real NLL is not distinguishable."""
-    def with_shift(factor: float) -> dict:
-        runs = _runs({"baseline": 1.0, "frequency": 0.97}, [0, 1, 2])
-        for s in range(3):
-            tokens = runs[("frequency", s)].tokens["2021"]
-            tokens["nll_sum_shifted"] = tokens["nll_sum"] * factor
-        return runs
-    for factor, expected in ((1.02, "better"), (1.0, "not distinguishable")):
-        verdicts = judge(model_claims(with_shift(factor), ["baseline", "frequency"], [0, 1, 2],
-                                      "2021"))
-        (check,) = [v for v in verdicts if v.family == "history-sensitivity"]
-        assert check.verdict == expected, (factor, check)
-        assert check.b == "Frequency (previous period's history)"
+def test_a_null_says_how_large_an_effect_it_could_have_seen() -> None:
+    runs = _runs({"baseline": 1.0, "frequency": 1.0, "frequency-static": 1.0}, [0, 1, 2])
+    verdicts = judge(model_claims(runs, ["baseline", "frequency", "frequency-static"], [0, 1, 2],
+                                  "2021"))
+    nulls = [v for v in verdicts if v.verdict == "not distinguishable"]
+    assert nulls and all(v.mde > 0 for v in nulls)
+    assert all("detectable with 80% power" in v.reason for v in nulls)
+    assert not any(v.family == "history-sensitivity" for v in verdicts)
+
+
+def test_a_a_comparisons_rarely_say_better_or_worse() -> None:
+    """Two variants with the same true mean, 3 runs a side with a run spread like the sample's
+    (log PPL sd ~0.02), a new draw of abstracts each time, through model_claims and judge: the
+    share of `better`/`worse` PPL verdicts stays within the engine's bound (≤ 7 %; the two-level
+    bootstrap it replaced said so ~18 % of the time). 300 simulations: the Monte-Carlo sd of a
+    5 % rate is 1.3 points."""
+    ordered = 0
+    for sim in range(300):
+        runs = {(v, s): _run(1.0, 1000 * sim + 10 * i + s, noise=0.02, abstracts=5000 + sim)
+                for i, v in enumerate(("baseline", "frequency")) for s in range(3)}
+        verdicts = judge(c for c in model_claims(runs, ["baseline", "frequency"], [0, 1, 2],
+                                                 "2021") if c.metric == "PPL")
+        ordered += verdicts[0].verdict in ("better", "worse")
+    assert ordered / 300 <= 0.07, ordered
 
 
 def test_the_adapted_baseline_is_judged_against_the_unadapted_lm_not_as_a_variant() -> None:

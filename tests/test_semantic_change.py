@@ -130,27 +130,28 @@ def test_top_changed_breaks_ties_by_id_and_skips_nan() -> None:
     assert len(top_changed(scores, 0)) == 0
 
 
-def test_correlations_match_scipy_and_bootstrap() -> None:
+def test_correlations_match_scipy_with_fisher_z_intervals() -> None:
     rng = np.random.default_rng(1)
     truth = rng.uniform(size=30)
     scores = truth + rng.normal(scale=0.3, size=30)
-    c = correlations(scores, truth, n_boot=500, seed=7)
+    c = correlations(scores, truth)
     pr, sr = stats.pearsonr(scores, truth), stats.spearmanr(scores, truth)
-    assert c.n == 30 and c.n_boot == 500
+    assert c.n == 30
     assert c.pearson == pytest.approx(pr[0]) and c.pearson_p == pytest.approx(pr[1])
-    assert c.spearman == pytest.approx(sr[0]) and c.spearman_p == pytest.approx(sr[1])
-    assert c.pearson_ci[0] < c.pearson < c.pearson_ci[1]
+    assert c.spearman == pytest.approx(sr[0]) and c.spearman_p == pytest.approx(sr[1], rel=1e-6)
+    z = np.arctanh(c.pearson)
+    assert c.pearson_ci == pytest.approx((np.tanh(z - 1.96 / np.sqrt(27)),
+                                          np.tanh(z + 1.96 / np.sqrt(27))), abs=1e-4)
     assert c.spearman_ci[0] < c.spearman < c.spearman_ci[1]
-    assert correlations(scores, truth, n_boot=500, seed=7) == c            # seeded
-    assert correlations(scores, truth, n_boot=500, seed=8).pearson_ci != c.pearson_ci
+    assert c.spearman_se == pytest.approx(np.sqrt(1.06 / 27))
 
 
 def test_correlations_refuse_degenerate_inputs() -> None:
-    with pytest.raises(ValueError, match="at least 3"):
-        correlations([0.1, 0.2], [0.3, 0.4])
+    with pytest.raises(ValueError, match="at least 4"):
+        correlations([0.1, 0.2, 0.3], [0.3, 0.4, 0.5])
     with pytest.raises(ValueError, match="constant"):
-        correlations([0.1, 0.1, 0.1], [0.3, 0.4, 0.5])
+        correlations([0.1, 0.1, 0.1, 0.1], [0.3, 0.4, 0.5, 0.6])
     with pytest.raises(ValueError, match="differ in length"):
-        correlations([0.1, 0.2, 0.3], [0.3, 0.4])
+        correlations([0.1, 0.2, 0.3, 0.4], [0.3, 0.4])
     with pytest.raises(ValueError, match="finite"):
-        correlations([0.1, np.nan, 0.3], [0.3, 0.4, 0.5])
+        correlations([0.1, np.nan, 0.3, 0.4], [0.3, 0.4, 0.5, 0.6])
