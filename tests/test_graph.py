@@ -177,9 +177,9 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
         "experiment": {"variants": ALL_VARIANTS, "seeds": [0, 1]}})
     stages = stages_of(params)
     train_history = years(2007, 2012)   # train 2010-2012 and dev 2013, m = 3
-    # the history of dev 2013, test 2014 and 2016 (2010-2015), and of the year before each (the
-    # wrong-history pass): 2009 on
-    shifted = years(2009, 2015)
+    # the history of dev 2013, test 2014 and 2016, and nothing before it: no score stage reads
+    # the history of the year before a scored year
+    score_history = years(2010, 2015)
     forecast_history = years(2010, 2014)   # 2015 and 2014, each also against the year before
     none: dict[str, list[str]] = {"frequencies": [], "embeddings": []}
     for seed in (0, 1):
@@ -192,7 +192,7 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
             assert feature_deps(stages[f"train-{variant}-s{seed}"]) == {
                 "frequencies": train_history, "embeddings": []}
             assert feature_deps(stages[f"score-{variant}-s{seed}"]) == {
-                "frequencies": shifted, "embeddings": []}
+                "frequencies": score_history, "embeddings": []}
             assert feature_deps(stages[f"forecast-{variant}-s{seed}"]) == {
                 "frequencies": forecast_history, "embeddings": []}
         for variant in ("context", "context2"):
@@ -200,7 +200,7 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
             assert feature_deps(stages[f"train-{variant}-s{seed}"]) == {
                 "frequencies": train_history, "embeddings": train_history}
             assert feature_deps(stages[f"score-{variant}-s{seed}"]) == {
-                "frequencies": shifted, "embeddings": shifted}
+                "frequencies": score_history, "embeddings": score_history}
             assert feature_deps(stages[f"forecast-{variant}-s{seed}"]) == {
                 "frequencies": forecast_history, "embeddings": forecast_history}
     # the report's bucket metrics: each scored year's history and the year before it
@@ -566,8 +566,8 @@ def test_paper_profile_graph() -> None:
     assert stages["frequencies"]["foreach"] == years(2001, 2021)
     assert stages["embeddings"]["foreach"] == years(2001, 2021)
     assert feature_deps(stages["train-context2-s2"])["embeddings"] == years(2001, 2019)
-    # scoring 2020-2021 reads 2018-2020, and the wrong-history pass the period before: 2017
-    assert feature_deps(stages["score-context2-s2"])["embeddings"] == years(2017, 2020)
+    # scoring 2020-2021 reads their own histories, 2018-2020, and not 2017 (the period before's)
+    assert feature_deps(stages["score-context2-s2"])["embeddings"] == years(2018, 2020)
 
 
 def half_year_params() -> dict[str, Any]:
@@ -593,8 +593,8 @@ def test_half_year_graph_names_stages_and_files_by_label() -> None:
     assert body(stages["frequencies"])["outs"] == ["data/features/frequencies/${item}.parquet"]
     # history of 2018H1..2020H1 and of the dev 2020H2, m = 2, across the year boundaries
     assert feature_deps(stages["train-frequency-s0"])["frequencies"] == halves("2017H1", "2020H1")
-    # (and the wrong-history pass's 2019H1)
-    assert feature_deps(stages["score-context-s0"])["embeddings"] == halves("2019H1", "2020H2")
+    # scoring 2020H2 and 2021H1 reads their own histories only, not 2019H1
+    assert feature_deps(stages["score-context-s0"])["embeddings"] == halves("2019H2", "2020H2")
     # forecast.period null: the period after the latest of split.test and score.periods
     forecast = stages["forecast-frequency-s0"]["cmd"]
     assert "--period 2021H2 --backtest-periods 2021H1" in forecast

@@ -160,16 +160,16 @@ def test_a_control_s_stages_read_the_training_periods_features() -> None:
         "variants": {"frequency-static": {"lstm_hidden": 7}}})
     stages = stages_of(params)
     train, pooled = years(2008, 2012), years(2010, 2012)
-    score, shifted = years(2011, 2013), years(2010, 2012)   # dev 2013, test 2014; and 2012, 2013
+    score = years(2011, 2013)   # the histories of dev 2013 and test 2014
     forecast = years(2011, 2014)   # 2015 and 2014, each also against the year before
     freq = {"embeddings": []}
     assert feature_deps(stages["train-frequency-static-s0"]) == {
         **freq, "frequencies": sorted({*train, *pooled})}
-    # a control has no wrong-history pass, its variant has
+    # the control's score stage reads its pooling periods too; its variant's only the scored
+    # periods' own histories (not 2010, the history of the period before dev 2013)
     assert feature_deps(stages["score-frequency-static-s0"]) == {
         **freq, "frequencies": sorted({*score, *pooled})}
-    assert feature_deps(stages["score-frequency-s0"]) == {
-        **freq, "frequencies": sorted({*score, *shifted})}
+    assert feature_deps(stages["score-frequency-s0"]) == {**freq, "frequencies": score}
     assert feature_deps(stages["forecast-frequency-static-s0"]) == {
         **freq, "frequencies": sorted({*forecast, *pooled})}
     assert feature_deps(stages["forecast-frequency-s0"]) == {**freq, "frequencies": forecast}

@@ -14,21 +14,16 @@ metrics}, "dev": metrics of the dev period, "test": metrics of the test period},
 ``tokens_<label>.parquet``, ``positions_<label>.parquet``, ``generations_<label>.parquet``
 (generated periods only). Periods are evaluated and listed in time order.
 
-**Wrong-history rescoring** (GUIDE §12, a free check of the temporal gain): a model whose history
-moves with the period (a temporal variant, not a time-free control nor a baseline) scores every
-period ``Y`` a second time with the history of ``Y−1`` (periods ``Y−1−m .. Y−2``). Its period
-metrics then add ``shifted_history`` (the label ``Y−1``), ``ppl_shifted_history`` and
-``cpl_shifted_history``, and its ``tokens_<label>.parquet`` the per-abstract sums
-``nll_sum_shifted`` and ``content_nll_sum_shifted``. A model that uses its history should do
-worse with the wrong one. A time-free control's history (:attr:`FutureLM.static_periods`) is the
-same for every period, so it and the baselines get no second pass.
+No second pass scores a period with another period's history: one wrong history is one unit; a
+history effect needs a distribution over many histories, which the time-free control
+(``<variant>-static``) provides.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +32,7 @@ import pandas as pd
 from transformers import PreTrainedTokenizerBase
 
 from pipeline.corpus.by_period import read_period
-from pipeline.corpus.periods import in_time_order, shift
+from pipeline.corpus.periods import in_time_order
 from pipeline.infra.config import ScoreConfig
 from pipeline.evaluation.content import content_token_mask
 from pipeline.evaluation.layout import METRICS_FILE, generations_file, positions_file, tokens_file
@@ -106,11 +101,8 @@ class PeriodScores:
 def evaluate_period(model: FutureLM, tok: PreTrainedTokenizerBase, abstracts: pd.DataFrame,
                     period: str, history: PeriodHistory | None, *, batch_size: int,
                     settings: GenerationSettings | None, stopwords: frozenset[str],
-                    content_mask: np.ndarray, shifted: PeriodHistory | None = None
-                    ) -> PeriodScores:
-    """Scores, per-position NLLs and (if ``settings``) generations of one period's abstracts;
-    with ``shifted`` (the history of the period before) also its wrong-history scores (module
-    doc)."""
+                    content_mask: np.ndarray) -> PeriodScores:
+    """Scores, per-position NLLs and (if ``settings``) generations of one period's abstracts."""
     texts = abstracts["abstract"].tolist()
     encoded, n_truncated = encode_for_model(tok, texts, model.context_length)
     start = time.perf_counter()
@@ -129,16 +121,6 @@ def evaluate_period(model: FutureLM, tok: PreTrainedTokenizerBase, abstracts: pd
                "top10": float(scores.positions["top10"].mean()),
                "n_generated": 0, "n_gold": len(abstracts)}
     note = f"{ppl.n_tokens} tokens scored at {rate:.0f} tokens/s"
-    if shifted is not None:
-        wrong = score_abstracts(model, encoded, content_mask, shifted, batch_size,
-                                pad_id=tok.eos_token_id, desc=f"{period} PPL, history of "
-                                                              f"{shifted.period}").tokens
-        tokens["nll_sum_shifted"] = wrong["nll_sum"].to_numpy()
-        tokens["content_nll_sum_shifted"] = wrong["content_nll_sum"].to_numpy()
-        wrong_ppl, wrong_cpl = perplexities(wrong)
-        metrics.update(shifted_history=shifted.period, ppl_shifted_history=wrong_ppl.ppl,
-                       cpl_shifted_history=wrong_cpl.ppl)
-        note += f"; PPL {wrong_ppl.ppl:.2f} with the history of {shifted.period}"
     gens = None
     if settings is not None:
         start = time.perf_counter()
@@ -189,31 +171,16 @@ def evaluate_model(model: FutureLM, tok: PreTrainedTokenizerBase, data: EvalPeri
 
     for period, abstracts in data.abstracts.items():
         history = history_of(period)
-        # the wrong-history pass (module doc): only a history that moves with the period
-        shifted = (_shifted_history(history_of, period)
-                   if history is not None and model.static_periods is None else None)
         with compute_precision(model.device, config.precision):
             results[period] = evaluate_period(
                 model, tok, abstracts, period, history, batch_size=config.batch_size,
                 settings=settings if period in generate else None, stopwords=stopwords,
-                content_mask=content_mask, shifted=shifted)
+                content_mask=content_mask)
     per_period = {p: r.metrics for p, r in results.items()}
     metrics = {"variant": model.variant, "seed": model.seed, "dev_period": data.dev_period,
                "test_period": data.test_period, "periods": per_period,
                "dev": per_period[data.dev_period], "test": per_period[data.test_period]}
     return Evaluation(metrics, results, settings, model.variant)
-
-
-def _shifted_history(history_of: Callable[[str], PeriodHistory | None],
-                     period: str) -> PeriodHistory | None:
-    """The history of the period before ``period``, for its wrong-history pass; a missing file
-    names the pass that reads it."""
-    before = shift(period, -1)
-    try:
-        return history_of(before)
-    except UserError as err:
-        raise UserError(f"the wrong-history pass of {period} scores it with the history of "
-                        f"{before}: {err.what}", path=err.path, fix=err.fix) from None
 
 
 def write_evaluation(evaluation: Evaluation, folder: str | Path) -> None:

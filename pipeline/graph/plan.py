@@ -8,9 +8,9 @@ checked here, so a wrong label stops ``make graph`` naming the key; the split's 
 window, period order) are :class:`pipeline.corpus.splits.SplitPeriods`', the ones the split stage
 applies, stated once there. Every list below is in time order. Feature periods are derived, never
 listed by hand: every period in the history of a training period, the dev period, a scored
-period (and of the period before it: the score stage's wrong-history pass), a forecast period,
-or a period a report reads, and a time-free control's pooling periods (the training periods). A variant's own settings are checked
-against its settings class (:func:`check_variant_settings`).
+period, a forecast period, or a period a report reads, and a time-free control's pooling periods
+(the training periods). A variant's own settings are checked against its settings class
+(:func:`check_variant_settings`).
 """
 
 from __future__ import annotations
@@ -305,12 +305,6 @@ class Plan:
     def score_history(self) -> list[str]:
         return self.history(self.scored_periods)
 
-    @property
-    def shifted_score_history(self) -> list[str]:
-        """The score stage's wrong-history pass of a temporal variant (not a control) scores each
-        scored period with the history of the period before it."""
-        return self.history(shift(p, -1) for p in self.scored_periods)
-
     def static_periods(self, variant: str) -> list[str]:
         """A time-free control's pooling periods, whose features its train, score and forecast
         stages read besides its variant's: the training periods; none for other variants."""
@@ -318,9 +312,7 @@ class Plan:
 
     def score_feature_periods(self, variant: str) -> list[str]:
         """Feature periods ``variant``'s score stage reads (for the kinds it reads)."""
-        entry = lookup(variant)
-        return in_time_order([*self.score_history, *self.static_periods(variant),
-                              *(self.shifted_score_history if entry.temporal else [])])
+        return in_time_order([*self.score_history, *self.static_periods(variant)])
 
     @property
     def forecast_periods(self) -> list[str]:
@@ -357,8 +349,7 @@ class Plan:
             periods += [*self.train_history, *self.score_history, *self.forecast_history]
         for v in self.variants:
             if kind in feature_kinds(v):
-                periods += [*self.static_periods(v),
-                            *(self.shifted_score_history if lookup(v).temporal else [])]
+                periods += self.static_periods(v)
         if kind == "frequencies":
             periods += [*self.report_periods, *self.forecast_report_periods]
         return in_time_order(periods)
