@@ -17,39 +17,56 @@ as they moved? Three choices keep its null honest:
 * the **trend tokens** are the content tokens seen ≥ ``min_count`` times in half A — chosen on
   the predictor's side, not on the observed counts (selecting on observed counts with add-one
   smoothing left a null mean ρ of +0.02..+0.03 that did not shrink with corpus size);
-* the observed change is a **standardised** change of document frequency (a two-proportion z
-  between half B and Y): every word's null is N(0, 1) whatever its frequency or burstiness, so
-  rare words do not crowd the observed extremes.
+* the observed change of a word is its **standardised** change of document frequency from half B
+  to Y, ``z_w = (p_Y − p_B) / s_w`` (two-proportion z, ``s_w`` from the pooled share): under no
+  change every word's z has mean 0 and variance 1 whatever its frequency or burstiness.
 
-Two claims per forecaster, the word as the unit (``n`` = trend tokens): Spearman ρ over all trend
-tokens, and the precision of its top-k predicted risers among the top-k observed risers
-(``k`` = 1 % of the trend tokens, at least 10: a few strong trends are not diluted by thousands of
-flat words), against chance k/n with the exact hypergeometric test (:mod:`pipeline.stats.ranks`).
+Each claim is a weighted sum of the z's, ``T = Σ_w a_w z_w``, with weights ``a`` fixed by the
+prediction. ``T`` is a difference of two means over **documents** — ``Σ_w a_w 1[w ∈ d] / s_w``
+averaged over Y's documents minus over half B's — so it is tested by Welch's t over the
+documents (:func:`pipeline.stats.comparisons.compare_items`). Documents are the unit because
+words are not independent: a period with a few more papers on one topic moves hundreds of
+words at once, and a test with the word as the unit (a Spearman p over words) said ``better``
+for forecasters of a corpus whose dates were permuted. Two claims per forecaster:
 
-A trained forecaster whose training (or early stopping) read Y−1 has seen half B: its trend
-claims are untested (``seen``). A forecaster without a predicted change makes no trend claim; one
-whose half-A change could not be computed makes an untested one (NaN p, ``note``).
+* **rank correlation**: ``a`` = the centred ranks of the predicted change (unit norm), ``T``
+  divided by the norm of the centred z's — the correlation of predicted ranks with the
+  standardised change, over every trend token;
+* **top-k movers**: ``a`` = +1/(2k) on the k words predicted to rise most and −1/(2k) on the k
+  predicted to fall most (k = 1 % of the trend tokens, at least 10): half the difference of the
+  mean z of the predicted risers and fallers. A field's vocabulary moves a few words at a time;
+  a statistic over every word dilutes them, the extremes of a ranking do not.
+
+The tests are conditional on the forecast (it is fixed; only the documents of Y and half B are
+resampled): under no change, ``T`` has mean 0 and the test holds its level, which the calibration
+simulates (``reports/calibration.json``). A trained forecaster whose training (or early
+stopping) read Y−1 has seen half B: its trend claims are untested (``seen``). A forecaster without
+a predicted change makes no trend claim; one whose half-A change could not be computed makes an
+untested one (NaN p, ``note``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.stats import rankdata
 
 from pipeline.forecast import backtest as bt
 from pipeline.forecast.documents import PeriodDocuments, document_nll
-from pipeline.stats.comparisons import Side, compare_rates, rate_interval
-from pipeline.stats.power import mde_function, top_k_mde
-from pipeline.stats.ranks import SPEARMAN_TEST, TOP_K_TEST, spearman_test, top_k, top_k_test
+from pipeline.stats.comparisons import (Side, TestResult, compare_items, compare_rates,
+                                        rate_interval)
+from pipeline.stats.ranks import top_k
 from pipeline.stats.verdict import Claim, claim_of
 
 REPORT = "forecast"
 VOCABULARY, TREND = "forecast-vocabulary", "forecast-trend"
 CHANCE = "chance (ρ = 0)"
-TREND_UNIT = "trend tokens (words)"
+NO_MOVE = "chance (0)"
+TREND_TEST = ("Welch t over the documents of Y and half B (a weighted sum of standardised "
+              "changes; the forecast fixed)")
 
 
 @dataclass(frozen=True)
@@ -88,16 +105,54 @@ def vocabulary_claims(period: str, docs: PeriodDocuments, forecasters: Sequence[
     return claims, rows
 
 
-def observed_change(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray) -> np.ndarray:
-    """``[len(ids)]``: each token's standardised change of document frequency from half B of Y−1
-    to Y (two-proportion z with the pooled share; 0 where the token is in no or every document)."""
-    in_y = np.asarray((docs.matrix(ids) > 0).sum(axis=0), dtype=np.float64).ravel()
-    in_b = np.asarray((half_b.matrix(ids) > 0).sum(axis=0), dtype=np.float64).ravel()
+def _incidence(docs: PeriodDocuments, ids: np.ndarray):
+    return (docs.matrix(ids) > 0).astype(np.float64)
+
+
+def standardised_change(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """``(z, s)`` over ``ids``: each token's standardised change of document frequency from half
+    B of Y−1 to Y (two-proportion z) and its standard error ``s`` from the pooled share (0 where
+    the token is in no or every document: such a token has no z and gets none)."""
+    in_y = np.asarray(_incidence(docs, ids).sum(axis=0)).ravel()
+    in_b = np.asarray(_incidence(half_b, ids).sum(axis=0)).ravel()
     n_y, n_b = float(docs.n_documents), float(half_b.n_documents)
     pooled = (in_y + in_b) / (n_y + n_b)
-    sd = np.sqrt(pooled * (1 - pooled) * (1 / n_y + 1 / n_b))
+    s = np.sqrt(pooled * (1 - pooled) * (1 / n_y + 1 / n_b))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(sd > 0, (in_y / n_y - in_b / n_b) / sd, 0.0)
+        return np.where(s > 0, (in_y / n_y - in_b / n_b) / s, 0.0), s
+
+
+def weighted_change(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray,
+                    weights: np.ndarray, s: np.ndarray) -> TestResult:
+    """The test of ``T = Σ_w weights_w z_w`` (module doc): Welch's t over the per-document sums
+    ``Σ_{w ∈ d} weights_w / s_w`` of Y's documents against half B's."""
+    per_word = np.where(s > 0, weights / np.where(s > 0, s, 1.0), 0.0)
+    in_y = np.asarray(_incidence(docs, ids) @ per_word).ravel()
+    in_b = np.asarray(_incidence(half_b, ids) @ per_word).ravel()
+    return compare_items(Side([in_y], trained=False), Side([in_b], trained=False))
+
+
+def rank_weights(predicted: np.ndarray) -> np.ndarray:
+    """Centred mid-ranks of ``predicted`` scaled to unit norm (zeros where it is constant)."""
+    r = rankdata(predicted) - (len(predicted) + 1) / 2
+    norm = float(np.sqrt((r * r).sum()))
+    return r / norm if norm > 0 else np.zeros(len(predicted))
+
+
+def mover_weights(predicted: np.ndarray, k: int) -> np.ndarray:
+    """+1/(2k) on the ``k`` largest predicted changes, −1/(2k) on the ``k`` smallest (ties by
+    position)."""
+    order = np.argsort(-np.asarray(predicted, dtype=np.float64), kind="stable")
+    w = np.zeros(len(order))
+    w[order[:k]], w[order[len(order) - k:]] = 1 / (2 * k), -1 / (2 * k)
+    return w
+
+
+def _scaled(result: TestResult, factor: float) -> TestResult:
+    """A test result whose effect, interval and standard error are divided by ``factor``."""
+    return replace(result, effect=result.effect / factor, se=result.se / factor,
+                   ci=(result.ci[0] / factor, result.ci[1] / factor))
 
 
 def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
@@ -105,42 +160,42 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
                  min_count: int = bt.MIN_COUNT, seen: str = ""
                  ) -> tuple[list[Claim], dict[str, dict[str, float]]]:
     """``forecast-trend`` claims (module doc) and each ranking forecaster's point values
-    (``{name: {rho, rho_lo, rho_hi, precision, chance, k, n_trend}}``). ``seen``: why a trained
+    (``{name: {rho, rho_lo, rho_hi, movers, k, n_trend}}``). ``seen``: why a trained
     forecaster's trend claims are untested here (its training read Y−1), or empty."""
     counts_a = half_a.counts()
     ids = np.flatnonzero(bt.trend_tokens(counts_a, np.asarray(content)[:len(counts_a)],
                                          min_count))
-    observed = observed_change(docs, half_b, ids)
+    z, s = standardised_change(docs, half_b, ids)
+    keep = s > 0
+    ids, z, s = ids[keep], z[keep], s[keep]
     n, k = len(ids), top_k(len(ids))
+    z_norm = float(np.sqrt(((z - z.mean()) ** 2).sum())) if n else 0.0
     claims: list[Claim] = []
     rows: dict[str, dict[str, float]] = {}
-    common = dict(report=REPORT, family=TREND, scope=period, unit=TREND_UNIT, n=n,
-                  better_when="higher")
+    where = dict(report=REPORT, family=TREND, scope=period, better_when="higher")
     for f in forecasters:
         note = f.trend_note if f.change is None else (seen if f.runs > 0 else "")
         if f.change is None and not note:
             continue
-        seeds = (f.runs, 0)
-        if note:
-            claims += [Claim(a=f.name, b=CHANCE, metric="Spearman ρ", effect=math.nan,
-                             ci=(math.nan, math.nan), p=math.nan, test=SPEARMAN_TEST, seeds=seeds,
-                             note=note, **common)]                           # type: ignore[arg-type]
+        if note or n < 2 * k or z_norm == 0:
+            claims.append(Claim(a=f.name, b=CHANCE, metric="rank correlation", effect=math.nan,
+                                ci=(math.nan, math.nan), p=math.nan, test=TREND_TEST,
+                                unit="documents", n=docs.n_documents + half_b.n_documents,
+                                seeds=(f.runs, 0), note=note or f"{n} trend tokens: too few",
+                                **where))                                 # type: ignore[arg-type]
             continue
         pred = np.asarray(f.change, dtype=np.float64)[ids]
-        rho, ci, p, se = spearman_test(pred, observed)
-        precision, p_k, chance = top_k_test(pred, observed, k)
-        claims.append(Claim(a=f.name, b=CHANCE, metric="Spearman ρ", effect=rho, ci=ci, p=p,
-                            test=SPEARMAN_TEST, seeds=seeds,
-                            note="" if not math.isnan(p) else "no ranking on the trend tokens",
-                            mde_of=mde_function(se, math.inf, "fisher-z"),
-                            **common))                                     # type: ignore[arg-type]
-        mde_k = top_k_mde(n, k)
-        claims.append(Claim(a=f.name, b=f"chance ({k}/{n})", metric=f"precision@{k} of risers",
-                            effect=precision - chance, ci=(math.nan, math.nan), p=p_k,
-                            test=TOP_K_TEST, seeds=seeds, effect_unit="above chance",
-                            note="" if not math.isnan(p_k) else "too few trend tokens for a top k",
-                            mde_of=lambda level, m=mde_k, c=chance: m(level) - c,
-                            **common))                                     # type: ignore[arg-type]
-        rows[f.name] = {"rho": rho, "rho_lo": ci[0], "rho_hi": ci[1], "precision": precision,
-                        "chance": chance, "k": k, "n_trend": n}
+        rho = _scaled(weighted_change(docs, half_b, ids, rank_weights(pred), s), z_norm)
+        movers = weighted_change(docs, half_b, ids, mover_weights(pred, k), s)
+        claims += [claim_of(_runs(rho, f.runs), a=f.name, b=CHANCE, metric="rank correlation",
+                            **where),
+                   claim_of(_runs(movers, f.runs), a=f.name, b=NO_MOVE,
+                            metric=f"top-{k} movers", effect_unit="z", **where)]
+        rows[f.name] = {"rho": rho.effect, "rho_lo": rho.ci[0], "rho_hi": rho.ci[1],
+                        "movers": movers.effect, "k": k, "n_trend": n}
     return claims, rows
+
+
+def _runs(result: TestResult, runs: int) -> TestResult:
+    """The result with the forecaster's runs (the test itself resamples documents only)."""
+    return replace(result, runs=(runs, 0), test=TREND_TEST, unit="documents")

@@ -8,8 +8,7 @@ the effect found with probability :data:`POWER` by a two-sided test at level α 
 on the test's native scale, then mapped to the effect's units (a log-PPL difference to a relative
 PPL change in per cent, a Fisher z back to a correlation). The verdict engine asks for it at the
 strictest level Holm can apply in the claim's family, α / m, so the stated power holds for every
-claim of the family. For the exact top-k test, the smallest true precision at which the
-hypergeometric test rejects with probability :data:`POWER`, treating the hits as binomial.
+claim of the family.
 """
 
 from __future__ import annotations
@@ -37,20 +36,3 @@ def mde_function(se: float, df: float, scale: str = "identity"
     to_units = {"identity": lambda x: x, "relative": lambda x: 100.0 * math.expm1(x),
                 "fisher-z": math.tanh}[scale]
     return lambda level: to_units(t_mde(se, df, level))
-
-
-def top_k_mde(n: int, k: int, power: float = POWER) -> Callable[[float], float]:
-    """``level -> the smallest precision@k found with ``power`` by the one-sided hypergeometric
-    test at ``level`` among ``n`` words (NaN where even k hits cannot reject)."""
-    def at(level: float) -> float:
-        if not 0 < k < n:
-            return math.nan
-        critical = next((h for h in range(k + 1) if sps.hypergeom.sf(h - 1, n, k, k) < level), None)
-        if critical is None:
-            return math.nan
-        lo, hi = 0.0, 1.0                      # bisection on the binomial hit rate
-        for _ in range(40):
-            mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if sps.binom.sf(critical - 1, k, mid) >= power else (mid, hi)
-        return hi
-    return at
