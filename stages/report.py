@@ -122,7 +122,7 @@ def build_report(args: argparse.Namespace) -> Report:
     anchors = None if args.abstracts is None else AnchorInputs(
         args.train_split, args.dev, args.test, args.abstracts, load_stopwords(args.stopwords))
     verdicts, sections = report_verdicts(runs, args.variants, args.seeds, args.baseline, anchors)
-    text = render(runs, summary, args.variants, args.seeds, args.baseline, args.examples,
+    text = render(runs, summary, args.variants, args.seeds, args.examples,
                   buckets=buckets, window=args.window, figures=figures,
                   staleness=staleness_markdown(stale, last_corpus_date(args.corpus_counts)),
                   unigram=unigram, sections=sections)

@@ -87,7 +87,7 @@ def test_table3_describes_means_and_stds_without_tests(scores):
     variants = ["baseline", "frequency", "context2"]
     runs = load_runs(scores, variants, [0, 1])
     summary = summarize(runs, variants, [0, 1], "baseline")
-    text = render(runs, summary, variants, [0, 1], "baseline", 2)
+    text = render(runs, summary, variants, [0, 1], 2)
     ppls = [runs[("frequency", s)].period_metrics("2021")["ppl"] for s in (0, 1)]
     assert summary["frequency"]["test"]["ppl"] == pytest.approx(np.mean(ppls))
     assert summary["frequency"]["test"]["ppl_std"] == pytest.approx(np.std(ppls, ddof=1))
@@ -138,7 +138,7 @@ def test_identical_seeds_have_the_means_of_one_seed_and_no_spread(tmp_path):
 def test_single_seed_has_no_std(scores):
     runs = load_runs(scores, ["baseline", "frequency"], [0])
     summary = summarize(runs, ["baseline", "frequency"], [0], "baseline")
-    text = render(runs, summary, ["baseline", "frequency"], [0], "baseline", 1)
+    text = render(runs, summary, ["baseline", "frequency"], [0], 1)
     assert summary["frequency"]["dev"]["ppl_std"] is None
     assert "±" not in text.split("## Table 2")[0].split("Cells:")[1]
 

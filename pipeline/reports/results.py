@@ -252,7 +252,7 @@ def bucket_markdown(frame: pd.DataFrame, noun: str = "year") -> str:
 
 
 def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants: Sequence[str],
-           seeds: Sequence[int], baseline: str, n_examples: int,
+           seeds: Sequence[int], n_examples: int,
            buckets: pd.DataFrame | None = None, staleness: str | None = None,
            window: int | None = None, figures: dict[str, str] | None = None,
            unigram: dict[int, Perplexity] | None = None, sections: Sequence[str] = ()) -> str:
@@ -262,8 +262,8 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
     :func:`pipeline.evaluation.staleness.staleness_markdown`) and ``unigram`` (:func:`unigram_reference`)
     add their sections when given; ``figures`` maps a section (``"staleness"``, ``"buckets"``) to
     an image path relative to the report; ``sections``: more Markdown lines, placed after Table 3
-    (the verdicts: :func:`pipeline.reports.model_verdicts.verdict_sections`). ``baseline`` is
-    not read: Table 3 compares nothing (the verdicts in ``sections`` do).
+    (the verdicts: :func:`pipeline.reports.model_verdicts.verdict_sections`); Table 3 compares
+    nothing, the verdicts in ``sections`` do.
     """
     first = runs[(variants[0], seeds[0])]
     test_period = first.split_period("test")
