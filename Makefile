@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install lock graph repro test test-fast bench paper-profile clean-venv plots dag
+.PHONY: install lock graph repro test test-fast bench calibrate paper-profile clean-venv plots dag
 
 install: $(STAMP)
 
@@ -76,6 +76,11 @@ test-fast: install
 
 bench: install
 	$(BIN)/python -m benchmarks.run_all
+
+# The verdict tests' calibration by simulation (false-positive rate, coverage, power; 10-15 min,
+# one process): reports/calibration.json and the table in docs/verdicts.md (scripts/calibrate.py).
+calibrate: install
+	$(BIN)/python scripts/calibrate.py
 
 # Switch params.yaml to the paper's GPU settings (docs/parameters.md) and regenerate
 # dvc.yaml for it.
