@@ -84,7 +84,7 @@ def plan(sims: int, quick: bool) -> list[tuple[str, Callable[[], list[scal.Calib
                          [scal.calibrate_model_comparison(r, s, sims)]))
     for items in (1, 10, 20):
         jobs.append((f"cm {items}", lambda i=items: [scal.calibrate_cm(i, sims)]))
-    for items in (2, 10, 20):
+    for items in (2, 10, 20, 100):
         jobs.append((f"cm-anchor {items}", lambda i=items: [scal.calibrate_cm(i, sims, True)]))
     for words in (20, 40, 400):
         jobs.append((f"semantic {words}", lambda w=words: [scal.calibrate_semantic_rho(w, sims)]))

@@ -41,9 +41,14 @@ def sample() -> tuple[PeriodDocuments, np.ndarray]:
 
 
 def permuted(sample, seed: int) -> dict[str, PeriodDocuments]:
-    """The sample's abstracts with their years permuted across documents (seeded)."""
+    """The abstracts with their years permuted across documents (seeded), and new keys: the
+    halves of a period split by a hash of the key, so with the old keys the same documents would
+    form half A in every permutation, and a word they happen to overuse would look high in half
+    A and rising from half B in each of them (a fixed corpus's artefact, not a trend)."""
     docs, years = sample
     years = np.random.default_rng(seed).permutation(years)
+    docs = PeriodDocuments(docs.period, tuple(f"{k}#{seed}" for k in docs.keys), docs.flat,
+                           docs.lengths, docs.vocab_size)
     return {y: docs.subset(years == y, y) for y in YEARS}
 
 
