@@ -79,6 +79,8 @@ MODULE_SECONDS: dict[str, float] = {
     # under 15 s unlisted
     "test_e2e_own_corpus.py": 175,   # + the rerun checks of the former test_e2e_graph.py
     "test_e2e_permuted_dates.py": 273,   # 197 + 70 s, 2 cores shared with a make repro (load ~3)
+    "test_calibration.py": 71,           # single process, 2 cores shared (load ~3)
+    "test_forecast_null.py": 60,         # the export's 7,200 abstracts parsed and tokenized once
     "test_preload.py": 75,
     "test_e2e_data.py": 72,
     "test_numerics.py": 72,
