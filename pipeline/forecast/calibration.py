@@ -204,8 +204,8 @@ def calibrate_permuted(docs: PeriodDocuments, years: np.ndarray, n_sims: int, co
     """The trend claims of ``periods[-1]`` on ``docs`` (one real corpus; ``years [n]``: each
     document's period), its dates permuted across documents in each simulation.
 
-    With the documents' own keys (``rekey=False``, as the project's permuted-dates checks do) the
-    split of the corpus into key-hash halves is the same in every permutation: half A of Y−1 is
+    With the documents' own keys (``rekey=False``: a permuted-dates check that keeps the old ids)
+    the split of the corpus into key-hash halves is the same in every permutation: half A of Y−1 is
     drawn from the A-hash documents, half B from the B-hash ones, Y from both, so a word that the
     A-hash documents happen to over-use looks high in half A and rising from half B to Y — a
     small shared component, not an exact null. ``rekey=True`` gives every document a new key in
