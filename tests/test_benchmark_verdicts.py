@@ -8,6 +8,7 @@ from pipeline.stats.verdict import judge
 
 def _corr(rho: float, p: float) -> dict:
     return {"n": 20, "spearman": rho, "spearman_p": p, "spearman_ci": [rho - 0.3, rho + 0.2],
+            "spearman_se": (1.06 / 17) ** 0.5,
             "pearson": rho, "pearson_p": p, "pearson_ci": [rho - 0.3, rho + 0.2]}
 
 
@@ -16,9 +17,12 @@ def test_methods_are_judged_against_chance_with_holm() -> None:
                                        "time-token": _corr(0.15, 0.53),
                                        "broken": {"n": 3, "error": "too few words"}}))
     got = {v.a: v for v in verdicts}
-    assert got["contextual"].verdict == "better" and got["contextual"].family_size == 3
-    assert got["sgns"].verdict == "better"                 # 0.013 x 2 after Holm < 0.05
-    assert got["time-token"].verdict == "not distinguishable"
-    assert got["broken"].reason == "not tested: too few words"
+    assert got["contextual"].verdict == "better" and got["contextual"].seeds == (0, 0)
+    # SGNS trains on a seed: one run has no known spread, so it is untested (not counted in m)
+    assert got["sgns"].verdict == "untested" and got["sgns"].seeds == (1, 0)
+    assert got["contextual"].family_size == 1                # the only tested claim
+    assert got["time-token"].verdict == "untested"          # trains on a seed too
+    assert got["broken"].verdict == "untested" and got["broken"].reason == "too few words"
+    assert got["contextual"].mde > 0 and got["contextual"].mde < 1
     text = "\n".join(verdict_lines(verdicts))
     assert text.count("\n- ") == 4 and "semantic-change" in text

@@ -167,9 +167,9 @@ def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
     # against each of the 3 stationary baselines; the best fit is named, not the only reference
     assert len(vocab) == 12 and {r["b"] for r in vocab} == set(stationary["baselines"])
     assert reference in stationary["baselines"]
-    assert all(r["unit"] == "documents" and r["n"] == 40 for r in vocab)
+    assert all(r["unit"] == "abstracts" and r["n"] == 40 for r in vocab)
     freq = next(r for r in vocab if r["a"] == "Frequency")
-    assert freq["seeds"] == [1, 0] and freq["verdict"] == "not distinguishable"   # 1 seed
+    assert freq["seeds"] == [1, 0] and freq["verdict"] == "untested"   # 1 seed: spread unknown
     trend = {r["a"]: r for r in records if r["family"] == "forecast-trend" and r["scope"] == "2021"}
     assert "Persistence" not in trend and "Baseline-all" not in trend    # no change predicted
     assert "Frequency" in trend and "Linear extrapolation" in trend
@@ -178,7 +178,7 @@ def test_report_backtests_terms_and_abstracts(project, forecasts, tmp_path):
     assert plot.stat().st_size > 0
     first = out.read_bytes()
     forecast_report.main(args)
-    assert out.read_bytes() == first                             # deterministic, bootstrap seeded
+    assert out.read_bytes() == first                             # deterministic
 
 
 def test_report_refuses_a_forecast_for_another_period(project, forecasts, tmp_path, capsys):

@@ -125,8 +125,10 @@ def judge(claims: Iterable[Claim], alpha: float = ALPHA) -> list[Verdict]:
     adjusted = [float("nan")] * len(claims)
     sizes = [0] * len(claims)
     for members in families.values():
-        adj = holm([claims[i].p for i in members])
-        tested = sum(not math.isnan(claims[i].p) for i in members)
+        # an untested claim (no p, or a trained side with too few runs) is not in Holm's m
+        ps = [math.nan if _short(claims[i]) else claims[i].p for i in members]
+        adj = holm(ps)
+        tested = sum(not math.isnan(p) for p in ps)
         for i, a in zip(members, adj):
             adjusted[i], sizes[i] = a, tested
     return [_decide(c, adjusted[i], sizes[i], alpha) for i, c in enumerate(claims)]
@@ -145,9 +147,14 @@ def claim_of(result: TestResult, *, report: str, family: str, a: str, b: str, me
                  mde_of=mde_function(result.se, result.df, scale))
 
 
+def _short(c: Claim) -> list[str]:
+    """The trained sides of ``c`` with fewer than :data:`MIN_SEEDS` runs."""
+    return [name for name, runs in zip((c.a, c.b), c.seeds) if 0 < runs < MIN_SEEDS]
+
+
 def _decide(c: Claim, p_adj: float, family_size: int, alpha: float) -> Verdict:
     base = {f: getattr(c, f) for f in Claim.__dataclass_fields__}
-    short = [name for name, runs in zip((c.a, c.b), c.seeds) if 0 < runs < MIN_SEEDS]
+    short = _short(c)
     mde = math.nan
     if short:
         verdict = "untested"
