@@ -1,7 +1,8 @@
 """The whole stage graph as the dict ``dvc.yaml`` holds, in the order a reader follows it:
-data, features, every run's training (each seed's frozen-base cache right after its Baseline),
-scoring, the report and the long-tail report, every run's forecast, its report, the
-semantic-change report and its benchmark, and the verdicts of every report in one file."""
+data, features, the training regime's caches for every seed, every run's training (each seed's
+Baseline's cache right after it), scoring, the report and the long-tail report, every run's
+forecast, its report, the semantic-change report and its benchmark, and the verdicts of every
+report in one file."""
 
 from __future__ import annotations
 
@@ -15,18 +16,17 @@ from pipeline.graph.code_deps import Code
 from pipeline.graph.data_stages import data_stages, feature_stages
 from pipeline.graph.defaults import SCHEMA, Defaulted, Schema, apply_defaults
 from pipeline.graph.model_stages import (
-    base_cache_stage,
+    cache_stage,
     forecast_report_stage,
     forecast_stage,
     longtail_stage,
     report_stage,
     score_stage,
     train_stage,
-    trunk_cache_stage,
 )
 from pipeline.graph.plan import Plan
 from pipeline.infra.runs import run_name as run
-from pipeline.models.registry import UNADAPTED
+from pipeline.models.registry import BASELINE
 
 # The project root (holding pipeline/ and stages/), whose sources give the stages' code deps.
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,15 +52,15 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
     schema = SCHEMA if schema is None else schema
     plan, code = Plan(schema.complete(params)), Code(root)
     stages = {**data_stages(plan, code), **feature_stages(plan, code)}
-    if plan.adapted:
-        stages["trunk_cache"] = trunk_cache_stage(plan, code)   # one for every seed
-    if (plan.frozen and any(plan.cached(v) for v in plan.variants)) or (
-            plan.adapted and UNADAPTED in plan.variants):
-        stages["base_cache"] = base_cache_stage(plan, None, code)   # one for every seed
+    caches = plan.regime.caches(plan)   # the training regime's (pipeline/graph/regimes.py)
+    for cache in caches:
+        if cache.seed is None:   # one for every seed
+            stages[cache.name] = cache_stage(plan, cache, code)
     for variant, seed in plan.runs:
         stages[f"train-{run(variant, seed)}"] = train_stage(plan, variant, seed, code)
-        if variant == "baseline" and seed in plan.cache_seeds:   # right after what it reads
-            stages[f"base_cache-s{seed}"] = base_cache_stage(plan, seed, code)
+        for cache in caches:
+            if variant == BASELINE and cache.seed == seed:   # right after what it reads
+                stages[cache.name] = cache_stage(plan, cache, code)
     for variant, seed in plan.runs:
         stages[f"score-{run(variant, seed)}"] = score_stage(plan, variant, seed, code)
     stages["report"] = report_stage(plan, code)

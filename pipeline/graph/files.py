@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pipeline.infra.runs import run_name
+from pipeline.models.registry import BASELINE
+
 # Written by the `graph` stage when dvc.yaml is current; every other stage is downstream of it.
 STAMP = "data/graph-checked"
 
@@ -35,6 +38,10 @@ VERDICTS = "reports/verdicts.json"             # every report's verdict records 
 # The report outputs that hold a "verdicts" list, collected into VERDICTS.
 VERDICT_SOURCES = (RESULTS_DETAILS, FORECAST_DETAILS, SEMANTIC_BENCHMARK)
 
+# The frozen LMs' cached states (train.cache; pipeline/graph/regimes.py says which run reads which).
+TRUNK_CACHE = "data/cache/trunk"      # the states entering the top blocks (train.base: adapted)
+UNADAPTED_CACHE = "data/cache/base"   # the pretrained lm.base's final states, one for every seed
+
 FREQ = "data/features/frequencies/{}.parquet"
 EMB = "data/features/embeddings/{}.safetensors"
 
@@ -45,3 +52,13 @@ def feature_files(kinds: Iterable[str], periods: Iterable[str]) -> list[str]:
     template = {"frequencies": FREQ, "embeddings": EMB}
     periods = list(periods)
     return [template[k].format(p) for k in kinds for p in periods]
+
+
+def model_dir(variant: str, seed: int) -> str:
+    """The model folder of a run (its train stage's output)."""
+    return f"data/models/{run_name(variant, seed)}"
+
+
+def baseline_cache(seed: int) -> str:
+    """The final states of a seed's trained (or adapted) Baseline, one cache per seed."""
+    return f"data/cache/{run_name(BASELINE, seed)}"

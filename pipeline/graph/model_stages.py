@@ -1,9 +1,10 @@
-"""The stages of each run (a variant and a seed: train, score, forecast), the frozen-base cache of
-each seed (``train.cache``) and the two reports over all runs. Each run's stages depend on exactly
-the per-period feature files its variant reads (the registry's ``feature_files``) and declare only
-the params they read, so changing a bias's own param reruns only that variant. A time-free
-control's stages read the features of the training periods too (its pooled history); a score
-stage reads only its scored periods' own histories."""
+"""The stages of each run (a variant and a seed: train, score, forecast), the cache stages of the
+training regime (``train.base``, ``train.cache``: :mod:`pipeline.graph.regimes`, which also says
+what each run starts from and which cache it reads) and the two reports over all runs. Each
+run's stages depend on exactly the per-period feature files its variant reads (the registry's
+``feature_files``) and declare only the params they read, so changing a bias's own param reruns
+only that variant. A time-free control's stages read the features of the training periods too
+(its pooled history); a score stage reads only its scored periods' own histories."""
 
 from __future__ import annotations
 
@@ -24,14 +25,17 @@ from pipeline.graph.files import (
     TEST,
     TOKENIZER,
     TRAIN,
+    TRUNK_CACHE,
     VARIANT_METRICS,
     feature_files,
+    model_dir,
 )
 from pipeline.graph.plan import Plan, feature_kinds
+from pipeline.graph.regimes import Cache
 from pipeline.infra.runs import run_name as run
 from pipeline.infra.config import GenerationSettings, ModelConfig, TrainConfig
 from pipeline.infra.params import VARIANT_SECTION, section_params
-from pipeline.models.registry import UNADAPTED, control_of, lookup
+from pipeline.models.registry import BASELINE, control_of, lookup
 from pipeline.models.variant import setting_fields
 
 # The options of a stage come from the params schema (pipeline/infra/params.py), less what the
@@ -55,23 +59,6 @@ def _flags(section: str, keys: Iterable[str]) -> str:
     return " ".join(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for k in keys)
 
 
-def model_dir(variant: str, seed: int) -> str:
-    return f"data/models/{run(variant, seed)}"
-
-
-TRUNK_CACHE = "data/cache/trunk"
-UNADAPTED_CACHE = "data/cache/base"
-
-
-def cache_dir(plan: Plan, seed: int, variant: str = "baseline") -> str:
-    """The frozen LM's cache a run reads: one per seed (shared or adapted base: each seed's
-    Baseline) or one for all (frozen base: the pretrained LM; adapted base: the unadapted LM
-    ``baseline-0`` reads the pretrained LM's, computed from the trunk cache)."""
-    if plan.frozen or (plan.adapted and variant == UNADAPTED):
-        return UNADAPTED_CACHE
-    return f"data/cache/{run('baseline', seed)}"
-
-
 def trunk_cache_stage(plan: Plan, code: Code) -> dict[str, Any]:
     """train.base: adapted: the states entering the pretrained LM's top ``train.adapt_layers``
     blocks, of the train, dev and test abstracts, once for every seed."""
@@ -85,20 +72,25 @@ def trunk_cache_stage(plan: Plan, code: Code) -> dict[str, Any]:
     }
 
 
-def base_cache_stage(plan: Plan, seed: int | None, code: Code) -> dict[str, Any]:
+def cache_stage(plan: Plan, cache: Cache, code: Code) -> dict[str, Any]:
+    """The stage of a cache the training regime adds (:meth:`~pipeline.graph.regimes.Regime.caches`)."""
+    return trunk_cache_stage(plan, code) if cache.trunk else base_cache_stage(plan, cache, code)
+
+
+def base_cache_stage(plan: Plan, cache: Cache, code: Code) -> dict[str, Any]:
     """The frozen LM's final hidden states (``train.cache``): of the train and dev abstracts
     under the trained Baseline of one seed (shared base), or of the train, dev and test
-    abstracts under the pretrained ``lm.base`` (frozen base; ``seed`` None), which the
+    abstracts under the pretrained ``lm.base`` (frozen base; ``cache.seed`` None), which the
     frozen-base score and forecast stages read too. Adapted base: of every abstract of the
-    trunk cache, under the seed's adapted Baseline (or, ``seed`` None, the unadapted LM)."""
+    trunk cache, under the seed's adapted Baseline (or, ``cache.seed`` None, the unadapted LM)."""
+    seed, out = cache.seed, cache.out
     if seed is None:
         source, splits, params = "--base ${lm.base}", [TRAIN, DEV, TEST], ["lm.base"]
         lm_deps: list[str] = []
     else:
-        source, splits, params = f"--model {model_dir('baseline', seed)}", [TRAIN, DEV], []
-        lm_deps = [model_dir("baseline", seed)]
-    out = UNADAPTED_CACHE if seed is None else cache_dir(plan, seed)
-    if plan.adapted:   # the abstracts and their states entering the top blocks: the trunk's
+        source, splits, params = f"--model {model_dir(BASELINE, seed)}", [TRAIN, DEV], []
+        lm_deps = [model_dir(BASELINE, seed)]
+    if plan.regime.caches_from_trunk:   # the abstracts, and their states entering the top blocks
         inputs, splits = f"--trunk {TRUNK_CACHE} --adapt-layers ${{train.adapt_layers}}", []
         lm_deps, params = [*lm_deps, TRUNK_CACHE], [*params, "train.adapt_layers"]
     else:
@@ -113,11 +105,9 @@ def base_cache_stage(plan: Plan, seed: int | None, code: Code) -> dict[str, Any]
     }
 
 
-def _cache_option(plan: Plan, variant: str, seed: int) -> tuple[list[str], list[str]]:
-    """The ``--cache`` option and dep of a run's stage that reads the frozen LM's cache."""
-    if not plan.cached(variant):
-        return [], []
-    return [f"--cache {cache_dir(plan, seed, variant)}"], [cache_dir(plan, seed, variant)]
+def _cache_option(cache: str | None) -> tuple[list[str], list[str]]:
+    """The ``--cache`` option and dep of a stage that reads the frozen LM's cache ``cache``."""
+    return ([f"--cache {cache}"], [cache]) if cache else ([], [])
 
 
 def variant_options(variant: str) -> tuple[list[str], list[str]]:
@@ -135,9 +125,8 @@ def variant_options(variant: str) -> tuple[list[str], list[str]]:
 def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     entry = lookup(variant)
-    shared = plan.base in ("shared", "adapted") and entry.has_module
-    baseline = [model_dir("baseline", seed)] if shared or entry.targets_from_baseline else []
-    adapting = plan.adapted and variant == "baseline"   # from the trunk cache
+    start = plan.regime.train_from(plan, variant, seed)   # its LM and the states it trains from
+    targets = [model_dir(BASELINE, seed)] if entry.targets_from_baseline else []
     keys = [*([("features", "window")] if kinds else []),
             *(("lm", k) for k in LM_FLAGS), *(("train", k) for k in TRAIN_FLAGS),
             *([("train", "lr_new")] if entry.has_module else [])]
@@ -146,27 +135,17 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
            f"--train {TRAIN} --dev {DEV} --tokenizer {TOKENIZER}",
            *(f"--{k} data/features/{k}" for k in kinds),
            *(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for section, k in keys), *own]
-    if shared:
-        cmd.append(f"--init-from {model_dir('baseline', seed)} --freeze-lm")
-    elif plan.frozen or (plan.adapted and not adapting):   # the LM as it is: baseline-0
-        cmd.append("--freeze-lm")
-    if entry.targets_from_baseline:
-        cmd.append(f"--targets-from {model_dir('baseline', seed)}")
-    if adapting:
-        option = [f"--trunk {TRUNK_CACHE} --adapt-layers ${{train.adapt_layers}}"]
-        cached = [TRUNK_CACHE]
-    else:
-        option, cached = _cache_option(plan, variant, seed)
-    cmd += option
+    cmd += start.lm_options
+    cmd += [f"--targets-from {model}" for model in targets]
+    cmd += start.state_options
     cmd.append(f"--out {model_dir(variant, seed)} --curves data/curves/{run(variant, seed)}")
     return {
         "cmd": " ".join(cmd),
         "deps": [*code("train"), TRAIN, DEV, TOKENIZER,
                  *feature_files(kinds, in_time_order([*plan.train_history,
                                                       *plan.static_periods(variant)])),
-                 *baseline, *cached],
-        "params": [*(f"{section}.{k}" for section, k in keys), *own_params,
-                   *(["train.adapt_layers"] if adapting else [])],
+                 *dict.fromkeys([*start.models, *targets]), *start.states],
+        "params": [*(f"{section}.{k}" for section, k in keys), *own_params, *start.params],
         "outs": [model_dir(variant, seed)],
         "plots": [{f"data/curves/{run(variant, seed)}": {"x": "step"}}],
     }
@@ -176,9 +155,8 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     kinds = feature_kinds(variant)
     model = model_dir(variant, seed)
     extra = plan.extra_periods
-    # frozen/adapted base: PPL/CPL from the cached states (a shared base's holds no test period)
-    scored_from, cache = (_cache_option(plan, variant, seed) if plan.scored_from_cache
-                          else ([], []))
+    # PPL/CPL from the cached states when the regime's caches hold the test period
+    scored_from, cache = _cache_option(plan.regime.scoring_cache(plan, variant, seed))
     cmd = [f"python -m stages.score --model {model} --dev {DEV} --test {TEST}",
            *([f"--periods {' '.join(plan.score_periods)} --abstracts {ABSTRACTS}"]
              if extra else []),
@@ -199,8 +177,7 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
 def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     model = model_dir(variant, seed)
-    scored_from, cache = (_cache_option(plan, variant, seed) if plan.scored_from_cache
-                          else ([], []))
+    scored_from, cache = _cache_option(plan.regime.scoring_cache(plan, variant, seed))
     cmd = [f"python -m stages.forecast --model {model} --abstracts {ABSTRACTS} "
            f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies",
            *(["--embeddings data/features/embeddings"] if "embeddings" in kinds else []),
@@ -227,7 +204,8 @@ def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str,
 def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
     runs = [run(v, s) for v, s in plan.runs]
     return {
-        "cmd": "python -m stages.report --scores data/scores ${experiment} --baseline baseline "
+        "cmd": "python -m stages.report --scores data/scores ${experiment} "
+               f"--baseline {BASELINE} "
                "--examples ${report.examples} --frequencies data/features/frequencies "
                "--window ${features.window} --train-periods ${split.train_first} ${split.train_last} "
                f"--corpus-counts {CORPUS_COUNTS} --out reports/results.md "

@@ -10,12 +10,13 @@ applies, stated once there. Every list below is in time order. Feature periods a
 listed by hand: every period in the history of a training period, the dev period, a scored
 period, a forecast period, or a period a report reads, and a time-free control's pooling periods
 (the training periods). A variant's own settings are checked against its settings class
-(:func:`check_variant_settings`).
+(:func:`check_variant_settings`). ``train.base`` is a training regime
+(:mod:`pipeline.graph.regimes`, ``plan.regime``), which checks its own rules here and tells the
+stages what each run starts from and which caches it reads.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -23,10 +24,11 @@ from pipeline.corpus.periods import in_time_order, ordinal, param_label, shift, 
 from pipeline.corpus.splits import SplitPeriods
 from pipeline.features.windows import bucket_periods, history_periods
 from pipeline.graph.defaults import missing_key
+from pipeline.graph.regimes import Regime, refused, regime_for
 from pipeline.infra.config import GenerationSettings
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import VARIANT_SECTION
-from pipeline.models.registry import UNADAPTED, lookup
+from pipeline.models.registry import BASELINE, lookup
 from pipeline.models.variant import setting_fields
 
 # GenerationSettings' checked fields and the score.* keys that set them (forecast.n_generate
@@ -115,7 +117,7 @@ class Plan:
         self.score_periods = labels("score.periods")
         self.variants = [str(v) for v in get(params, "experiment.variants")]
         self.seeds = [int(s) for s in get(params, "experiment.seeds")]
-        self.base = str(get(params, "train.base"))
+        self.regime: Regime = regime_for(str(get(params, "train.base")))
         self.cache = get(params, "train.cache")
         self.adapt_layers = int(get(params, "train.adapt_layers"))
         self.lm_base = str(get(params, "lm.base"))
@@ -150,8 +152,7 @@ class Plan:
         return span(ends[0], ends[-1])
 
     def _validate(self) -> None:
-        def bad(what: str, key: str, fix: str) -> UserError:
-            return UserError(what, path=f"params.yaml: {key}", fix=fix)
+        bad = refused
 
         if len(set(self.score_periods)) != len(self.score_periods):
             raise bad(f"score.periods must list distinct periods, got {self.score_periods}",
@@ -163,42 +164,19 @@ class Plan:
                 raise bad(err.what, "experiment.variants", err.fix or "fix the variant name") from None
             except ValueError as err:
                 raise bad(str(err), "experiment.variants", "fix the variant name") from None
-            n = re.fullmatch(r"baseline-(\d+)", variant)
-            if n and not 0 <= int(n.group(1)) <= len(self.train_periods):
+            n = lookup(variant).latest_periods   # baseline-N
+            if n is not None and not 0 <= n <= len(self.train_periods):
                 raise bad(f"{variant} needs 1 .. {len(self.train_periods)} training periods",
                           "experiment.variants",
                           "use baseline-N with N <= the number of training periods")
-            if variant == UNADAPTED and self.base != "adapted":
-                raise bad("baseline-0 is a pretrained LM as it is, the unadapted reference of "
-                          "train.base: adapted", "experiment.variants",
-                          "drop baseline-0, or use train.base: adapted (with frozen, baseline "
-                          "is the LM as it is)")
         if len(set(self.variants)) != len(self.variants) or len(set(self.seeds)) != len(self.seeds):
             raise bad("experiment.variants and experiment.seeds must not repeat", "experiment",
                       "list each variant and seed once")
-        if self.base not in ("joint", "shared", "frozen", "adapted"):
-            raise bad(f"train.base must be joint, shared, frozen or adapted, got {self.base!r}",
-                      "train.base", "joint: every variant fine-tunes the LM; shared: temporal "
-                      "variants start from the trained Baseline with the LM frozen; frozen: "
-                      "the pretrained lm.base is never trained; adapted: its top blocks are "
-                      "fine-tuned as each seed's Baseline")
-        if self.base in ("frozen", "adapted"):
-            if self.lm_base == "scratch":
-                raise bad(f"train.base: {self.base} starts from a pretrained lm.base, but lm.base "
-                          "is scratch (a random LM)", "train.base",
-                          "name a pretrained lm.base, or use train.base: joint or shared")
-            if self.cache is not True:
-                raise bad(f"train.base: {self.base} needs train.cache: true (its Baselines are "
-                          "scored from the cache)", "train.cache", "set train.cache: true")
-            tuned = [v for v in self.variants
-                     if re.fullmatch(r"baseline-\d+", v) and v != UNADAPTED]
-            if tuned:
-                raise bad(f"{', '.join(tuned)} fine-tune the LM on the latest periods, which "
-                          f"train.base: {self.base} does not support", "experiment.variants",
-                          "drop them, or use train.base: shared")
-        if self.adapted and self.adapt_layers < 1:
-            raise bad(f"train.adapt_layers must be >= 1, got {self.adapt_layers}",
-                      "train.adapt_layers", "the number of top blocks the Baseline fine-tunes")
+        if not isinstance(self.cache, bool):
+            raise bad(f"train.cache must be true or false, got {self.cache!r}", "train.cache",
+                      "true: train the shared-base variants from the frozen Baseline's cached "
+                      "hidden states; false: run the full LM every step")
+        self.regime.check(self)   # train.base's own rules (pipeline/graph/regimes.py)
         for section, n in (("score", self.decoding["n"]), ("forecast", self.forecast_generate)):
             try:   # the score and forecast stages would refuse them only when they run
                 GenerationSettings(**{**self.decoding, "n": n})
@@ -221,22 +199,14 @@ class Plan:
                       f"periods and before the forecast period {self.forecast_period}, got "
                       f"{self.backtest_periods}", "forecast.backtest_periods",
                       f"e.g. [{self.dev}, {self.test}]")
-        if not isinstance(self.cache, bool):
-            raise bad(f"train.cache must be true or false, got {self.cache!r}", "train.cache",
-                      "true: train the shared-base variants from the frozen Baseline's cached "
-                      "hidden states; false: run the full LM every step")
-        if self.cache and self.base == "joint":
-            raise bad("train.cache: true caches a frozen LM (train.base: shared or frozen), but "
-                      "train.base is joint", "train.cache",
-                      "set train.base: shared or frozen, or train.cache: false")
-        if "baseline" not in self.variants:   # the report stage would fail after all training
-            shared = (f" and train.base: {self.base} builds every temporal variant on its LM"
-                      if self.base != "joint" else "")
+        if BASELINE not in self.variants:   # the report stage would fail after all training
+            shared = (f" and train.base: {self.regime.name} builds every temporal variant on its "
+                      "LM" if self.regime.on_baseline else "")
             raise bad(f"the report compares every variant with the Baseline{shared}, but "
                       "`baseline` is not among experiment.variants", "experiment.variants",
                       "add baseline to experiment.variants")
         needs_targets = [v for v in self.variants if lookup(v).targets_from_baseline]
-        if needs_targets and "baseline" not in self.variants:
+        if needs_targets and BASELINE not in self.variants:
             raise bad(f"{', '.join(needs_targets)} read their target vectors from the Baseline "
                       "model, but `baseline` is not among experiment.variants",
                       "experiment.variants", "add baseline to experiment.variants")
@@ -244,39 +214,6 @@ class Plan:
             raise bad(f"semantic_change.first ({self.semantic_first[-1]}) must end before "
                       f"semantic_change.last ({self.semantic_last[0]}) begins", "semantic_change",
                       "choose an earlier first group or a later last group")
-
-    def cached(self, variant: str) -> bool:
-        """Whether ``variant``'s stages read the frozen LM's cached hidden states: with
-        ``train.cache``, the variants whose module allows it (train stage), and with
-        ``train.base: frozen`` the Baseline too (the cached LM itself), whose score and forecast
-        stages read the cache as well."""
-        entry = lookup(variant)
-        return bool(self.cache) and (entry.cacheable or (self.scored_from_cache
-                                                         and not entry.has_module))
-
-    @property
-    def frozen(self) -> bool:
-        """``train.base: frozen``: one cache of the pretrained LM for every variant and seed."""
-        return self.base == "frozen"
-
-    @property
-    def adapted(self) -> bool:
-        """``train.base: adapted``: one trunk cache (stage ``trunk_cache``), and from it one
-        cache per seed of its adapted Baseline (and one of the unadapted LM, ``baseline-0``)."""
-        return self.base == "adapted"
-
-    @property
-    def scored_from_cache(self) -> bool:
-        """The caches hold the test period too, and score and forecast stages read them."""
-        return self.frozen or self.adapted
-
-    @property
-    def cache_seeds(self) -> list[int]:
-        """Seeds with a ``base_cache-s<seed>`` stage (shared or adapted base): every seed, when
-        some variant reads the cache; none with a frozen base (one ``base_cache`` for all)."""
-        if self.frozen:
-            return []
-        return self.seeds if any(self.cached(v) for v in self.variants) else []
 
     @property
     def runs(self) -> list[tuple[str, int]]:

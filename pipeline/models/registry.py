@@ -36,6 +36,7 @@ from pipeline.models.variant import VariantSpec
 
 NO_BIAS = "none"
 STATIC_SUFFIX = "-static"
+BASELINE = "baseline"   # the Baseline LM, fine-tuned on every training period
 UNADAPTED = "baseline-0"   # the pretrained LM, trained on no period (train.base: adapted)
 
 
