@@ -10,7 +10,8 @@ data/models/baseline-s<seed> --freeze-lm` trains only the module on a trained Ba
 with `--cache data/cache/baseline-s<seed>` from its cached final states (one process, no resume);
 frozen, `--freeze-lm` alone keeps the pretrained --base LM (`--cache data/cache/base`); adapted,
 `--trunk data/cache/trunk --adapt-layers K` fine-tunes the Baseline's top K blocks from the trunk
-cache (pipeline/training/adapted.py).
+cache (pipeline/training/adapted.py). pipeline/training/execution.py picks the path from these
+options.
 
 The output folder (written atomically) holds config.json + model.safetensors (load with
 pipeline.models.future_lm.load_future_lm; config.json records the context length, which scoring
@@ -37,8 +38,8 @@ from pipeline.models.future_lm import write_future_lm
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup
-from pipeline.training.run import TrainInputs, execute, execute_cached, prepare_run
-from pipeline.training.trunk import execute_adapted
+from pipeline.training.execution import Execution
+from pipeline.training.run import TrainInputs, prepare_run
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 
@@ -116,20 +117,12 @@ def train_one(args: argparse.Namespace, dist: distributed.Dist, device: torch.de
                          frequencies=Path(args.frequencies) if args.frequencies else None,
                          embeddings=Path(args.embeddings) if args.embeddings else None,
                          targets_from=Path(args.targets_from) if args.targets_from else None)
+    execution = Execution.from_options(args.cache, args.trunk, args.adapt_layers)
     settings = _settings_class(args.variant)
     run = prepare_run(inputs, build(LMConfig, args), build(ModelConfig, args),
                       build(TrainConfig, args), None if settings is None else build(settings, args))
-    if (args.cache or args.trunk) and dist.enabled:
-        raise UserError("training from a cache of hidden states runs in one process",
-                        fix="drop --processes / torchrun (a cached epoch is short)")
-    if args.trunk:
-        result = execute_adapted(run, Path(args.trunk), inputs.tokenizer, args.adapt_layers or 0,
-                                 device=device, checkpoint_root=args.checkpoint_dir)
-    elif args.cache:
-        result = execute_cached(run, Path(args.cache), inputs.tokenizer, device=device,
-                                checkpoint_root=args.checkpoint_dir)
-    else:
-        result = execute(run, device=device, checkpoint_root=args.checkpoint_dir, dist=dist)
+    result = execution.train(run, inputs.tokenizer, device=device,
+                             checkpoint_root=args.checkpoint_dir, dist=dist)
     if not dist.is_main:
         return
     with atomic_path(args.curves) as tmp:
@@ -140,8 +133,7 @@ def train_one(args: argparse.Namespace, dist: distributed.Dist, device: torch.de
         write_json(result.metrics, tmp / "train_metrics.json")
     result.checkpoints.clear()
     procs = f" x {dist.world_size} processes" if dist.enabled else ""
-    cached = " from the trunk cache" if args.trunk else " from the frozen-base cache" if args.cache else ""
-    print(f"{run.name}{cached}: best dev ppl {result.state.best_ppl:.2f} (epoch "
+    print(f"{run.name}{execution.source}: best dev ppl {result.state.best_ppl:.2f} (epoch "
           f"{result.state.best_epoch + 1} of {len(result.state.dev_ppl)}) on {device}{procs} "
           f"-> {args.out}")
 

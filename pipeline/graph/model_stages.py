@@ -73,7 +73,7 @@ def trunk_cache_stage(plan: Plan, code: Code) -> dict[str, Any]:
 
 
 def cache_stage(plan: Plan, cache: Cache, code: Code) -> dict[str, Any]:
-    """The stage of a cache the training regime adds (:meth:`~pipeline.graph.regimes.Regime.caches`)."""
+    """The stage of a cache the training regime adds (``Regime.caches``)."""
     return trunk_cache_stage(plan, code) if cache.trunk else base_cache_stage(plan, cache, code)
 
 
