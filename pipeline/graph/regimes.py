@@ -188,7 +188,7 @@ class Joint(Regime):
                           "set train.base: shared or frozen, or train.cache: false")
 
 
-def _on_baseline(plan: Plan, variant: str, seed: int, cache: str | None) -> TrainFrom:
+def _on_baseline(seed: int, cache: str | None) -> TrainFrom:
     """A variant with a module on the seed's trained Baseline, its LM frozen (shared, adapted)."""
     return TrainFrom(init_from=model_dir(BASELINE, seed), freeze_lm=True, cache=cache)
 
@@ -200,7 +200,7 @@ class Shared(Regime):
     def train_from(self, plan: Plan, variant: str, seed: int) -> TrainFrom:
         if not lookup(variant).has_module:   # the baselines fine-tune their LM
             return TrainFrom()
-        return _on_baseline(plan, variant, seed, self.cache_of(plan, variant, seed))
+        return _on_baseline(seed, self.cache_of(plan, variant, seed))
 
     def cache_of(self, plan: Plan, variant: str, seed: int) -> str | None:
         """With ``train.cache``, the variants whose module allows it read the Baseline's."""
@@ -263,7 +263,7 @@ class Adapted(Pretrained):
             return TrainFrom(trunk=TRUNK_CACHE)
         cache = self.cache_of(plan, variant, seed)
         if lookup(variant).has_module:
-            return _on_baseline(plan, variant, seed, cache)
+            return _on_baseline(seed, cache)
         return TrainFrom(freeze_lm=True, cache=cache)   # baseline-0: the LM as it is
 
     def cache_of(self, plan: Plan, variant: str, seed: int) -> str | None:
