@@ -8,7 +8,7 @@ own history: PPL and CPL over every abstract (§4.4-4.5), cut at the model's con
 METEOR against the period's gold abstracts. Writes <out>/metrics.json and per period
 tokens_<label>.parquet (per-abstract NLL sums, for paired tests), positions_<label>.parquet (one
 row per predicted token) and generations_<label>.parquet (seed, text, CM; decoding settings in
-the file metadata), all in one atomic folder (docs/design.md, "Scores").
+the file metadata), all in one atomic folder (docs/formats.md, "Scores").
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ VOCAB = 40
 def write_scores(root, variant: str, seed: int, nll_shift: float, cm_shift: float,
                  rng_seed: int | None = None, periods=PERIODS, dev: str = "2020",
                  test: str = "2021") -> None:
-    """A score folder in the score stage's per-period layout (docs/design.md) with known numbers;
+    """A score folder in the score stage's per-period layout (docs/formats.md) with known numbers;
     ``periods`` in the order metrics.json lists them (PPL rises by 5 per period after ``dev``)."""
     rng = np.random.default_rng(seed if rng_seed is None else rng_seed)
     folder = root / f"{variant}-s{seed}"

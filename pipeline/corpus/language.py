@@ -118,7 +118,7 @@ class FilterResult:
 def filter_papers(papers: pd.DataFrame, language: str | None = "en", seed: int = 0,
                   min_words: int = 10, workers: int = 1, progress: bool = True,
                   acl_rules: bool = True) -> FilterResult:
-    """Apply the corpus filters (module docstring) to a papers table (docs/design.md).
+    """Apply the corpus filters (module docstring) to a papers table (docs/formats.md).
 
     ``language=None`` turns the language filter off, ``acl_rules=False`` the shared-task rule;
     a table without a ``url`` column (not BibTeX) is checked on title and abstract only.

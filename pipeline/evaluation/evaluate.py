@@ -8,7 +8,7 @@ periods asked for — N generated abstracts with the period's bias (§4.6) and t
 against the period's gold abstracts. Scoring and generation run in ``score.precision``
 (:mod:`pipeline.infra.precision`).
 
-Output folder (``write_evaluation``; the format is fixed in docs/design.md, "Scores"):
+Output folder (``write_evaluation``; the format is fixed in docs/formats.md, "Scores"):
 ``metrics.json`` = {"variant", "seed", "dev_period", "test_period", "periods": {"<label>":
 metrics}, "dev": metrics of the dev period, "test": metrics of the test period}, and per period
 ``tokens_<label>.parquet``, ``positions_<label>.parquet``, ``generations_<label>.parquet``

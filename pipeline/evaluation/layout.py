@@ -1,4 +1,4 @@
-"""The file names of a score folder (``data/scores/<variant>-s<seed>/``, docs/design.md "Scores").
+"""The file names of a score folder (``data/scores/<variant>-s<seed>/``, docs/formats.md "Scores").
 
 Kept apart from :mod:`pipeline.evaluation.evaluate`, which writes the folder with the model
 (torch), so that the readers of a score folder (the report, the human evaluation export) name its

@@ -81,7 +81,7 @@ def dense_history(periods: Sequence[embeddings_io.PeriodEmbeddings]) -> tuple[Te
     """Dense contextual features ``X`` float32 ``[|V|, m, d]`` and ``seen`` bool ``[|V|, m]``.
 
     ``periods`` are consecutive periods, oldest first. ``seen[w, j]`` says token ``w`` occurred
-    in period ``j``. Unseen-token rule (docs/design.md): a token not seen in period ``j`` takes
+    in period ``j``. Unseen-token rule (docs/formats.md): a token not seen in period ``j`` takes
     its vector from the latest earlier period of ``periods`` in which it was seen; if there is
     none, its vector is zeros. Never the encoder's static input embeddings — another space.
     """

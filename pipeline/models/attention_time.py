@@ -15,7 +15,7 @@ Frequency's bias) — and from what *moves* in it::
 period-to-period *changes* enter: the vocabulary's level is nearly the same in every period, and
 a first version that read the levels through a ``tanh`` saturated — pre-activations of ±20-60,
 so every period got the same time vector to the last bit and the variant forecast no change
-(measured on the default run; ``docs/design.md``). Linear in the changes, a period's vector
+(measured on the default run; ``docs/models.md``). Linear in the changes, a period's vector
 moves exactly as its recent history does, and two periods with the same changes share it. The
 training periods, the dev period, the test period and the forecast period all get their vector
 the same way, from their own history, so nothing is extrapolated and nothing of the predicted
@@ -29,7 +29,7 @@ token prediction lives on content matching, which eq. 2 would remove. The residu
 ordinary attention and adds the time-conditioned term ``‖t‖ (q·t̂)(t̂·k)``, whose size does not
 grow with the position n, with ``W_T`` initialised at GPT-2's 0.02 so that training starts near
 the plain LM; ``paper`` uses eq. 2 as printed (with the authors' ``/‖T‖``). Both are measured in
-``docs/design.md``.
+``docs/models.md``.
 
 The module owns ``A`` and every layer's ``W_T``, so the optimiser gives them ``train.lr_new`` and
 ``train.base: shared`` (the LM frozen) still trains them; the LM's own parameters and state dict

@@ -21,7 +21,7 @@ variant, read from the specs and the ``-static`` name alone.
 ``baseline-N`` is a family, not a row: the Baseline LM trained on the N latest training periods
 only (the paper's Baseline-2/3); :func:`lookup` builds its entry. ``baseline-0`` (:data:`UNADAPTED`),
 trained on none, is a pretrained LM as it is: the unadapted reference row of ``train.base:
-adapted``, whose Baseline is that LM adapted to the training periods. ``docs/design.md`` maps each
+adapted``, whose Baseline is that LM adapted to the training periods. ``docs/equations.md`` maps each
 equation of the papers to the file and function that computes it.
 """
 

@@ -1,7 +1,7 @@
 """The paper's result tables from the score folders, plus staleness and long-tail metrics.
 
 Input: one folder per trained model, ``<scores>/<variant>-s<seed>/`` (score stage, layout in
-docs/design.md): ``metrics.json`` with ``dev_period``, ``test_period`` and ``periods`` (every
+docs/formats.md): ``metrics.json`` with ``dev_period``, ``test_period`` and ``periods`` (every
 scored period, by label: ``2021``, ``2021H1``, ``2021Q3``, ``2021-07``), and per period
 ``tokens_<label>.parquet`` (per-abstract NLL sums), ``generations_<label>.parquet`` (generated
 abstracts with CM) and ``positions_<label>.parquet`` (per-position NLL and top-10 hit). Periods
