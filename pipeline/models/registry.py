@@ -176,7 +176,6 @@ def _module_of(name: str) -> str:
     return f"{package.__name__}.{name.replace('-', '_')}"
 
 
-@functools.cache
 def _declared(name: str) -> Variant | None:
     """The row the variant module of ``name`` declares (importing that module alone); ``None``
     when there is no such module."""
@@ -204,6 +203,15 @@ def _control_row(variant: Variant) -> Variant | None:
 
 
 @functools.cache
+def _row(name: str) -> Variant | None:
+    """The row of a variant module or a derived control (``None``: neither), one object each."""
+    if name.endswith(STATIC_SUFFIX):
+        variant = _row(name[:-len(STATIC_SUFFIX)])
+        return None if variant is None or variant.control else _control_row(variant)
+    return _declared(name)
+
+
+@functools.cache
 def all_variants() -> Mapping[str, Variant]:
     """Every variant, by name: Baseline, each variant module's in ``ORDER``, then the time-free
     controls in their variants' order. Imports every variant module (the graph and the tests
@@ -219,9 +227,9 @@ def all_variants() -> Mapping[str, Variant]:
                              "case letters, digits and _, neither ends in _static (the time-free "
                              "controls are derived) nor starts with baseline (the plain LM)")
         names.append(name)
-    rows = [r for r in map(_declared, names) if r is not None]
+    rows = [r for r in map(_row, names) if r is not None]
     declared = sorted(rows, key=lambda r: (r.order, r.name))
-    controls = [c for r in declared if (c := _control_row(r)) is not None]
+    controls = [c for r in declared if (c := _row(r.name + STATIC_SUFFIX)) is not None]
     return MappingProxyType({v.name: v for v in (_BASELINE_ROW, *declared, *controls)})
 
 
@@ -232,14 +240,6 @@ def module_kinds() -> tuple[str, ...]:
 
 def _names() -> str:
     return ", ".join(module_kinds()[1:])
-
-
-def _row(name: str) -> Variant | None:
-    """The row of a variant module or a derived control (``None``: neither)."""
-    if name.endswith(STATIC_SUFFIX):
-        variant = _declared(name[:-len(STATIC_SUFFIX)])
-        return None if variant is None else _control_row(variant)
-    return _declared(name)
 
 
 def lookup(name: str) -> Variant:
