@@ -10,7 +10,7 @@ from pipeline.infra.config import LMConfig, ModelConfig, ScoreConfig, TrainConfi
 from pipeline.infra.errors import UserError
 from pipeline.infra.numerics import THREADS
 from pipeline.models.generation import GenerationSettings
-from pipeline.models.registry import VARIANTS
+from pipeline.models.registry import all_variants
 from pipeline.models.variant import setting_fields
 from pipeline.models.variants.context2 import Context2Settings
 from stages import score, train
@@ -18,7 +18,7 @@ from stages._args import add_options, add_runtime_options, build, new_parser, ru
 
 TRAIN = (LMConfig, ModelConfig, TrainConfig)
 SCORE = (ScoreConfig, GenerationSettings)
-WITH_SETTINGS = [name for name, v in VARIANTS.items() if v.settings is not None]
+WITH_SETTINGS = [name for name, v in all_variants().items() if v.settings is not None]
 TRAIN_ARGS = ["--train", "t", "--dev", "d", "--tokenizer", "k", "--out", "o", "--curves", "c"]
 
 
@@ -46,7 +46,7 @@ def test_defaults_come_from_the_dataclasses_only() -> None:
 @pytest.mark.parametrize("variant", WITH_SETTINGS)
 def test_a_variant_s_settings_are_train_options_with_its_defaults(variant: str) -> None:
     """``--variant NAME`` adds NAME's settings (its settings class) to the train stage's options."""
-    settings = VARIANTS[variant].settings
+    settings = all_variants()[variant].settings
     ns = train.build_parser(variant).parse_args(["--variant", variant, *TRAIN_ARGS])
     assert build(settings, ns) == settings()
     text = train.build_parser(variant).format_help()

@@ -21,6 +21,7 @@ from pipeline.infra.errors import UserError
 from pipeline.graph.build import build
 from pipeline.graph.code_deps import import_closure, module_path, runs_code
 from pipeline.graph.render import render, stale_message
+from pipeline.models.registry import all_variants, lookup
 from tests.dvc_project import deep_merge, make_project, run_dvc, write_graph, write_params
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,9 +34,7 @@ PARAMS = {**COMMITTED, "experiment": {"variants": [
     "temporal-temperature", "continuous-vmf", "temporal-attention"], "seeds": [0]}}
 # the output-layer heads with their own objective: they read only the final hidden states, so a
 # frozen LM's cache serves them (registry Variant.cacheable)
-HEADS = ["temperature", "temperature-sigmoid", "temporal-temperature",
-         "temporal-temperature-static", "continuous-vmf", "continuous-cosine",
-         "continuous-max-margin"]
+HEADS = [name for name, v in all_variants().items() if v.output_layer]
 ALL_VARIANTS = ["baseline", "baseline-2", "frequency-nolstm", "frequency", "context", "context2"]
 
 
@@ -76,8 +75,20 @@ def _committed_stages() -> list[tuple[str, dict[str, Any]]]:
     return list(yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"].items())
 
 
+def _variants_read(name: str) -> tuple[list[str], bool]:
+    """The variants whose modules stage ``name`` imports through the registry, and whether it
+    builds their models: a run's stages their own variant's, the reports the experiment's."""
+    if run := re.fullmatch(r"(?:train|score|forecast)-(.+)-s\d+", name):
+        return [run.group(1)], True
+    if name in ("report", "longtail", "forecast_report"):
+        return COMMITTED["experiment"]["variants"], False
+    return [], False
+
+
 @pytest.mark.parametrize("name", [name for name, _ in _committed_stages()])
 def test_code_deps_are_exactly_the_stages_import_closure(name: str) -> None:
+    """The stage module's closure, plus the modules of the variants it runs or reports (a
+    control's: its variant's) with theirs; no other variant's module."""
     spec = body(dict(_committed_stages())[name])
     module = re.match(r"python -m stages\.(\w+)", spec["cmd"]).group(1)
     code = {d for d in spec["deps"] if d.endswith(".py")}
@@ -85,7 +96,15 @@ def test_code_deps_are_exactly_the_stages_import_closure(name: str) -> None:
         assert {"pipeline", "stages"} <= set(spec["deps"]) and not code
         return
     entry = Path("stages") / f"{module}.py"
-    assert code == {str(entry), *map(str, import_closure(REPO, entry))}
+    expected = {str(entry), *map(str, import_closure(REPO, entry))}
+    variants, built = _variants_read(name)
+    own = {module_path(REPO, m).relative_to(REPO)
+           for m in {lookup(v).module for v in variants} if m is not None}
+    for path in own:
+        expected |= {str(path), *map(str, import_closure(REPO, path, classes=built))}
+    assert code == expected
+    in_package = {d for d in code if d.startswith("pipeline/models/variants/")}
+    assert in_package - {"pipeline/models/variants/__init__.py"} == set(map(str, own))
 
 
 def test_import_closure_on_a_hand_made_package(tmp_path: Path) -> None:
@@ -297,7 +316,7 @@ def test_params_of_a_bias_do_not_retrain_baselines() -> None:
 def test_a_variant_s_settings_are_declared_by_its_own_train_stage_only() -> None:
     """Changing ``variants.<name>.<key>`` reruns only that variant's train stage (and what
     reads its model); each of its settings becomes one option of exactly that stage."""
-    from pipeline.models.registry import control_of, lookup
+    from pipeline.models.registry import params_section
     from pipeline.models.variant import setting_fields
 
     stages = {**stages_of(PARAMS), **stages_of(COMMITTED)}     # the latter: a control too
@@ -306,7 +325,7 @@ def test_a_variant_s_settings_are_declared_by_its_own_train_stage_only() -> None
         declared = [p for p in body(stage).get("params", []) if p.startswith("variants.")]
         if name.startswith("train-"):
             variant = name[len("train-"):].rsplit("-s", 1)[0]
-            section = control_of(variant) or variant       # a control reads its variant's
+            section = params_section(variant)       # a control reads its variant's
             assert all(p.startswith(f"variants.{section}.") for p in declared), (name, declared)
             for f in setting_fields(lookup(variant).settings):
                 flag = "--" + f.name.replace("_", "-")

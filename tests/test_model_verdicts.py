@@ -117,3 +117,15 @@ def test_the_adapted_baseline_is_judged_against_the_unadapted_lm_not_as_a_varian
     assert by[("variant", "Frequency", "Baseline-all", "PPL")].verdict == "not distinguishable"
     text = "\n".join(verdict_sections(verdicts, [0, 1, 2], "year"))
     assert "### Domain gain" in text
+
+
+def test_the_output_layer_family_holds_the_comparisons_the_variant_modules_name() -> None:
+    """A variant module's COMPARED_WITH (temporal temperature: the temperature) is an
+    output-layer claim when both are run; a question against the Baseline is the first family's."""
+    variants = ["baseline", "temperature", "temporal-temperature", "continuous-vmf"]
+    runs = _runs(dict.fromkeys(variants, 1.0), [0, 1, 2])
+    claims = model_claims(runs, variants, [0, 1, 2], "2021")
+    assert [(c.a, c.b, c.metric) for c in claims if c.family == "output-layer"] == [
+        ("Temporal-Temperature", "Temperature", m) for m in ("PPL", "CPL", "CM")]
+    alone = model_claims(runs, ["baseline", "temporal-temperature"], [0, 1, 2], "2021")
+    assert not any(c.family == "output-layer" for c in alone)

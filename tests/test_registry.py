@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from pipeline.infra.errors import UserError
-from pipeline.models.registry import (UNADAPTED, VARIANTS, by_kind, display_name, lookup,
+from pipeline.models.registry import (UNADAPTED, all_variants, by_kind, display_name, lookup,
                                      module_kinds)
 from pipeline.models.variant import VariantSpec, setting_fields
 
@@ -42,7 +42,7 @@ def test_variant_names_map_to_bias_kinds_and_features() -> None:
     # temporal attention reads a history but changes the LM's body, not its output layer
     attention = lookup("temporal-attention")
     assert attention.temporal and attention.in_body and not attention.output_layer
-    assert [v for v in VARIANTS.values() if v.in_body] == [attention,
+    assert [v for v in all_variants().values() if v.in_body] == [attention,
                                                             lookup("temporal-attention-static")]
 
 
@@ -69,15 +69,15 @@ def test_display_names_are_the_papers() -> None:
 def test_only_context2_has_the_learned_alpha() -> None:
     """Eq. 10's alpha ('learned' or a number) is Context²'s alone; the temperature's alpha is
     another setting (eq. 5's, a number), in its own params section."""
-    learned = {name for name, v in VARIANTS.items()
+    learned = {name for name, v in all_variants().items()
                for f in setting_fields(v.settings) if f.name == "alpha"
                and f.default is None and f.metadata.get("none") == "learned"}
     assert learned == {"context2", "context2-static"}   # and its time-free control
     from pipeline.models.variants.temperature import TemperatureSettings
 
-    holders = {name for name, v in VARIANTS.items()
+    holders = {name for name, v in all_variants().items()
                if "alpha" in {f.name for f in setting_fields(v.settings)}}
-    temperatures = {name for name, v in VARIANTS.items()
+    temperatures = {name for name, v in all_variants().items()
                     if v.settings is not None and issubclass(v.settings, TemperatureSettings)}
     assert {"temperature", "temporal-temperature"} <= temperatures
     assert holders == {"context2", "context2-static", *temperatures}
@@ -89,7 +89,7 @@ def test_every_row_with_a_module_names_a_variant_module_and_a_module_class() -> 
     and is a :class:`TemporalBias`; the baselines have neither."""
     from pipeline.models.temporal import TemporalBias
 
-    for variant in VARIANTS.values():
+    for variant in all_variants().values():
         if not variant.has_module:
             assert variant.spec is None and variant.settings is None and variant.reads == set()
             with pytest.raises(ValueError, match="has no module"):
@@ -97,7 +97,9 @@ def test_every_row_with_a_module_names_a_variant_module_and_a_module_class() -> 
             continue
         assert variant.module.startswith("pipeline.models.variants.")
         spec = importlib.import_module(variant.module).VARIANT
-        assert isinstance(spec, VariantSpec) and variant.spec is spec
+        assert isinstance(spec, VariantSpec)
+        assert variant.spec == (dataclasses.replace(spec, static_history=True)
+                                if variant.control else spec)
         cls = variant.module_class()
         assert cls.__name__ == spec.module.rpartition(":")[2]
         assert issubclass(cls, TemporalBias)
@@ -105,7 +107,7 @@ def test_every_row_with_a_module_names_a_variant_module_and_a_module_class() -> 
 
 
 def test_registry_properties_come_from_the_specs() -> None:
-    for variant in VARIANTS.values():
+    for variant in all_variants().values():
         spec = variant.spec
         if spec is None:
             assert (variant.reads, variant.in_body, variant.output_layer,
@@ -119,7 +121,7 @@ def test_registry_properties_come_from_the_specs() -> None:
         assert variant.cacheable == spec.cacheable == (not spec.in_body)
     # a frozen base's cached states train every module that reads only the final hidden states:
     # the biases on the logits and the output-layer heads with their own objective
-    assert {n for n, v in VARIANTS.items() if v.cacheable} == {
+    assert {n for n, v in all_variants().items() if v.cacheable} == {
         "frequency-nolstm", "frequency", "context", "context2", "frequency-nolstm-static",
         "frequency-static", "context-static", "context2-static", "temperature",
         "temperature-sigmoid", "temporal-temperature", "temporal-temperature-static",
@@ -127,7 +129,7 @@ def test_registry_properties_come_from_the_specs() -> None:
 
 
 def test_every_setting_has_a_default_and_help_and_the_settings_are_frozen() -> None:
-    for name, variant in VARIANTS.items():
+    for name, variant in all_variants().items():
         if variant.settings is None:
             continue
         defaults = variant.settings()   # every setting is optional in params.yaml
@@ -139,7 +141,7 @@ def test_every_setting_has_a_default_and_help_and_the_settings_are_frozen() -> N
 
 
 def test_which_variants_have_which_settings() -> None:
-    fields = {name: [f.name for f in setting_fields(v.settings)] for name, v in VARIANTS.items()}
+    fields = {name: [f.name for f in setting_fields(v.settings)] for name, v in all_variants().items()}
     assert fields.items() >= {
         "baseline": [], "frequency-nolstm": [], "frequency": ["lstm_hidden"],
         "context": ["lstm_hidden", "context_input"],
@@ -175,7 +177,48 @@ def test_a_spec_refuses_unknown_history_features_and_settings_without_defaults()
 
 def test_reading_the_registry_and_every_spec_imports_no_torch() -> None:
     code = ("import sys, pipeline.models.registry as r; r.lookup('context2').feature_files; "
-            "[(v.spec, v.settings, v.cacheable, v.feature_files) for v in r.VARIANTS.values()]; "
-            "[v.settings() for v in r.VARIANTS.values() if v.settings]; "
+            "[(v.spec, v.settings, v.cacheable, v.feature_files) for v in r.all_variants().values()]; "
+            "[v.settings() for v in r.all_variants().values() if v.settings]; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_lookup_imports_only_the_module_of_the_variant_it_names() -> None:
+    """A stage imports the modules of the variants it runs, no other (its code deps say so:
+    pipeline.graph.code_deps.Code); listing every variant imports every module."""
+    code = ("import sys, pipeline.models.registry as r; "
+            "prefix = 'pipeline.models.variants.'; "
+            "loaded = lambda: sorted(m[len(prefix):] for m in sys.modules if m.startswith(prefix)); "
+            "r.lookup('baseline-2'); r.display_name('baseline'); assert loaded() == [], loaded(); "
+            "r.lookup('frequency-static').spec; r.by_kind('frequency-static'); "
+            "assert r.control_for('frequency') == 'frequency-static'; "
+            "assert loaded() == ['frequency'], loaded(); "
+            "r.display_name('temperature-sigmoid'); "
+            "assert loaded() == ['frequency', 'temperature', 'temperature_sigmoid'], loaded(); "
+            "r.all_variants(); assert len(loaded()) == 11, loaded()")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_variant_is_a_module_and_every_control_is_derived() -> None:
+    """One module per variant, named as the variant; no module per control: the registry gives
+    each temporal variant ``<name>-static``, which reads its variant's params section."""
+    from pathlib import Path
+
+    import pipeline.models.variants as package
+    from pipeline.models.registry import control_for, params_section
+
+    modules = sorted(p.stem for p in Path(package.__path__[0]).glob("*.py") if p.stem != "__init__")
+    rows = all_variants()
+    assert sorted(v.module.rpartition(".")[2] for v in rows.values()
+                  if v.has_module and not v.control) == modules
+    assert not any(m.endswith("_static") for m in modules)
+    for name, v in rows.items():
+        if v.control:
+            variant = name.removesuffix("-static")
+            assert control_for(variant) == name and v.module == rows[variant].module
+            assert v.display == rows[variant].display + "-static"
+            assert params_section(name) == variant
+        else:
+            assert params_section(name) == name
+        assert v.compared_with is None or v.compared_with in rows
+    assert lookup("temporal-temperature").compared_with == "temperature"

@@ -1,4 +1,4 @@
-"""Time-free controls (``<variant>-static``, GUIDE §12, issue 31 §4): the pooled history from real
+"""Time-free controls (``<variant>-static``, the registry derives them): the pooled history from real
 feature files is the same for every period and is the training periods' pooled features; a
 control is its variant's module with its parameter count and records its pooling periods; the
 registry pairs controls and variants; the stage graph gives a control the training periods'
@@ -15,15 +15,15 @@ import torch
 from pipeline.features import embeddings, frequencies
 from pipeline.features.history import load_history
 from pipeline.models.future_lm import load_future_lm, load_histories, make_future_lm, save_future_lm
-from pipeline.models.registry import VARIANTS, control_for, control_of, display_name, lookup
+from pipeline.models.registry import all_variants, control_for, control_of, display_name, lookup
 from tests.dvc_project import deep_merge
 from tests.test_future_lm import settings, tiny_lm
 from tests.test_graph import PARAMS, feature_deps, stages_of, years
 
 V, D = 12, 4
 POOL = ("2016", "2017", "2018")
-CONTROLLED = ["frequency-nolstm", "frequency", "context", "context2", "temporal-temperature",
-              "temporal-attention"]
+# every variant that reads a history (the registry derives each one's control)
+CONTROLLED = [name for name, v in all_variants().items() if v.temporal]
 
 
 @pytest.fixture
@@ -93,7 +93,9 @@ def test_a_missing_pooling_period_names_it(feature_dirs) -> None:
 
 def test_registry_pairs_each_control_with_its_variant() -> None:
     assert sorted(control_for(v) for v in CONTROLLED) == sorted(f"{v}-static" for v in CONTROLLED)
-    controls = {n for n, v in VARIANTS.items() if v.static}
+    assert CONTROLLED == ["frequency-nolstm", "frequency", "context", "context2",
+                          "temporal-temperature", "temporal-attention"]
+    controls = {n for n, v in all_variants().items() if v.static}
     assert controls == {f"{v}-static" for v in CONTROLLED}
     for variant in CONTROLLED:
         control = lookup(f"{variant}-static")
@@ -106,7 +108,7 @@ def test_registry_pairs_each_control_with_its_variant() -> None:
         assert control.cacheable == lookup(variant).cacheable
         assert display_name(control.name) == display_name(variant) + "-static"
     # every variant that reads a history has a control; no other one does
-    assert {n for n, v in VARIANTS.items() if v.temporal} == set(CONTROLLED)
+    assert {n for n, v in all_variants().items() if v.reads and not v.static} == set(CONTROLLED)
     for name in ("baseline", "baseline-2", "temperature", "continuous-vmf", "nonexistent"):
         assert control_for(name) is None and control_of(name) is None
 

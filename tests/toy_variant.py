@@ -1,8 +1,7 @@
-"""A toy variant, written as a user would add one: this module plus one registry row.
+"""A toy variant, written as a user would add one: this one module.
 
 ``tests/test_variant_seam.py`` copies it into a throw-away project as
-``pipeline/models/variants/toy_shift.py`` and adds the row
-``Variant("toy-shift", "Toy-Shift", "pipeline.models.variants.toy_shift")``; nothing else changes.
+``pipeline/models/variants/toy_shift.py`` (the variant ``toy-shift``); nothing else changes.
 Its bias is the latest change of each word's log frequency, scaled by a learned ``a`` (0 at
 start, so training starts from the base LM) and a fixed ``scale`` from params.yaml:
 ``B_iw = scale · a · (log f_{i-1,w} − log f_{i-2,w})``.
@@ -35,5 +34,7 @@ class ToyShiftBias(TemporalBias):
         return self.config.settings.scale * self.a * change
 
 
+DISPLAY = "Toy-Shift"
+ORDER = 200   # listed after the built-in variants
 VARIANT = VariantSpec(module="pipeline.models.variants.toy_shift:ToyShiftBias",
                       settings=ToyShiftSettings, reads=frozenset({"frequencies"}))

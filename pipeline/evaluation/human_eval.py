@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pipeline.models.registry import BASELINE
+
 QUESTIONS = ("Topic", "Topic New", "Problem", "Problem New", "Method", "Method New")
 KEY_COLUMNS = ("item", "variant", "seed", "split", "index")
 
@@ -84,5 +86,5 @@ def tabulate(sheet: pd.DataFrame, key: pd.DataFrame) -> pd.DataFrame:
     table = merged.groupby("variant")[list(QUESTIONS)].mean() * 100
     table.insert(0, "n", merged.groupby("variant").size())
     # Baselines first, then the others by name (the key's own order is shuffled).
-    order = sorted(table.index, key=lambda v: (not str(v).startswith("baseline"), str(v)))
+    order = sorted(table.index, key=lambda v: (not str(v).startswith(BASELINE), str(v)))
     return table.loc[order].reset_index()

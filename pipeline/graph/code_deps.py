@@ -4,9 +4,11 @@ A DVC stage must depend on every file whose change can change its outputs. For c
 own ``stages/<name>.py`` plus every project module it imports, directly or through other project
 modules: ``pipeline/**/*.py`` and the ``stages/_*.py`` helpers. The closure is computed from the
 source text (nothing is imported, so no torch either), which also sees imports inside functions
-and modules named by a string constant (imported with ``importlib``, as the variant registry does);
-the stage graph writes it as each stage's code deps (:class:`Code`) and ``tests/test_graph.py``
-checks it against what the interpreter really imports.
+and modules named by a string constant (imported with ``importlib``). The variant registry names
+no variant module: it finds them at run time, and a stage imports only the modules of the
+variants it runs or reports, so :class:`Code` adds those (and their closures) per stage, as the
+graph says which variants a stage reads. The stage graph writes this as each stage's code deps
+and ``tests/test_graph.py`` checks it against what the interpreter really imports.
 
 A package ``__init__.py`` that holds only a docstring runs no code and is left out.
 """
@@ -19,11 +21,14 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from pipeline.models.registry import lookup
+
 PACKAGES = ("pipeline", "stages")
-# A string constant that names a project module, e.g. "pipeline.models.variants.context2" in the
-# variant registry or "pipeline.models.temporal:Context2Bias" in a variant module, which are
-# imported with importlib: counted as an import of that module.
-_DOTTED = re.compile(r"((?:pipeline|stages)(?:\.[A-Za-z_]\w*)+)(?::[A-Za-z_]\w*)?")
+# A string constant that names a project module, e.g. "pipeline.evaluation.change_methods.x" in a
+# registry, imported with importlib: counted as an import of that module. With a class,
+# "pipeline.models.temporal:Context2Bias" in a variant module, it is imported when a model of the
+# variant is built (``VariantSpec.module_class``), not when its spec is read.
+_DOTTED = re.compile(r"((?:pipeline|stages)(?:\.[A-Za-z_]\w*)+)(:[A-Za-z_]\w*)?")
 
 
 def module_path(root: Path, module: str) -> Path | None:
@@ -44,23 +49,25 @@ def _module_name(root: Path, path: Path) -> str:
     return ".".join(parts)
 
 
-def imported_modules(root: Path, path: Path) -> set[str]:
-    """Dotted names of every module ``path`` may import (``from a import b``: ``a`` and ``a.b``)."""
+def imported_modules(root: Path, path: Path, classes: bool = True) -> set[str]:
+    """Dotted names of every module ``path`` may import (``from a import b``: ``a`` and ``a.b``);
+    ``classes``: with the modules of the ``module:Class`` strings it names."""
     name = _module_name(root, path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    return set(_imports_in(package, path.read_text(), str(path)))
+    return set(_imports_in(package, path.read_text(), str(path), classes))
 
 
 # Parsing is nearly all of a graph build's time (~1,500 parses of the same ~100 files for the
 # 17 stage modules' closures), so each source text is parsed once per process: keyed by its text,
 # an edited file is parsed again.
 @functools.lru_cache(maxsize=4096)
-def _imports_in(package: str, text: str, filename: str) -> frozenset[str]:
+def _imports_in(package: str, text: str, filename: str, classes: bool) -> frozenset[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(text, filename=filename)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) \
                 and (named := _DOTTED.fullmatch(node.value)):
-            found.add(named.group(1))   # a module imported by name (importlib): registry rows
+            if classes or not named.group(2):
+                found.add(named.group(1))   # a module imported by name (importlib)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -90,8 +97,10 @@ def _parents(module: str) -> Iterable[str]:
     return (".".join(parts[:i]) for i in range(1, len(parts)))
 
 
-def import_closure(root: Path, entry: Path) -> list[Path]:
-    """Project files that running ``entry`` imports, ``entry`` excluded, sorted (relative to root)."""
+def import_closure(root: Path, entry: Path, classes: bool = True) -> list[Path]:
+    """Project files that running ``entry`` imports, ``entry`` excluded, sorted (relative to root);
+    ``classes=False``: not counting the ``module:Class`` strings (a variant's spec read, no model
+    built)."""
     root = root.resolve()
     entry = (root / entry).resolve() if not entry.is_absolute() else entry.resolve()
     seen: set[Path] = set()
@@ -99,7 +108,7 @@ def import_closure(root: Path, entry: Path) -> list[Path]:
     todo = [entry]
     while todo:
         path = todo.pop()
-        for module in imported_modules(root, path):
+        for module in imported_modules(root, path, classes):
             for name in (*_parents(module), module):
                 if name in named:
                     continue
@@ -112,15 +121,31 @@ def import_closure(root: Path, entry: Path) -> list[Path]:
 
 
 class Code:
-    """A stage's code deps: ``stages/<name>.py`` and its import closure, each computed once
-    (the closures of the stage modules overlap, and every run of a variant shares its stage's)."""
+    """A stage's code deps: ``stages/<name>.py`` and its import closure, plus the variant modules
+    it imports through the registry and their closures; each closure computed once (the stage
+    modules' overlap, and every run of a variant shares its stage's)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._deps: dict[str, list[str]] = {}
+        self._closures: dict[tuple[Path, bool], list[str]] = {}
 
-    def __call__(self, name: str) -> list[str]:
-        if name not in self._deps:
-            entry = Path("stages") / f"{name}.py"
-            self._deps[name] = [str(entry), *(str(p) for p in import_closure(self.root, entry))]
-        return list(self._deps[name])
+    def _closure(self, entry: Path, classes: bool = True) -> list[str]:
+        if (entry, classes) not in self._closures:
+            self._closures[entry, classes] = [
+                str(entry), *(str(p) for p in import_closure(self.root, entry, classes))]
+        return self._closures[entry, classes]
+
+    def __call__(self, name: str, variants: Iterable[str] = (), built: bool = False) -> list[str]:
+        """The deps of the stage module ``name`` reading the registry rows of ``variants``:
+        each one's variant module (a control's: its variant's; a baseline: none) and what that
+        imports; ``built``: the stage builds their models, so the module each spec names for its
+        equations (``module:Class``) too."""
+        deps = dict.fromkeys(self._closure(Path("stages") / f"{name}.py"))
+        own: set[str] = set()
+        for variant in variants:
+            module = lookup(variant).module
+            path = None if module is None else module_path(self.root, module)
+            if path is not None:
+                own.update(self._closure(path.relative_to(self.root), built))
+        entry, *rest = deps
+        return [entry, *sorted({*rest, *own})]

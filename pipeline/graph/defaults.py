@@ -32,7 +32,7 @@ from typing import Any
 
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import SECTIONS, VARIANT_SECTION, param_key
-from pipeline.models.registry import VARIANTS
+from pipeline.models.registry import all_variants, params_section
 from pipeline.models.variant import setting_fields
 
 # DVC's template syntax (dvc/parsing/interpolate.py KEYCRE): ``${expr}``, not after a backslash.
@@ -266,11 +266,11 @@ def apply_defaults(stages: Mapping[str, Any], params: Mapping[str, Any],
 def with_variants(schema: Schema) -> Schema:
     """``schema`` plus the ``variants`` section: each registry variant with settings as a key
     whose default is the mapping of its settings' defaults (its variant module's class). A
-    time-free control has no section of its own: it reads its variant's."""
+    time-free control has no section of its own: it reads its variant's (``params_section``)."""
     section = {}
-    for name, variant in VARIANTS.items():
+    for name, variant in all_variants().items():
         settings = variant.settings
-        if settings is None or variant.static:
+        if settings is None or params_section(name) != name:
             continue
         fields = setting_fields(settings)
         section[name] = Key({f.name: f.default for f in fields},

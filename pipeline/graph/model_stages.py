@@ -1,10 +1,11 @@
 """The stages of each run (a variant and a seed: train, score, forecast), the cache stages of the
-training regime (``train.base``, ``train.cache``: :mod:`pipeline.graph.regimes`, which also says
-what each run starts from and which cache it reads) and the two reports over all runs. Each
-run's stages depend on exactly the per-period feature files its variant reads (the registry's
-``feature_files``) and declare only the params they read, so changing a bias's own param reruns
-only that variant. A time-free control's stages read the features of the training periods too
-(its pooled history); a score stage reads only its scored periods' own histories."""
+training regime (``train.base``, ``train.cache``: :mod:`pipeline.graph.regimes`) and the two
+reports over all runs. Each run's stages depend on exactly the per-period feature files its variant reads (the registry's ``feature_files``) and declare only
+the params they read, so changing a bias's own param reruns only that variant. A time-free
+control's stages read the features of the training periods too (its pooled history); a score
+stage reads only its scored periods' own histories. Of the variant modules, a run's stages depend
+on its own variant's alone and the reports on those of the variants they report
+(:class:`pipeline.graph.code_deps.Code`), so editing one variant reruns only its runs."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from pipeline.graph.regimes import Cache
 from pipeline.infra.runs import run_name as run
 from pipeline.infra.config import GenerationSettings, ModelConfig, TrainConfig
 from pipeline.infra.params import VARIANT_SECTION, section_params
-from pipeline.models.registry import BASELINE, control_of, lookup
+from pipeline.models.registry import BASELINE, lookup, params_section
 from pipeline.models.variant import setting_fields
 
 # The options of a stage come from the params schema (pipeline/infra/params.py), less what the
@@ -113,10 +114,9 @@ def _cache_option(cache: str | None) -> tuple[list[str], list[str]]:
 def variant_options(variant: str) -> tuple[list[str], list[str]]:
     """A run's own settings as train-stage options and declared params: one
     ``--<field> ${variants.<name>.<field>}`` per field of its variant's settings class (a key
-    params.yaml leaves out gets the field's default: :mod:`pipeline.graph.defaults`). A time-free
-    control reads its variant's section (``frequency-static``: ``variants.frequency``), so the
-    two cannot differ in a setting, nor in their parameter count."""
-    section = control_of(variant) or variant
+    params.yaml leaves out gets the field's default: :mod:`pipeline.graph.defaults`), in the
+    section the registry says it reads (a time-free control: its variant's)."""
+    section = params_section(variant)
     keys = [f"{VARIANT_SECTION}.{section}.{f.name}" for f in setting_fields(lookup(variant).settings)]
     options = [f"--{key.rpartition('.')[2].replace('_', '-')} ${{{key}}}" for key in keys]
     return options, keys
@@ -141,7 +141,7 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     cmd.append(f"--out {model_dir(variant, seed)} --curves data/curves/{run(variant, seed)}")
     return {
         "cmd": " ".join(cmd),
-        "deps": [*code("train"), TRAIN, DEV, TOKENIZER,
+        "deps": [*code("train", [variant], built=True), TRAIN, DEV, TOKENIZER,
                  *feature_files(kinds, in_time_order([*plan.train_history,
                                                       *plan.static_periods(variant)])),
                  *dict.fromkeys([*start.models, *targets]), *start.states],
@@ -166,7 +166,7 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
            *scored_from, f"--out data/scores/{run(variant, seed)}"]
     return {
         "cmd": " ".join(cmd),
-        "deps": [*code("score"), model, DEV, TEST, *([ABSTRACTS] if extra else []),
+        "deps": [*code("score", [variant], built=True), model, DEV, TEST, *([ABSTRACTS] if extra else []),
                  TOKENIZER, *feature_files(kinds, plan.score_feature_periods(variant)), STOPWORDS,
                  *cache],
         "params": [f"score.{k}" for k in SCORE_FLAGS],
@@ -189,7 +189,7 @@ def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str,
            f"--out data/forecast/{run(variant, seed)}"]
     return {
         "cmd": " ".join(cmd),
-        "deps": [*code("forecast"), model, ABSTRACTS, TOKENIZER,
+        "deps": [*code("forecast", [variant], built=True), model, ABSTRACTS, TOKENIZER,
                  *feature_files(kinds, in_time_order([*plan.forecast_history,
                                                       *plan.static_periods(variant)])), *cache],
         # Not forecast.period / backtest_periods: their resolved labels are in the cmd, so after
@@ -215,7 +215,7 @@ def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
                f"--train-split {TRAIN} --dev {DEV} --test {TEST} --abstracts {ABSTRACTS} "
                f"--stopwords {STOPWORDS}",
         # the splits, corpus and stopwords: the CM anchors (pipeline/reports/cm_anchors_report.py)
-        "deps": [*code("report"), *(f"data/scores/{r}" for r in runs),
+        "deps": [*code("report", plan.variants), *(f"data/scores/{r}" for r in runs),
                  *feature_files(["frequencies"], plan.report_periods), CORPUS_COUNTS,
                  TRAIN, DEV, TEST, ABSTRACTS, STOPWORDS],
         "params": ["experiment", "report", "features.window", "split.train_first",
@@ -247,7 +247,7 @@ def longtail_stage(plan: Plan, code: Code) -> dict[str, Any]:
                "--seed ${longtail.seed} --out reports/longtail.md "
                f"--metrics-dir {LONGTAIL_METRICS} --details {LONGTAIL_DETAILS} "
                "--plot plots/longtail.csv",
-        "deps": [*code("longtail"), *(f"data/scores/{r}" for r in runs), TOKENIZER,
+        "deps": [*code("longtail", plan.variants), *(f"data/scores/{r}" for r in runs), TOKENIZER,
                  *feature_files(["frequencies"], plan.train_periods)],
         "params": ["experiment", "longtail", "split.dev", "split.test", "split.train_first",
                    "split.train_last"],
@@ -272,7 +272,7 @@ def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
                f"--tokenizer {TOKENIZER} --stopwords {STOPWORDS} --abstracts {ABSTRACTS} "
                f"--out reports/forecast.md --json {FORECAST_DETAILS} "
                "--plot plots/forecast_risers.png",
-        "deps": [*code("forecast_report"), *(f"data/forecast/{r}" for r in runs),
+        "deps": [*code("forecast_report", plan.variants), *(f"data/forecast/{r}" for r in runs),
                  *feature_files(["frequencies"], plan.forecast_report_periods), TOKENIZER,
                  STOPWORDS, ABSTRACTS],
         "params": ["experiment", "features.window"],  # the periods: in the cmd (forecast_stage)

@@ -1,65 +1,90 @@
-"""The variant registry: the one table of every model variant a future-LM experiment can train.
+"""The variant registry: every model variant a future-LM experiment can train, found, not listed.
 
-Each row names a variant (its ``experiment.variants`` name), the paper's name for it, and its
-variant module under :mod:`pipeline.models.variants`, which declares everything else
-(:class:`pipeline.models.variant.VariantSpec`: its typed settings, the history features it reads,
-what its ``torch`` module does to the LM and where that module's equations live). Reading the
-table and the specs needs no torch. The stage graph, training, scoring, the forecast and the
-reports read this table; nothing else lists variant names. A new variant is one module plus one
-row here (``docs/design.md``, "Add a variant").
+A variant is one module under :mod:`pipeline.models.variants`; its name is the module's with
+``-`` for ``_`` (``frequency_nolstm.py``: ``frequency-nolstm``, its ``experiment.variants`` name).
+The module declares ``VARIANT`` (:class:`pipeline.models.variant.VariantSpec`: its typed settings,
+the history features it reads, what its ``torch`` module does to the LM and where that module's
+equations live) and its registry row: ``DISPLAY`` (the paper's name), ``ORDER`` (its place in
+listings: the order params.yaml's ``variants`` section and the error messages list variants in)
+and, optionally, ``COMPARED_WITH`` (the variant its output-layer question sets it against in the
+results report). Nothing else lists variant names: a new variant is one new module, and adding it
+edits no file an existing stage depends on (``docs/design.md``, "Add a variant").
+
+:func:`lookup` imports only the module of the variant it is asked for, so a stage depends on the
+modules of the variants it runs and no other (:class:`pipeline.graph.code_deps.Code`);
+:func:`all_variants` imports every one (the stage graph and the tests list them). Reading the
+rows and the specs needs no torch.
 
 Two properties are easy to confuse: a variant *has a module* (``module`` is set: everything but
 the baselines) and a variant is *temporal* (its module reads a history: it predicts a change from
 one period to the next). ``temperature`` and ``continuous-*`` have a module but no history.
 
-Every variant that reads a history has a *time-free control*, ``<variant>-static``: the same
-module and settings with a history pooled over the training periods, the same for every period
-(:attr:`pipeline.models.variant.VariantSpec.static_history`; GUIDE §12). It reads the history
-features but is not temporal. :func:`control_of` and :func:`control_for` pair a control with its
-variant, read from the specs and the ``-static`` name alone.
+Every temporal variant has a *time-free control*, ``<variant>-static``, derived here and written
+nowhere: the same module and settings with a history pooled over the training periods, the same
+for every period (:attr:`pipeline.models.variant.VariantSpec.static_history`). It reads
+the history features but is not temporal, and it reads its variant's params section
+(:func:`params_section`). :func:`control_of` and :func:`control_for` pair a control with its
+variant.
 
-``baseline-N`` is a family, not a row: the Baseline LM trained on the N latest training periods
-only (the paper's Baseline-2/3); :func:`lookup` builds its entry. ``baseline-0`` (:data:`UNADAPTED`),
-trained on none, is a pretrained LM as it is: the unadapted reference row of ``train.base:
-adapted``, whose Baseline is that LM adapted to the training periods. ``docs/equations.md`` maps each
-equation of the papers to the file and function that computes it.
+``baseline`` (:data:`BASELINE`) is the plain LM, the one row without a module. ``baseline-N`` is a
+family, not a row: the Baseline LM trained on the N latest training periods only (the paper's
+Baseline-2/3); :func:`lookup` builds its entry. ``baseline-0`` (:data:`UNADAPTED`), trained on
+none, is a pretrained LM as it is: the unadapted reference row of ``train.base: adapted``, whose
+Baseline is that LM adapted to the training periods. ``docs/equations.md`` maps each equation of the
+papers to the file and function that computes it.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.util
+import pkgutil
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
+import pipeline.models.variants as package
 from pipeline.infra.errors import UserError
 from pipeline.models.variant import VariantSpec
 
 NO_BIAS = "none"
 STATIC_SUFFIX = "-static"
-BASELINE = "baseline"   # the Baseline LM, fine-tuned on every training period
+BASELINE = "baseline"      # the plain LM trained on every training period: the reference row
 UNADAPTED = "baseline-0"   # the pretrained LM, trained on no period (train.base: adapted)
+# A variant's name: its module's (lower case, digits, ``-`` for ``_``); ``-static`` ends only the
+# derived controls' names.
+_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 
 @dataclass(frozen=True)
 class Variant:
     """One registry row: ``name`` (``experiment.variants``), ``display`` (the paper's name) and
     ``module``, the variant module (a module path) whose ``VARIANT`` spec describes it; ``None``
-    for the baselines (the plain LM). ``latest_periods``: N of baseline-N."""
+    for the baselines (the plain LM). ``latest_periods``: N of baseline-N. ``control``: a
+    time-free control, whose spec is its module's with ``static_history``. ``compared_with`` and
+    ``order``: the module's ``COMPARED_WITH`` and ``ORDER``."""
 
     name: str
     display: str
     module: str | None = None
     latest_periods: int | None = None
+    control: bool = False
+    compared_with: str | None = None
+    order: int = 0
 
     @property
     def spec(self) -> VariantSpec | None:
-        """The variant module's :class:`VariantSpec` (``None``: a baseline)."""
+        """The variant module's :class:`VariantSpec` (``None``: a baseline; a control: the
+        module's with its history pooled over time)."""
         if self.module is None:
             return None
         spec = getattr(importlib.import_module(self.module), "VARIANT", None)
         if not isinstance(spec, VariantSpec):
             raise ValueError(f"variant module {self.module} defines no VARIANT = VariantSpec(...)")
-        return spec
+        return replace(spec, static_history=True) if self.control else spec
 
     @property
     def kind(self) -> str:
@@ -143,32 +168,74 @@ class Variant:
         return spec.module_class()
 
 
-VARIANTS: dict[str, Variant] = {v.name: v for v in (
-    Variant("baseline", "Baseline-all"),
-    Variant("frequency-nolstm", "Frequency-NoLSTM", "pipeline.models.variants.frequency_nolstm"),
-    Variant("frequency", "Frequency", "pipeline.models.variants.frequency"),
-    Variant("context", "Context", "pipeline.models.variants.context"),
-    Variant("context2", "Context²", "pipeline.models.variants.context2"),
-    Variant("temperature", "Temperature", "pipeline.models.variants.temperature"),
-    Variant("temperature-sigmoid", "Temperature-σ", "pipeline.models.variants.temperature_sigmoid"),
-    Variant("temporal-temperature", "Temporal-Temperature", "pipeline.models.variants.temporal_temperature"),
-    Variant("continuous-vmf", "Continuous-vMF", "pipeline.models.variants.continuous_vmf"),
-    Variant("continuous-cosine", "Continuous-cosine", "pipeline.models.variants.continuous_cosine"),
-    Variant("continuous-max-margin", "Continuous-max-margin", "pipeline.models.variants.continuous_max_margin"),
-    Variant("temporal-attention", "Temporal-Attention", "pipeline.models.variants.temporal_attention"),
-    # time-free controls (GUIDE §12): each the variant above with its history pooled over time
-    Variant("frequency-nolstm-static", "Frequency-NoLSTM-static", "pipeline.models.variants.frequency_nolstm_static"),
-    Variant("frequency-static", "Frequency-static", "pipeline.models.variants.frequency_static"),
-    Variant("context-static", "Context-static", "pipeline.models.variants.context_static"),
-    Variant("context2-static", "Context²-static", "pipeline.models.variants.context2_static"),
-    Variant("temporal-temperature-static", "Temporal-Temperature-static", "pipeline.models.variants.temporal_temperature_static"),
-    Variant("temporal-attention-static", "Temporal-Attention-static", "pipeline.models.variants.temporal_attention_static"),
-)}
+
+_BASELINE_ROW = Variant(BASELINE, "Baseline-all")
+
+
+def _module_of(name: str) -> str:
+    return f"{package.__name__}.{name.replace('-', '_')}"
+
+
+def _declared(name: str) -> Variant | None:
+    """The row the variant module of ``name`` declares (importing that module alone); ``None``
+    when there is no such module."""
+    if not _NAME.fullmatch(name) or name.endswith(STATIC_SUFFIX):
+        return None
+    module_name = _module_of(name)
+    if importlib.util.find_spec(module_name) is None:
+        return None
+    module = importlib.import_module(module_name)
+    display, order = getattr(module, "DISPLAY", None), getattr(module, "ORDER", None)
+    if not isinstance(display, str) or not isinstance(order, int) \
+            or not isinstance(getattr(module, "VARIANT", None), VariantSpec):
+        raise ValueError(f"variant module {module_name} needs VARIANT = VariantSpec(...), "
+                         "DISPLAY = '<paper name>' and ORDER = <int> (its place in listings)")
+    return Variant(name, display, module_name,
+                   compared_with=getattr(module, "COMPARED_WITH", None), order=order)
+
+
+def _control_row(variant: Variant) -> Variant | None:
+    """``variant``'s time-free control, derived: every temporal variant has one."""
+    if not variant.temporal:
+        return None
+    return replace(variant, name=variant.name + STATIC_SUFFIX,
+                   display=variant.display + STATIC_SUFFIX, control=True, compared_with=None)
+
+
+@functools.cache
+def _row(name: str) -> Variant | None:
+    """The row of a variant module or a derived control (``None``: neither), one object each."""
+    if name.endswith(STATIC_SUFFIX):
+        variant = _row(name[:-len(STATIC_SUFFIX)])
+        return None if variant is None or variant.control else _control_row(variant)
+    return _declared(name)
+
+
+@functools.cache
+def all_variants() -> Mapping[str, Variant]:
+    """Every variant, by name: Baseline, each variant module's in ``ORDER``, then the time-free
+    controls in their variants' order. Imports every variant module (the graph and the tests
+    list them; a stage that runs one variant uses :func:`lookup`)."""
+    names = []
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("_"):
+            continue
+        name = info.name.replace("_", "-")
+        if not _NAME.fullmatch(name) or name.endswith(STATIC_SUFFIX) \
+                or name.partition("-")[0] == BASELINE:
+            raise ValueError(f"{package.__name__}.{info.name}: a variant module's name is lower "
+                             "case letters, digits and _, neither ends in _static (the time-free "
+                             "controls are derived) nor starts with baseline (the plain LM)")
+        names.append(name)
+    rows = [r for r in map(_row, names) if r is not None]
+    declared = sorted(rows, key=lambda r: (r.order, r.name))
+    controls = [c for r in declared if (c := _row(r.name + STATIC_SUFFIX)) is not None]
+    return MappingProxyType({v.name: v for v in (_BASELINE_ROW, *declared, *controls)})
 
 
 def module_kinds() -> tuple[str, ...]:
     """Every kind a saved model may record: ``none`` and each variant with a module."""
-    return (NO_BIAS, *(v.name for v in VARIANTS.values() if v.has_module))
+    return (NO_BIAS, *(v.name for v in all_variants().values() if v.has_module))
 
 
 def _names() -> str:
@@ -176,19 +243,23 @@ def _names() -> str:
 
 
 def lookup(name: str) -> Variant:
-    """The registry row of ``name`` (``baseline-N`` built from Baseline's); a :class:`UserError`
-    naming the valid names otherwise."""
-    if name in VARIANTS:
-        return VARIANTS[name]
-    if name.startswith("baseline-"):
-        n = name[len("baseline-"):]
+    """The registry row of ``name`` (``baseline-N`` built from Baseline's; a control from its
+    variant's module), importing at most that one variant module; a :class:`UserError` naming
+    the valid names otherwise."""
+    if name == BASELINE:
+        return _BASELINE_ROW
+    row = _row(name)
+    if row is not None:
+        return row
+    if name.startswith(f"{BASELINE}-"):
+        n = name[len(f"{BASELINE}-"):]
         if not n.isdigit():
             raise UserError(f"unknown variant {name!r}: baseline-N needs N >= 0 (the number of "
                             "latest training periods; 0: the pretrained LM as it is)",
                             path="experiment.variants",
                             fix=f"use baseline, baseline-N with N >= 0, or one of {_names()}")
         display = "Baseline-unadapted" if name == UNADAPTED else f"Baseline-{int(n)}"
-        return replace(VARIANTS["baseline"], name=name, display=display, latest_periods=int(n))
+        return replace(_BASELINE_ROW, name=name, display=display, latest_periods=int(n))
     raise UserError(f"unknown variant {name!r}", path="experiment.variants",
                     fix=f"use baseline, baseline-N (N >= 0 latest training periods; 0: the "
                         f"pretrained LM as it is, with train.base: adapted) or one of {_names()}")
@@ -197,23 +268,18 @@ def lookup(name: str) -> Variant:
 def by_kind(kind: str) -> Variant:
     """The row whose module kind is ``kind`` (as saved in a model's config); ``none``: Baseline."""
     if kind == NO_BIAS:
-        return VARIANTS["baseline"]
-    if kind in VARIANTS and VARIANTS[kind].has_module:
-        return VARIANTS[kind]
+        return _BASELINE_ROW
+    row = _row(kind)
+    if row is not None:
+        return row
     raise ValueError(f"unknown module kind {kind!r}; expected one of {module_kinds()}")
 
 
 def control_of(name: str) -> str | None:
     """The variant that the time-free control ``name`` controls (``frequency-static`` ->
-    ``frequency``): the row named ``name`` minus ``-static`` whose spec is the control's but for
-    ``static_history``; ``None`` when ``name`` is no control (or unknown)."""
-    entry = VARIANTS.get(name)
-    if entry is None or not entry.static or not name.endswith(STATIC_SUFFIX):
-        return None
-    variant = VARIANTS.get(name[:-len(STATIC_SUFFIX)])
-    if variant is None or variant.spec is None or variant.static:
-        return None
-    return variant.name if replace(variant.spec, static_history=True) == entry.spec else None
+    ``frequency``); ``None`` when ``name`` is no control (or unknown)."""
+    row = _row(name)
+    return name[:-len(STATIC_SUFFIX)] if row is not None and row.control else None
 
 
 def control_for(variant: str) -> str | None:
@@ -221,6 +287,13 @@ def control_for(variant: str) -> str | None:
     ``None`` for a variant without one (no history, or a control itself)."""
     name = variant + STATIC_SUFFIX
     return name if control_of(name) == variant else None
+
+
+def params_section(name: str) -> str:
+    """The ``variants.<section>`` whose settings the variant ``name`` reads: its own, or for a
+    time-free control its variant's (``frequency-static``: ``frequency``), so that the two
+    cannot differ in a setting, nor in their parameter count."""
+    return control_of(name) or name
 
 
 def display_name(name: str) -> str:

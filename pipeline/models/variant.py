@@ -1,7 +1,7 @@
 """The variant seam: what one variant module declares, and the record a built module is made from.
 
-A *variant* of the future LM is one module under :mod:`pipeline.models.variants` plus one row in
-:mod:`pipeline.models.registry`. The module declares, in :class:`VariantSpec`:
+A *variant* of the future LM is one module under :mod:`pipeline.models.variants`, which
+:mod:`pipeline.models.registry` finds. The module declares, in :class:`VariantSpec`:
 
 * ``settings`` — its typed settings, a small frozen dataclass whose fields carry defaults and help
   (``field(metadata={"help": ...})``, as in :mod:`pipeline.infra.config`), read from its own
@@ -19,7 +19,7 @@ A *variant* of the future LM is one module under :mod:`pipeline.models.variants`
   same module, settings and parameter count, but its history is the same for every period, each
   word's features pooled over the training periods (:mod:`pipeline.features.static_history`)
   and repeated in all m window positions. Its difference to its variant is the temporal gain.
-  A control is the variant's spec with ``static_history=True``, registered as
+  A control is the variant's spec with ``static_history=True``, which the registry derives as
   ``<variant>-static`` (:func:`pipeline.models.registry.control_of`);
 * ``module`` — ``"package.module:Class"``, the ``torch.nn.Module`` holding its equations (the
   interface of :class:`pipeline.models.temporal.TemporalBias`), imported only when a model is
@@ -27,7 +27,7 @@ A *variant* of the future LM is one module under :mod:`pipeline.models.variants`
 
 A built module is rebuilt from a :class:`BiasConfig`: the variant's kind, the history window,
 the dropout, the LM's shape and the variant's settings; it is saved in the model's
-``config.json``. Nothing outside a variant's own module and row names a variant.
+``config.json``. Nothing outside a variant's own module names a variant.
 """
 
 from __future__ import annotations

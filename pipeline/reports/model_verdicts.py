@@ -15,7 +15,9 @@ runs is untested):
   (``<variant>-static``: the same module and parameter count, a history pooled over the training
   periods), on PPL and CPL. This separates "history helps" from "more parameters" and "domain
   adaptation": the control has both;
-* ``output-layer``: the output-layer questions of papers 002 and 004 (:data:`QUESTIONS`).
+* ``output-layer``: the output-layer questions of papers 002 and 004 that set a variant against
+  another variant than the Baseline, each named by the variant's module (``COMPARED_WITH``:
+  temporal temperature against the temperature, does history add anything over context alone?).
 
 Scoring a model with one other period's history is not a test of whether it uses time (one
 wrong history is one unit: with enough abstracts any realised difference looks significant);
@@ -29,20 +31,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from pipeline.corpus.periods import NOUN, kind_of
-from pipeline.models.registry import UNADAPTED, control_for, display_name, lookup
+from pipeline.models.registry import BASELINE, UNADAPTED, control_for, display_name, lookup
 from pipeline.reports.cm_anchors_report import AnchorInputs, anchors_section
 from pipeline.stats.comparisons import Side, TestResult, compare_items, compare_rates
 from pipeline.stats.verdict import Claim, Verdict, claim_of, judge, sentence, table
 
 REPORT = "results"
-# (question, variant, reference): the output-layer comparisons of papers 002 and 004.
-QUESTIONS = (
-    ("Does contextual temperature help?", "temperature", "baseline"),
-    ("Does the sigmoid temperature (starts as the Baseline) help?", "temperature-sigmoid",
-     "baseline"),
-    ("Does history add anything over context alone?", "temporal-temperature", "temperature"),
-    ("Does continuous output help?", "continuous-vmf", "baseline"),
-)
 _COLUMNS = {"PPL": ("nll_sum", "n_tokens"), "CPL": ("content_nll_sum", "n_content")}
 
 
@@ -98,7 +92,7 @@ def _claim(runs: Mapping[tuple[str, int], object], family: str, a: str, b: str,
 
 
 def model_claims(runs: Mapping[tuple[str, int], object], variants: Sequence[str],
-                 seeds: Sequence[int], period: str, baseline: str = "baseline") -> list[Claim]:
+                 seeds: Sequence[int], period: str, baseline: str = BASELINE) -> list[Claim]:
     """Every claim of the three families (module doc) for the runs of ``variants`` x ``seeds``."""
     claims: list[Claim] = []
     if baseline in variants:
@@ -114,8 +108,9 @@ def model_claims(runs: Mapping[tuple[str, int], object], variants: Sequence[str]
         if control in variants:
             claims += [_claim(runs, "temporal-gain", v, control, seeds, period, m)
                        for m in ("PPL", "CPL")]
-    for _, v, reference in QUESTIONS:
-        if v in variants and reference in variants and reference != baseline:
+    for v in variants:
+        reference = lookup(v).compared_with
+        if reference in variants and reference != baseline:
             claims += [_claim(runs, "output-layer", v, reference, seeds, period, m)
                        for m in _metrics(v, reference, ("PPL", "CPL", "CM"))]
     return claims

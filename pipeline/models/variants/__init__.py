@@ -1,8 +1,12 @@
-"""One module per variant of the future LM (the registry, :mod:`pipeline.models.registry`, has one
-row naming each). A module declares ``VARIANT``, a :class:`pipeline.models.variant.VariantSpec`:
-its typed settings (params ``variants.<name>.*``), the history it reads, what its ``torch``
-module does to the LM and the ``module:Class`` holding its equations. These modules import no
-torch, so the stage graph and the reports read them for free.
+"""One module per variant of the future LM, found by the registry (:mod:`pipeline.models.registry`):
+the variant ``<name>`` is the module ``<name with _ for ->.py``. A module declares ``VARIANT``, a
+:class:`pipeline.models.variant.VariantSpec`: its typed settings (params ``variants.<name>.*``),
+the history it reads, what its ``torch`` module does to the LM and the ``module:Class`` holding
+its equations; and its registry row: ``DISPLAY`` (the paper's name), ``ORDER`` (its place in
+listings) and, optionally, ``COMPARED_WITH`` (the variant of its output-layer question). A
+variant that reads a history gets its time-free control ``<name>-static`` from the registry: no
+module of its own. These modules import no torch, so the stage graph and the reports read them
+for free.
 
 The settings fields several variants share are written once here.
 """

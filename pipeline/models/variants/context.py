@@ -20,5 +20,7 @@ class ContextSettings:
         check_settings(self, "lstm_hidden")
 
 
+DISPLAY = "Context"
+ORDER = 30
 VARIANT = VariantSpec(module="pipeline.models.temporal:ContextBias", settings=ContextSettings,
                       reads=frozenset({"embeddings"}))

@@ -24,5 +24,7 @@ class Context2Settings:
         check_settings(self, "lstm_hidden")
 
 
+DISPLAY = "Context²"
+ORDER = 40
 VARIANT = VariantSpec(module="pipeline.models.temporal:Context2Bias", settings=Context2Settings,
                       reads=frozenset({"embeddings"}))

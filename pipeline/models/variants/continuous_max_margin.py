@@ -6,5 +6,7 @@ the vocabulary, so its PPL is not a softmax LM's (``distribution: vmf``). Time-f
 
 from pipeline.models.variant import VariantSpec
 
+DISPLAY = "Continuous-max-margin"
+ORDER = 100
 VARIANT = VariantSpec(module="pipeline.models.heads:MaxMarginOutput", own_objective=True,
                       targets_from_baseline=True, distribution="vmf")

@@ -19,5 +19,7 @@ class FrequencySettings:
         check_settings(self, "lstm_hidden")
 
 
+DISPLAY = "Frequency"
+ORDER = 20
 VARIANT = VariantSpec(module="pipeline.models.temporal:FrequencyBias", settings=FrequencySettings,
                       reads=frozenset({"frequencies"}))

@@ -3,5 +3,7 @@ frequency alone (:class:`pipeline.models.temporal.FrequencyNoLSTMBias`). No sett
 
 from pipeline.models.variant import VariantSpec
 
+DISPLAY = "Frequency-NoLSTM"
+ORDER = 10
 VARIANT = VariantSpec(module="pipeline.models.temporal:FrequencyNoLSTMBias",
                       reads=frozenset({"frequencies"}))

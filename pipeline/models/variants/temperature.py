@@ -35,5 +35,7 @@ class TemperatureSettings:
                              f"{self.alpha}, {self.beta}")
 
 
+DISPLAY = "Temperature"
+ORDER = 50
 VARIANT = VariantSpec(module="pipeline.models.heads:TemperatureHead", settings=TemperatureSettings,
                       own_objective=True)

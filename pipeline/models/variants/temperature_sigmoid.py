@@ -26,5 +26,7 @@ class SigmoidTemperatureSettings(TemperatureSettings):
                                             "or 'none'")
 
 
+DISPLAY = "Temperature-σ"
+ORDER = 60
 VARIANT = VariantSpec(module="pipeline.models.heads:TemperatureHead",
                       settings=SigmoidTemperatureSettings, own_objective=True)

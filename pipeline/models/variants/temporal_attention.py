@@ -30,6 +30,8 @@ class TemporalAttentionSettings:
         check_settings(self, "time_dim")
 
 
+DISPLAY = "Temporal-Attention"
+ORDER = 110
 VARIANT = VariantSpec(module="pipeline.models.attention_time:TemporalAttentionLM",
                       settings=TemporalAttentionSettings, reads=frozenset({"frequencies"}),
                       in_body=True)

@@ -22,6 +22,10 @@ class TemporalTemperatureSettings(TemperatureSettings):
         check_settings(self, "lstm_hidden")
 
 
+DISPLAY = "Temporal-Temperature"
+ORDER = 70
+# the output-layer question it answers: does history add anything over context alone?
+COMPARED_WITH = "temperature"
 VARIANT = VariantSpec(module="pipeline.models.heads:TemporalTemperatureHead",
                       settings=TemporalTemperatureSettings, reads=frozenset({"frequencies"}),
                       own_objective=True)
