@@ -339,10 +339,11 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
 VARIANT_SECTION = "variants"
 
 # The default run (the offline one: the embedded sample, a small GPT-2 trained from scratch, the
-# packaged MiniLM encoder; a 2-core CPU) where its value is not the class's default. The classes
-# of the training, scoring and model layers default to the paper's settings, which their callers
-# and tests rely on, and the corpus and split have no default there. Nested as params.yaml;
-# `variants.<name>` overlays that variant's settings class. Lists replace the class's list.
+# packaged MiniLM encoder; a 2-core CPU) where its value is not the class's default: the classes
+# of the training, scoring and model layers default to the paper's settings, which their other
+# callers rely on; the corpus and its split periods are required by the classes (a stage run by
+# hand must name them), and a null forecast.period means "derive it". Nested as params.yaml;
+# `variants.<name>` overlays that variant's settings class; a list replaces the class's list.
 DEFAULT_RUN: dict[str, dict[str, Any]] = {
     "data": {"source": "data/sample/anthology-sample.bib.gz"},   # official: the Anthology's export
     "split": {"train_first": 2017, "train_last": 2019, "dev": 2020, "test": 2021},  # paper: 2003
