@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +43,8 @@ def test_the_default_run_table_holds_only_schema_keys() -> None:
 
 def test_the_rendering_holds_every_value_with_its_help() -> None:
     text = profiles.render(None, REPO)
-    assert "  # keep abstracts with MORE than this many words (paper: 10)\n  min_words: 10\n" in text
+    assert "  # keep abstracts with MORE than this many words (paper: 10)\n  min_words: 10\n" \
+        in text
     assert "  plot_words: [neural, embedding, bert, transformer, pretraining]\n" in text
     assert "    # column holding the document's unique id\n    id: id\n" in text
     assert all(len(line) <= profiles.WIDTH for line in text.splitlines())
@@ -115,7 +117,8 @@ def test_the_command_writes_and_checks_params_yaml(tmp_path: Path) -> None:
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "stages.params", "--out", str(out), *args],
-                              cwd=REPO, capture_output=True, text=True)
+                              cwd=root, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
 
     assert run("--profile", "mine").returncode == 0
     assert yaml.safe_load(out.read_text())["train"]["epochs"] == 5

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.graph.defaults import REQUIRED, SCHEMA, Key, Schema, missing_key
+from pipeline.graph.defaults import REQUIRED, SCHEMA, Key, missing_key
 from pipeline.infra.errors import UserError
 
 PROFILES = "profiles"   # the folder of the profiles, under the project root
@@ -48,13 +48,6 @@ def overlay(name: str, root: Path) -> dict[str, Any]:
         raise UserError(f"the profile is not valid YAML: {err}", path=path,
                         fix="fix the file") from None
     return loaded or {}
-
-
-def schema(name: str | None, root: Path, base: Schema = SCHEMA) -> Schema:
-    """``base`` with the profile ``name`` (None: none) overlaid on its defaults."""
-    if name is None:
-        return base
-    return base.overlaid(overlay(name, root), f"{PROFILES}/{name}.yaml")
 
 
 def params(name: str | None, root: Path) -> dict[str, Any]:
@@ -93,7 +86,7 @@ def _header(source: str | None) -> list[str]:
             "(split, features.window, experiment, train.base, train.cache, score.periods, the "
             "forecast periods, ...) need `make graph` after an edit (`make repro` runs it first). "
             "docs/parameters.md says more.")
-    return textwrap.wrap(text, WIDTH, initial_indent="# ", subsequent_indent="# ")
+    return _comment(text, "")
 
 
 def _changed(tree: Mapping[str, Any], prefix: str = "") -> set[str]:
@@ -106,8 +99,8 @@ def _changed(tree: Mapping[str, Any], prefix: str = "") -> set[str]:
 
 
 def _comment(text: str, indent: str) -> list[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=f"{indent}# ",
-                         subsequent_indent=f"{indent}# ") if text else []
+    return textwrap.wrap(text, WIDTH, initial_indent=f"{indent}# ", subsequent_indent=f"{indent}# ",
+                         break_on_hyphens=False) if text else []
 
 
 def _key(dotted: str, key: Key, changed: set[str], source: str | None) -> list[str]:
@@ -121,12 +114,12 @@ def _key(dotted: str, key: Key, changed: set[str], source: str | None) -> list[s
         lines.append(f"  {name}:" if key.default else f"  {name}: {{}}")
         for sub, value in key.default.items():
             lines += _comment(key.helps.get(str(sub), ""), "    ")
-            lines += _value(f"    {sub}", value, f"{dotted}.{sub}" in changed and source)
+            lines += _value(f"    {sub}", value, source if f"{dotted}.{sub}" in changed else None)
         return lines
-    return lines + _value(f"  {name}", key.default, dotted in changed and source)
+    return lines + _value(f"  {name}", key.default, source if dotted in changed else None)
 
 
-def _value(head: str, value: Any, mark: str | None | bool) -> list[str]:
+def _value(head: str, value: Any, mark: str | None) -> list[str]:
     """``head: value`` in YAML (a list in flow style when the line fits, else one item a line),
     followed by ``# <profile file>`` when the profile set it."""
     tail = f"  # {mark}" if mark else ""
@@ -140,8 +133,7 @@ def _value(head: str, value: Any, mark: str | None | bool) -> list[str]:
 
 
 def _scalar(value: Any) -> str:
-    """One value as YAML writes it, so that reading it back gives the same value and type."""
-    if isinstance(value, Mapping) or (isinstance(value, (list, tuple))):
-        return yaml.safe_dump(value, default_flow_style=True, width=10**6).strip()
+    """One value as YAML writes it (flow style), so that reading it back gives the same value
+    and type: ``2020`` an int, ``'2020H2'`` a string, ``null`` None."""
     text = yaml.safe_dump(value, default_flow_style=True, width=10**6)
     return text.removesuffix("\n").removesuffix("\n...")
