@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install lock graph repro test test-fast bench calibrate paper-profile clean-venv plots dag
+.PHONY: install lock params graph repro test test-fast bench calibrate clean-venv plots dag
 
 install: $(STAMP)
 
@@ -31,6 +31,14 @@ lock: install
 	  > requirements.lock.tmp  # torch without +cpu: the same pins serve a CUDA install
 	mv requirements.lock.tmp requirements.lock
 
+# params.yaml is rendered from the schema's defaults (pipeline/infra/params.py), overlaid by the
+# profile profiles/$(PROFILE).yaml when PROFILE is set (`make params PROFILE=paper`); it replaces
+# any hand edit of params.yaml, then regenerates dvc.yaml for it.
+params:
+	python -m stages.params $(if $(PROFILE),--profile $(PROFILE))
+	python -m stages.graph
+	python -m stages.graph --dag docs/dag.md >/dev/null
+
 # dvc.yaml is generated from params.yaml (split, window, variants, seeds, train.base, score.periods,
 # the forecast periods decide which stages exist and which per-period files each reads):
 # regenerate it, then reproduce.
@@ -46,15 +54,17 @@ plots: install
 	dvc plots show --html-template $(PLOTS_TEMPLATE) -o dvc_plots
 
 # The stage graph with the per-year and per-run stage families collapsed (docs/dag.md, mermaid;
-# also refreshed by graph, repro and paper-profile); `dvc dag` draws every stage.
+# also refreshed by params, graph and repro); `dvc dag` draws every stage.
 dag: install
 	python -m stages.graph --dag docs/dag.md
 
 # dvc repro under a warm interpreter: torch and transformers are imported once and each stage
 # forks from it (stages/_preload.py; same bytes, ~7 s less per torch stage), and DVC reads dvc.lock
 # with its safe loader (scripts/fast_dvc.py; same bytes, ~3 s less per stage). Plain `dvc repro`
-# works too, each stage in its own process.
+# works too, each stage in its own process. `make repro PROFILE=<name>` first renders params.yaml
+# for profiles/<name>.yaml; without PROFILE, params.yaml (hand edits included) is left as it is.
 repro: install
+	$(if $(PROFILE),$(BIN)/python -m stages.params --profile $(PROFILE))
 	$(BIN)/python -m stages.graph
 	$(BIN)/python -m stages.graph --dag docs/dag.md >/dev/null
 	$(BIN)/python -m stages._preload run -- $(BIN)/python scripts/fast_dvc.py repro
@@ -81,13 +91,6 @@ bench: install
 # one process): reports/calibration.json and the table in docs/verdicts.md (scripts/calibrate.py).
 calibrate: install
 	$(BIN)/python scripts/calibrate.py
-
-# Switch params.yaml to the paper's GPU settings (docs/parameters.md) and regenerate
-# dvc.yaml for it.
-paper-profile:
-	cp profiles/paper.yaml params.yaml
-	python -m stages.graph
-	python -m stages.graph --dag docs/dag.md >/dev/null
 
 clean-venv:
 	rm -rf $(VENV)

@@ -355,7 +355,7 @@ def test_a_setting_missing_from_params_is_written_out_as_its_default() -> None:
     assert "params.yaml" in stages["graph"]["deps"]
     del params["variants"]
     stages = stages_of(params)
-    assert "--lstm-hidden 768" in stages["train-frequency-s0"]["cmd"]
+    assert "--lstm-hidden 32" in stages["train-frequency-s0"]["cmd"]   # the default run's
     assert "--time-dim 16 --form residual" in stages["train-temporal-attention-s0"]["cmd"]
     assert not any(p.startswith("variants.") for s in stages.values()
                    for p in body(s).get("params", []))

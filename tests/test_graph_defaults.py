@@ -17,6 +17,7 @@ from pipeline.graph.build import build
 from pipeline.graph.defaults import Schema, command_text
 from pipeline.graph.render import render
 from pipeline.infra.errors import UserError
+from pipeline.infra.params import SECTIONS, param_key
 from stages.graph import SCHEMA
 from tests.dvc_project import dvc_env, dvc_repo, git, make_project, run_dvc, write_graph
 
@@ -91,15 +92,18 @@ def test_command_text_follows_dvcs_interpolation() -> None:
     assert SCHEMA.default("data.columns") == {"id": "id", "date": "date", "title": "title",
                                               "text": "text"}          # a default_factory
     assert SCHEMA.default("data.columns.title") == "title"
-    assert SCHEMA.default("forecast.n_generate") == 100        # a field with its own flag
+    assert SCHEMA.default("forecast.n_generate") == 5          # a field with its own flag
     assert SCHEMA.nones("semantic_change.first") == {"": "null"}
     assert SCHEMA.nones("data.columns") == {"title": "None"}
 
 
 @pytest.mark.parametrize("key", ["split.dev", "split", "data.source", "data"])
 def test_a_missing_required_key_stops_make_graph_naming_it(key: str) -> None:
+    """Required: a key whose settings class has no default (the default run gives these one:
+    DEFAULT_RUN, so the schema without it)."""
+    classes = Schema.from_dataclasses(SECTIONS, param_key)
     with pytest.raises(UserError) as err:
-        stages_of(without(PARAMS, key))
+        build(without(PARAMS, key), REPO, classes)
     named = {"data": "data.source", "split": "split.train_first"}.get(key, key)
     assert f"params.yaml has no `{named}`" in err.value.what
     assert f"add `{named}` to params.yaml" in err.value.fix

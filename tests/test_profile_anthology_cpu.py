@@ -1,6 +1,6 @@
-"""The full-export CPU profile (profiles/anthology-cpu.yaml): the paper's split and variants, and a
-stage graph in which every temporal variant starts from the Baseline model. Its keys are checked
-with every profile's in tests/test_profiles.py."""
+"""The full-export CPU profile (profiles/anthology-cpu.yaml over the defaults): the paper's split
+and variants, and a stage graph in which every temporal variant starts from the Baseline model.
+Its overlay is checked with every profile's in tests/test_overlays.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from stages import graph
 from tests.test_profiles import load
 
 REPO = Path(__file__).resolve().parents[1]
-PROFILE = REPO / "profiles" / "anthology-cpu.yaml"
+PROFILE = "anthology-cpu"
 VARIANTS = {"baseline", "baseline-2", "baseline-3", "frequency-nolstm", "frequency", "context",
             "context2"}
 

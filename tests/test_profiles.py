@@ -1,4 +1,5 @@
-"""Parameter profiles: the paper profile mirrors params.yaml's keys and builds the same stage graph."""
+"""The paper profile: the paper's settings, and `make params PROFILE=paper` in a project copy.
+Every profile's overlay, rendering and graph: tests/test_overlays.py."""
 
 from __future__ import annotations
 
@@ -8,48 +9,21 @@ from typing import Any
 
 import networkx as nx
 import pytest
-import yaml
 
+from pipeline.graph import profiles
 from stages import graph
 from tests.dvc_project import dvc_env, dvc_repo, make_project, run_dvc
 
 REPO = Path(__file__).resolve().parents[1]
-PAPER = REPO / "profiles" / "paper.yaml"
 
 
-def load(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(path.read_text())
-
-
-def key_paths(tree: Any, prefix: str = "") -> set[str]:
-    """Every nested key as a dotted path (lists are values, not trees)."""
-    if not isinstance(tree, dict):
-        return set()
-    paths: set[str] = set()
-    for key, value in tree.items():
-        path = f"{prefix}{key}"
-        paths |= {path} | key_paths(value, path + ".")
-    return paths
-
-
-PROFILES = sorted((REPO / "profiles").glob("*.yaml"))
-
-
-@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.name)
-def test_every_profile_has_exactly_the_default_keys(path: Path) -> None:
-    default, profile = key_paths(load(REPO / "params.yaml")), key_paths(load(path))
-    assert sorted(default - profile) == [], f"keys missing from profiles/{path.name}"
-    assert sorted(profile - default) == [], f"keys in profiles/{path.name} unknown to params.yaml"
-
-
-@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.name)
-def test_every_profile_builds_a_valid_stage_graph(path: Path) -> None:
-    stages = graph.build(load(path), REPO)["stages"]
-    assert {"graph", "download", "report", "forecast_report"} <= set(stages)
+def load(name: str) -> dict[str, Any]:
+    """The params of profile ``name``: the defaults overlaid by profiles/<name>.yaml, as rendered."""
+    return profiles.params(name, REPO)
 
 
 def test_paper_profile_holds_the_papers_settings() -> None:
-    p = load(PAPER)
+    p = load("paper")
     assert p["data"]["source"] == "https://aclanthology.org/anthology+abstracts.bib.gz"
     assert (p["split"]["train_first"], p["split"]["train_last"], p["split"]["dev"],
             p["split"]["test"]) == (2003, 2019, 2020, 2021)
@@ -67,16 +41,17 @@ def test_paper_profile_holds_the_papers_settings() -> None:
 
 
 @pytest.mark.slow
-def test_make_paper_profile_builds_the_stage_graph(tmp_path) -> None:
-    """`make paper-profile` in a real project copy: params.yaml becomes the profile, dvc.yaml is
-    regenerated for it, and DVC parses and plans every stage with exactly the inputs it reads."""
+def test_make_params_with_the_paper_profile_builds_the_stage_graph(tmp_path) -> None:
+    """`make params PROFILE=paper` in a real project copy: params.yaml becomes the defaults
+    overlaid by the profile, dvc.yaml is regenerated for it, and DVC parses and plans every stage
+    with exactly the inputs it reads."""
     proj = make_project(tmp_path, extra=("Makefile", "profiles"))
-    subprocess.run(["make", "-s", "paper-profile"], cwd=proj, env=dvc_env(), check=True,
+    subprocess.run(["make", "-s", "params", "PROFILE=paper"], cwd=proj, env=dvc_env(), check=True,
                    capture_output=True)
-    assert (proj / "params.yaml").read_text() == PAPER.read_text()
-    assert (proj / "dvc.yaml").read_text() == graph.render(load(PAPER), proj)
+    assert (proj / "params.yaml").read_text() == profiles.render("paper", REPO)
+    p = load("paper")
+    assert (proj / "dvc.yaml").read_text() == graph.render(p, proj)
     listed = run_dvc(proj, "stage", "list").stdout
-    p = load(PAPER)
     for variant in p["experiment"]["variants"]:
         for seed in p["experiment"]["seeds"]:
             assert f"train-{variant}-s{seed}" in listed and f"score-{variant}-s{seed}" in listed

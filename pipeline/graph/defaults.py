@@ -12,7 +12,9 @@ structural params completed the same way (:meth:`Schema.complete`).
 
 The schema is read as data (:data:`SCHEMA`: :meth:`Schema.from_dataclasses` of
 ``pipeline.infra.params.SECTIONS`` and, for the ``variants`` section, each variant's settings
-class, :func:`with_variants`; none of them imports torch).
+class, :func:`with_variants`; none of them imports torch), overlaid by the default run's values
+(``pipeline.infra.params.DEFAULT_RUN``, :meth:`Schema.overlaid`): its defaults are the ones
+``make params`` writes into params.yaml, and a profile is one more overlay.
 
 A key written in as its default is no param of any stage, so adding it to params.yaml later
 changes no stage's params: the graph stage then depends on params.yaml as a whole
@@ -31,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import SECTIONS, VARIANT_SECTION, param_key
+from pipeline.infra.params import DEFAULT_RUN, SECTIONS, VARIANT_SECTION, param_key
 from pipeline.models.registry import all_variants, params_section
 from pipeline.models.variant import setting_fields
 
@@ -53,11 +55,13 @@ def missing_key(dotted: str, help_text: str = "") -> UserError:
 @dataclasses.dataclass(frozen=True)
 class Key:
     """One params key of the schema: its default (``REQUIRED``: none), the words its stage
-    option reads as None (``""``: the key's own; a mapping-valued key's: per sub-key), its help."""
+    option reads as None (``""``: the key's own; a mapping-valued key's: per sub-key), its help
+    (and a mapping-valued key's help per sub-key)."""
 
     default: Any = REQUIRED
     nones: Mapping[str, str] = dataclasses.field(default_factory=dict)
     help: str = ""
+    helps: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,15 +103,54 @@ class Schema:
                        f.default_factory() if f.default_factory is not dataclasses.MISSING
                        else REQUIRED)
             nones = {"": f.metadata["none"]} if "none" in f.metadata else {}
+            helps = {}
             if dataclasses.is_dataclass(default) and not isinstance(default, type):
                 nones.update({param_key(g): g.metadata["none"]
                               for g in dataclasses.fields(default) if "none" in g.metadata})
-            return Key(plain(default), nones, f.metadata.get("help", ""))
+                helps = {param_key(g): g.metadata.get("help", "")
+                         for g in dataclasses.fields(default)}
+            return Key(plain(default), nones, f.metadata.get("help", ""), helps)
 
         return cls({section: {param_key(f): key(f) for dc, names in parts
                               for f in dataclasses.fields(dc)
                               if names is None or f.name in tuple(names)}
                     for section, parts in sections.items()})
+
+    def overlaid(self, overlay: Mapping[str, Any], source: str) -> Schema:
+        """This schema with the values of ``overlay`` (nested as params.yaml) as its defaults: a
+        mapping-valued key's (``data.columns``, ``variants.<name>``) merged per sub-key, any other
+        value (a list too) replaced. A key the schema does not define is a :class:`UserError`
+        naming it and ``source``, the file (or table) the overlay comes from."""
+        def bad(dotted: str, what: str) -> UserError:
+            return UserError(f"{source}: `{dotted}` {what}", path=source,
+                             fix="check its spelling against params.yaml (`make params` writes "
+                                 "every key with its help) and the README's \"Parameters and "
+                                 "profiles\"")
+
+        if not isinstance(overlay, Mapping):
+            raise bad("(the whole file)", "is not a mapping of params.yaml sections")
+        sections = {name: dict(keys) for name, keys in self.sections.items()}
+        for section, values in overlay.items():
+            if section not in sections:
+                raise bad(str(section), "is no section of params.yaml")
+            if not isinstance(values, Mapping):
+                raise bad(str(section), "is a section: give it a mapping of its keys")
+            for name, value in values.items():
+                dotted = f"{section}.{name}"
+                if name not in sections[section]:
+                    raise bad(dotted, "is no key of params.yaml")
+                key = sections[section][name]
+                if isinstance(key.default, Mapping):
+                    if not isinstance(value, Mapping):
+                        raise bad(dotted, "holds keys: give it a mapping of them")
+                    unknown = [str(k) for k in value if k not in key.default]
+                    if unknown:
+                        raise bad(f"{dotted}.{unknown[0]}", "is no key of params.yaml")
+                    value = {**key.default, **value}
+                elif isinstance(value, Mapping):
+                    raise bad(dotted, "is a single value, not a mapping")
+                sections[section][name] = dataclasses.replace(key, default=copy.deepcopy(value))
+        return Schema(sections)
 
     def default(self, dotted: str) -> Any:
         """The default of ``section.key`` (of a mapping-valued key's sub-key too), or of a whole
@@ -275,10 +318,12 @@ def with_variants(schema: Schema) -> Schema:
         fields = setting_fields(settings)
         section[name] = Key({f.name: f.default for f in fields},
                             {f.name: f.metadata["none"] for f in fields if "none" in f.metadata},
-                            f"the {name} variant's settings ({settings.__module__})")
+                            f"the {name} variant's settings ({settings.__module__})",
+                            {f.name: f.metadata.get("help", "") for f in fields})
     return Schema({**schema.sections, VARIANT_SECTION: section})
 
 
-# Every param's default (pipeline/infra/params.py, and each variant's settings class), for the
-# keys a params.yaml leaves out.
-SCHEMA = with_variants(Schema.from_dataclasses(SECTIONS, param_key))
+# Every param's default (pipeline/infra/params.py, and each variant's settings class) as the default
+# run has it: for the keys a params.yaml leaves out, and what `make params` writes.
+SCHEMA = with_variants(Schema.from_dataclasses(SECTIONS, param_key)).overlaid(
+    DEFAULT_RUN, "pipeline/infra/params.py DEFAULT_RUN")
