@@ -25,8 +25,8 @@ from dvc_project import dvc_env
 from pipeline.corpus.language import corpus_headline
 from pipeline.corpus.splits import SplitPeriods, document_periods, period_counts
 from pipeline.evaluation.buckets import BUCKETS, EMERGING
-from pipeline.evaluation.semantic_benchmark import scores_frame as benchmark_frame
-from pipeline.evaluation.semantic_scores import change_metrics as semantic_metrics
+from pipeline.semantic.benchmark import scores_frame as benchmark_frame
+from pipeline.semantic.scores import change_metrics as semantic_metrics
 from pipeline.evaluation.staleness import staleness_frame
 from pipeline.graph.build import build
 from pipeline.graph.dag import dag_markdown, family, mermaid

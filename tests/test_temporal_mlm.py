@@ -12,14 +12,14 @@ import pytest
 import torch
 
 from pipeline.corpus.pseudowords import word_pattern
-from pipeline.evaluation.change_methods.interface import EncoderSettings
-from pipeline.evaluation.semantic_benchmark import benchmark_inputs
-from pipeline.evaluation.temporal_mlm import (TEMPORAL_ATTENTION, TIME_MASK_PROB, TIME_TOKEN,
-                                              TemporalMLMSettings, TimeTokens, _collate,
-                                              build_model, group_vector, mask_tokens,
-                                              mlm_loss, period_means, sample_sentences,
-                                              score_targets, settings_from, temporal_change,
-                                              texts_change, train, training_windows, vectors_for)
+from pipeline.semantic.methods.interface import EncoderSettings
+from pipeline.semantic.benchmark import benchmark_inputs
+from pipeline.semantic.temporal_mlm import (TEMPORAL_ATTENTION, TIME_MASK_PROB, TIME_TOKEN,
+                                            TemporalMLMSettings, TimeTokens, _collate,
+                                            build_model, group_vector, mask_tokens,
+                                            mlm_loss, period_means, sample_sentences,
+                                            score_targets, settings_from, temporal_change,
+                                            texts_change, train, training_windows, vectors_for)
 from pipeline.infra.params import ChangeMethodsConfig
 from pipeline.models.hub import MINILM, load_tokenizer_for
 
