@@ -43,11 +43,11 @@ import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 from benchmarks._results import cpu_model, publish  # noqa: E402
+from pipeline.features.embeddings import write_period  # noqa: E402
 from pipeline.semantic.methods.contextual import (  # noqa: E402
-                                                  embedding_change_from_files, period_paths)
+    embedding_change_from_files, period_paths)
 from pipeline.semantic.methods.frequency import log_frequency_change  # noqa: E402
 from pipeline.semantic.sgns import sgns_change, tokenize  # noqa: E402
-from pipeline.features.embeddings import write_period  # noqa: E402
 
 SYNTHETIC_VOCAB, SYNTHETIC_DIM = 4096, 384
 

@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.semantic.methods import registry
-from pipeline.semantic.methods.interface import (INPUT_FIELDS, ChangeInputs, ChangeMethod,
-                                                 MethodResult)
 from pipeline.features.tokenizer import train_scratch_tokenizer
 from pipeline.features.words import token_texts
 from pipeline.infra.io import read_parquet, write_parquet
+from pipeline.semantic.methods import registry
+from pipeline.semantic.methods.interface import (INPUT_FIELDS, ChangeInputs, ChangeMethod,
+                                                 MethodResult)
 from stages import semantic_benchmark as benchmark_cli
 from stages import semantic_change as change_cli
 from tests import toy_change_method as toy

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from pipeline.reports.semantic_change_report import truth_lines
 from pipeline.semantic.methods import registry
 from pipeline.semantic.methods.interface import MethodResult
-from pipeline.reports.semantic_change_report import truth_lines
 from pipeline.stats.power import mde_function
 from pipeline.stats.ranks import SPEARMAN_TEST
 from pipeline.stats.verdict import Claim, Verdict, sentence

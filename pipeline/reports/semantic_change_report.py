@@ -21,8 +21,8 @@ import pandas as pd
 
 from pipeline.corpus.sentences import split_sentences
 from pipeline.semantic.methods import registry
-from pipeline.semantic.targets import Targets
 from pipeline.semantic.scores import agreement_matrix
+from pipeline.semantic.targets import Targets
 
 
 def example_sentence(abstracts: Sequence[str], word: str, width: int = 200) -> str | None:

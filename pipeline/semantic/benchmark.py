@@ -36,12 +36,11 @@ import pandas as pd
 from pipeline.corpus.by_period import read_period
 from pipeline.corpus.periods import in_time_order
 from pipeline.corpus.pseudowords import choose_pairs, count_words, load_semeval, make_benchmark
-from pipeline.semantic.methods import registry
-from pipeline.semantic.methods.interface import (ChangeInputs, EncoderSettings,
-                                                 MethodResult)
-from pipeline.semantic.scores import truth_correlations
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import ChangeMethodsConfig, SemanticBenchmarkConfig
+from pipeline.semantic.methods import registry
+from pipeline.semantic.methods.interface import ChangeInputs, EncoderSettings, MethodResult
+from pipeline.semantic.scores import truth_correlations
 
 
 def build(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str], n_targets: int,

@@ -29,16 +29,16 @@ import numpy as np
 import pandas as pd
 
 from pipeline.corpus.by_period import period_abstracts
-from pipeline.semantic.methods import registry
-from pipeline.semantic.methods.contextual import period_paths
-from pipeline.semantic.methods.interface import ChangeInputs, MethodResult
-from pipeline.semantic.targets import Targets, choose_targets
-from pipeline.semantic.scores import truth_correlations
 from pipeline.features.frequencies import read_period
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.features.words import token_texts
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import ChangeMethodsConfig, SemanticChangeConfig
+from pipeline.semantic.methods import registry
+from pipeline.semantic.methods.contextual import period_paths
+from pipeline.semantic.methods.interface import ChangeInputs, MethodResult
+from pipeline.semantic.scores import truth_correlations
+from pipeline.semantic.targets import Targets, choose_targets
 
 SCORE_COLUMNS = ["method", "word", "token_id", "score", "rank", "first_count", "last_count"]
 GroupCounts = tuple[list[np.ndarray], list[np.ndarray]]

@@ -62,10 +62,10 @@ from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerBase
 
 from pipeline.corpus.pseudowords import word_pattern
 from pipeline.corpus.sentences import split_sentences
-from pipeline.semantic.methods.interface import ChangeInputs, MethodResult
-from pipeline.semantic.vectors import cosine_distance
 from pipeline.models.portable import make_portable
 from pipeline.models.temporal_attention import TimeEmbedding, add_temporal_attention, temporal_times
+from pipeline.semantic.methods.interface import ChangeInputs, MethodResult
+from pipeline.semantic.vectors import cosine_distance
 
 SCRATCH = "scratch"
 TEMPORAL_ATTENTION, TIME_TOKEN = "temporal-attention", "time-token"
