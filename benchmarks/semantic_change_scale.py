@@ -2,13 +2,13 @@
 
 Groups of periods: ``--first`` and ``--last`` (inclusive year ranges) of ``--abstracts`` (the
 filter stage's ``data/corpus/abstracts.parquet``); targets: the ``--targets`` most frequent words
-(:func:`pipeline.evaluation.sgns.tokenize`, ties alphabetical) of both groups together. Methods:
+(:func:`pipeline.semantic.sgns.tokenize`, ties alphabetical) of both groups together. Methods:
 
-* ``sgns_change`` — :mod:`pipeline.evaluation.sgns` with its defaults: two SGNS trainings (the
+* ``sgns_change`` — :mod:`pipeline.semantic.sgns` with its defaults: two SGNS trainings (the
   whole vocabulary; the targets only pick rows), Procrustes, cosine distances;
-* ``log_frequency_change`` — :func:`pipeline.evaluation.change_methods.frequency_method.log_frequency_change`
+* ``log_frequency_change`` — :func:`pipeline.semantic.methods.frequency.log_frequency_change`
   over per-period word-count arrays counted here from the texts (counting included in the time);
-* ``averaged_embedding_change`` — :func:`pipeline.evaluation.change_methods.contextual_method.embedding_change_from_files`
+* ``averaged_embedding_change`` — :func:`pipeline.semantic.methods.contextual.embedding_change_from_files`
   over the embeddings stage's per-period files (``--embeddings``, one ``<year>.safetensors`` per
   year of both groups). Where they are absent, files of the same shape (4,096 token ids, 384-d
   fp16 vectors, the scratch LM and all-MiniLM-L6-v2) are written with random vectors and the
@@ -43,11 +43,11 @@ import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 from benchmarks._results import cpu_model, publish  # noqa: E402
-from pipeline.evaluation.change_methods.contextual_method import (  # noqa: E402
-    embedding_change_from_files, period_paths)
-from pipeline.evaluation.change_methods.frequency_method import log_frequency_change  # noqa: E402
-from pipeline.evaluation.sgns import sgns_change, tokenize  # noqa: E402
 from pipeline.features.embeddings import write_period  # noqa: E402
+from pipeline.semantic.methods.contextual import (  # noqa: E402
+    embedding_change_from_files, period_paths)
+from pipeline.semantic.methods.frequency import log_frequency_change  # noqa: E402
+from pipeline.semantic.sgns import sgns_change, tokenize  # noqa: E402
 
 SYNTHETIC_VOCAB, SYNTHETIC_DIM = 4096, 384
 

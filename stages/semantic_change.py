@@ -5,7 +5,7 @@ labels of split.period's kind), the LM tokenizer (which targets are one token), 
 the abstracts (the learned methods' texts, an example sentence per word and group), optionally a
 targets file (.csv with `word` and an optional graded `truth`, or one word per line) and the
 benchmark's reports/semantic_benchmark.json. Scores every target by each method of the method
-registry (pipeline/evaluation/change_methods/method_registry.py: contextual, paper 003's
+registry (pipeline/semantic/methods/registry.py: contextual, paper 003's
 Algorithm 1 on the pooled embeddings; temporal-attention, paper 003's temporal-attention MLM
 trained on the two groups' abstracts, then Algorithm 1; time-token, the same MLM with a period
 token per text instead, masked more often than words, Rosin et al. 2022's time masking; sgns,
@@ -18,25 +18,24 @@ reports/semantic_change.md (with the benchmark's table) and metrics/semantic_cha
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
 
 from pipeline.corpus.periods import in_time_order
-from pipeline.evaluation.semantic_change import (feature_inputs, period_counts, report_targets,
-                                                 score_targets)
-from pipeline.evaluation.semantic_scores import change_metrics
-from pipeline.infra.errors import UserError
+from pipeline.evaluation.content import load_stopwords
 from pipeline.infra.io import atomic_path, read_json, write_json, write_parquet
 from pipeline.infra.numerics import configure_torch
 from pipeline.infra.params import ChangeMethodsConfig, SemanticChangeConfig
 from pipeline.reports.semantic_change_report import benchmark_lines, examples, markdown
+from pipeline.semantic.change import analyse
+from pipeline.semantic.scores import change_metrics
 from stages._args import add_numerics_options, add_options, build, new_parser
 from stages._cli import stage_main
 
 
-@stage_main
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
     p = new_parser("python -m stages.semantic_change", __doc__)
     p.add_argument("--first", nargs="+", required=True,
                    help="the first group's periods (semantic_change.first, resolved)")
@@ -63,25 +62,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--scores", required=True, help="Parquet of every score")
     p.add_argument("--out", required=True, help="Markdown report (reports/semantic_change.md)")
     p.add_argument("--metrics", required=True, help="DVC metrics (metrics/semantic_change.json)")
-    args = p.parse_args(argv)
-    config, learned = build(SemanticChangeConfig, args), build(ChangeMethodsConfig, args)
-    if config.n_targets < 1 or config.min_count < 1 or config.top < 1:
-        raise UserError("semantic_change.n_targets, min_count and top must be >= 1",
-                        path="params.yaml: semantic_change")
-    first, last = in_time_order(args.first), in_time_order(args.last)
+    return p
 
-    counts = period_counts(args.frequencies, first, last)
-    targets = report_targets(counts, args.tokenizer, args.stopwords, config.n_targets,
-                             config.min_count, args.targets)
-    print(f"scoring {len(targets.ids)} targets, {' '.join(first)} -> {' '.join(last)}",
-          file=sys.stderr)
+
+@stage_main
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    config, learned = build(SemanticChangeConfig, args), build(ChangeMethodsConfig, args)
+    first, last = in_time_order(args.first), in_time_order(args.last)
     configure_torch(kernels=args.kernels)
-    inputs = feature_inputs(first, last, counts, args.embeddings, args.abstracts, targets,
-                            args.encoder, learned, config.seed)
-    run = score_targets(inputs, targets, config.seed)
-    for method, result in run.results.items():
-        if result.log:
-            print(f"{method}: {result.log}", file=sys.stderr)
+    done = analyse(first, last, args.frequencies, args.embeddings, args.abstracts, args.tokenizer,
+                   load_stopwords(args.stopwords), args.targets, args.encoder, config, learned)
+    run = done.run
 
     bench = None
     if args.benchmark:
@@ -90,9 +82,9 @@ def main(argv: list[str] | None = None) -> None:
         bench = benchmark_lines(read_json(args.benchmark), link)
     write_parquet(run.frame, args.scores, {"first": " ".join(first), "last": " ".join(last)})
     with atomic_path(args.out) as tmp:
-        tmp.write_text(markdown(targets, run.frame, first, last,
-                                examples(run.frame, inputs.group_texts, config.top), config.top,
-                                run.correlated, bench), encoding="utf-8")
+        tmp.write_text(markdown(done.targets, run.frame, first, last,
+                                examples(run.frame, done.inputs.group_texts, config.top),
+                                config.top, run.correlated, bench), encoding="utf-8")
     write_json(change_metrics(run.frame, run.correlated), args.metrics)
     print(f"wrote {args.scores}, {args.out} and {args.metrics}", file=sys.stderr)
 

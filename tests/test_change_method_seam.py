@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.evaluation.change_methods import method_registry
-from pipeline.evaluation.change_methods.interface import (INPUT_FIELDS, ChangeInputs, ChangeMethod,
-                                                          MethodResult)
 from pipeline.features.tokenizer import train_scratch_tokenizer
 from pipeline.features.words import token_texts
 from pipeline.infra.io import read_parquet, write_parquet
+from pipeline.semantic.methods import registry
+from pipeline.semantic.methods.interface import (INPUT_FIELDS, ChangeInputs, ChangeMethod,
+                                                 MethodResult)
 from stages import semantic_benchmark as benchmark_cli
 from stages import semantic_change as change_cli
 from tests import toy_change_method as toy
@@ -31,24 +31,24 @@ TOY = "tests.toy_change_method"
 @pytest.fixture
 def with_toy(monkeypatch):
     """The registry with one more row, the toy's, for this test only."""
-    monkeypatch.setattr(method_registry, "METHODS", dict(method_registry.METHODS))
-    method_registry.register(toy.NAME, TOY)
-    return method_registry.lookup(toy.NAME)
+    monkeypatch.setattr(registry, "METHODS", dict(registry.METHODS))
+    registry.register(toy.NAME, TOY)
+    return registry.lookup(toy.NAME)
 
 
 def test_the_table_in_report_order_and_its_checks(monkeypatch):
-    assert method_registry.names() == ["contextual", "temporal-attention", "time-token", "sgns",
+    assert registry.names() == ["contextual", "temporal-attention", "time-token", "sgns",
                                        "frequency"]
-    for method in method_registry.methods():       # each module's METHOD is its row's
+    for method in registry.methods():       # each module's METHOD is its row's
         assert method.reads <= INPUT_FIELDS and method.description and method.benchmark_note
-    assert set(method_registry.AGREEMENT) <= set(method_registry.names())
+    assert set(registry.AGREEMENT) <= set(registry.names())
     with pytest.raises(ValueError, match="already registered"):
-        method_registry.register("sgns", TOY)
+        registry.register("sgns", TOY)
     with pytest.raises(ValueError, match="unknown semantic-change method"):
-        method_registry.lookup("nope")
-    monkeypatch.setattr(method_registry, "METHODS", {"other": TOY})   # module of another name
+        registry.lookup("nope")
+    monkeypatch.setattr(registry, "METHODS", {"other": TOY})   # module of another name
     with pytest.raises(ValueError, match="a ChangeMethod named 'other'"):
-        method_registry.lookup("other")
+        registry.lookup("other")
     with pytest.raises(ValueError, match="reads unknown inputs"):
         ChangeMethod("bad", "d", "n", frozenset({"gpu"}), toy.score)
 
@@ -57,18 +57,18 @@ def test_time_token_rows_differ_only_by_time_masking(monkeypatch):
     """``time-token`` (Rosin et al. 2022's time masking) is a default row; ``time-token-unmasked``
     an optional one (one more MLM: not run unless enabled) whose score is the same call with
     ``time_mask_prob`` 0, the one setting that tells them apart."""
-    from pipeline.evaluation import temporal_mlm
+    from pipeline.semantic import temporal_mlm
 
-    assert "time-token" in method_registry.names()
-    assert "time-token-unmasked" not in method_registry.names()
-    assert set(method_registry.OPTIONAL) == {"time-token-unmasked"}
-    monkeypatch.setattr(method_registry, "METHODS", dict(method_registry.METHODS))
-    method_registry.enable("time-token-unmasked")
-    method_registry.enable("time-token-unmasked")                  # enabled once: no error
-    assert method_registry.names()[-1] == "time-token-unmasked"
+    assert "time-token" in registry.names()
+    assert "time-token-unmasked" not in registry.names()
+    assert set(registry.OPTIONAL) == {"time-token-unmasked"}
+    monkeypatch.setattr(registry, "METHODS", dict(registry.METHODS))
+    registry.enable("time-token-unmasked")
+    registry.enable("time-token-unmasked")                  # enabled once: no error
+    assert registry.names()[-1] == "time-token-unmasked"
     with pytest.raises(ValueError, match="no optional semantic-change method"):
-        method_registry.enable("sgns")
-    masked, unmasked = (method_registry.lookup(n) for n in ("time-token", "time-token-unmasked"))
+        registry.enable("sgns")
+    masked, unmasked = (registry.lookup(n) for n in ("time-token", "time-token-unmasked"))
     assert masked.reads == unmasked.reads and masked.description != unmasked.description
     calls = []
     def record(inputs, targets, method, **overrides):
@@ -85,13 +85,13 @@ def test_time_token_rows_differ_only_by_time_masking(monkeypatch):
 
 
 def test_run_refuses_a_method_that_scores_the_wrong_number(monkeypatch, with_toy):
-    monkeypatch.setattr(method_registry, "METHODS", {toy.NAME: TOY})
+    monkeypatch.setattr(registry, "METHODS", {toy.NAME: TOY})
     inputs = ChangeInputs(("a",), ("b",), ([["x is here"]], [["y"]]), "enc")
-    assert method_registry.run(inputs, ["x", "y"])[toy.NAME].scores.tolist() == [1.0, 1.0]
+    assert registry.run(inputs, ["x", "y"])[toy.NAME].scores.tolist() == [1.0, 1.0]
     monkeypatch.setattr(toy, "METHOD", dataclasses.replace(
         toy.METHOD, score=lambda inputs, targets: MethodResult(np.zeros(1))))
     with pytest.raises(ValueError, match="returned 1 scores for 2 targets"):
-        method_registry.run(inputs, ["x", "y"])
+        registry.run(inputs, ["x", "y"])
 
 
 def test_a_registered_method_flows_through_the_report(tmp_path, with_toy):

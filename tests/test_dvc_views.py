@@ -25,8 +25,6 @@ from dvc_project import dvc_env
 from pipeline.corpus.language import corpus_headline
 from pipeline.corpus.splits import SplitPeriods, document_periods, period_counts
 from pipeline.evaluation.buckets import BUCKETS, EMERGING
-from pipeline.evaluation.semantic_benchmark import scores_frame as benchmark_frame
-from pipeline.evaluation.semantic_scores import change_metrics as semantic_metrics
 from pipeline.evaluation.staleness import staleness_frame
 from pipeline.graph.build import build
 from pipeline.graph.dag import dag_markdown, family, mermaid
@@ -35,6 +33,8 @@ from pipeline.models.registry import display_name
 from pipeline.reports.longtail_report import metrics_json as longtail_metrics
 from pipeline.reports.longtail_report import plot_frame as longtail_plot_frame
 from pipeline.reports.results import bucket_plot_frame, headline, plot_rows
+from pipeline.semantic.benchmark import scores_frame as benchmark_frame
+from pipeline.semantic.scores import change_metrics as semantic_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())

@@ -13,11 +13,11 @@ import torch
 
 from pipeline.corpus.anthology import parse_file
 from pipeline.corpus.pseudowords import word_pattern
-from pipeline.evaluation.change_methods.contextual_method import occurrence_change
-from pipeline.evaluation.change_methods.frequency_method import text_frequency_change
-from pipeline.evaluation.word_vectors import occurrence_sums, target_sentences
 from pipeline.infra.io import write_parquet
 from pipeline.models.hub import MINILM, load_encoder, load_tokenizer_for
+from pipeline.semantic.methods.contextual import occurrence_change
+from pipeline.semantic.methods.frequency import text_frequency_change
+from pipeline.semantic.word_vectors import occurrence_sums, target_sentences
 from stages import semantic_benchmark as cli
 
 CPU = torch.device("cpu")

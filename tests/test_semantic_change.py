@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pipeline.evaluation.change_methods.contextual_method import (averaged_embedding_change,
-                                                                 embedding_change_from_files,
-                                                                 period_paths, pool_group)
-from pipeline.evaluation.change_methods.frequency_method import log_frequency_change
-from pipeline.evaluation.change_targets import word_token_ids, word_token_ids_from_texts
-from pipeline.evaluation.change_vectors import aligned_cosine_change, procrustes_align
-from pipeline.evaluation.semantic_scores import ChangeScores, correlations, top_changed
+from pipeline.semantic.methods.contextual import (averaged_embedding_change,
+                                                  embedding_change_from_files,
+                                                  period_paths, pool_group)
+from pipeline.semantic.methods.frequency import log_frequency_change
+from pipeline.semantic.methods.interface import ChangeScores
+from pipeline.semantic.scores import correlations, top_changed
+from pipeline.semantic.targets import word_token_ids, word_token_ids_from_texts
+from pipeline.semantic.vectors import aligned_cosine_change, procrustes_align
 
 A = (np.array([1, 2, 5]), np.array([1, 3, 2]), np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 1.0]]))
 B = (np.array([1, 3]), np.array([3, 1]), np.array([[0.0, 1.0], [0.0, 1.0]]))

@@ -10,11 +10,6 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pipeline.evaluation.change_methods.interface import MethodResult
-from pipeline.evaluation.change_targets import (Targets, choose_targets, frequent_targets,
-                                                read_targets)
-from pipeline.evaluation.semantic_change import scores_frame
-from pipeline.evaluation.semantic_scores import agreement_matrix, change_metrics, truth_correlations
 from pipeline.features.embeddings import write_period as write_embeddings
 from pipeline.features.frequencies import write_period as write_frequencies
 from pipeline.features.tokenizer import train_scratch_tokenizer
@@ -23,6 +18,10 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.io import read_parquet, write_parquet
 from pipeline.models.hub import MINILM
 from pipeline.reports.semantic_change_report import benchmark_lines, example_sentence
+from pipeline.semantic.change import scores_frame
+from pipeline.semantic.methods.interface import MethodResult
+from pipeline.semantic.scores import agreement_matrix, change_metrics, truth_correlations
+from pipeline.semantic.targets import Targets, choose_targets, frequent_targets, read_targets
 from stages import semantic_change as cli
 
 # ids: 0 eos, 1 " model", 2 " the" (stopword), 3 "ing", 4 " BERT2" (not alphabetic),

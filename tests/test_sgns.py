@@ -1,4 +1,4 @@
-"""SGNS + Procrustes semantic change (pipeline.evaluation.sgns)."""
+"""SGNS + Procrustes semantic change (pipeline.semantic.sgns)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline.evaluation.sgns import SGNSVectors, aligned_change, sgns_change, tokenize, train_sgns
+from pipeline.semantic.sgns import SGNSVectors, aligned_change, sgns_change, tokenize, train_sgns
 
 TOPICS = [[f"topic{chr(97 + t)}{chr(97 + j)}" for j in range(12)] for t in range(6)]
 

@@ -12,16 +12,16 @@ import pytest
 import torch
 
 from pipeline.corpus.pseudowords import word_pattern
-from pipeline.evaluation.change_methods.interface import EncoderSettings
-from pipeline.evaluation.semantic_benchmark import benchmark_inputs
-from pipeline.evaluation.temporal_mlm import (TEMPORAL_ATTENTION, TIME_MASK_PROB, TIME_TOKEN,
-                                              TemporalMLMSettings, TimeTokens, _collate,
-                                              build_model, group_vector, mask_tokens,
-                                              mlm_loss, period_means, sample_sentences,
-                                              score_targets, settings_from, temporal_change,
-                                              texts_change, train, training_windows, vectors_for)
 from pipeline.infra.params import ChangeMethodsConfig
 from pipeline.models.hub import MINILM, load_tokenizer_for
+from pipeline.semantic.benchmark import benchmark_inputs
+from pipeline.semantic.methods.interface import EncoderSettings
+from pipeline.semantic.temporal_mlm import (TEMPORAL_ATTENTION, TIME_MASK_PROB, TIME_TOKEN,
+                                            TemporalMLMSettings, TimeTokens, _collate,
+                                            build_model, group_vector, mask_tokens,
+                                            mlm_loss, period_means, sample_sentences,
+                                            score_targets, settings_from, temporal_change,
+                                            texts_change, train, training_windows, vectors_for)
 
 TINY = TemporalMLMSettings(init="scratch", hidden=32, depth=2, epochs=3, batch_size=4,
                            max_length=32, lr=3e-3, lr_new=3e-3, sentences=50, layers=2, seed=0)

@@ -2,7 +2,7 @@
 of the share of a group's texts that hold the word, ``|share_last - share_first|``.
 
 It shows what a new method is: one module with a ``METHOD``
-(:class:`pipeline.evaluation.change_methods.interface.ChangeMethod`) and one registry row.
+(:class:`pipeline.semantic.methods.interface.ChangeMethod`) and one registry row.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pipeline.corpus.pseudowords import word_pattern
-from pipeline.evaluation.change_methods.interface import ChangeInputs, ChangeMethod, MethodResult
+from pipeline.semantic.methods.interface import ChangeInputs, ChangeMethod, MethodResult
 
 NAME = "toy-share"
 

@@ -1,4 +1,4 @@
 """Forecast: a model's prediction of the next period's vocabulary, and backtests of it.
 
-May import: ``pipeline.models`` and the layers below it; not training or evaluation.
+May import: ``pipeline.models`` and the layers below it; not training, evaluation or semantic.
 """

@@ -24,7 +24,7 @@ from pathlib import Path
 from pipeline.models.registry import lookup
 
 PACKAGES = ("pipeline", "stages")
-# A string constant that names a project module, e.g. "pipeline.evaluation.change_methods.x" in a
+# A string constant that names a project module, e.g. "pipeline.semantic.methods.x" in a
 # registry, imported with importlib: counted as an import of that module. With a class,
 # "pipeline.models.temporal:Context2Bias" in a variant module, it is imported when a model of the
 # variant is built (``VariantSpec.module_class``), not when its spec is read.

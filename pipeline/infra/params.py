@@ -274,7 +274,7 @@ class ChangeMethodsConfig:
     """The learned semantic-change methods' settings (params ``semantic_benchmark.temporal_*``,
     ``.sgns_*``): one set for both the semantic_change stage and its benchmark."""
 
-    # temporal-attention method (paper 003 §4, Algorithm 1): pipeline/evaluation/temporal_mlm.py
+    # temporal-attention method (paper 003 §4, Algorithm 1): pipeline/semantic/temporal_mlm.py
     temporal_init: str = field(default="scratch", metadata=_help(
         "temporal-attention MLM: `scratch` (a small random BERT with embeddings.encoder's "
         "tokenizer) or a BERT encoder to start from (e.g. sentence-transformers/all-MiniLM-L6-v2, "

@@ -1,5 +1,6 @@
-"""Reports: Markdown tables, verdicts and figures from the outputs of evaluation and forecast.
+"""Reports: Markdown tables, verdicts and figures from the outputs of evaluation, forecast and
+semantic change.
 
-May import: every layer below it (evaluation, forecast, models, features, corpus, infra); not
-``pipeline.graph``.
+May import: every layer below it (evaluation, forecast, semantic, models, features, corpus,
+infra); not ``pipeline.graph``.
 """

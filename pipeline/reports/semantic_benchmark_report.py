@@ -1,9 +1,9 @@
 """The semantic-change benchmark's report, rendered: ``reports/semantic_benchmark.md``.
 
 The benchmark itself (pseudo-words or a SemEval-2020 Task 1 folder, every registered method's
-scores and their correlations with the truth) is :mod:`pipeline.evaluation.semantic_benchmark`;
+scores and their correlations with the truth) is :mod:`pipeline.semantic.benchmark`;
 this module writes it down: what the words are, one sentence per method (each method's own
-``benchmark_note``, :mod:`pipeline.evaluation.change_methods.interface`), the correlation table,
+``benchmark_note``, :mod:`pipeline.semantic.methods.interface`), the correlation table,
 the figure and every word's row with each method's score.
 """
 
@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from pipeline.evaluation.change_methods import method_registry
-from pipeline.evaluation.change_methods.interface import MethodResult
 from pipeline.reports.semantic_change_report import truth_lines
+from pipeline.semantic.methods import registry
+from pipeline.semantic.methods.interface import MethodResult
 from pipeline.stats.power import mde_function
 from pipeline.stats.ranks import SPEARMAN_TEST
 from pipeline.stats.verdict import Claim, Verdict, sentence
@@ -28,8 +28,8 @@ CHANCE = "chance (ρ = 0)"
 def _runs(method: str) -> int:
     """1 for a method that trains on a seed (one run: its seed-to-seed spread is unknown, so the
     engine leaves it untested), 0 for a method without training."""
-    known = method in method_registry.names()
-    return int(known and "seed" in method_registry.lookup(method).reads)
+    known = method in registry.names()
+    return int(known and "seed" in registry.lookup(method).reads)
 
 
 def benchmark_claims(correlated: Mapping[str, dict]) -> list[Claim]:
@@ -64,7 +64,7 @@ def skipped_markdown(message: str) -> str:
 
 def method_notes(results: Mapping[str, MethodResult], encoder: str) -> dict[str, str]:
     """Each method's sentence, filled in with its result (:meth:`ChangeMethod.note`)."""
-    return {m: method_registry.lookup(m).note(encoder, r) for m, r in results.items()}
+    return {m: registry.lookup(m).note(encoder, r) for m, r in results.items()}
 
 
 def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, truth: pd.DataFrame,

@@ -1,10 +1,10 @@
 """The semantic-change report (issue 19 §4), rendered: which words moved in meaning between two
 groups of periods, by each method, with an example sentence from each side.
 
-The numbers come from :mod:`pipeline.evaluation.semantic_change` (targets, every registered
-method's scores, correlations with a graded truth) and :mod:`pipeline.evaluation.semantic_scores`
+The numbers come from :mod:`pipeline.semantic.change` (targets, every registered
+method's scores, correlations with a graded truth) and :mod:`pipeline.semantic.scores`
 (the methods' agreement); the methods and their one-line descriptions, one section each, from
-the method registry (:mod:`pipeline.evaluation.change_methods.method_registry`). The report
+the method registry (:mod:`pipeline.semantic.methods.registry`). The report
 prints every pair of methods' Spearman ρ (:func:`agreement_lines`): a method that agrees closely
 with *frequency* detects frequency shifts rather than new meanings. It ends with the synthetic
 benchmark's table (:func:`benchmark_lines`, from ``reports/semantic_benchmark.json``): the same
@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from pipeline.corpus.sentences import split_sentences
-from pipeline.evaluation.change_methods import method_registry
-from pipeline.evaluation.change_targets import Targets
-from pipeline.evaluation.semantic_scores import agreement_matrix
+from pipeline.semantic.methods import registry
+from pipeline.semantic.scores import agreement_matrix
+from pipeline.semantic.targets import Targets
 
 
 def example_sentence(abstracts: Sequence[str], word: str, width: int = 200) -> str | None:
@@ -56,7 +56,7 @@ def _fmt_p(p: float) -> str:
 
 def truth_lines(correlated: Mapping[str, dict]) -> list[str]:
     """The table of each method's correlation with graded truth
-    (:func:`pipeline.evaluation.semantic_scores.truth_correlations`)."""
+    (:func:`pipeline.semantic.scores.truth_correlations`)."""
     lines = ["## Against the graded truth", "",
              "| method | n | Spearman ρ [95 % CI] | p | Pearson r [95 % CI] | p |",
              "|---|---:|---|---:|---|---:|"]
@@ -101,7 +101,7 @@ def benchmark_lines(details: Mapping | None, link: str) -> list[str]:
             else f"pseudo-words of known graded change, {' '.join(details.get('first', []))} → "
                  f"{' '.join(details.get('last', []))}")
     correlated = details.get("correlations", {})
-    known = method_registry.names()
+    known = registry.names()
     order = sorted(correlated, key=lambda m: (known.index(m) if m in known else len(known), m))
     return lines + [f"The same methods scored on {what} ([the benchmark's report]({link})):", "",
                     *truth_lines({m: correlated[m] for m in order})[2:], ""]
@@ -128,7 +128,7 @@ def markdown(targets: Targets, frame: pd.DataFrame, first: Sequence[str], last: 
     else:
         lines += ["No graded truth was given, so nothing here says which method is *right*: the "
                   "lists below are candidates to read, not findings.", ""]
-    for method, title in method_registry.descriptions().items():
+    for method, title in registry.descriptions().items():
         part = frame[frame["method"] == method].head(top)
         lines += [f"## {method}: {title}", "",
                   f"| rank | word | score | n {span(first)} | n {span(last)} |",

@@ -62,10 +62,10 @@ from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerBase
 
 from pipeline.corpus.pseudowords import word_pattern
 from pipeline.corpus.sentences import split_sentences
-from pipeline.evaluation.change_methods.interface import ChangeInputs, MethodResult
-from pipeline.evaluation.change_vectors import cosine_distance
 from pipeline.models.portable import make_portable
 from pipeline.models.temporal_attention import TimeEmbedding, add_temporal_attention, temporal_times
+from pipeline.semantic.methods.interface import ChangeInputs, MethodResult
+from pipeline.semantic.vectors import cosine_distance
 
 SCRATCH = "scratch"
 TEMPORAL_ATTENTION, TIME_TOKEN = "temporal-attention", "time-token"
@@ -436,7 +436,7 @@ def texts_change(first: Sequence[Sequence[str]], last: Sequence[Sequence[str]],
 def score_targets(inputs: ChangeInputs, targets: Sequence[str], method: str,
                   **overrides: float) -> MethodResult:
     """The temporal-attention or time-token method (``method``) as a semantic-change method
-    (:mod:`pipeline.evaluation.change_methods.interface`): :func:`texts_change` on
+    (:mod:`pipeline.semantic.methods.interface`): :func:`texts_change` on
     ``inputs.texts`` with the learned methods' settings and the seed (:func:`settings_from`),
     with ``overrides`` of settings fields (``time_mask_prob=0.0``: the unmasked time tokens).
     Details: the occurrences truncation left without a vector and the first and last training

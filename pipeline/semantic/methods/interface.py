@@ -12,9 +12,14 @@ more change, NaN = not scored, e.g. a word too rare in one group). Both stages s
   ``encoding`` says how to embed the texts with the encoder instead.
 
 A method declares (:class:`ChangeMethod`) its ``name`` (a registry row:
-:mod:`pipeline.evaluation.change_methods.method_registry`), its one-line ``description`` (the
+:mod:`pipeline.semantic.methods.registry`), its one-line ``description`` (the
 semantic-change report's section title), its sentence in the benchmark's report
 (``benchmark_note``) and which :class:`ChangeInputs` fields it ``reads``.
+
+:class:`ChangeScores` (one score per LM token id) is what the per-token methods compute and the
+statistics (:mod:`pipeline.semantic.scores`) rank. It lives here, below both, because the
+statistics import the registry (its ``AGREEMENT`` pair) and the registry names the methods: a
+method importing the statistics would close an import cycle.
 """
 
 from __future__ import annotations
@@ -121,3 +126,23 @@ class ChangeMethod:
     def note(self, encoder: str, result: MethodResult) -> str:
         """The benchmark report's sentence on this method, for its ``result``."""
         return self.benchmark_note.format(encoder=encoder, **result.totals)
+
+
+@dataclass(frozen=True)
+class ChangeScores:
+    """One change score per LM token id (higher = more change); ``token_ids`` sorted, unique.
+
+    ``first_counts`` / ``last_counts``: occurrences in the first / last group of periods (kept so
+    that a reader can see how well supported a score is; empty when not applicable).
+    """
+
+    token_ids: np.ndarray            # int64 [n]
+    scores: np.ndarray               # float64 [n]
+    first_counts: np.ndarray | None = None   # int64 [n]
+    last_counts: np.ndarray | None = None    # int64 [n]
+
+    def __len__(self) -> int:
+        return int(self.token_ids.size)
+
+    def as_dict(self) -> dict[int, float]:
+        return dict(zip(self.token_ids.tolist(), self.scores.tolist()))

@@ -4,21 +4,23 @@ agrees with a graded truth.
 
 The semantic_change stage's pipeline: each group's per-period LM-token counts
 (:func:`period_counts`, the frequencies stage) choose the targets (:func:`report_targets`: a
-file's words, or the most frequent words seen often in both groups; :mod:`.change_targets`); the
+file's words, or the most frequent words seen often in both groups; :mod:`.targets`); the
 methods' inputs (:func:`feature_inputs`) are the groups' abstracts per period *and* the stage
 features (counts, embeddings files, the targets' LM token ids), so the contextual and frequency
 methods score per LM token while the learned ones train on the texts; every method of the
-registry (:mod:`pipeline.evaluation.change_methods.method_registry`) scores the targets that are
+registry (:mod:`pipeline.semantic.methods.registry`) scores the targets that are
 one LM token (:func:`score_targets`), and the long table (:func:`scores_frame`) ranks them per
 method, with each target's occurrences in each group. With a graded ``truth`` in the targets
 file, every method is correlated with it (Pearson and Spearman, p-values, seeded bootstrap
-intervals: :func:`pipeline.evaluation.semantic_scores.truth_correlations`).
+intervals: :func:`pipeline.semantic.scores.truth_correlations`). :func:`analyse` is the stage's
+whole run, from its files to the scores; the stage writes what it returns.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,17 +29,16 @@ import numpy as np
 import pandas as pd
 
 from pipeline.corpus.by_period import period_abstracts
-from pipeline.evaluation.change_methods import method_registry
-from pipeline.evaluation.change_methods.contextual_method import period_paths
-from pipeline.evaluation.change_methods.interface import ChangeInputs, MethodResult
-from pipeline.evaluation.change_targets import Targets, choose_targets
-from pipeline.evaluation.content import load_stopwords
-from pipeline.evaluation.semantic_scores import truth_correlations
 from pipeline.features.frequencies import read_period
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.features.words import token_texts
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import ChangeMethodsConfig
+from pipeline.infra.params import ChangeMethodsConfig, SemanticChangeConfig
+from pipeline.semantic.methods import registry
+from pipeline.semantic.methods.contextual import period_paths
+from pipeline.semantic.methods.interface import ChangeInputs, MethodResult
+from pipeline.semantic.scores import truth_correlations
+from pipeline.semantic.targets import Targets, choose_targets
 
 SCORE_COLUMNS = ["method", "word", "token_id", "score", "rank", "first_count", "last_count"]
 GroupCounts = tuple[list[np.ndarray], list[np.ndarray]]
@@ -52,14 +53,14 @@ def period_counts(folder: str | os.PathLike[str], first: Sequence[str],
 
 
 def report_targets(counts: GroupCounts, tokenizer: str | os.PathLike[str],
-                   stopwords: str | os.PathLike[str], n_targets: int, min_count: int,
+                   stopwords: frozenset[str], n_targets: int, min_count: int,
                    path: str | None) -> Targets:
-    """The run's targets (:func:`pipeline.evaluation.change_targets.choose_targets`) over the
+    """The run's targets (:func:`pipeline.semantic.targets.choose_targets`) over the
     LM tokenizer's token texts and the groups' summed counts; a targets file none of whose words
     is one LM token is a :class:`UserError`."""
     summed = [sum(c) for c in counts]
     texts = token_texts(load_tokenizer(tokenizer), summed[0].size)
-    targets = choose_targets(texts, *summed, load_stopwords(stopwords), n_targets, min_count, path)
+    targets = choose_targets(texts, *summed, stopwords, n_targets, min_count, path)
     if not targets.ids and path:
         raise UserError(f"no target word is one LM token ({len(targets.words)} given, "
                         f"{len(targets.rejected)} rejected)", path=path or "params.yaml",
@@ -121,9 +122,45 @@ def score_targets(inputs: ChangeInputs, targets: Targets, seed: int) -> ChangeRu
     see them in one order whatever the file's), ranked (:func:`scores_frame`) and, with a graded
     truth, correlated with it (bootstrap seeded by ``seed``)."""
     words = sorted(targets.ids)
-    results = method_registry.run(inputs, words)
+    results = registry.run(inputs, words)
     summed = None if inputs.counts is None else (sum(inputs.counts[0]), sum(inputs.counts[1]))
     frame = scores_frame(targets, words, results, summed)
     correlated = (truth_correlations(frame, targets.truth, list(results))
                   if targets.truth else {})
     return ChangeRun(results, frame, correlated)
+
+
+@dataclass(frozen=True)
+class ChangeAnalysis:
+    """The semantic_change stage's run: its ``targets``, the methods' ``inputs`` (their texts give
+    the report's example sentences) and every method's ``run``."""
+
+    targets: Targets
+    inputs: ChangeInputs
+    run: ChangeRun
+
+
+def analyse(first: Sequence[str], last: Sequence[str], frequencies: str | os.PathLike[str],
+            embeddings: str | os.PathLike[str], abstracts: str | os.PathLike[str],
+            tokenizer: str | os.PathLike[str], stopwords: frozenset[str], targets_path: str | None,
+            encoder: str, config: SemanticChangeConfig,
+            learned: ChangeMethodsConfig) -> ChangeAnalysis:
+    """The semantic_change stage from its files to the scores: the groups' counts
+    (:func:`period_counts`), the targets (:func:`report_targets`), the methods' inputs
+    (:func:`feature_inputs`) and every registered method on them (:func:`score_targets`), with a
+    line per step and method on stderr. Settings out of range are a :class:`UserError`."""
+    if config.n_targets < 1 or config.min_count < 1 or config.top < 1:
+        raise UserError("semantic_change.n_targets, min_count and top must be >= 1",
+                        path="params.yaml: semantic_change")
+    counts = period_counts(frequencies, first, last)
+    targets = report_targets(counts, tokenizer, stopwords, config.n_targets, config.min_count,
+                             targets_path)
+    print(f"scoring {len(targets.ids)} targets, {' '.join(first)} -> {' '.join(last)}",
+          file=sys.stderr)
+    inputs = feature_inputs(first, last, counts, embeddings, abstracts, targets, encoder, learned,
+                            config.seed)
+    run = score_targets(inputs, targets, config.seed)
+    for method, result in run.results.items():
+        if result.log:
+            print(f"{method}: {result.log}", file=sys.stderr)
+    return ChangeAnalysis(targets, inputs, run)

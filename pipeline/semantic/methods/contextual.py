@@ -15,7 +15,7 @@ the occurrence vectors, one per stage:
   layer is the embeddings stage's, not an average of the last h (line 7);
 * **the texts** (the benchmark, whose pseudo-words are several LM tokens and whose texts are
   rewritten): each group's occurrences are embedded with the encoder
-  (:func:`pipeline.evaluation.word_vectors.occurrence_sums`, the embeddings stage's encoder and
+  (:func:`pipeline.semantic.word_vectors.occurrence_sums`, the embeddings stage's encoder and
   layer) and :func:`occurrence_change` compares the two groups' mean vectors.
 
 All scoring is numpy over arrays; only :func:`read_group` touches files (and imports torch).
@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.evaluation.change_methods.interface import ChangeInputs, ChangeMethod, MethodResult
-from pipeline.evaluation.change_vectors import cosine_distance
-from pipeline.evaluation.semantic_scores import ChangeScores
+from pipeline.semantic.methods.interface import (ChangeInputs, ChangeMethod, ChangeScores,
+                                                 MethodResult)
+from pipeline.semantic.vectors import cosine_distance
 
 # one period's (token_ids int [n], counts int [n], vectors float [n, d])
 PeriodArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -135,7 +135,7 @@ def _from_embeddings(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResu
 
 def _from_texts(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
     """Each target's occurrences in each group's texts, embedded by the encoder."""
-    from pipeline.evaluation.word_vectors import occurrence_sums   # torch: only when needed
+    from pipeline.semantic.word_vectors import occurrence_sums   # torch: only when needed
     from pipeline.models.hub import load_encoder, load_tokenizer_for
 
     how = inputs.encoding

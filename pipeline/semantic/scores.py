@@ -1,16 +1,19 @@
-"""Statistics of semantic-change scores: the per-token result type, the top-k list, correlation
-with graded truth and the methods' agreement (issue 19 §4, scoring part; paper 003 §5.1: targets
-ranked by degree of change and compared with SemEval-2020 Task 1 Subtask 2's graded labels).
+"""Statistics of semantic-change scores: the top-k list, correlation with graded truth and the
+methods' agreement (issue 19 §4, scoring part; paper 003 §5.1: targets ranked by degree of change
+and compared with SemEval-2020 Task 1 Subtask 2's graded labels).
+
+* :func:`top_changed` — the most changed tokens of a per-token result
+  (:class:`~pipeline.semantic.methods.interface.ChangeScores`);
 
 * :func:`correlations` — Pearson and Spearman of one method's scores against graded truth, with
   p-values and percentile-bootstrap intervals over the targets; :func:`truth_correlations` — the
   same for every method of a long table (``method``, ``word``, ``score``);
 * :func:`agreement_matrix` — Spearman ρ between every two methods' scores;
   :func:`method_agreement` and :func:`change_metrics` — the one-number DVC metric (the registry's
-  :data:`~pipeline.evaluation.change_methods.method_registry.AGREEMENT` pair).
+  :data:`~pipeline.semantic.methods.registry.AGREEMENT` pair).
 
 Pure numpy/scipy/pandas; no torch. The scores themselves come from the methods
-(:mod:`pipeline.evaluation.change_methods`).
+(:mod:`pipeline.semantic.methods`).
 """
 
 from __future__ import annotations
@@ -23,28 +26,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pipeline.evaluation.change_methods.method_registry import AGREEMENT
+from pipeline.semantic.methods.interface import ChangeScores
+from pipeline.semantic.methods.registry import AGREEMENT
 from pipeline.stats.ranks import spearman_test
-
-
-@dataclass(frozen=True)
-class ChangeScores:
-    """One change score per LM token id (higher = more change); ``token_ids`` sorted, unique.
-
-    ``first_counts`` / ``last_counts``: occurrences in the first / last group of periods (kept so
-    that a reader can see how well supported a score is; empty when not applicable).
-    """
-
-    token_ids: np.ndarray            # int64 [n]
-    scores: np.ndarray               # float64 [n]
-    first_counts: np.ndarray | None = None   # int64 [n]
-    last_counts: np.ndarray | None = None    # int64 [n]
-
-    def __len__(self) -> int:
-        return int(self.token_ids.size)
-
-    def as_dict(self) -> dict[int, float]:
-        return dict(zip(self.token_ids.tolist(), self.scores.tolist()))
 
 
 def top_changed(scores: ChangeScores, k: int) -> ChangeScores:

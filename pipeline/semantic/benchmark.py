@@ -11,11 +11,14 @@ Its words come from one of two sources:
   targets between its two corpora (``corpus1`` → ``corpus2``, one period each) and its graded
   truth (the task's subtask 2).
 
-Every registered method (:mod:`pipeline.evaluation.change_methods.method_registry`) scores the
+Every registered method (:mod:`pipeline.semantic.methods.registry`) scores the
 words on those texts — the benchmark has no stage features, so the contextual method embeds the
-texts with the encoder (:class:`~pipeline.evaluation.change_methods.interface.EncoderSettings`)
+texts with the encoder (:class:`~pipeline.semantic.methods.interface.EncoderSettings`)
 — and each method's scores are correlated with the truth (:func:`score_benchmark`; Spearman and
-Pearson, p-values, bootstrap intervals: :func:`pipeline.evaluation.semantic_scores.truth_correlations`).
+Pearson, p-values, bootstrap intervals: :func:`pipeline.semantic.scores.truth_correlations`).
+
+The stage's whole run is :func:`run_benchmark` (its words, every method on them); the stage writes
+what it returns.
 
 The truth moves a word's *mix of usages*; its frequency changes too (replaced b's add to it), so
 the frequency baseline is not hopeless by construction — which is why it is reported beside.
@@ -23,6 +26,7 @@ the frequency baseline is not hopeless by construction — which is why it is re
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,12 +34,13 @@ import numpy as np
 import pandas as pd
 
 from pipeline.corpus.by_period import read_period
+from pipeline.corpus.periods import in_time_order
 from pipeline.corpus.pseudowords import choose_pairs, count_words, load_semeval, make_benchmark
-from pipeline.evaluation.change_methods import method_registry
-from pipeline.evaluation.change_methods.interface import (ChangeInputs, EncoderSettings,
-                                                          MethodResult)
-from pipeline.evaluation.semantic_scores import truth_correlations
-from pipeline.infra.params import ChangeMethodsConfig
+from pipeline.infra.errors import UserError
+from pipeline.infra.params import ChangeMethodsConfig, SemanticBenchmarkConfig
+from pipeline.semantic.methods import registry
+from pipeline.semantic.methods.interface import ChangeInputs, EncoderSettings, MethodResult
+from pipeline.semantic.scores import truth_correlations
 
 
 def build(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str], n_targets: int,
@@ -96,7 +101,7 @@ class BenchmarkRun:
 def score_benchmark(inputs: ChangeInputs, truth: pd.DataFrame, seed: int) -> BenchmarkRun:
     """Every registered method on the truth table's words, correlated with its ``truth``
     (bootstrap seeded by ``seed``); every method has a row in the correlations."""
-    results = method_registry.run(inputs, truth["word"].tolist())
+    results = registry.run(inputs, truth["word"].tolist())
     frame = scores_frame(truth, {m: r.scores for m, r in results.items()})
     correlated = truth_correlations(frame, dict(zip(truth["word"], truth["truth"])),
                                     list(results))
@@ -114,3 +119,48 @@ def details(first: Sequence[str], last: Sequence[str], semeval: str | None, trut
             "correlations": run.correlated,
             words_key: truth.astype(object).where(truth.notna(), None).to_dict(orient="records"),
             "scores": run.frame.to_dict(orient="records")}
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """The semantic_benchmark stage's run: the groups (SemEval's are ``corpus1`` and ``corpus2``),
+    the truth table and every method's ``run``; or, for a corpus with too few frequent words for
+    pseudo-words, only the ``skipped`` message (the report says so; the stage does not fail)."""
+
+    first: list[str]
+    last: list[str]
+    truth: pd.DataFrame | None = None
+    run: BenchmarkRun | None = None
+    skipped: str | None = None
+
+
+def run_benchmark(first: Sequence[str], last: Sequence[str], semeval: str | None, abstracts: str,
+                  stopwords: frozenset[str], encoder: str, encoding: EncoderSettings,
+                  config: SemanticBenchmarkConfig, learned: ChangeMethodsConfig) -> Benchmark:
+    """The semantic_benchmark stage from its files to the correlations: the words (a SemEval
+    folder's, else pseudo-words of the corpus table ``abstracts``), the methods' inputs
+    (:func:`benchmark_inputs`) and every registered method on them (:func:`score_benchmark`),
+    with a line per method on stderr. Settings out of range and a broken SemEval folder are a
+    :class:`UserError`; too few frequent words for pseudo-words is a :attr:`Benchmark.skipped`."""
+    if not 0 < config.max_shift < 0.9 or config.n_targets < 3:
+        raise UserError("semantic_benchmark needs 0 < max_shift < 0.9 and n_targets >= 3 "
+                        f"(got {config.max_shift}, {config.n_targets})",
+                        path="params.yaml: semantic_benchmark")
+    first, last = in_time_order(first), in_time_order(last)
+    try:
+        if semeval:
+            texts, truth, first, last = semeval_benchmark(semeval)
+        else:
+            texts, truth = pseudo_word_benchmark(
+                abstracts, first, last, config.n_targets, config.n_controls, config.min_count,
+                config.max_shift, config.seed, stopwords)
+    except UserError as err:    # a small corpus: say so in the report, keep the pipeline going
+        if semeval:
+            raise               # a broken SemEval folder is the user's to fix
+        return Benchmark(first, last, skipped=f"No benchmark: {err.what}. Fix: {err.fix}.")
+    inputs = benchmark_inputs(texts, first, last, encoder, encoding, learned, config.seed)
+    run = score_benchmark(inputs, truth, config.seed)
+    for method, result in run.results.items():
+        if result.log:
+            print(f"{method}: {result.log}", file=sys.stderr)
+    return Benchmark(first, last, truth, run)

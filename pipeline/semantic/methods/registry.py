@@ -11,24 +11,24 @@ editing this file (a test's toy method, an experiment), one :func:`register` cal
 minutes on the shared cores); :func:`enable` adds it to the table for the process.
 
 =====================  ==========================================  ===============================
-method                 what it does                                module (``change_methods.``)
+method                 what it does                                module (``methods.``)
 =====================  ==========================================  ===============================
-``contextual``         paper 003's Algorithm 1 on pooled encoder   ``contextual_method``
+``contextual``         paper 003's Algorithm 1 on pooled encoder   ``contextual``
                        vectors (Martinc et al. 2020)
-``temporal-attention`` paper 003's temporal-attention MLM, then    ``temporal_attention_method``
+``temporal-attention`` paper 003's temporal-attention MLM, then    ``temporal_attention``
                        Algorithm 1
-``time-token``         the same MLM with a period token per text,  ``time_token_method``
+``time-token``         the same MLM with a period token per text,  ``time_token``
                        masked more often than words (time masking,
                        Rosin et al. 2022)
-``sgns``               SGNS per group, Procrustes-aligned          ``sgns_method``
+``sgns``               SGNS per group, Procrustes-aligned          ``sgns``
                        (Hamilton et al. 2016)
-``frequency``          |Δ mean log frequency|, the naive baseline  ``frequency_method``
+``frequency``          |Δ mean log frequency|, the naive baseline  ``frequency``
 =====================  ==========================================  ===============================
 
 Optional (``OPTIONAL``, run after :func:`enable`):
 
 =======================  ========================================  ===============================
-``time-token-unmasked``  ``time-token`` with the period token      ``time_token_unmasked_method``
+``time-token-unmasked``  ``time-token`` with the period token      ``time_token_unmasked``
                          never masked (what time masking adds)
 =======================  ========================================  ===============================
 """
@@ -38,20 +38,20 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, Sequence
 
-from pipeline.evaluation.change_methods.interface import ChangeInputs, ChangeMethod, MethodResult
+from pipeline.semantic.methods.interface import ChangeInputs, ChangeMethod, MethodResult
 
 # name -> module holding METHOD, in table (report) order
 METHODS: dict[str, str] = {
-    "contextual": "pipeline.evaluation.change_methods.contextual_method",
-    "temporal-attention": "pipeline.evaluation.change_methods.temporal_attention_method",
-    "time-token": "pipeline.evaluation.change_methods.time_token_method",
-    "sgns": "pipeline.evaluation.change_methods.sgns_method",
-    "frequency": "pipeline.evaluation.change_methods.frequency_method",
+    "contextual": "pipeline.semantic.methods.contextual",
+    "temporal-attention": "pipeline.semantic.methods.temporal_attention",
+    "time-token": "pipeline.semantic.methods.time_token",
+    "sgns": "pipeline.semantic.methods.sgns",
+    "frequency": "pipeline.semantic.methods.frequency",
 }
 
 # name -> module, methods known but not run by default (opt-in: enable(name) adds the row)
 OPTIONAL: dict[str, str] = {
-    "time-token-unmasked": "pipeline.evaluation.change_methods.time_token_unmasked_method",
+    "time-token-unmasked": "pipeline.semantic.methods.time_token_unmasked",
 }
 
 # The pair whose Spearman ρ is the semantic_change stage's one DVC metric, ``agreement``: the

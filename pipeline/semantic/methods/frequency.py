@@ -25,8 +25,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from pipeline.corpus.pseudowords import WORD, word_pattern
-from pipeline.evaluation.change_methods.interface import ChangeInputs, ChangeMethod, MethodResult
-from pipeline.evaluation.semantic_scores import ChangeScores
+from pipeline.semantic.methods.interface import (ChangeInputs, ChangeMethod, ChangeScores,
+                                                 MethodResult)
 
 
 def change(first: np.ndarray, last: np.ndarray) -> np.ndarray:

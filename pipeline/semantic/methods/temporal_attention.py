@@ -4,8 +4,8 @@ A masked LM whose self-attention is eq. 2's temporal attention is trained on the
 texts, each text at its period's time point; then Algorithm 1 with every sentence at its
 period's time point: up to n sentences per period and word, the mean of the last h layers at the
 word's sub-tokens, a group's vector the mean of its periods', cosine distance. The model, its
-training and Algorithm 1 are :mod:`pipeline.evaluation.temporal_mlm`
-(:func:`~pipeline.evaluation.temporal_mlm.score_targets`), shared with the time-token method;
+training and Algorithm 1 are :mod:`pipeline.semantic.temporal_mlm`
+(:func:`~pipeline.semantic.temporal_mlm.score_targets`), shared with the time-token method;
 its settings are the learned methods' (params ``semantic_benchmark.temporal_*``) and the seed.
 """
 
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.evaluation.change_methods.interface import ChangeInputs, ChangeMethod, MethodResult
+from pipeline.semantic.methods.interface import ChangeInputs, ChangeMethod, MethodResult
 
 
 def score(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
     """Train the temporal-attention MLM on ``inputs.texts`` and score ``targets`` (no target: no
     training)."""
-    from pipeline.evaluation.temporal_mlm import TEMPORAL_ATTENTION, score_targets  # torch
+    from pipeline.semantic.temporal_mlm import TEMPORAL_ATTENTION, score_targets  # torch
 
     return score_targets(inputs, targets, TEMPORAL_ATTENTION)
 
@@ -29,6 +29,6 @@ METHOD = ChangeMethod(
     description="masked LM with temporal attention trained on the two groups, then Alg. 1 at "
                 "each period's time point (paper 003 §4)",
     benchmark_note="Algorithm 1 on a masked LM with paper 003's temporal attention trained on "
-                   "the two groups (`pipeline/evaluation/temporal_mlm.py`)",
+                   "the two groups (`pipeline/semantic/temporal_mlm.py`)",
     reads=frozenset({"texts", "encoder", "learned", "seed"}),
     score=score)

@@ -3,9 +3,9 @@
 The static-embedding method of semantic change (Hamilton et al., 2016; the SemEval-2020 Task 1
 winner's recipe): train one SGNS model (Mikolov et al., 2013) on the texts of the first group of
 periods and one on the last group, rotate the first space onto the last by orthogonal Procrustes
-on their shared vocabulary (:func:`pipeline.evaluation.change_vectors.procrustes_align`, rows
+on their shared vocabulary (:func:`pipeline.semantic.vectors.procrustes_align`, rows
 unit-normalised first), and score a word by the cosine distance between its two vectors
-(:func:`pipeline.evaluation.change_vectors.aligned_cosine_change`). A word below ``min_count``
+(:func:`pipeline.semantic.vectors.aligned_cosine_change`). A word below ``min_count``
 in either group has no vector there: its score is NaN, never a guess.
 
 Training is word2vec's algorithm, vectorised in PyTorch (gensim is not a dependency): per epoch,
@@ -51,7 +51,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from pipeline.corpus.pseudowords import _LEFT, _RIGHT
-from pipeline.evaluation.change_vectors import aligned_cosine_change
+from pipeline.semantic.vectors import aligned_cosine_change
 
 _TABLE = 1_000_000   # entries of the negative-sampling table (word2vec: 1e8)
 TOKEN = re.compile(_LEFT + r"[A-Za-z]{3,}[0-9]*(?:_[A-Za-z]+)?" + _RIGHT)

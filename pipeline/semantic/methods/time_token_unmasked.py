@@ -1,17 +1,17 @@
 """The ``time-token-unmasked`` method: the ``time-token`` method without time masking.
 
-:mod:`.time_token_method` with ``time_mask_prob`` 0: each text is still prefixed by its period's
+:mod:`.time_token` with ``time_mask_prob`` 0: each text is still prefixed by its period's
 token, but the token is never a training target, so the model is told the period and never
 asked to predict it (the time-token method of this pipeline before time masking, draw for
 draw). It isolates what Rosin et al.'s (2022) time masking adds. Opt-in (one more MLM to train):
-a row of the registry's ``OPTIONAL`` table, run after ``method_registry.enable(NAME)``.
+a row of the registry's ``OPTIONAL`` table, run after ``registry.enable(NAME)``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.evaluation.change_methods.interface import ChangeInputs, ChangeMethod, MethodResult
+from pipeline.semantic.methods.interface import ChangeInputs, ChangeMethod, MethodResult
 
 NAME = "time-token-unmasked"
 
@@ -19,7 +19,7 @@ NAME = "time-token-unmasked"
 def score(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
     """Train the time-token MLM without time masking on ``inputs.texts`` and score ``targets``
     (no target: no training)."""
-    from pipeline.evaluation.temporal_mlm import TIME_TOKEN, score_targets  # torch
+    from pipeline.semantic.temporal_mlm import TIME_TOKEN, score_targets  # torch
 
     return score_targets(inputs, targets, TIME_TOKEN, time_mask_prob=0.0)
 
