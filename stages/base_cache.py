@@ -1,5 +1,5 @@
 """Stage `base_cache` / `base_cache-s<seed>`: a frozen LM's final hidden states, computed once
-(data/cache/base or data/cache/baseline-s<seed>; params train.cache, issue 20 §1).
+(data/cache/base or data/cache/baseline-s<seed>; params train.cache).
 
 train.base: shared (--model): every temporal variant of a seed starts from the trained Baseline's
 LM (data/models/baseline-s<seed>) and keeps it frozen, so one cache per seed of its train and dev

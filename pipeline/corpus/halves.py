@@ -2,7 +2,7 @@
 
 A trend test compares a predicted change with the observed change ``log f_Y − log f_{Y−1}``. A
 predictor built from period Y−1's counts shares Y−1's sampling noise with that observed change,
-so even a corpus without trends gives it a non-zero correlation (GUIDE §12: ρ ≈ ±0.45). The fix:
+so even a corpus without trends gives it a non-zero correlation (simulated: ρ ≈ ±0.45). The fix:
 split Y−1's documents in two halves, let every predictor read half **A** only and measure the
 observed change against half **B**; the halves are independent samples, so the null is ≈ 0.
 

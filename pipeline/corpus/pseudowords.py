@@ -1,6 +1,6 @@
 """Pseudo-words: a semantic-change benchmark whose truth is known by construction.
 
-No SemEval-2020 Task 1 data is reachable here (issue 19 §5), so, as in Shoemark et al. (2019) and
+No SemEval-2020 Task 1 data is reachable here, so, as in Shoemark et al. (2019) and
 Schlechtweg & Schulte im Walde (2020), we *make* words change: two real words ``a`` and ``b`` of
 comparable frequency are merged into one new token (``psw000``); its two "senses" are the usages
 of ``a`` and of ``b``. Every occurrence of ``a`` is replaced; of ``b`` only as many as give the

@@ -1,4 +1,4 @@
-"""Reference points for content METEOR (CM) and a fluency measure beside it (issue 31 §5).
+"""Reference points for content METEOR (CM) and a fluency measure beside it.
 
 CM (:func:`pipeline.evaluation.meteor.content_meteor`) scores a generated abstract by its best
 METEOR against any gold abstract of the target period, on content words only. It has no reference

@@ -1,4 +1,4 @@
-"""A frozen base LM's final hidden states, computed once per abstract and reused (issue 20 §1).
+"""A frozen base LM's final hidden states, computed once per abstract and reused.
 
 When the LM is frozen — ``train.base: shared`` (each seed's trained Baseline, kept fixed under the
 temporal variants) or ``train.base: frozen`` (a pretrained LM never trained) — its final hidden

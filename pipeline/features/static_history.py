@@ -1,4 +1,4 @@
-"""The time-free history of a control (GUIDE §12): each word's features pooled over the training
+"""The time-free history of a control: each word's features pooled over the training
 periods, the same for every target period.
 
 A time-free control (``<variant>-static``, :attr:`pipeline.models.variant.VariantSpec.static_history`)

@@ -1,4 +1,4 @@
-"""Forecasters worth beating (issue 20 §3): persistence adjusted by a model, and mean reversion.
+"""Forecasters worth beating: persistence adjusted by a model, and mean reversion.
 
 Measured on the full export, no model beats plain persistence (period Y−1's smoothed unigram
 distribution) at vocabulary perplexity, although the Frequency model ranks rising and falling

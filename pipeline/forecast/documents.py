@@ -1,11 +1,12 @@
 """A period's documents as the backtests resample them: each abstract's LM tokens, by document.
 
-The backtests' unit is the **document** (GUIDE §12: an abstract's tokens are not independent
-draws). :class:`PeriodDocuments` holds one period's abstracts tokenized exactly as the
-frequencies stage counts them (:func:`pipeline.features.frequencies.document_tokens`: the
-abstract's tokens and its closing EOS), so their histogram is the period's frequency file; it
-gives the per-document NLL sums of a forecast (:func:`document_nll`) and the half-split of the
-period (:mod:`pipeline.corpus.halves`) that the trend test reads.
+The backtests' unit is the **document** (an abstract's tokens are not independent draws:
+resampling tokens gives intervals far too narrow). :class:`PeriodDocuments` holds one period's
+abstracts tokenized exactly as the frequencies stage counts them
+(:func:`pipeline.features.frequencies.document_tokens`: the abstract's tokens and its closing
+EOS), so their histogram is the period's frequency file; it gives the per-document NLL sums of a
+forecast (:func:`document_nll`) and the half-split of the period (:mod:`pipeline.corpus.halves`)
+that the trend test reads.
 """
 
 from __future__ import annotations

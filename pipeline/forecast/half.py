@@ -1,4 +1,4 @@
-"""A model's predicted change from half A of period Y−1 (the trend test, issue 31 §3).
+"""A model's predicted change from half A of period Y−1 (the trend test).
 
 The trend test compares a predicted change with the change observed against half B of Y−1
 (:mod:`pipeline.corpus.halves`), so the prediction may read half A only: the reference contexts

@@ -1,7 +1,7 @@
-"""Stationary baselines, smoothed by a rule fitted on training periods only (issue 31 §2).
+"""Stationary baselines, smoothed by a rule fitted on training periods only.
 
 On a corpus without trends a forecaster that blends several past periods beats last-period
-persistence (less variance), so "beats persistence" is no temporal skill (GUIDE §12). Every
+persistence (less variance), so "beats persistence" is no temporal skill. Every
 backtest compares each forecaster with **each** stationary baseline instead
 (:mod:`pipeline.forecast.claims`):
 
@@ -20,8 +20,8 @@ each λ of :data:`pipeline.forecast.baselines.LAMBDA_GRID` for mean reversion); 
 the lowest pooled training perplexity wins (ties: the earlier grid value); the baseline with
 the lowest fitted training perplexity is reported as the best fit (ties: the order above). No
 backtest, dev or test period enters the fit. Without a training forecast to fit on,
-every baseline keeps α = 1, mean reversion is left out and the pooled past is the reference (the
-GUIDE's choice), which the report says.
+every baseline keeps α = 1, mean reversion is left out and the pooled past is the reference,
+which the report says.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Periods are labels (``2024``, ``2024H1``, ``2024Q3``, ``2024-07``; :mod:`pipelin
 ``Y−1`` is the period before ``Y`` (:func:`pipeline.corpus.periods.shift`, across year
 boundaries: the period before ``2021Q1`` is ``2020Q4``), and ``Y−m .. Y−1`` its history window.
 
-**Predicted vocabulary of period Y** (issue 10 §1). A future LM with period Y's bias (its history
+**Predicted vocabulary of period Y**. A future LM with period Y's bias (its history
 ``Y-m .. Y-1``) reads a fixed set of *reference contexts*, the abstracts of the last observed
 period ``Y-1``, teacher-forced; its predicted vocabulary is the mean of its next-token softmax over
 every position that predicts a token (the positions scored by PPL: the abstract's tokens and the

@@ -4,7 +4,7 @@ A per-period feature file (frequencies, embeddings) means something only togethe
 tokenizer whose ids index its rows and the abstracts it was computed over. Each file records
 both as sha256 hex digests in its metadata (keys :data:`TOKENIZER_KEY`, :data:`CORPUS_KEY`);
 readers compare the recorded tokenizer with the one in use and refuse a mismatch, so a file
-left on disk by an earlier tokenizer is never read as current (issue 9 §1).
+left on disk by an earlier tokenizer is never read as current.
 
 Both digests are content hashes, independent of paths, timestamps and machines: the same folder
 or the same texts give the same identity on every machine and in every DVC checkout.

@@ -40,8 +40,8 @@ effect (it does not when torch was imported first) and warns otherwise.
 **numpy and pyarrow** (the forecast, the verdicts' float64 work) dispatch per CPU too: numpy's
 OpenBLAS picks its kernels by core type (SkylakeX on AVX-512 CPUs, Haswell/Zen on AVX2 ones), and
 numpy's own loops (exp, log, sums, sorts) have AVX-512 versions. A fresh clone on an AVX2-only
-Zen 3 moved the forecast's bootstrap bounds in the 14th-16th digit against an AVX-512 machine's
-(issue 33). So the pin also sets ``OPENBLAS_CORETYPE=Haswell`` (numpy's and scipy's OpenBLAS: the
+Zen 3 moved the forecast's bootstrap bounds in the 14th-16th digit against an AVX-512 machine's.
+So the pin also sets ``OPENBLAS_CORETYPE=Haswell`` (numpy's and scipy's OpenBLAS: the
 same kernel and blocking on every AVX2 CPU), ``NPY_DISABLE_CPU_FEATURES`` = numpy's dispatch
 targets above AVX2 (:data:`NUMPY_ABOVE_AVX2`; ``tests/test_numerics.py`` fails when a numpy
 upgrade adds one) and ``ARROW_USER_SIMD_LEVEL=AVX2``. Both libraries read them when they load, so

@@ -1,4 +1,4 @@
-"""Temporal attention as a future LM (variant ``temporal-attention``; ours, issue 19 §6).
+"""Temporal attention as a future LM (variant ``temporal-attention``; ours).
 
 Paper 003 conditions self-attention on the time a text was written (eq. 2,
 :mod:`pipeline.models.temporal_attention`) with one learned embedding per period. A future LM

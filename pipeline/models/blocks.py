@@ -1,6 +1,6 @@
 """A pretrained LM's body cut in two: the bottom blocks (the *trunk*) and the top ``k`` blocks.
 
-A domain-adapted Baseline (``train.base: adapted``, issue 32) fine-tunes only the top ``k``
+A domain-adapted Baseline (``train.base: adapted``) fine-tunes only the top ``k``
 transformer blocks and the final norm of a pretrained LM; the trunk, the input embeddings and the
 (tied) output layer stay as pretrained. The states entering block ``L − k`` are then the same
 numbers in every seed and epoch, so they are computed once (:func:`trunk_states`, stored by

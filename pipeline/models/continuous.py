@@ -1,5 +1,6 @@
 """Continuous output layer (paper 004; Kumar & Tsvetkov 2019, "Von Mises-Fisher Loss for Training
-Sequence to Sequence Models with Continuous Outputs", ICLR) — issue 18 §2, not wired in yet.
+Sequence to Sequence Models with Continuous Outputs", ICLR); :mod:`pipeline.models.heads` wires
+it into the future LM.
 
 Instead of a |V|-way softmax the LM predicts a *point* ``ê = W h_t + b`` ``[..., E]`` in a fixed
 target embedding space whose vocabulary rows ``e_k`` ``[|V|, E]`` are unit-normalised and never

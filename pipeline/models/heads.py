@@ -1,7 +1,7 @@
 """Output-layer variants as registry modules: contextual temperature (paper 002) and continuous
 output (paper 004), behind the same interface as the temporal biases
 (:class:`pipeline.models.temporal.TemporalBias`), so training, scoring, generation, the forecast
-and the long-tail metrics serve them unchanged (issue 18 §1-2).
+and the long-tail metrics serve them unchanged.
 
 The future LM's hook on ``lm_head`` (:mod:`pipeline.models.future_lm`) hands a module the final
 hidden states ``h`` and the logits ``z = Eᵀ h``; a bias returns ``z + B``. These modules return:

@@ -1,4 +1,4 @@
-"""Contextual temperature on the softmax (paper 002) and its temporal extension (issue 18).
+"""Contextual temperature on the softmax (paper 002) and its temporal extension.
 
 Paper 002 divides the logits element-wise by a temperature that depends on the context *and* the
 word, ``P(x_t = k | x_{1..t-1}) = σ(z / τ)_k`` (eq. 4), with (eq. 5)::
@@ -8,8 +8,8 @@ word, ``P(x_t = k | x_{1..t-1}) = σ(z / τ)_k`` (eq. 4), with (eq. 5)::
 so that ``τ ∈ [α/β, (1+α)/β]`` (paper: ``(α, β) = (1, 1/2)``, i.e. ``[2, 4]``). In the paper ``σ``
 is the *softmax* (eq. 1-2; §3.1 "we scale the temperature using a Softmax function over the
 dimension of the vocabulary"; §4 "Instead of using the Softmax function in Equation 5"); its case
-studies report temperatures ``2 + 8.34e-5`` etc., which only a softmax over ~10k words gives. The
-issue's wording reads ``σ`` as the logistic sigmoid, word by word. Both are here (``norm``):
+studies report temperatures ``2 + 8.34e-5`` etc., which only a softmax over ~10k words gives.
+``σ`` can also be read as the logistic sigmoid, word by word. Both are here (``norm``):
 
 =============  ==============================================================================
 ``norm``       ``s = σ(μ)``, ``μ = hᵀ W_τ1 W_τ2`` (per position, ``[..., |V|]``)
@@ -28,7 +28,7 @@ issue's wording reads ``σ`` as the logistic sigmoid, word by word. Both are her
 * :func:`scaled_nll` — the loss-scaled cross-entropy, eq. 7's first term.
 * :func:`temperature_nll` — eq. 4-5 and 7 from the logits and ``μ`` in one autograd node: the
   training objective's fast path, the same bytes as :func:`bounded_temperature`,
-  ``log_softmax(z / τ)`` and :func:`scaled_nll` under autograd (issue 33 §4).
+  ``log_softmax(z / τ)`` and :func:`scaled_nll` under autograd.
 """
 
 from __future__ import annotations

@@ -160,7 +160,7 @@ class PeriodLSTM(nn.Module):
         The periods' projections are taken apart with ``unbind``: its backward stacks the periods'
         gradients into one new tensor, where indexing ``gates_x[:, t]`` had each period's backward
         fill a zero tensor of ``gates_x``'s size and add them up (~30% of this function's
-        fwd+bwd, issue 33 §4). The same floats: ``g + 0`` is ``g`` (bar ``−0``, which only a sum of
+        fwd+bwd). The same floats: ``g + 0`` is ``g`` (bar ``−0``, which only a sum of
         zeros could show).
         """
         lstm = self.lstm

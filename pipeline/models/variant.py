@@ -15,7 +15,7 @@ A *variant* of the future LM is one module under :mod:`pipeline.models.variants`
   own loss of the final hidden states, not the NLL of its logits), ``targets_from_baseline``
   (it reads the trained Baseline of its seed), ``distribution`` (``softmax``, or ``vmf`` for a
   continuous output whose PPL is not a softmax's);
-* ``static_history`` — a *time-free control* of a variant that reads a history (GUIDE §12): the
+* ``static_history`` — a *time-free control* of a variant that reads a history: the
   same module, settings and parameter count, but its history is the same for every period, each
   word's features pooled over the training periods (:mod:`pipeline.features.static_history`)
   and repeated in all m window positions. Its difference to its variant is the temporal gain.

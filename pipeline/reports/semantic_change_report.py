@@ -1,4 +1,4 @@
-"""The semantic-change report (issue 19 §4), rendered: which words moved in meaning between two
+"""The semantic-change report, rendered: which words moved in meaning between two
 groups of periods, by each method, with an example sentence from each side.
 
 The numbers come from :mod:`pipeline.semantic.change` (targets, every registered

@@ -1,4 +1,4 @@
-"""The semantic-change benchmark (issue 19 §5): do the methods rank words of known graded change
+"""The semantic-change benchmark: do the methods rank words of known graded change
 in the right order?
 
 Its words come from one of two sources:

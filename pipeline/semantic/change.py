@@ -1,4 +1,4 @@
-"""The semantic-change analysis (issue 19 §3-4; paper 003 §4-5): which target words changed
+"""The semantic-change analysis (paper 003 §4-5): which target words changed
 meaning between a first and a last group of periods, by every registered method, and how each
 agrees with a graded truth.
 

@@ -1,5 +1,5 @@
 """Statistics of semantic-change scores: the top-k list, correlation with graded truth and the
-methods' agreement (issue 19 §4, scoring part; paper 003 §5.1: targets ranked by degree of change
+methods' agreement (paper 003 §5.1: targets ranked by degree of change
 and compared with SemEval-2020 Task 1 Subtask 2's graded labels).
 
 * :func:`top_changed` — the most changed tokens of a per-token result

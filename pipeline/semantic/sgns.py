@@ -1,4 +1,4 @@
-"""Skip-gram with negative sampling per group of periods, aligned by Procrustes (issue 19 §3).
+"""Skip-gram with negative sampling per group of periods, aligned by Procrustes.
 
 The static-embedding method of semantic change (Hamilton et al., 2016; the SemEval-2020 Task 1
 winner's recipe): train one SGNS model (Mikolov et al., 2013) on the texts of the first group of

@@ -1,4 +1,4 @@
-"""Semantic change with a temporal-attention masked LM (paper 003, §4 and Algorithm 1; issue 19 §2).
+"""Semantic change with a temporal-attention masked LM (paper 003, §4 and Algorithm 1).
 
 A BERT masked LM whose self-attention is eq. 2's temporal attention
 (:mod:`pipeline.models.temporal_attention`) is trained on the texts of the first and last group
@@ -28,7 +28,7 @@ step). Seed 0, n = 20, h = 2: 2 epochs (122 steps) Spearman 0.32, 4 epochs (MLM 
 0.30; a first trial with n = 30 gave 0.45 at 2 epochs — noisy on 20 words, and 4 epochs cost
 twice the time without a gain, so the default is 2 epochs. Contention on the shared 2 cores
 made those timings vary 5x (0.6-5 s a step); in the default run on an otherwise idle machine the
-method took 24 s in all (issue 19's budget: 60 s).
+method took 24 s in all (the target: 60 s).
 
 **Time tokens** (``method="time-token"``; Rosin, Guy & Radinsky 2022, "Time masking for
 temporal language models", WSDM; TempoBERT): the same MLM *without* temporal attention, each

@@ -1,5 +1,5 @@
 """The domain-adapted Baseline: a pretrained LM's top blocks fine-tuned from the trunk cache
-(``train.base: adapted``, issue 32 §1).
+(``train.base: adapted``).
 
 In the paper every variant and the Baseline are the pretrained LM fine-tuned on the training
 periods. On a 2-core CPU full fine-tuning of a 30-block LM costs ~10 minutes per epoch and seed,

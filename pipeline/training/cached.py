@@ -1,4 +1,4 @@
-"""Shared-base training and scoring from the frozen LM's cached hidden states (issue 20 §1).
+"""Shared-base training and scoring from the frozen LM's cached hidden states.
 
 With ``freeze_lm`` (``train.base: shared``) :func:`pipeline.training.optim.build_optimizer` freezes the
 whole LM — ``lm_head`` too (GPT-2's is tied to the input embeddings) — and trains only the bias

@@ -17,7 +17,7 @@ Base LM (:func:`build_base_lm`), in order of precedence:
   ``train.base: frozen`` the same LM kept frozen (``freeze_lm``) in every variant, the Baseline
   being that LM as it is (nothing to train: one dev evaluation).
 
-Frozen-base cache (``train.cache``, issue 20 §1): :func:`write_base_cache` stores the final hidden
+Frozen-base cache (``train.cache``): :func:`write_base_cache` stores the final hidden
 states of the frozen LM (:func:`frozen_lm`: a shared base's trained Baseline or a frozen
 pretrained base) over the split files' abstracts, and :func:`execute_cached` trains a run from
 them (:func:`pipeline.training.cached.train_cached`) instead of running the LM every step;

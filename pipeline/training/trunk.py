@@ -1,4 +1,4 @@
-"""The trunk cache and the runs that read it (``train.base: adapted``, issue 32 §1).
+"""The trunk cache and the runs that read it (``train.base: adapted``).
 
 Three stages read a pretrained LM's *trunk* (its embeddings and bottom ``L − k`` blocks, never
 trained; ``k`` = ``train.adapt_layers``, :mod:`pipeline.models.blocks`):

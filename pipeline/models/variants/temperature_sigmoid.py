@@ -1,4 +1,4 @@
-"""Contextual temperature with a per-word sigmoid σ centred at τ = 1 (issue 31 §6): eq. 5's
+"""Contextual temperature with a per-word sigmoid σ centred at τ = 1: eq. 5's
 ``τ = (σ(hᵀ W_τ1 W_τ2) + α) / β`` with ``σ`` the sigmoid, ``α = ½`` and ``β = 1``, so
 ``τ ∈ [½, 3/2]`` and ``τ = 1`` where ``μ = 0``. ``W_τ2`` starts small (``μ ≈ 0``), so the
 variant starts as the Baseline (``z / 1``) and every word's temperature can move both ways.

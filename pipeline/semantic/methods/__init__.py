@@ -1,4 +1,4 @@
-"""Semantic-change methods behind one interface (issue 30): which words changed meaning between
+"""Semantic-change methods behind one interface: which words changed meaning between
 a first and a last group of periods.
 
 * :mod:`.interface` — the contract: a method reads :class:`~.interface.ChangeInputs` (the two

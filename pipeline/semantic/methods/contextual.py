@@ -1,5 +1,5 @@
 """The ``contextual`` method: averaged contextual embeddings (Martinc et al. 2020), paper 003's
-Algorithm 1 without temporal attention (issue 19 §3; paper 003 §4).
+Algorithm 1 without temporal attention (paper 003 §4).
 
 Paper 003's Algorithm 1 (``../shared/papers/003-temporal-attention.txt``, lines 155-168) follows
 Martinc et al. (2020): embed each occurrence of w in a time point (lines 4-8), average them into
