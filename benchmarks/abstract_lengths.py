@@ -1,4 +1,4 @@
-"""How long abstracts are in LM tokens, and which context length holds them whole (issue 32 §3).
+"""How long abstracts are in LM tokens, and which context length holds them whole.
 
 An abstract's length is what the pipeline feeds the LM: ``eos + abstract + eos``
 (:func:`pipeline.models.encoding.encode_for_model` before its cut), tokenized with the LM's own
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     start = time.time()
     tok = load_tokenizer_for(SMOLLM2)
     sample = filtered(SAMPLE, args.workers)
-    out = [f"# Abstract lengths in LM tokens (issue 32 §3)", "",
+    out = ["# Abstract lengths in LM tokens", "",
            f"`python -m benchmarks.abstract_lengths{' --gguf ' + Path(args.gguf).name if args.gguf else ''}`"
            f" — machine: {machine()}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
            f"`uptime` before: `{load_before}`.", "",

@@ -1,4 +1,4 @@
-"""What one optimizer step of adapting SmolLM2-135M costs on this CPU, by method (issue 32 §1).
+"""What one optimizer step of adapting SmolLM2-135M costs on this CPU, by method.
 
 SmolLM2-135M (the packaged Instruct GGUF, dequantized to fp32 as ``pipeline.models.hub`` loads
 it: 30 Llama blocks, d = 576, tied 49,152 x 576 output layer). One step = forward, causal-LM

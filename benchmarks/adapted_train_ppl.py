@@ -1,4 +1,4 @@
-"""Perplexity of the base LM on the training years before and after adapting it (issue 32 §5).
+"""Perplexity of the base LM on the training years before and after adapting it.
 
 The packaged base is SmolLM2-135M-**Instruct**, quantized to Q4_1 (dequantized to fp32 on load):
 what do instruction tuning and quantization cost on ACL abstracts, and how much of it does

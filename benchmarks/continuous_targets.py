@@ -1,5 +1,5 @@
-"""Which target space for the continuous-output variants (issue 18 §2: "choose, measure, and say
-why")? The trained Baseline's input embeddings against the LM's own random initial embeddings.
+"""Which target space for the continuous-output variants, measured: the trained Baseline's input
+embeddings against the LM's own random initial embeddings.
 
 Trains ``continuous-vmf`` twice with the default profile's settings (params.yaml ``lm``,
 ``train``, one seed) on the default run's splits, identical except for the fixed target vectors:
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
                     f"{pos.loc[hit10, 'target_id'].nunique()} | "
                     f"{time.perf_counter() - start:.0f} |")
     text = "\n".join([
-        "# Benchmark: target space of the continuous-output variant (issue 18 §2)",
+        "# Benchmark: target space of the continuous-output variant",
         "",
         f"Command: `.venv/bin/python -m benchmarks.continuous_targets {' '.join(argv or [])}`"
         f" in a checkout with the default run's outputs: continuous-vmf, default profile, seed "

@@ -1,4 +1,4 @@
-"""A route to portable bytes at native speed, tried (issue 33 §1): torch's matrix products through
+"""A route to portable bytes at native speed, tried: torch's matrix products through
 OpenBLAS's Haswell kernels instead of MKL's COMPATIBLE branch.
 
     .venv/bin/python -m benchmarks.gemm_routes [--rounds 20] [--passes 2]

@@ -1,5 +1,5 @@
 """What portable numerics cost: native vs portable kernels, 1 and 2 threads, for a training step,
-a scoring pass and the encoder (issue 33).
+a scoring pass and the encoder.
 
     .venv/bin/python -m benchmarks.numerics_cost [--rounds 20] [--passes 3]
 

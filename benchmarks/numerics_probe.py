@@ -1,4 +1,4 @@
-"""Numerics probe (issue 16 research): do a tiny GPT-2's trained weights depend on the CPU's kernels?
+"""Numerics probe: do a tiny GPT-2's trained weights depend on the CPU's kernels?
 
     FUTURELM_NO_PIN=1 ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE python -m benchmarks.numerics_probe [--threads N]
         [--det] [--model hf|project] [--probes] [--gen] [--time K] [--pyln]

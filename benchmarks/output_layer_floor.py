@@ -1,4 +1,4 @@
-"""What a head on a frozen pretrained LM's cache costs per token at the least (issue 32 §6).
+"""What a head on a frozen pretrained LM's cache costs per token at the least.
 
 On the adapted profile every head trains and scores from cached final states ``H``, so its work is
 the output layer and the softmax over the vocabulary. Two parts, timed side by side here at

@@ -1,11 +1,11 @@
-"""Speed of the `parse` and `filter` stages on the full Anthology export (issue targets: parse
+"""Speed of the `parse` and `filter` stages on the full Anthology export (targets: parse
 <= 20 s including LaTeX decoding, filter <= 3 min on 2 cores with the serial run's decisions).
 
 Measured side by side in one run:
 - parse: bibtexparser 2 tokenizing alone; ``pipeline.corpus.anthology.parse_file`` (read + tokenize +
   value resolution + LaTeX decoding + table) with 1 and with 2 worker processes;
 - LaTeX decoding alone on the titles and abstracts of the first N entries: ours against
-  bibtexparser's LatexDecodingMiddleware (pylatexenc), which the issue calls too slow;
+  bibtexparser's LatexDecodingMiddleware (pylatexenc), too slow to use;
 - filter: ``pipeline.corpus.language.filter_papers`` with 1 and with 2 processes, and whether their
   decisions (kept rows, dropped rows and reasons) are identical.
 

@@ -1,6 +1,6 @@
 """Whole-process speed of the `parse` stage: this working tree against earlier versions, A/B.
 
-The issue-9 reliability checks (stray text after entries, braces in quoted values, bytes that are
+The parser's reliability checks (stray text after entries, braces in quoted values, bytes that are
 not UTF-8) slowed `python -m stages.parse` on the full export from ~12 s to ~20 s. This measures
 the stage as DVC runs it (interpreter start, imports, read, parse, Parquet writes) for each
 version, with the runs interleaved (old, new, old, new, ...) so that the load other jobs put on
@@ -29,7 +29,7 @@ from pathlib import Path
 from benchmarks.parse_filter import FULL_EXPORT, REPO, machine
 from benchmarks._results import publish
 
-# 358b3c2: the last commit before issue 9's reliability work (e898bab, b153aa4);
+# 358b3c2: the last commit before the parser's reliability work (e898bab, b153aa4);
 # 7c85d1d: the reliability work as it stood before this speed-up (after the layer move).
 DEFAULT_VERSIONS = ["358b3c2", "7c85d1d"]
 OUTPUTS = ("papers.parquet", "rejects.parquet")

@@ -1,4 +1,4 @@
-"""Time and peak memory of the `parse` stage on a large user corpus (issue 17 §1: streaming).
+"""Time and peak memory of the `parse` stage on a large user corpus (streamed).
 
 Target: a 1,000,000-document JSON Lines file (~1 GB) parses in ≤ 60 s with peak RSS ≤ 2 GB on a
 2-core machine. This writes such a file under /tmp (own column names, ISO date-times, ~1,000
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
         if not args.keep:
             raw.unlink()
     text = "\n".join([
-        "# Reading a large user corpus: `python -m stages.parse` (issue 17 §1)",
+        "# Reading a large user corpus: `python -m stages.parse`",
         "",
         f"Machine: {machine()}; {datetime.date.today().isoformat()}; "
         f"`.venv/bin/python -m benchmarks.read_corpus --docs {args.docs} --formats "

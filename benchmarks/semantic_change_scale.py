@@ -1,4 +1,4 @@
-"""Cost of scoring 1,000 target words with each semantic-change method (issue 19 §7).
+"""Cost of scoring 1,000 target words with each semantic-change method.
 
 Groups of periods: ``--first`` and ``--last`` (inclusive year ranges) of ``--abstracts`` (the
 filter stage's ``data/corpus/abstracts.parquet``); targets: the ``--targets`` most frequent words
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
                  wall, cpu, int(np.isfinite(scores).sum())))
 
     text = "\n".join([
-        "# Benchmark: cost of semantic-change scoring for 1,000 targets (issue 19 §7)",
+        "# Benchmark: cost of semantic-change scoring for 1,000 targets",
         "",
         f"Command: `.venv/bin/python -m benchmarks.semantic_change_scale {' '.join(given)}`: "
         f"first group {args.first} ({len(first):,} abstracts, {n_words[0]:,} words), last group "

@@ -1,4 +1,4 @@
-"""What a DVC stage costs before it does any work (issue 33 §3): startup to exit, DVC's bookkeeping
+"""What a DVC stage costs before it does any work: startup to exit, DVC's bookkeeping
 included, with and without `make repro`'s warm interpreter.
 
     .venv/bin/python -m benchmarks.stage_overhead [--stages 6] [--repeats 2]

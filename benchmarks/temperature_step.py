@@ -1,4 +1,4 @@
-"""Training-step time of the contextual-temperature heads (issue 18 §5) against a plain softmax.
+"""Training-step time of the contextual-temperature heads against a plain softmax.
 
 One step = GPT-2 forward, the output head, next-token cross-entropy (eq. 7's loss scaling for the
 temperature heads, ``mode='mean'``), backward, AdamW; on the default profile's shapes (GPT-2 2 x 128,
@@ -11,9 +11,9 @@ temperature heads, ``mode='mean'``), backward, AdamW; on the default profile's s
   frequencies (computed once per step, as the Frequency bias is).
 
 All heads start from the same LM weights and see the same batch; steps are interleaved
-round-robin and the median per head is reported with its ratio to ``baseline``. Issue 18's goal:
-temperature <= 1.3x Baseline's step. The heads are not wired into training yet: this measures the
-cost the variants will add.
+round-robin and the median per head is reported with its ratio to ``baseline``. The goal:
+temperature <= 1.3x Baseline's step. This is the heads' own cost (``benchmarks.variant_step``
+times the variants' whole training step).
 
     .venv/bin/python -m benchmarks.temperature_step [--rounds 30] [--out FILE]
 """
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
 
     rows = ratio_rows(interleaved_medians(runs, step, args.warmup, args.rounds), "baseline")
     text = "\n".join([
-        "# Benchmark: step time of the contextual-temperature heads (issue 18 §5)",
+        "# Benchmark: step time of the contextual-temperature heads",
         "",
         f"Command: `.venv/bin/python -m benchmarks.temperature_step {' '.join(argv or [])}`"
         f": GPT-2 {LAYERS} x {WIDTH}, |V| {VOCAB:,}, batch {BATCH} x {LENGTH} tokens, rank "

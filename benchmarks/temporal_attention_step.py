@@ -1,4 +1,4 @@
-"""Training-step time of temporal attention (issue 19 §7; paper 003) against plain attention.
+"""Training-step time of temporal attention (paper 003) against plain attention.
 
 One step = GPT-2 forward with next-token labels, backward, AdamW; by default on the default
 profile's ``lm:`` shape (GPT-2 2 layers x 128 dims, 4 heads, |V| 4,096, batch 4 x 128 tokens).
@@ -11,7 +11,7 @@ Models, all from the same weights and seeing the same batch:
 * ``temporal (sequence)`` — the same with ``scope="sequence"`` (every query sees all rows).
 
 Steps are interleaved round-robin (``benchmarks._results.interleaved_medians``) and the median per
-model is reported with its ratio to ``plain (sdpa)``. Issue 19 §7's goal: temporal <= 1.15x.
+model is reported with its ratio to ``plain (sdpa)``. The goal: temporal <= 1.15x.
 ``--width 768 --heads 12`` measures a GPT-2-small-wide layer (``--layers`` as given).
 
     .venv/bin/python -m benchmarks.temporal_attention_step [--width 128 --heads 4 --layers 2]
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
 
     medians = interleaved_medians(runs, step, args.warmup, args.rounds)
     text = "\n".join([
-        "# Benchmark: step time of temporal attention (issue 19 §7)",
+        "# Benchmark: step time of temporal attention",
         "",
         f"Command: `.venv/bin/python -m benchmarks.temporal_attention_step {' '.join(given)}`"
         f": GPT-2 {args.layers} x {args.width}, {args.heads} heads, |V| {VOCAB:,}, batch {BATCH} x "

@@ -1,4 +1,4 @@
-"""Training-step time and autograd memory of registry variants (issue 18 §5, issue 19 §7).
+"""Training-step time and autograd memory of registry variants.
 
 Unlike ``benchmarks.temperature_step`` / ``benchmarks.continuous_step`` (the heads alone), this
 times the real training step of each registry variant: :class:`pipeline.models.future_lm.FutureLM`
@@ -8,9 +8,9 @@ built by ``make_future_lm``, one optimizer step of ``pipeline.training.loop._for
 threads). Steps are interleaved round-robin; the median per variant is reported with its ratio to
 Baseline. Memory: the bytes of the tensors autograd saves for backward in one step (unique
 storages, ``torch.autograd.graph.saved_tensors_hooks``), the part of a step's memory a variant
-changes. Goals (issue 18): temperature <= 1.3x Baseline's step, continuous <= 1.0x; (issue 19)
+changes. Goals: temperature <= 1.3x Baseline's step, continuous <= 1.0x,
 temporal attention <= 1.15x plain attention (``--variants baseline temporal-attention``).
-``--before`` also times each temperature or LSTM variant as it was before issue 33 §4 (the
+``--before`` also times each temperature or LSTM variant as it was before its fast path (the
 op-by-op temperature objective, the indexed LSTM recurrence; the same floats), as
 ``<variant> (before)``, interleaved with the rest.
 
@@ -59,8 +59,8 @@ def build(variant: str) -> FutureLM:
 
 def reference_objective(head: TemperatureHead, terms: torch.Tensor, hidden: torch.Tensor,
                         output_layer: torch.nn.Module, targets: torch.Tensor) -> torch.Tensor:
-    """The temperature heads' objective before issue 33 §4: τ, ``log_softmax(z / τ)`` and
-    scaled_nll, op by op under autograd (the same floats as the fast path)."""
+    """The temperature heads' objective as it was before the fast path: τ,
+    ``log_softmax(z / τ)`` and scaled_nll, op by op under autograd (the same floats)."""
     s = head.config.settings
     mu = head.tau.pre_activation(hidden) + terms.to(hidden.dtype)
     tau = bounded_temperature(mu, s.alpha, s.beta, s.norm).float()
@@ -69,7 +69,8 @@ def reference_objective(head: TemperatureHead, terms: torch.Tensor, hidden: torc
 
 
 def indexed_last_hidden(lstm: PeriodLSTM, sequences: torch.Tensor) -> torch.Tensor:
-    """PeriodLSTM's recurrence before issue 33 §4: each period indexed out of ``gates_x``."""
+    """PeriodLSTM's recurrence before its fast path (``unbind``): each period indexed out of
+    ``gates_x``."""
     cell = lstm.lstm
     gates_x = torch.nn.functional.linear(sequences, cell.weight_ih_l0,
                                          cell.bias_ih_l0 + cell.bias_hh_l0)
@@ -84,7 +85,7 @@ def indexed_last_hidden(lstm: PeriodLSTM, sequences: torch.Tensor) -> torch.Tens
 
 
 def as_before(model: FutureLM) -> bool:
-    """Switch ``model`` to the pre-issue-33 code paths; False when it has none of them."""
+    """Switch ``model`` to its code paths from before the fast paths; False when it has none."""
     changed = False
     if isinstance(model.bias, TemperatureHead):
         model.bias.objective = types.MethodType(reference_objective, model.bias)  # type: ignore[method-assign]
@@ -130,7 +131,8 @@ def main(argv: list[str] | None = None) -> None:
                    help=f"intra-op threads (default: the recorded {THREADS}; 1 is steadier on a "
                         "loaded 2-core machine, where two threads wait on each other)")
     p.add_argument("--before", action="store_true",
-                   help="also time each temperature / LSTM variant's pre-issue-33 code path")
+                   help="also time each temperature / LSTM variant's code path before its "
+                        "fast path")
     p.add_argument("--out", default=None, help="also write the Markdown result here")
     args = p.parse_args(argv)
 
