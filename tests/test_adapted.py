@@ -1,4 +1,4 @@
-"""The adapted Baseline (train.base: adapted, issue 32 §1): a pretrained LM cut into its trunk and
+"""The adapted Baseline (train.base: adapted): a pretrained LM cut into its trunk and
 its top k blocks (pipeline.models.blocks), the trunk cache and the final states computed from it
 (pipeline.training.trunk), and the top blocks fine-tuned from it (pipeline.training.adapted), on
 tiny random-init Llama and GPT-2 models over real (tiny) tokenised text."""

@@ -167,7 +167,7 @@ def test_string_macros_apply_to_every_entry():
                                                "Transactions of Somewhere"]
 
 
-# --- text that used to be lost silently (issue 9 §2; hand-made inputs in tests/data/) ----------
+# --- text that used to be lost silently (hand-made inputs in tests/data/) ----------------------
 
 def test_extra_closing_brace_in_an_abstract_is_a_reject_with_all_its_text():
     # Before: a paper with abstract "Our parser reaches 90.1 F1"; the rest, url and doi vanished.

@@ -1,5 +1,6 @@
-"""Temporal attention as a future LM (variant temporal-attention, pipeline/models/attention_time.py,
-issue 19 §6): the period enters GPT-2's attention through a time vector built from its history."""
+"""Temporal attention as a future LM (variant temporal-attention,
+pipeline/models/attention_time.py): the period enters GPT-2's attention through a time vector
+built from its history."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The output-layer heads with their own objective (contextual temperature, paper 002 eq. 5-7;
 continuous output, paper 004) train and score from a frozen LM's cached final hidden states
 (pipeline.training.cached, FutureLM.own_loss) to the numbers of the uncached frozen-LM path, on the
-tiny random-init GPT-2 and real tiny text of tests/test_base_cache.py (issue 32 item 2)."""
+tiny random-init GPT-2 and real tiny text of tests/test_base_cache.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The method seam of semantic change (issue 30): the registry's table, its checks, and a toy
+"""The method seam of semantic change: the registry's table, its checks, and a toy
 method (tests/toy_change_method.py) registered from the test suite alone that flows through the
 semantic_change report and the benchmark — its rows in the scores table, its section in the
 Markdown, its column and correlations in the benchmark — with no other file touched."""

@@ -1,4 +1,4 @@
-"""CM anchors and fluency (issue 31 §5) on the embedded real sample: the content-word sampler, the
+"""CM anchors and fluency on the embedded real sample: the content-word sampler, the
 previous-period anchor, the stopword share, and the cm-anchor claims through the verdict engine."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Training with DistributedDataParallel (issue 11 §4): the train stage as 2 gloo processes on
+"""Training with DistributedDataParallel: the train stage as 2 gloo processes on
 127.0.0.1 equals the single-process stage with the same global batch, and a 2-process run killed
 after a checkpoint resumes to a bit-identical model.
 

@@ -1,4 +1,4 @@
-"""Sharded embedding pooling (issue 11 §4): a year's encoder batches shared out over 2 gloo
+"""Sharded embedding pooling: a year's encoder batches shared out over 2 gloo
 processes on 127.0.0.1 and all-reduced give the same bits as one process — in the library and
 through the stage's own torchrun launch."""
 

@@ -1,4 +1,4 @@
-"""Every relative link and anchor in the project's Markdown resolves (issue 30 item 7).
+"""Every relative link and anchor in the project's Markdown resolves.
 
 The README is short and sends readers to one page per topic under docs/; a page that moves or a
 heading that is renamed would leave a link pointing nowhere. For README.md, docs/*.md and every

@@ -113,7 +113,7 @@ def test_corrupt_gzip_is_rejected_and_the_old_file_kept(export, tmp_path):
 
 
 def test_plain_bibtex_is_accepted_uncompressed(tmp_path):
-    # Formats are read from the content (issue 17): a plain .bib is BibTeX, copied as it is.
+    # Formats are read from the content: a plain .bib is BibTeX, copied as it is.
     info = fetch(str(FIXTURES / "real_entries.bib"), tmp_path / "out")
     assert (info.format, info.gzipped) == ("bibtex", False)
     assert (tmp_path / "out").read_bytes() == (FIXTURES / "real_entries.bib").read_bytes()
@@ -129,7 +129,7 @@ def test_unsupported_scheme(tmp_path):
         fetch("ftp://example.org/x.bib.gz", tmp_path / "out.bib.gz")
 
 
-# --- a file without a single BibTeX entry stops `download` (issue 9 §2) ---------------------
+# --- a file without a single BibTeX entry stops `download` ----------------------------------
 
 DATA = Path(__file__).parent / "data"
 

@@ -1,4 +1,4 @@
-"""DVC's own views of the results, readable (issue 16 §5): ``dvc metrics show`` fits a 200-column
+"""DVC's own views of the results, readable: ``dvc metrics show`` fits a 200-column
 terminal, every plot the generated graph declares renders the intended series from the CSV its
 stage writes, ``make plots`` makes a page that loads no script from the network, and ``make dag``
 collapses the per-period and per-run stage families.

@@ -1,5 +1,5 @@
 """A write killed mid-way leaves pipeline.infra.io.atomic_path's `.<name>.<random>.tmp` behind; the
-project's .dvcignore keeps it out of DVC's view, so no stage counts as modified (issue 9 §5).
+project's .dvcignore keeps it out of DVC's view, so no stage counts as modified.
 Real DVC, in a throw-away repo with a directory output and a stage downstream of it."""
 
 from __future__ import annotations

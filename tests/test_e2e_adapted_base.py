@@ -1,4 +1,4 @@
-"""End to end through DVC with `train.base: adapted` (issue 32): a pretrained LM whose top block is
+"""End to end through DVC with `train.base: adapted`: a pretrained LM whose top block is
 each seed's Baseline, adapted to the training periods from one trunk cache; the unadapted LM as
 `baseline-0`; a temporal variant and an output-layer head trained on the adapted Baseline's
 cache; every scoring and forecast pass served by the caches; and the scores read from the caches

@@ -1,6 +1,6 @@
 """End to end through DVC: with `train.base: shared` and `train.cache: true` the generated graph
 runs base_cache-s0 after the Baseline and trains Frequency from it; switching the cache off reruns
-only Frequency's train stage (uncached), which reaches the same model (issue 20 §1).
+only Frequency's train stage (uncached), which reaches the same model.
 
 A throw-away copy of the project (tests/dvc_project.py) at the tiny settings of
 tests/tiny_project.py; only the stages up to train-frequency-s0 run (no encoder, scoring or

@@ -1,4 +1,4 @@
-"""End to end through DVC with `train.base: frozen` (issue 20 §2's design): a pretrained LM that
+"""End to end through DVC with `train.base: frozen`: a pretrained LM that
 is never trained, one `base_cache` stage for every seed, the Baseline = that LM as it is, and
 every stage that runs the LM over whole abstracts (training, PPL/CPL scoring, the forecast's
 reference passes) reading the cached states. Then, with the cache's states deleted from the

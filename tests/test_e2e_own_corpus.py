@@ -1,4 +1,4 @@
-"""Issue 17's acceptance test: a user's own corpus, end to end, at half-year and quarter periods.
+"""A user's own corpus, end to end, at half-year and quarter periods.
 
 The corpus is real and not ACL: 500 Debian changelog entries, 50 per half-year 2017H1-2021H2,
 as gzipped JSON Lines with its own column names (``entry_id``, ``released`` an ISO date-time,
@@ -12,10 +12,10 @@ built by scripts/make_changelog_corpus.py, provenance in tests/fixtures/SOURCE.m
   (``python -m stages.graph``, as ``make graph``) and ``dvc repro`` end to end. Checked: stages
   and per-period feature files are named by half-year labels, every bad row is in a rejects
   table with its reason, the counts plot is in time order, scores, a forecast and the reports
-  name the half-years, and the continuous model's PPL is labelled in the report. Issue 19's
-  acceptance on this corpus: a Temporal-Attention row in Table 3, and a user's targets file with
+  name the half-years, and the continuous model's PPL is labelled in the report. On this
+  corpus too: a Temporal-Attention row in Table 3, and a user's targets file with
   a graded ``truth`` column gets the semantic-change report with every method's Spearman and
-  Pearson against it. And DVC reruns exactly what a change affects (issue 8 §2; this is the
+  Pearson against it. And DVC reruns exactly what a change affects (this is the
   whole generated graph at tiny settings): a second `dvc repro` runs nothing, runtime settings
   (runtime.yaml, FUTURELM_* variables) rerun nothing, and changing `embeddings.layer` changes
   only the embedding stages and, once they reran, exactly what reads them (which stages ran is
@@ -70,9 +70,9 @@ CORPUS = {
 }
 HALF = {
     **CORPUS,
-    # + issue 18's output layers: a head that reads a half-year history, and a continuous model
+    # + output layers: a head that reads a half-year history, and a continuous model
     # whose train stage reads the Baseline's model folder (its target vectors)
-    # + issue 19: temporal attention as a future LM, and semantic change with a graded truth
+    # + temporal attention as a future LM, and semantic change with a graded truth
     "experiment": {"variants": ["baseline", "frequency", "temporal-temperature",
                                 "continuous-vmf", "temporal-attention"], "seeds": [0]},
     "semantic_change": {"targets": "data/targets.csv", "top": 5},
@@ -95,8 +95,8 @@ QUARTER = {
     "forecast": {**TINY_MODEL["forecast"], "period": "2021Q2", "backtest_periods": ["2021Q1"]},
 }
 RUNTIME = {"FUTURELM_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}
-# A user's targets file with a graded `truth` column (issue 19's acceptance: the same semantic-
-# change report for another corpus). Frequent changelog words; the truth values are arbitrary
+# A user's targets file with a graded `truth` column (the same semantic-change
+# report for another corpus). Frequent changelog words; the truth values are arbitrary
 # (this checks the plumbing, not a finding), "notaword" is never seen and must be reported.
 TARGET_WORDS = ["debian", "upstream", "closes", "version", "fix", "new", "update", "build", "add",
                 "control", "bump", "release", "use", "standards", "patch", "remove", "notaword"]
@@ -282,9 +282,9 @@ def check_scores_forecast_and_report_name_the_half_years(half: Half) -> None:
 
 
 def check_temporal_attention_and_semantic_change_with_truth(half: Half) -> None:
-    """Issue 19's acceptance on another corpus: a Temporal-Attention row in the main table, and
-    the semantic-change report of the user's targets scored against their graded truth by every
-    method (Spearman and Pearson), with the synthetic benchmark's section."""
+    """Temporal attention and semantic change on another corpus: a Temporal-Attention row in the
+    main table, and the semantic-change report of the user's targets scored against their graded
+    truth by every method (Spearman and Pearson), with the synthetic benchmark's section."""
     proj, _, _, _ = half
     results = (proj / "reports" / "results.md").read_text()
     assert re.search(r"^\| Temporal-Attention \| [\d.]+ \|", results, re.M), results

@@ -1,4 +1,4 @@
-"""Corpus-specific filters are options (issue 17 §6): filter.language null, filter.acl_rules.
+"""Corpus-specific filters are options: filter.language null, filter.acl_rules.
 
 Also checks the route a ``null`` takes: DVC writes a YAML null as ``None`` in a stage command
 (``${filter.language}``, and ``--title None`` when ``data.columns`` unpacks), so the generated

@@ -472,7 +472,7 @@ def test_frozen_base_has_one_cache_read_by_training_scoring_and_forecasts() -> N
 
 
 def test_adapted_base_has_a_trunk_cache_and_one_final_cache_per_seed() -> None:
-    """train.base: adapted (issue 32): one trunk_cache; each seed's Baseline adapts its top blocks
+    """train.base: adapted: one trunk_cache; each seed's Baseline adapts its top blocks
     from it, and its base_cache-s<seed> computes the adapted final states from it (train, dev and
     test: score and forecast read them); baseline-0 (the LM as it is) reads base_cache, computed
     from the trunk too; a variant whose module changes the hidden states trains through the LM."""
@@ -590,7 +590,7 @@ def test_paper_profile_graph() -> None:
 
 
 def half_year_params() -> dict[str, Any]:
-    """The issue's acceptance setting: train 2018H1-2020H1, dev 2020H2, test 2021H1, window 2."""
+    """A half-year setting: train 2018H1-2020H1, dev 2020H2, test 2021H1, window 2."""
     return deep_merge(PARAMS, {
         "split": {"period": "half", "train_first": "2018H1", "train_last": "2020H1",
                   "dev": "2020H2", "test": "2021H1"},

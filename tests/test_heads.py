@@ -1,4 +1,4 @@
-"""The output-layer variants wired into the future LM (pipeline/models/heads.py, issue 18):
+"""The output-layer variants wired into the future LM (pipeline/models/heads.py):
 temperature and temporal-temperature (paper 002 eq. 5, 7) and continuous output (paper 004)."""
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def test_temperature_objective_is_eq7_loss_scaled_cross_entropy() -> None:
 
 
 def reference_objective(head, terms, hidden, output_layer, targets):
-    """The temperature heads' objective as written before the fast path (issue 33 §4): τ, then
+    """The temperature heads' objective as written before the fast path: τ, then
     ``log_softmax(z / τ)``, then scaled_nll, each op under autograd."""
     s = head.config.settings
     mu = head.tau.pre_activation(hidden) + terms.to(hidden.dtype)

@@ -138,7 +138,7 @@ def test_sample_kept_counts_are_stable_from_run_to_run(sample):
     assert per_year["2021"]["dropped"]["shared_task"] > 0
 
 
-# --- maths-only abstracts (issue 9 §5) -------------------------------------------------------
+# --- maths-only abstracts ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, words", [
     ("We propose a neural model.", 4),            # "a" is one letter: counted like maths

@@ -4,7 +4,7 @@ from pipeline.corpus.latex import latex_to_unicode
 
 
 @pytest.mark.parametrize("latex, expected", [
-    # the escapes named in the issue
+    # the common escapes: umlaut, quotes, dash, protected capitals, per cent
     ('{\\"u}', "ü"),
     ("{``}quoted{''}", "“quoted”"),
     ("1990{--}2000", "1990–2000"),

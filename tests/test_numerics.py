@@ -1,4 +1,4 @@
-"""Same numbers on any machine (issue 16): pinned CPU kernels and portable modules.
+"""Same numbers on any machine: pinned CPU kernels and portable modules.
 
 The end-to-end tests run the real train and score stages in subprocesses (the pin acts before torch
 is imported) under simulated machines: ATen's scalar ``default`` kernels vs its ``avx2`` kernels
@@ -300,7 +300,7 @@ NUMPY_PROBE = (
 @pytest.mark.slow
 @pytest.mark.skipif(numerics.cpu_has_avx2() is not True, reason="the numpy pins apply on AVX2 CPUs")
 def test_numpy_runs_the_same_blas_kernel_and_loops_whatever_the_cpu_offers():
-    """The forecast's float64 work (issue 33): numpy's OpenBLAS is pinned to its Haswell kernels
+    """The forecast's float64 work: numpy's OpenBLAS is pinned to its Haswell kernels
     and numpy's loops to AVX2, overriding what a user (or another CPU) would pick. Simulated here
     by asking for other OpenBLAS cores (an older one; Zen, this CPU's own) and by taking AVX2 away
     from numpy; the control without the pin shows those choices change the bytes."""

@@ -1,4 +1,4 @@
-"""The fast GPU path, tested on the CPU (issue 11 §3): bf16 autocast really runs the matrix
+"""The fast GPU path, tested on the CPU: bf16 autocast really runs the matrix
 products in bf16, keeps fp32 master weights and an fp32 NLL, scores within a stated tolerance of
 fp32, and the fused Context² gate computes in fp32; TF32 is a CUDA-only switch that is restored;
 attention is SDPA and equals eager attention."""

@@ -1,4 +1,4 @@
-"""Pseudo-word benchmark (issue 19 §5): hand-counted truth, determinism, the SemEval layout."""
+"""Pseudo-word benchmark: hand-counted truth, determinism, the SemEval layout."""
 
 from __future__ import annotations
 

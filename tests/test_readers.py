@@ -1,4 +1,4 @@
-"""Corpus readers (issue 17 §1-3): formats from content, column mapping, dates, every reject reason.
+"""Corpus readers: formats from content, column mapping, dates, every reject reason.
 
 Every file here is real, written into ``tmp_path`` the way a user's export would be: CSV with a
 quoted newline, TSV, JSON Lines plain and gzipped with a bad line, Parquet, and files that are
@@ -101,7 +101,7 @@ def test_a_file_that_is_no_corpus_stops_the_download_stage(content, found, tmp_p
 
 
 def test_gzipped_jsonl_with_a_wrong_mapping_stops_the_download_stage(tmp_path, capsys):
-    # Before issue 17 this passed the download check (its text holds a "(") and parsed to 0 rows.
+    # This once passed the download check (its text holds a "(") and parsed to 0 rows.
     lines = [json.dumps({"doc_id": "n1", "published": "2020-01-01", "body": "a (b) c"})]
     source = write_jsonl(tmp_path / "news.jsonl.gz", lines, gz=True)
     with pytest.raises(SystemExit) as done:

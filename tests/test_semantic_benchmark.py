@@ -1,4 +1,4 @@
-"""The pseudo-word benchmark, scored (issue 19 §5): occurrence vectors from the real packaged
+"""The pseudo-word benchmark, scored: occurrence vectors from the real packaged
 MiniLM encoder against a direct computation, the two change scores by hand, and the stage end to
 end on the embedded sample (and on a corpus too small for it)."""
 

@@ -1,4 +1,4 @@
-"""Semantic change (issue 19 §3-4): pooled-embedding change (paper 003, Algorithm 1), the
+"""Semantic change: pooled-embedding change (paper 003, Algorithm 1), the
 log-frequency baseline, Procrustes alignment, word -> token mapping and correlation with graded
 truth, on hand-computed examples, the real GPT-2 tokenizer and real embeddings files."""
 

@@ -1,4 +1,4 @@
-"""Semantic-change report (issue 19 §4): targets, scores table, examples, truth correlations,
+"""Semantic-change report: targets, scores table, examples, truth correlations,
 and the `semantic_change` stage end to end on real feature files and a real BPE tokenizer."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The data stages end in one message, not a traceback (issue 9 §2, §4), on hand-made inputs."""
+"""The data stages end in one message, not a traceback, on hand-made inputs."""
 
 from __future__ import annotations
 

@@ -186,7 +186,7 @@ def test_embeddings_stage_refuses_adaptation_without_mlm_head(tmp_path, corpus, 
 
 
 def test_features_from_a_retrained_tokenizer_are_refused(tmp_path, corpus, capsys) -> None:
-    """Issue 9 §1: train a tokenizer, compute frequencies, retrain the tokenizer differently
+    """Train a tokenizer, compute frequencies, retrain the tokenizer differently
     (as a change upstream of it does): the old frequency file is refused, naming it and the
     stage that recomputes it, by the plot stage and by the history loader."""
     root, papers = corpus

@@ -1,4 +1,4 @@
-"""Variant ``temperature-sigmoid`` (issue 31 §6): paper 002's temperature with a per-word sigmoid
+"""Variant ``temperature-sigmoid``: paper 002's temperature with a per-word sigmoid
 σ centred at τ = 1, added through the variant seam (its module alone)."""
 
 from __future__ import annotations

@@ -270,7 +270,7 @@ def _indexed_last_hidden(lstm, sequences: torch.Tensor) -> torch.Tensor:
     (300, 1, 32, 2, False), (257, 3, 6, 3, True), (100, 2, 5, 1, True), (200, 1, 16, 4, True)])
 def test_period_lstm_gradients_are_those_of_the_indexed_recurrence_bit_for_bit(
         words, features, hidden, periods, partial) -> None:
-    """``unbind`` instead of indexing each period (issue 33 §4: ~30% of the LSTM's step) changes
+    """``unbind`` instead of indexing each period (indexing cost ~30% of the LSTM's step) changes
     no float: output and every weight gradient, dropout on, compact rows or not."""
     from pipeline.models.temporal import PeriodLSTM
 

@@ -1,6 +1,5 @@
 """Every result the project's prose states is a record of a committed verdicts.json, cited by its
-id, and every record of it is rendered by its report (issue 31 §1: prose quotes records, none is
-hand-written).
+id, and every record of it is rendered by its report (prose quotes records, none is hand-written).
 
 - README.md and every docs/*.md cite only records of the default run's reports/verdicts.json;
 - every reports/<name>/README.md cites only records of its own reports/<name>/verdicts.json; a
