@@ -21,23 +21,13 @@ from pipeline.features.frequencies import match_word, read_period, word_log_freq
 from pipeline.infra.identity import tokenizer_identity
 from pipeline.infra.io import atomic_path
 from pipeline.features.tokenizer import load_tokenizer
-from pipeline.infra.params import FrequenciesConfig, default
+from pipeline.interfaces.frequency_plot import INTERFACE
+from stages._args import parser_for
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m stages.frequency_plot", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--frequencies", required=True, nargs="+",
-                        help="the <period>.parquet frequency files to plot, or a folder of them")
-    parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    # Both spellings: DVC's dict unpacking (`${frequencies}`) writes the key as is, `--plot_words`.
-    parser.add_argument("--plot_words", "--plot-words", dest="plot_words", nargs="+",
-                        default=list(default(FrequenciesConfig, "plot_words")),
-                        help="words to plot (params frequencies.plot_words; default: %(default)s)")
-    parser.add_argument("--out", required=True, help="output CSV (period, word, log_freq, match)")
-    parser.add_argument("--png", default=None, help="optional PNG line chart of the same data")
-    return parser
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main
