@@ -37,8 +37,7 @@ from stages._args import add_options
 from stages._cli import stage_main
 
 
-@stage_main
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m stages.report", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scores", required=True, help="folder of score folders (data/scores)")
@@ -73,8 +72,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--plots", required=True, help="CSV for DVC plots (plots/results.csv)")
     p.add_argument("--staleness", required=True, help="CSV plots/staleness.csv (+ .png beside it)")
     p.add_argument("--buckets", required=True, help="CSV plots/buckets.csv (+ .png beside it)")
-    args = p.parse_args(argv)
+    return p
 
+
+@stage_main
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
     given = [a for a in ANCHOR_ARGS if getattr(args, a.replace("-", "_")) is not None]
     if given and len(given) != len(ANCHOR_ARGS):
         raise UserError(f"the CM anchors need --{', --'.join(ANCHOR_ARGS)} together")
