@@ -123,8 +123,9 @@ def parser_for(interface: StageInterface, description: str | None) -> argparse.A
 
 def _value_kwargs(option: Value) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"type": option.type, "help": option.help, "dest": option.dest}
-    if option.many:
-        kwargs["nargs"] = "+" if option.default is REQUIRED else "*"
+    if option.many is not False:
+        kwargs["nargs"] = option.many if option.many is not True else \
+            "+" if option.default is REQUIRED else "*"
     if option.default is REQUIRED:
         kwargs["required"] = True
     else:

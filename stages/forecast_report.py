@@ -21,38 +21,13 @@ import argparse
 import sys
 
 from pipeline.reports.forecast_report import forecast_report
-from stages._args import new_parser
+from pipeline.interfaces.forecast_report import INTERFACE
+from stages._args import parser_for
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = new_parser("python -m stages.forecast_report", __doc__)
-    p.add_argument("--forecasts", required=True, help="folder of forecast folders (data/forecast)")
-    p.add_argument("--variants", nargs="+", required=True, help="variants, in table order")
-    p.add_argument("--seeds", nargs="+", type=int, required=True, help="training seeds")
-    p.add_argument("--period", required=True,
-                   help="the forecast period, a label (forecast.period, resolved by the graph)")
-    p.add_argument("--backtest-periods", nargs="*", default=[],
-                   help="periods with known text to score the forecasts on "
-                        "(forecast.backtest_periods)")
-    p.add_argument("--window", type=int, required=True, help="history periods m (features.window)")
-    p.add_argument("--train-periods", nargs="*", default=[],
-                   help="the training periods (split.train_first..train_last): the only ones the "
-                        "stationary baselines' smoothing is fitted on")
-    p.add_argument("--dev-period", default=None,
-                   help="the dev period (split.dev): with the training periods, what the models' "
-                        "training read; a model makes no tested trend claim for a backtest whose "
-                        "previous period it read")
-    p.add_argument("--frequencies", required=True,
-                   help="per-period frequency folder (observed counts)")
-    p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    p.add_argument("--stopwords", required=True, help="the paper's stopword list (content tokens)")
-    p.add_argument("--abstracts", required=True, help="corpus (data/corpus/abstracts.parquet)")
-    p.add_argument("--out", required=True, help="Markdown report (reports/forecast.md)")
-    p.add_argument("--json", required=True,
-                   help="the backtest numbers as JSON (reports/forecast.json)")
-    p.add_argument("--plot", required=True, help="PNG of the risers (plots/forecast_risers.png)")
-    return p
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

@@ -17,30 +17,13 @@ import sys
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import LongtailConfig
 from pipeline.reports.longtail_report import longtail_frame, training_words, write_longtail
-from stages._args import add_options, build, new_parser
+from pipeline.interfaces.longtail import INTERFACE
+from stages._args import build, parser_for
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = new_parser("python -m stages.longtail", __doc__)
-    p.add_argument("--scores", required=True, help="folder of score folders (data/scores)")
-    p.add_argument("--variants", nargs="+", required=True, help="variants, in table order")
-    p.add_argument("--seeds", nargs="+", type=int, required=True, help="training seeds")
-    p.add_argument("--dev", required=True, help="the dev period, a label (split.dev)")
-    p.add_argument("--test", required=True, help="the test period, a label (split.test)")
-    p.add_argument("--train-periods", nargs=2, required=True, metavar=("FIRST", "LAST"),
-                   help="first and last training period (split.train_first, split.train_last): "
-                        "their counts give each word's frequency bin and the baselines")
-    p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    p.add_argument("--frequencies", required=True,
-                   help="per-period frequency folder (data/features/frequencies)")
-    add_options(p, LongtailConfig, "long-tail metrics (params longtail.*)")
-    p.add_argument("--out", required=True, help="Markdown report (reports/longtail.md)")
-    p.add_argument("--metrics-dir", required=True,
-                   help="DVC metrics, one small JSON per model (metrics/longtail)")
-    p.add_argument("--details", required=True, help="every row as JSON (reports/longtail.json)")
-    p.add_argument("--plot", required=True, help="CSV plots/longtail.csv (+ .png beside it)")
-    return p
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

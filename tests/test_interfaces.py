@@ -95,7 +95,7 @@ def test_dvc_yaml_passes_exactly_what_the_stage_takes(name: str) -> None:
                 wanted = {option_name(f) for f in option.fields()}
                 assert wanted <= flags, name
             elif isinstance(option, (Input, Output)) and option.required or \
-                    isinstance(option, Value) and option.param is not None:
+                    isinstance(option, Value) and option.params():
                 assert option.flag in flags, f"{name}: {option.flag}"
         if NUMERICS in flags:
             assert any(isinstance(o, Params) and not o.graph for o in interface.options)
@@ -114,7 +114,7 @@ def test_an_entry_renders_deps_params_and_outputs_in_declaration_order() -> None
     ))
     entry = interface.entry({"data": "in.parquet", "needs": [], "fast": True, "out_dir": "out",
                              "metrics": "m.json"}, code=["stages/demo.py"], deps=["stamp"],
-                            outs={"out_dir": ["out/a", "out/b"]})
+                            files={"out_dir": ["out/a", "out/b"]})
     assert entry == {
         "cmd": "python -m stages.demo --data in.parquet --seed ${filter.seed} "
                "--min-words ${filter.min_words} --base ${lm.base} --fast --out-dir out "
@@ -128,3 +128,44 @@ def test_an_entry_renders_deps_params_and_outputs_in_declaration_order() -> None
         interface.entry({"out_dir": "out", "metrics": "m.json"})
     with pytest.raises(ValueError, match="workers"):
         interface.entry({"data": "d", "out_dir": "o", "metrics": "m", "workers": 2})
+
+
+def test_the_declared_report_stages_render_their_dvc_yaml_entries() -> None:
+    """longtail and forecast_report, declared here but still built by
+    pipeline/graph/model_stages.py: their declarations render the same entries (params in
+    command order), which is how the graph will build them."""
+    from pipeline.graph.build import ROOT
+    from pipeline.graph.code_deps import Code
+    from pipeline.graph.defaults import SCHEMA as schema
+    from pipeline.graph.files import (ABSTRACTS, FORECAST_DETAILS, LONGTAIL_DETAILS,
+                                      LONGTAIL_METRICS, STOPWORDS, TOKENIZER, feature_files)
+    from pipeline.graph.plan import Plan
+    from pipeline.infra.runs import run_name
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    plan, code = Plan(schema.complete(params)), Code(ROOT)
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    runs = [run_name(v, s) for v, s in plan.runs]
+    built = {
+        "longtail": DECLARED["longtail"].entry(
+            {"scores": "data/scores", "tokenizer": TOKENIZER,
+             "frequencies": "data/features/frequencies", "out": "reports/longtail.md",
+             "metrics_dir": LONGTAIL_METRICS, "details": LONGTAIL_DETAILS,
+             "plot": "plots/longtail.csv"},
+            files={"scores": [f"data/scores/{r}" for r in runs],
+                   "frequencies": feature_files(["frequencies"], plan.train_periods)},
+            code=code("longtail")),
+        "forecast_report": DECLARED["forecast_report"].entry(
+            {"forecasts": "data/forecast", "period": plan.forecast_period,
+             "backtest_periods": plan.backtest_periods, "train_periods": plan.train_periods,
+             "dev_period": plan.dev, "frequencies": "data/features/frequencies",
+             "tokenizer": TOKENIZER, "stopwords": STOPWORDS, "abstracts": ABSTRACTS,
+             "out": "reports/forecast.md", "json": FORECAST_DETAILS,
+             "plot": "plots/forecast_risers.png"},
+            files={"forecasts": [f"data/forecast/{r}" for r in runs],
+                   "frequencies": feature_files(["frequencies"], plan.forecast_report_periods)},
+            code=code("forecast_report")),
+    }
+    for name, entry in built.items():
+        assert sorted(entry.pop("params")) == sorted(stages[name].pop("params")), name
+        assert entry == stages[name], name

@@ -52,7 +52,7 @@ def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
         "split": split.INTERFACE.entry(
             {"abstracts": ABSTRACTS, "out_dir": "data/splits", "needs": _needs(plan),
              "rejects": PERIOD_REJECTS, "counts_plot": PERIOD_COUNTS},
-            outs={"out_dir": [TRAIN, DEV, TEST]}, code=code("split")),
+            files={"out_dir": [TRAIN, DEV, TEST]}, code=code("split")),
         "tokenizer": tokenizer.INTERFACE.entry(
             {"train": TRAIN, "out": TOKENIZER}, code=code("tokenizer")),
     }

@@ -18,8 +18,8 @@ An option with ``graph=False`` is never passed by the graph (a setting that cann
 outputs, such as a worker count, or one another part of the graph appends, such as the torch
 stages' ``--kernels``): the command line has it, the ``dvc.yaml`` entry does not.
 
-The graph fills in paths and values by the option's ``dest`` (``--out-dir`` -> ``out_dir``) and
-adds the code deps; nothing here imports argparse or the graph, so a stage module may import its
+The graph fills in paths and values by the option's ``dest`` (``--out-dir`` -> ``out_dir``), and
+the DVC paths of a folder option whose files are the deps or outputs, and adds the code deps; nothing here imports argparse or the graph, so a stage module may import its
 declaration without making the planner one of its code deps.
 """
 
@@ -63,21 +63,29 @@ class Input:
 @dataclass(frozen=True)
 class Output:
     """A file or folder the stage writes, under ``kind`` (outs, metrics or plots) with the DVC
-    options ``dvc`` (``{"cache": False}`` ...). The DVC entries are the option's value unless the
-    graph names other paths (a folder option whose files are the outputs)."""
+    options ``dvc`` (``{"cache": False}`` ...); ``beside``: files the stage writes next to it,
+    by suffix (a plot's PNG), each with its DVC options."""
 
     flag: str
     help: str
     kind: Literal["outs", "metrics", "plots"] = "outs"
     dvc: Mapping[str, Any] = field(default_factory=dict)
     required: bool = True
+    beside: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def dest(self) -> str:
         return _dest(self.flag)
 
-    def entry(self, path: str) -> str | dict[str, Any]:
-        return {path: dict(self.dvc)} if self.dvc else path
+    def entries(self, path: str) -> list[str | dict[str, Any]]:
+        main = {path: dict(self.dvc)} if self.dvc else path
+        return [main, *({_with_suffix(path, s): dict(o)} if o else _with_suffix(path, s)
+                        for s, o in self.beside.items())]
+
+
+def _with_suffix(path: str, suffix: str) -> str:
+    stem, dot, _ = path.rpartition(".")
+    return (stem if dot else path) + suffix
 
 
 @dataclass(frozen=True)
@@ -114,23 +122,28 @@ class Params:
 
 @dataclass(frozen=True)
 class Value:
-    """One plain value: ``param`` (a dotted params key) passes ``${param}`` and makes it a
-    param; otherwise the graph gives the value (a list for ``many``; None or empty: left out)."""
+    """One plain value: ``param`` (a dotted params key, or several for a value of several words)
+    passes ``${param}`` and makes it a param; otherwise the graph gives the value (a list for
+    ``many``: any number, or exactly that many; None or empty: left out)."""
 
     flag: str
     help: str
     type: Callable[[str], Any] = str
-    many: bool = False
+    many: bool | int = False
     default: Any = REQUIRED
     choices: tuple[Any, ...] | None = None
-    param: str | None = None
+    param: str | tuple[str, ...] | None = None
     graph: bool = True
-    metavar: str | None = None
+    metavar: str | tuple[str, ...] | None = None
     dest_name: str | None = None
 
     @property
     def dest(self) -> str:
         return self.dest_name or _dest(self.flag)
+
+    def params(self) -> list[str]:
+        return [] if self.param is None else \
+            [self.param] if isinstance(self.param, str) else list(self.param)
 
 
 @dataclass(frozen=True)
@@ -173,13 +186,13 @@ class StageInterface:
         return [o for o in self.options if getattr(o, "graph", True)]
 
     def entry(self, values: Mapping[str, Any] | None = None, *, code: Sequence[str] = (),
-              deps: Sequence[str] = (), outs: Mapping[str, Sequence[str]] | None = None
+              deps: Sequence[str] = (), files: Mapping[str, Sequence[str]] | None = None
               ) -> dict[str, Any]:
         """The ``dvc.yaml`` entry: ``cmd`` from ``values`` (by ``dest``: every input's and
         output's path, every unbound value), ``deps`` = ``code`` + the inputs' paths + ``deps``,
-        the params, and each output under its kind (``outs`` names the paths of an output
-        whose DVC entries are not its value)."""
-        values, outs = dict(values or {}), dict(outs or {})
+        the params, and each output under its kind; ``files`` names the DVC paths of a folder
+        option whose files, not the folder, are the deps or outputs."""
+        values, files = dict(values or {}), dict(files or {})
         words = [f"python -m {self.module}"]
         entry: dict[str, Any] = {"cmd": "", "deps": list(code), "params": [],
                                  "outs": [], "metrics": [], "plots": []}
@@ -189,8 +202,8 @@ class StageInterface:
                 entry["params"] += option.params()
                 continue
             if isinstance(option, Value) and option.param is not None:
-                words.append(f"{option.flag} ${{{option.param}}}")
-                entry["params"].append(option.param)
+                words.append(" ".join([option.flag, *(f"${{{p}}}" for p in option.params())]))
+                entry["params"] += option.params()
                 continue
             value = values.pop(option.dest, None)
             if isinstance(option, Switch):
@@ -202,12 +215,13 @@ class StageInterface:
                 continue
             words.append(f"{option.flag} {_words(value)}")
             paths = list(value) if isinstance(value, (list, tuple)) else [value]
+            paths = list(files.pop(option.dest, paths))
             if isinstance(option, Input):
                 entry["deps"] += paths
             elif isinstance(option, Output):
-                entry[option.kind] += [option.entry(p) for p in outs.pop(option.dest, paths)]
-        if values or outs:
-            raise ValueError(f"stage {self.name}: no option for {sorted({*values, *outs})}")
+                entry[option.kind] += [e for p in paths for e in option.entries(p)]
+        if values or files:
+            raise ValueError(f"stage {self.name}: no option for {sorted({*values, *files})}")
         entry["deps"] += list(deps)
         entry["cmd"] = " ".join(words)
         return {k: v for k, v in entry.items() if v}
