@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from pipeline.infra.params import option_name, param_key
 
+
 class _Required:
     """The default of a value the command line must give."""
 
