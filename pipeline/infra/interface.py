@@ -94,8 +94,8 @@ class Params:
     """The fields of the settings dataclass ``cls`` (only ``keys``, in that order, when given),
     the params section ``section`` (``filter``, ``data.columns``); ``unpack``: passed as DVC's
     dict unpacking of the whole section (its keys spelled as in params.yaml). The stage's params
-    are the keys, or the section as one param (any key of it, also one added later) with
-    ``whole`` or ``unpack``."""
+    are the keys, or with ``whole`` the section as one param (any key of it, also one added
+    later)."""
 
     cls: type
     section: str
@@ -110,7 +110,7 @@ class Params:
         return [by_name[k] for k in self.keys] if self.keys is not None else list(by_name.values())
 
     def params(self) -> list[str]:
-        if self.unpack or self.whole:
+        if self.whole:
             return [self.section]
         return [f"{self.section}.{param_key(f)}" for f in self.fields()]
 

@@ -9,7 +9,7 @@ INTERFACE = StageInterface("download", (
     Value("--source", "http(s) URL or local path of the corpus (params data.source)",
           param="data.source"),
     Params(ColumnsConfig, "data.columns", "column mapping, checked for tables "
-           "(params data.columns)", unpack=True),
+           "(params data.columns)", unpack=True, whole=True),
     # persist: DVC would delete the previous export before the command runs; kept, a failed
     # download (atomic write) leaves the last good copy in place.
     Output("--out", "where to write the copy (atomically)", dvc={"persist": True}),

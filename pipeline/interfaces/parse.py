@@ -10,7 +10,7 @@ from pipeline.infra.params import ColumnsConfig
 INTERFACE = StageInterface("parse", (
     Input("--raw", "the corpus copy to parse (stage download)"),
     Params(ColumnsConfig, "data.columns", "column mapping, ignored for BibTeX "
-           "(params data.columns)", unpack=True),
+           "(params data.columns)", unpack=True, whole=True),
     Output("--papers", "output Parquet of parsed papers"),
     Output("--rejects", "output Parquet of rejected rows (key, line, reason, raw)"),
     Value("--workers", "processes parsing parts of a BibTeX file; the output does not depend "

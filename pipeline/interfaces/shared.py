@@ -10,7 +10,8 @@ ABSTRACTS = Input("--abstracts", "corpus Parquet with columns 'date' and 'abstra
                                  "(data/corpus/abstracts.parquet)")
 TOKENIZER = Input("--tokenizer", "LM tokenizer folder (data/tokenizer)")
 # ${experiment}: DVC writes --variants ... --seeds ...; the report stages read every run
-EXPERIMENT = Params(ExperimentConfig, "experiment", "runs (params experiment.*)", unpack=True)
+EXPERIMENT = Params(ExperimentConfig, "experiment", "runs (params experiment.*)",
+                    unpack=True, whole=True)
 
 
 def period(what: str) -> Value:
