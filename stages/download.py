@@ -16,7 +16,7 @@ import argparse
 from pipeline.corpus.download import fetch
 from pipeline.infra.io import write_json
 from pipeline.infra.params import ColumnsConfig
-from pipeline.interfaces.download import INTERFACE
+from pipeline.infra.interfaces.download import INTERFACE
 from stages._args import build, parser_for
 from stages._cli import stage_main
 

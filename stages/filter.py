@@ -17,7 +17,7 @@ import argparse
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import parquet_metadata, read_parquet, write_json, write_parquet
 from pipeline.corpus.language import corpus_counts, corpus_headline, filter_papers
-from pipeline.interfaces.filter import INTERFACE
+from pipeline.infra.interfaces.filter import INTERFACE
 from stages._args import parser_for
 from stages._cli import stage_main
 from stages._runtime import load_runtime

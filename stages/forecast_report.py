@@ -21,7 +21,7 @@ import argparse
 import sys
 
 from pipeline.reports.forecast_report import forecast_report
-from pipeline.interfaces.forecast_report import INTERFACE
+from pipeline.infra.interfaces.forecast_report import INTERFACE
 from stages._args import parser_for
 from stages._cli import stage_main
 

@@ -17,7 +17,7 @@ import sys
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import LongtailConfig
 from pipeline.reports.longtail_report import longtail_frame, training_words, write_longtail
-from pipeline.interfaces.longtail import INTERFACE
+from pipeline.infra.interfaces.longtail import INTERFACE
 from stages._args import build, parser_for
 from stages._cli import stage_main
 

@@ -15,7 +15,7 @@ import sys
 
 from pipeline.infra.io import read_json, write_json
 from pipeline.stats.collect import collect, summary_lines
-from pipeline.interfaces.verdicts import INTERFACE
+from pipeline.infra.interfaces.verdicts import INTERFACE
 from stages._args import parser_for
 from stages._cli import stage_main
 

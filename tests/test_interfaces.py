@@ -1,5 +1,5 @@
 """Each declared stage's command line and its dvc.yaml entry come from one declaration
-(pipeline/interfaces/), so the options the graph passes are exactly those the stage takes."""
+(pipeline/infra/interfaces/), so the options the graph passes are exactly those the stage takes."""
 
 import importlib
 import pkgutil
@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-import pipeline.interfaces
+import pipeline.infra.interfaces
 from pipeline.graph.defaults import SCHEMA, TEMPLATE, command_text
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Switch, Value
 from pipeline.infra.params import FilterConfig, option_name
 
 REPO = Path(__file__).resolve().parents[1]
-DECLARED = {m.name: importlib.import_module(f"pipeline.interfaces.{m.name}").INTERFACE
-            for m in pkgutil.iter_modules(pipeline.interfaces.__path__)
-            if hasattr(importlib.import_module(f"pipeline.interfaces.{m.name}"), "INTERFACE")}
+DECLARED = {m.name: importlib.import_module(f"pipeline.infra.interfaces.{m.name}").INTERFACE
+            for m in pkgutil.iter_modules(pipeline.infra.interfaces.__path__)
+            if hasattr(importlib.import_module(f"pipeline.infra.interfaces.{m.name}"), "INTERFACE")}
 # Appended to every torch stage's command by the graph (pipeline.graph.build.with_numerics).
 NUMERICS = "--kernels"
 

@@ -9,8 +9,7 @@ source), ``files`` names the files stages pass along, ``data_stages`` / ``model_
 ``dvc.lock`` entries of stages the graph no longer has.
 
 May import: every layer below it (in practice ``pipeline.models.registry``,
-``pipeline.features.windows``, ``pipeline.corpus.periods`` and ``.splits``, ``pipeline.infra``,
-``pipeline.interfaces``: the stages' declarations, whose ``dvc.yaml`` entries it renders),
+``pipeline.features.windows``, ``pipeline.corpus.periods`` and ``.splits``, ``pipeline.infra``),
 never ``torch`` or ``transformers``, directly or through another module: the graph is built on
 every ``make graph`` and as the first stage of ``dvc repro``, and must stay quick and runnable
 without the ML stack. Never ``stages``.

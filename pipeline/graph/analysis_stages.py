@@ -10,7 +10,7 @@ from pipeline.graph.files import (ABSTRACTS, SEMANTIC_BENCHMARK, SEMANTIC_METRIC
                                   SEMANTIC_SCORES, STOPWORDS, TOKENIZER, VERDICT_SOURCES,
                                   VERDICTS, feature_files)
 from pipeline.graph.plan import Plan
-from pipeline.interfaces import verdicts
+from pipeline.infra.interfaces import verdicts
 
 
 # The learned methods' settings: params of semantic_benchmark, read by both stages (one source).

@@ -27,9 +27,9 @@ from pipeline.graph.files import (
     feature_files,
 )
 from pipeline.graph.plan import STRUCTURE, Plan
-from pipeline.interfaces import download, embeddings, frequencies, frequency_plot, parse, split
-from pipeline.interfaces import filter as corpus_filter
-from pipeline.interfaces import tokenizer
+from pipeline.infra.interfaces import download, embeddings, frequencies, frequency_plot, parse, split
+from pipeline.infra.interfaces import filter as corpus_filter
+from pipeline.infra.interfaces import tokenizer
 
 
 def data_stages(plan: Plan, code: Code) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.infra.interface import Output, Params, StageInterface, Value
 from pipeline.infra.params import EmbeddingsConfig, NumericsConfig
-from pipeline.interfaces.shared import ABSTRACTS, TOKENIZER, period
+from pipeline.infra.interfaces.shared import ABSTRACTS, TOKENIZER, period
 
 INTERFACE = StageInterface("embeddings", (
     period("embed"),
