@@ -3,7 +3,9 @@
 ``add_options(parser, SomeConfig, title)`` adds one option per dataclass field — its name
 (``--field-name``, or ``metadata["flag"]``), type, default and help all come from the field
 (``pipeline/infra/config.py`` documents the metadata). A field without a default is a required option.
-``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a value the
+``parser_for(interface, __doc__)`` is the whole command line of a stage declared in
+:mod:`pipeline.infra.interfaces` (the declaration the stage graph renders its ``dvc.yaml`` entry
+from). ``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a value the
 dataclass rejects becomes a :class:`pipeline.infra.errors.UserError` (a message, not a traceback).
 ``add_runtime_options``/``runtime_from`` give ``--device`` (default from ``runtime.yaml``,
 :func:`stages._runtime.load_runtime`) and ``--threads`` (default: the recorded

@@ -1,6 +1,10 @@
 """The stages before any model: the graph check, the corpus, the splits, the tokenizer and the
 per-period features (``foreach`` over exactly the period labels :class:`pipeline.graph.plan.Plan`
-derives from the structural params, so a stage is named ``frequencies@2020H2``)."""
+derives from the structural params, so a stage is named ``frequencies@2020H2``).
+
+Each stage's command, params and outputs come from its declaration
+(:mod:`pipeline.infra.interfaces`), which its command line is built from too; this module gives
+the paths (:mod:`pipeline.graph.files`) and the values only the plan knows."""
 
 from __future__ import annotations
 
