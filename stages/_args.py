@@ -3,7 +3,9 @@
 ``add_options(parser, SomeConfig, title)`` adds one option per dataclass field — its name
 (``--field-name``, or ``metadata["flag"]``), type, default and help all come from the field
 (``pipeline/infra/config.py`` documents the metadata). A field without a default is a required option.
-``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a value the
+``parser_for(interface, __doc__)`` is the whole command line of a stage declared in
+:mod:`pipeline.infra.interfaces` (the declaration the stage graph renders its ``dvc.yaml`` entry
+from). ``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a value the
 dataclass rejects becomes a :class:`pipeline.infra.errors.UserError` (a message, not a traceback).
 ``add_runtime_options``/``runtime_from`` give ``--device`` (default from ``runtime.yaml``,
 :func:`stages._runtime.load_runtime`) and ``--threads`` (default: the recorded
@@ -22,7 +24,8 @@ from typing import Any, Literal, Union
 from pipeline.infra.errors import UserError
 from stages._cli import DEBUG_FLAG
 from pipeline.infra.numerics import check_kernels
-from pipeline.infra.params import NumericsConfig
+from pipeline.infra.interface import REQUIRED, Input, Output, Params, StageInterface, Switch, Value
+from pipeline.infra.params import NumericsConfig, param_key
 from stages._runtime import Runtime, load_runtime
 
 
@@ -67,11 +70,14 @@ def _show(value: Any, none_word: str | None) -> str:
     return str(value)
 
 
-def add_options(parser: argparse.ArgumentParser, cls: type, title: str) -> None:
-    """One option per field of the dataclass ``cls``, in a group called ``title``."""
+def add_options(parser: argparse.ArgumentParser, cls: type, title: str,
+                fields: list[dataclasses.Field] | None = None, keys_as_flags: bool = False) -> None:
+    """One option per field of the dataclass ``cls`` (``fields``, when given), in a group called
+    ``title``; ``keys_as_flags``: each also under its params key (``--plot_words``), the
+    spelling DVC's dict unpacking writes."""
     group = parser.add_argument_group(title)
     hints = typing.get_type_hints(cls)
-    for field in dataclasses.fields(cls):
+    for field in dataclasses.fields(cls) if fields is None else fields:
         hint, optional = _unwrap_optional(hints[field.name])
         none_word = field.metadata.get("none") if optional else None
         kwargs: dict[str, Any] = {"dest": field.name, "help": field.metadata.get("help", "")}
@@ -79,7 +85,7 @@ def add_options(parser: argparse.ArgumentParser, cls: type, title: str) -> None:
         if hint is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
         elif origin is tuple:
-            kwargs.update(nargs="*", type=typing.get_args(hint)[0])
+            kwargs.update(nargs=field.metadata.get("nargs", "*"), type=typing.get_args(hint)[0])
         elif origin is Literal:
             kwargs["choices"] = typing.get_args(hint)
         else:
@@ -92,7 +98,44 @@ def add_options(parser: argparse.ArgumentParser, cls: type, title: str) -> None:
             kwargs["default"] = field.default
             shown = field.metadata.get("shown_default", _show(field.default, none_word))
             kwargs["help"] += f" (default: {shown})"
-        group.add_argument(_flag(field), **kwargs)
+        flags = [_flag(field)]
+        if keys_as_flags and "--" + param_key(field) != flags[0]:
+            flags.append("--" + param_key(field))
+        group.add_argument(*flags, **kwargs)
+
+
+def parser_for(interface: StageInterface, description: str | None) -> argparse.ArgumentParser:
+    """The command line of a declared stage: one option per record of ``interface``, in its
+    order (a settings group as :func:`add_options` makes it), help texts from the declaration."""
+    parser = new_parser(f"python -m {interface.module}", description)
+    for option in interface.options:
+        if isinstance(option, Params):
+            add_options(parser, option.cls, option.title, option.fields(),
+                        keys_as_flags=option.unpack)
+        elif isinstance(option, Switch):
+            parser.add_argument(option.flag, action="store_true", help=option.help)
+        elif isinstance(option, (Input, Output)):
+            many = {"nargs": "+"} if getattr(option, "many", False) else {}
+            parser.add_argument(option.flag, required=option.required, default=None,
+                                help=option.help, **many)
+        else:
+            parser.add_argument(option.flag, **_value_kwargs(option))
+    return parser
+
+
+def _value_kwargs(option: Value) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"type": option.type, "help": option.help, "dest": option.dest}
+    if option.many is not False:
+        kwargs["nargs"] = option.many if option.many is not True else \
+            "+" if option.default is REQUIRED else "*"
+    if option.default is REQUIRED:
+        kwargs["required"] = True
+    else:
+        kwargs["default"] = option.default
+    for key in ("choices", "metavar"):
+        if getattr(option, key) is not None:
+            kwargs[key] = getattr(option, key)
+    return kwargs
 
 
 def build(cls: type, args: argparse.Namespace) -> Any:

@@ -16,23 +16,13 @@ import argparse
 from pipeline.corpus.download import fetch
 from pipeline.infra.io import write_json
 from pipeline.infra.params import ColumnsConfig
-from stages._args import add_options, build
+from pipeline.infra.interfaces.download import INTERFACE
+from stages._args import build, parser_for
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m stages.download", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--source", required=True,
-                        help="http(s) URL or local path of the corpus (params data.source)")
-    parser.add_argument("--out", required=True, help="where to write the copy (atomically)")
-    parser.add_argument("--info", required=True,
-                        help="JSON file recording source, format, sha256, size and "
-                             "uncompressed size")
-    parser.add_argument("--timeout", type=float, default=60.0,
-                        help="network timeout in seconds for URL sources (default: 60)")
-    add_options(parser, ColumnsConfig, "column mapping, checked for tables (params data.columns)")
-    return parser
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

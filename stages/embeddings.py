@@ -28,10 +28,10 @@ from pipeline.infra.device import pick_device
 from pipeline.features.embeddings import adapt_encoder, extract_period, pick_dtype, write_period
 from pipeline.infra.errors import UserError
 from pipeline.infra.identity import corpus_identity, tokenizer_identity
-from pipeline.infra.params import EmbeddingsConfig
 from pipeline.models.hub import check_encoder, load_encoder, load_masked_lm, load_tokenizer_for
 from pipeline.features.tokenizer import load_tokenizer
-from stages._args import add_numerics_options, add_options
+from pipeline.infra.interfaces.embeddings import INTERFACE
+from stages._args import parser_for
 from stages._cli import stage_main
 from pipeline.infra.numerics import check_kernels, configure_torch
 from stages._runtime import load_runtime
@@ -51,25 +51,7 @@ def peak_rss_mb() -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m stages.embeddings", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--period", required=True,
-                        help="the period to embed: a label such as 2020, 2020H2, 2020Q3, 2020-07")
-    parser.add_argument("--abstracts", required=True,
-                        help="corpus Parquet with columns 'date' and 'abstract' "
-                             "(data/corpus/abstracts.parquet)")
-    parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    add_options(parser, EmbeddingsConfig, "encoder and pooling (params embeddings.*)")
-    add_numerics_options(parser)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch CPU threads per process (default: the recorded 2, "
-                             "pipeline/infra/numerics.py; other values give other bytes)")
-    # Not `--nproc`: torchrun's own parser would take it for an abbreviation of its options.
-    parser.add_argument("--processes", type=int, default=None,
-                        help="processes to run, one per GPU, started with torchrun (runtime setting; "
-                             "default: runtime.yaml `nproc` / FUTURELM_NPROC); ignored under torchrun")
-    parser.add_argument("--out", required=True, help="output .safetensors for this period")
-    return parser
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

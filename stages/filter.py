@@ -17,30 +17,14 @@ import argparse
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import parquet_metadata, read_parquet, write_json, write_parquet
 from pipeline.corpus.language import corpus_counts, corpus_headline, filter_papers
-from pipeline.infra.params import FilterConfig
-from stages._args import add_options
+from pipeline.infra.interfaces.filter import INTERFACE
+from stages._args import parser_for
 from stages._cli import stage_main
 from stages._runtime import load_runtime
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m stages.filter", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--papers", required=True, help="input papers Parquet (stage parse)")
-    parser.add_argument("--kept", required=True, help="output Parquet of kept abstracts")
-    parser.add_argument("--dropped", required=True,
-                        help="output Parquet of dropped rows with a 'reason' column")
-    parser.add_argument("--metrics", required=True,
-                        help="output DVC metrics JSON: papers, kept, dropped (metrics/corpus.json)")
-    parser.add_argument("--counts", required=True,
-                        help="output JSON of the counts by reason, language and year "
-                             "(reports/corpus.json)")
-    add_options(parser, FilterConfig, "filters (params filter.*)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="processes for language detection; the result does not depend on "
-                             "it (default: the runtime setting `workers`, runtime.yaml or "
-                             "FUTURELM_WORKERS)")
-    return parser
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

@@ -21,31 +21,26 @@ Backtest scores need every model and the observed counts: stage `forecast_report
 
 from __future__ import annotations
 
+import argparse
 import sys
-import time
 from pathlib import Path
 
-from pipeline.infra.device import pick_device
-from pipeline.infra.numerics import configure_torch
-from pipeline.infra.errors import UserError
-from pipeline.corpus.periods import in_time_order, shift
-from pipeline.forecast.half import half_a_forecast, why_no_half
-from pipeline.forecast.vocabulary import period_history, reference_texts, vocabulary_forecast
-from pipeline.models.future_lm import load_future_lm
-from pipeline.models.generation import GenerationSettings, generate_abstracts
-from pipeline.infra.io import atomic_path, write_json, write_parquet
-from pipeline.models.encoding import encode_for_model
-from pipeline.infra.config import ScoreConfig
-from pipeline.infra.precision import PRECISIONS, compute_precision
 from pipeline.features.tokenizer import load_tokenizer
+from pipeline.forecast.model_forecast import forecast_model, write_forecast
+from pipeline.infra.config import ScoreConfig
+from pipeline.infra.device import pick_device
+from pipeline.infra.errors import UserError
+from pipeline.infra.numerics import configure_torch
 from pipeline.infra.params import ForecastConfig
+from pipeline.infra.precision import PRECISIONS
+from pipeline.models.future_lm import load_future_lm
+from pipeline.models.generation import GenerationSettings
 from pipeline.training.run import attach_cache
 from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
 from stages._cli import stage_main
 
 
-@stage_main
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
     p = new_parser("python -m stages.forecast", __doc__)
     p.add_argument("--model", required=True, help="trained model folder (data/models/<variant>-s<seed>)")
     p.add_argument("--abstracts", required=True,
@@ -66,8 +61,12 @@ def main(argv: list[str] | None = None) -> None:
                    help="numeric precision of the forward passes and generation, as scoring's "
                         "(params score.precision; pipeline/infra/precision.py)")
     add_runtime_options(p)
-    args = p.parse_args(argv)
+    return p
 
+
+@stage_main
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
     settings = build(GenerationSettings, args)
     runtime = runtime_from(args)
     configure_torch(runtime.threads, args.kernels)
@@ -78,46 +77,10 @@ def main(argv: list[str] | None = None) -> None:
         raise UserError("--period is required: the stage graph passes the resolved label",
                         fix="run `make graph` (forecast.period null becomes the period after the "
                             "last one known), or pass --period")
-    target, backtests = args.period, in_time_order(args.backtest_periods)
-    history = period_history(model, target, args.frequencies, args.embeddings,
-                             f"forecast {target}", args.tokenizer)   # fail early: before any pass
-    vocab, info = {}, {}
-    with compute_precision(model.device, args.precision):   # as the score stage's passes
-        for period in in_time_order({*backtests, target}):
-            start, before = time.perf_counter(), shift(period, -1)
-            encoded, _ = encode_for_model(tok, reference_texts(args.abstracts, period),
-                                          model.context_length)
-            vocab[period] = vocabulary_forecast(model, encoded, period, args.frequencies,
-                                                args.embeddings, args.batch_size, tok.eos_token_id,
-                                                args.tokenizer)
-            n_positions = sum(len(ids) - 1 for ids in encoded)
-            half = half_a_forecast(model, tok, args.abstracts, period, args.frequencies,
-                                   args.batch_size, args.tokenizer)
-            if half is not None:
-                vocab[period] = vocab[period].join(half[0])
-            info[period] = {"reference_period": before, "n_contexts": len(encoded),
-                            "n_positions": n_positions,
-                            "half_a": {"n_contexts": half[1]} if half else
-                            {"n_contexts": None, "why_not": why_no_half(model)}}
-            print(f"{model.variant}: vocabulary of {period} from {len(encoded)} abstracts of "
-                  f"{before} ({n_positions} positions) in {time.perf_counter() - start:.1f} s",
-                  file=sys.stderr)
-        start = time.perf_counter()
-        gens = generate_abstracts(model, tok, history, settings, desc=f"{target} generation")
-    gens["period"] = target
-    print(f"{model.variant}: {len(gens)} abstracts for {target} in "
-          f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
-
-    with atomic_path(args.out) as tmp:
-        tmp.mkdir()
-        for period, frame in vocab.items():
-            write_parquet(frame, Path(tmp) / f"vocab_{period}.parquet",
-                          metadata={"period": period, "variant": model.variant})
-        write_parquet(gens, Path(tmp) / f"generations_{target}.parquet",
-                      metadata={"generation_settings": settings.to_json(), "variant": model.variant})
-        write_json({"variant": model.variant, "seed": model.seed, "forecast_period": target,
-                    "backtest_periods": backtests, "periods": info,
-                    "context_length": model.context_length}, Path(tmp) / "forecast.json")
+    result = forecast_model(model, tok, args.period, args.backtest_periods, args.abstracts,
+                            args.frequencies, args.embeddings, args.tokenizer, args.batch_size,
+                            args.precision, settings)
+    write_forecast(args.out, result, model, settings)
     served = f" ({memo.hits} batches from the cache, {memo.misses} ran the LM)" if memo else ""
     print(f"wrote {args.out}{served}", file=sys.stderr)
 

@@ -11,19 +11,13 @@ from pipeline.corpus.by_period import period_abstracts
 from pipeline.features.frequencies import count_tokens, write_period
 from pipeline.infra.identity import corpus_identity, tokenizer_identity
 from pipeline.features.tokenizer import load_tokenizer
+from pipeline.infra.interfaces.frequencies import INTERFACE
+from stages._args import parser_for
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m stages.frequencies", description=__doc__)
-    parser.add_argument("--period", required=True,
-                        help="the period to count: a label such as 2020, 2020H2, 2020Q3, 2020-07")
-    parser.add_argument("--abstracts", required=True,
-                        help="corpus Parquet with columns 'date' and 'abstract' "
-                             "(data/corpus/abstracts.parquet)")
-    parser.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    parser.add_argument("--out", required=True, help="output Parquet for this period")
-    return parser
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

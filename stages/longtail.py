@@ -11,77 +11,34 @@ types by bin, for DVC plots) with a PNG beside it.
 
 from __future__ import annotations
 
-import os
+import argparse
 import sys
-from pathlib import Path
 
-
-from pipeline.corpus.periods import span
-from pipeline.evaluation.unigram import summed_counts
-from pipeline.features.tokenizer import load_tokenizer
-from pipeline.features.words import WordPieces, token_texts
 from pipeline.infra.errors import UserError
-from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.params import LongtailConfig
-from pipeline.reports.figures import line_panels
-from pipeline.reports.longtail_report import longtail_frame, markdown, metrics_json, plot_frame
-from stages._args import add_options, build, new_parser
+from pipeline.reports.longtail_report import longtail_frame, training_words, write_longtail
+from pipeline.infra.interfaces.longtail import INTERFACE
+from stages._args import build, parser_for
 from stages._cli import stage_main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main
 def main(argv: list[str] | None = None) -> None:
-    p = new_parser("python -m stages.longtail", __doc__)
-    p.add_argument("--scores", required=True, help="folder of score folders (data/scores)")
-    p.add_argument("--variants", nargs="+", required=True, help="variants, in table order")
-    p.add_argument("--seeds", nargs="+", type=int, required=True, help="training seeds")
-    p.add_argument("--dev", required=True, help="the dev period, a label (split.dev)")
-    p.add_argument("--test", required=True, help="the test period, a label (split.test)")
-    p.add_argument("--train-periods", nargs=2, required=True, metavar=("FIRST", "LAST"),
-                   help="first and last training period (split.train_first, split.train_last): "
-                        "their counts give each word's frequency bin and the baselines")
-    p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    p.add_argument("--frequencies", required=True,
-                   help="per-period frequency folder (data/features/frequencies)")
-    add_options(p, LongtailConfig, "long-tail metrics (params longtail.*)")
-    p.add_argument("--out", required=True, help="Markdown report (reports/longtail.md)")
-    p.add_argument("--metrics-dir", required=True,
-                   help="DVC metrics, one small JSON per model (metrics/longtail)")
-    p.add_argument("--details", required=True, help="every row as JSON (reports/longtail.json)")
-    p.add_argument("--plot", required=True, help="CSV plots/longtail.csv (+ .png beside it)")
-    args = p.parse_args(argv)
+    args = build_parser().parse_args(argv)
     config = build(LongtailConfig, args)
     if not 1 <= config.mid_min <= config.high_min:
         raise UserError(f"longtail bins need 1 <= mid_min <= high_min, got mid_min="
                         f"{config.mid_min}, high_min={config.high_min}", path="longtail.mid_min")
     edges = (config.high_min, config.mid_min)
-    try:
-        train = span(*args.train_periods)
-    except ValueError as err:
-        raise UserError(f"--train-periods {' '.join(args.train_periods)}: {err}",
-                        path="split.train_first") from None
-    counts = summed_counts(Path(args.frequencies) / f"{period}.parquet" for period in train)
-    pieces = WordPieces.from_texts(token_texts(load_tokenizer(args.tokenizer), counts.size))
+    counts, pieces = training_words(args.frequencies, args.train_periods, args.tokenizer)
     frame = longtail_frame(args.scores, args.variants, args.seeds,
                            {"test": args.test, "dev": args.dev}, pieces, counts, edges, config.seed)
-
-    png = Path(args.plot).with_suffix(".png")
-    link = os.path.relpath(png.resolve(), Path(args.out).resolve().parent)
-    with atomic_path(args.out) as tmp:
-        tmp.write_text("# Long-tail word prediction\n\n" + markdown(frame, edges, config.seed)
-                       + f"\n![types by training-frequency bin]({link})\n", encoding="utf-8")
-    with atomic_path(args.metrics_dir) as tmp:
-        tmp.mkdir()
-        for model, entry in metrics_json(frame).items():
-            write_json(entry, Path(tmp) / f"{model}.json")
-    write_json({"edges": {"high_min": config.high_min, "mid_min": config.mid_min},
-                "ugrm_seed": config.seed, "rows": frame.to_dict(orient="records")}, args.details)
-    plot = plot_frame(frame)
-    with atomic_path(args.plot) as tmp:
-        plot.to_csv(tmp, index=False, float_format="%.6g")
-    line_panels(plot, "bin", ["T1", "T10"], "model", png,
-                [f"types T1 by training-frequency bin ({args.test})",
-                 f"types T10 by training-frequency bin ({args.test})"], categorical_x=True)
+    write_longtail(frame, edges, config.seed, args.test, args.out, args.metrics_dir, args.details,
+                   args.plot)
     print(f"wrote {args.out}, {args.metrics_dir}/, {args.details} and {args.plot}", file=sys.stderr)
 
 

@@ -14,7 +14,6 @@ reason are printed. A file without a single usable document is an error.
 from __future__ import annotations
 
 import argparse
-import os
 from collections import Counter
 
 from pipeline.corpus.anthology import parse_file
@@ -22,22 +21,13 @@ from pipeline.corpus.formats import detect
 from pipeline.corpus.tables import nothing_usable, read_table, reason_kind
 from pipeline.infra.io import write_parquet
 from pipeline.infra.params import ColumnsConfig
-from stages._args import add_options, build
+from pipeline.infra.interfaces.parse import INTERFACE
+from stages._args import build, parser_for
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m stages.parse", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--raw", required=True, help="the corpus copy to parse (stage download)")
-    parser.add_argument("--papers", required=True, help="output Parquet of parsed papers")
-    parser.add_argument("--rejects", required=True,
-                        help="output Parquet of rejected rows (key, line, reason, raw)")
-    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
-                        help="processes parsing parts of a BibTeX file; the output does not "
-                             "depend on it (default: min(2, CPUs))")
-    add_options(parser, ColumnsConfig, "column mapping, ignored for BibTeX (params data.columns)")
-    return parser
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

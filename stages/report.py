@@ -13,32 +13,18 @@ the section "CM anchors and fluency" and its `cm-anchor` verdicts.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 
-import pandas as pd
-
-from pipeline.corpus.periods import span
 from pipeline.infra.errors import UserError
-from pipeline.reports.figures import results_figures
-from pipeline.infra.io import atomic_path, write_csv, write_json
-from pipeline.models.registry import display_name
-from pipeline.evaluation.content import load_stopwords
-from pipeline.reports.cm_anchors_report import AnchorInputs
-from pipeline.reports.model_verdicts import report_verdicts
-from pipeline.stats.verdict import Verdict, to_records
-from pipeline.reports.results import (bucket_frame, bucket_plot_frame, details_json, headline,
-                                      load_runs, plot_rows, render, summarize, unigram_reference)
-from pipeline.evaluation.staleness import last_corpus_date, staleness_frame, staleness_markdown
 from pipeline.infra.params import ReportConfig
+from pipeline.models.registry import display_name
+from pipeline.reports.figures import results_figures
+from pipeline.reports.results_report import ReportFiles, build_report, write_report
 from stages._args import add_options
 from stages._cli import stage_main
 
 
-@stage_main
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m stages.report", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scores", required=True, help="folder of score folders (data/scores)")
@@ -73,75 +59,30 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--plots", required=True, help="CSV for DVC plots (plots/results.csv)")
     p.add_argument("--staleness", required=True, help="CSV plots/staleness.csv (+ .png beside it)")
     p.add_argument("--buckets", required=True, help="CSV plots/buckets.csv (+ .png beside it)")
-    args = p.parse_args(argv)
+    return p
 
+
+@stage_main
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
     given = [a for a in ANCHOR_ARGS if getattr(args, a.replace("-", "_")) is not None]
     if given and len(given) != len(ANCHOR_ARGS):
         raise UserError(f"the CM anchors need --{', --'.join(ANCHOR_ARGS)} together")
     if args.examples < 0:
         raise UserError(f"--examples must be >= 0, got {args.examples}", path="report.examples")
-    report = build_report(args)
-    write_report(report, args)
+    files = ReportFiles(args.out, args.metrics_dir, args.details, args.plots, args.staleness,
+                        args.buckets)
+    anchors = None if args.abstracts is None else (
+        args.train_split, args.dev, args.test, args.abstracts, args.stopwords)
+    report = build_report(args.scores, args.variants, args.seeds, args.baseline, args.examples,
+                          args.frequencies, args.window, args.train_periods, args.corpus_counts,
+                          anchors, files)
+    write_report(report, files, args.baseline)
     results_figures(report.staleness, report.buckets, report.pngs, display_name(args.baseline))
     print(f"wrote {args.out}, {args.metrics_dir}/, {args.details} and the plots", file=sys.stderr)
 
 
 ANCHOR_ARGS = ("train-split", "dev", "test", "abstracts", "stopwords")
-
-
-@dataclass(frozen=True)
-class Report:
-    """Everything the stage writes: the Markdown, the per-variant summary (metrics, plot rows),
-    the staleness and bucket tables (CSVs and figures) and the figures' paths."""
-
-    text: str
-    summary: dict[str, dict]
-    staleness: pd.DataFrame
-    buckets: pd.DataFrame
-    pngs: dict[str, str]
-    verdicts: list[Verdict]
-
-
-def build_report(args: argparse.Namespace) -> Report:
-    runs = load_runs(args.scores, args.variants, args.seeds)
-    summary = summarize(runs, args.variants, args.seeds, args.baseline)
-    names = {v: display_name(v) for v in args.variants}
-    stale = staleness_frame(summary, names)
-    buckets = bucket_frame(runs, args.variants, args.seeds, args.frequencies, args.window,
-                           args.baseline)
-    first, last = args.train_periods
-    try:
-        train = span(first, last)
-    except ValueError as err:
-        raise UserError(f"--train-periods {first} {last}: {err}", path="split.train_first") from None
-    unigram = unigram_reference(runs, args.frequencies, train)
-    pngs = {k: str(Path(path).with_suffix(".png")) for k, path in
-            (("staleness", args.staleness), ("buckets", args.buckets))}
-    report_dir = Path(args.out).resolve().parent
-    figures = {k: os.path.relpath(Path(v).resolve(), report_dir) for k, v in pngs.items()}
-    anchors = None if args.abstracts is None else AnchorInputs(
-        args.train_split, args.dev, args.test, args.abstracts, load_stopwords(args.stopwords))
-    verdicts, sections = report_verdicts(runs, args.variants, args.seeds, args.baseline, anchors)
-    text = render(runs, summary, args.variants, args.seeds, args.examples,
-                  buckets=buckets, window=args.window, figures=figures,
-                  staleness=staleness_markdown(stale, last_corpus_date(args.corpus_counts)),
-                  unigram=unigram, sections=sections)
-    return Report(text, summary, stale, buckets, pngs, verdicts)
-
-
-def write_report(report: Report, args: argparse.Namespace) -> None:
-    """The Markdown, one metrics file per variant, their details, and the CSVs for DVC plots."""
-    with atomic_path(args.out) as tmp:
-        tmp.write_text(report.text, encoding="utf-8")
-    with atomic_path(args.metrics_dir) as tmp:
-        tmp.mkdir()
-        for variant, entry in report.summary.items():
-            write_json(headline(entry, variant), Path(tmp) / f"{variant}.json")
-    write_json({**details_json(report.summary, args.baseline),
-                "verdicts": to_records(report.verdicts)}, args.details)
-    write_csv(plot_rows(report.summary), args.plots)
-    write_csv(report.staleness, args.staleness)
-    write_csv(bucket_plot_frame(report.buckets), args.buckets)
 
 
 if __name__ == "__main__":

@@ -25,29 +25,13 @@ from pipeline.corpus.splits import (
     period_rejects,
 )
 from pipeline.infra.io import atomic_path, read_parquet, write_parquet
-from pipeline.infra.params import SplitConfig
-from stages._args import add_options
+from pipeline.infra.interfaces.split import INTERFACE
+from stages._args import parser_for
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m stages.split", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--abstracts", required=True, help="kept abstracts Parquet (stage filter)")
-    parser.add_argument("--out-dir", required=True,
-                        help="folder for train.parquet, dev.parquet and test.parquet")
-    add_options(parser, SplitConfig, "periods (params split.*)")
-    parser.add_argument("--window", type=int, required=True,
-                        help="history window m in periods (params features.window)")
-    parser.add_argument("--needs", nargs="*", default=[], metavar="LABEL",
-                        help="other periods some stage reads (scored, forecast, report periods "
-                             "and their histories); the stage graph lists them")
-    parser.add_argument("--rejects", required=True,
-                        help="output Parquet: key, date, reason of documents without a period")
-    parser.add_argument("--counts-plot", required=True,
-                        help="output CSV: period, abstracts, split (train/dev/test/history, read: "
-                             "only by a later stage, e.g. scored; unused)")
-    return parser
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

@@ -16,22 +16,13 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path, read_parquet, write_json
 from pipeline.models.hub import check_causal_lm, load_tokenizer_for
 from pipeline.features.tokenizer import ensure_special_tokens, train_scratch_tokenizer
-from pipeline.infra.params import TokenizerConfig
-from stages._args import add_options
+from pipeline.infra.interfaces.tokenizer import INTERFACE
+from stages._args import parser_for
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m stages.tokenizer", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--base", required=True,
-                        help="'scratch' (train a byte-level BPE) or a causal LM's hub id / local "
-                             "path (params lm.base)")
-    add_options(parser, TokenizerConfig, "scratch BPE (params tokenizer.*)")
-    parser.add_argument("--train", required=True,
-                        help="training split Parquet (column 'abstract'); only read with --base scratch")
-    parser.add_argument("--out", required=True, help="output tokenizer folder (written atomically)")
-    return parser
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

@@ -10,22 +10,23 @@ The README and the reports quote records of this file by their id.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from pipeline.infra.io import read_json, write_json
 from pipeline.stats.collect import collect, summary_lines
-from stages._args import new_parser
+from pipeline.infra.interfaces.verdicts import INTERFACE
+from stages._args import parser_for
 from stages._cli import stage_main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main
 def main(argv: list[str] | None = None) -> None:
-    p = new_parser("python -m stages.verdicts", __doc__)
-    p.add_argument("--inputs", nargs="+", required=True,
-                   help="the report stages' JSON outputs holding a 'verdicts' list "
-                        "(reports/results.json reports/forecast.json ...)")
-    p.add_argument("--out", required=True, help="the collected records (reports/verdicts.json)")
-    args = p.parse_args(argv)
+    args = build_parser().parse_args(argv)
     document = collect({path: read_json(path) for path in args.inputs})
     write_json(document, args.out)
     print("\n".join([f"wrote {args.out}: {len(document['verdicts'])} verdicts",   # type: ignore[arg-type]

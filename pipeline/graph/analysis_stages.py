@@ -10,6 +10,7 @@ from pipeline.graph.files import (ABSTRACTS, SEMANTIC_BENCHMARK, SEMANTIC_METRIC
                                   SEMANTIC_SCORES, STOPWORDS, TOKENIZER, VERDICT_SOURCES,
                                   VERDICTS, feature_files)
 from pipeline.graph.plan import Plan
+from pipeline.infra.interfaces import verdicts
 
 
 # The learned methods' settings: params of semantic_benchmark, read by both stages (one source).
@@ -88,8 +89,5 @@ def semantic_benchmark_stage(plan: Plan, code: Code) -> dict[str, Any]:
 
 def verdicts_stage(code: Code) -> dict[str, Any]:
     """Collects the report stages' verdict records into one file (stage `verdicts`)."""
-    return {
-        "cmd": f"python -m stages.verdicts --inputs {' '.join(VERDICT_SOURCES)} --out {VERDICTS}",
-        "deps": [*code("verdicts"), *VERDICT_SOURCES],
-        "outs": [{VERDICTS: {"cache": False}}],
-    }
+    return verdicts.INTERFACE.entry({"inputs": list(VERDICT_SOURCES), "out": VERDICTS},
+                                    code=code("verdicts"))

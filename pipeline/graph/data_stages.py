@@ -1,6 +1,10 @@
 """The stages before any model: the graph check, the corpus, the splits, the tokenizer and the
 per-period features (``foreach`` over exactly the period labels :class:`pipeline.graph.plan.Plan`
-derives from the structural params, so a stage is named ``frequencies@2020H2``)."""
+derives from the structural params, so a stage is named ``frequencies@2020H2``).
+
+Each stage's command, params and outputs come from its declaration
+(:mod:`pipeline.infra.interfaces`), which its command line is built from too; this module gives
+the paths (:mod:`pipeline.graph.files`) and the values only the plan knows."""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from pipeline.graph.files import (
     CORPUS_METRICS,
     DEV,
     DOWNLOAD_INFO,
+    EMB,
+    FREQ,
     PAPERS,
     PERIOD_COUNTS,
     PERIOD_REJECTS,
@@ -25,14 +31,9 @@ from pipeline.graph.files import (
     feature_files,
 )
 from pipeline.graph.plan import STRUCTURE, Plan
-
-# embeddings.* flags, each passed as --<key> ${embeddings.<key>} and declared as a param.
-EMBEDDING_KEYS = ["encoder", "layer", "batch_size", "max_length", "stride", "dtype", "device",
-                  "adapt_epochs"]
-
-
-def _flags(section: str, keys: list[str]) -> str:
-    return " ".join(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for k in keys)
+from pipeline.infra.interfaces import download, embeddings, frequencies, frequency_plot, parse, split
+from pipeline.infra.interfaces import filter as corpus_filter
+from pipeline.infra.interfaces import tokenizer
 
 
 def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
@@ -44,66 +45,28 @@ def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
             "params": STRUCTURE,
             "outs": [STAMP],
         },
-        "download": {
-            # ${data.columns} unpacks to --id X --date Y --title Z --text W (DVC dict syntax)
-            "cmd": "python -m stages.download --source ${data.source} ${data.columns} "
-                   f"--out {RAW} --info {DOWNLOAD_INFO}",
-            "deps": [*code("download"), STAMP],
-            "params": ["data.source", "data.columns"],
-            # persist: DVC would delete the previous export before the command runs; kept, a
-            # failed download (atomic write) leaves the last good copy in place.
-            "outs": [{RAW: {"persist": True}}, {DOWNLOAD_INFO: {"cache": False}}],
-        },
-        "parse": {
-            "cmd": f"python -m stages.parse --raw {RAW} ${{data.columns}} "
-                   f"--papers {PAPERS} --rejects data/corpus/parse_rejects.parquet",
-            "deps": [*code("parse"), RAW],
-            "params": ["data.columns"],
-            "outs": [PAPERS, "data/corpus/parse_rejects.parquet"],
-        },
-        "filter": {
-            "cmd": f"python -m stages.filter --papers {PAPERS} "
-                   f"--kept {ABSTRACTS} --dropped data/corpus/filtered_out.parquet "
-                   f"--metrics {CORPUS_METRICS} --counts {CORPUS_COUNTS} "
-                   "--language ${filter.language} --acl-rules ${filter.acl_rules} "
-                   "--seed ${filter.seed} --min-words ${filter.min_words}",
-            "deps": [*code("filter"), PAPERS],
-            "params": ["filter.language", "filter.seed", "filter.min_words", "filter.acl_rules"],
-            "outs": [ABSTRACTS, "data/corpus/filtered_out.parquet",
-                     {CORPUS_COUNTS: {"cache": False}}],
-            "metrics": [{CORPUS_METRICS: {"cache": False}}],
-        },
-        "split": {
-            "cmd": f"python -m stages.split --abstracts {ABSTRACTS} --out-dir data/splits "
-                   "--period ${split.period} "
-                   "--train-first ${split.train_first} --train-last ${split.train_last} "
-                   "--dev ${split.dev} --test ${split.test} "
-                   "--min-documents ${split.min_documents} --window ${features.window} "
-                   + _needs(plan) + f"--rejects {PERIOD_REJECTS} --counts-plot {PERIOD_COUNTS}",
-            "deps": [*code("split"), ABSTRACTS],
-            "params": ["split", "features.window"],
-            "outs": [TRAIN, DEV, TEST, PERIOD_REJECTS],
-            # rows in time order; labels of one kind also sort alphabetically in time (zero-
-            # padded: 2020-09 < 2020-10, 2020H2 < 2021H1), which is how vega-lite orders the bars
-            "plots": [{PERIOD_COUNTS: {
-                "cache": False, "x": "abstracts", "y": "period", "template": "bar_horizontal"}}],
-        },
-        "tokenizer": {
-            "cmd": "python -m stages.tokenizer --base ${lm.base} "
-                   f"--vocab-size ${{tokenizer.vocab_size}} --train {TRAIN} --out {TOKENIZER}",
-            "deps": [*code("tokenizer"), TRAIN],
-            "params": ["lm.base", "tokenizer.vocab_size"],
-            "outs": [TOKENIZER],
-        },
+        "download": download.INTERFACE.entry(
+            {"out": RAW, "info": DOWNLOAD_INFO}, code=code("download"), deps=[STAMP]),
+        "parse": parse.INTERFACE.entry(
+            {"raw": RAW, "papers": PAPERS, "rejects": "data/corpus/parse_rejects.parquet"},
+            code=code("parse")),
+        "filter": corpus_filter.INTERFACE.entry(
+            {"papers": PAPERS, "kept": ABSTRACTS, "dropped": "data/corpus/filtered_out.parquet",
+             "metrics": CORPUS_METRICS, "counts": CORPUS_COUNTS}, code=code("filter")),
+        "split": split.INTERFACE.entry(
+            {"abstracts": ABSTRACTS, "out_dir": "data/splits", "needs": _needs(plan),
+             "rejects": PERIOD_REJECTS, "counts_plot": PERIOD_COUNTS},
+            files={"out_dir": [TRAIN, DEV, TEST]}, code=code("split")),
+        "tokenizer": tokenizer.INTERFACE.entry(
+            {"train": TRAIN, "out": TOKENIZER}, code=code("tokenizer")),
     }
 
 
-def _needs(plan: Plan) -> str:
-    """``--needs`` with the periods the split stage does not read itself but later stages read
-    the documents of (scored, forecast and report periods and their histories), or nothing."""
+def _needs(plan: Plan) -> list[str]:
+    """The periods the split stage does not read itself but later stages read the documents of
+    (scored, forecast and report periods and their histories)."""
     own = span(shift(plan.train_periods[0], -plan.window), plan.test)  # the split's own check
-    extra = [p for p in plan.text_periods if p not in own]
-    return f"--needs {' '.join(extra)} " if extra else ""
+    return [p for p in plan.text_periods if p not in own]
 
 
 def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
@@ -111,34 +74,16 @@ def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
     variant reads them (no ``embeddings`` stage otherwise)."""
     freq_periods, emb_periods = plan.periods("frequencies"), plan.periods("embeddings")
     freq_files = feature_files(["frequencies"], freq_periods)
+    per_period = {"period": "${item}", "abstracts": ABSTRACTS, "tokenizer": TOKENIZER}
     stages: dict[str, Any] = {
-        "frequencies": {"foreach": freq_periods, "do": {
-            "cmd": "python -m stages.frequencies --period ${item} "
-                   f"--abstracts {ABSTRACTS} --tokenizer {TOKENIZER} "
-                   "--out data/features/frequencies/${item}.parquet",
-            "deps": [*code("frequencies"), ABSTRACTS, TOKENIZER],
-            "outs": ["data/features/frequencies/${item}.parquet"],
-        }},
-        "frequency_plot": {
-            "cmd": "python -m stages.frequency_plot --frequencies " + " ".join(freq_files)
-                   + f" --tokenizer {TOKENIZER} ${{frequencies}} --out plots/word_frequencies.csv"
-                   " --png plots/word_frequencies.png",
-            "deps": [*code("frequency_plot"), *freq_files, TOKENIZER],
-            "params": ["frequencies.plot_words"],
-            # by_word (.dvc/plots/by_word.json): one line per word of the long CSV
-            "plots": [{"plots/word_frequencies.csv": {
-                          "cache": False, "x": "period", "y": "log_freq", "template": "by_word"}},
-                      {"plots/word_frequencies.png": {"cache": False}}],
-        },
+        "frequencies": {"foreach": freq_periods, "do": frequencies.INTERFACE.entry(
+            {**per_period, "out": FREQ.format("${item}")}, code=code("frequencies"))},
+        "frequency_plot": frequency_plot.INTERFACE.entry(
+            {"frequencies": freq_files, "tokenizer": TOKENIZER,
+             "out": "plots/word_frequencies.csv", "png": "plots/word_frequencies.png"},
+            code=code("frequency_plot")),
     }
     if emb_periods:
-        stages["embeddings"] = {"foreach": emb_periods, "do": {
-            "cmd": "python -m stages.embeddings --period ${item} "
-                   f"--abstracts {ABSTRACTS} --tokenizer {TOKENIZER} "
-                   + _flags("embeddings", EMBEDDING_KEYS)
-                   + " --out data/features/embeddings/${item}.safetensors",
-            "deps": [*code("embeddings"), ABSTRACTS, TOKENIZER],
-            "params": [f"embeddings.{k}" for k in EMBEDDING_KEYS],
-            "outs": ["data/features/embeddings/${item}.safetensors"],
-        }}
+        stages["embeddings"] = {"foreach": emb_periods, "do": embeddings.INTERFACE.entry(
+            {**per_period, "out": EMB.format("${item}")}, code=code("embeddings"))}
     return stages

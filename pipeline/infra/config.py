@@ -9,6 +9,7 @@ profile's values. Field metadata used by the option builder:
 * ``help``: the option's help text;
 * ``flag``: the option's name when it is not ``--<field-name>``;
 * ``none``: the word that stands for ``None`` on the command line (``--alpha learned``);
+* ``nargs``: a tuple field's ``nargs`` when it is not ``*`` (``+``: at least one value);
 * ``shown_default``: how ``--help`` describes the default, when the value itself would not say;
 * ``identity: False``: the field cannot change the result (how often to checkpoint), so it is
   left out of the run's identity (:func:`identity`) and changing it never restarts a run.

@@ -114,7 +114,7 @@ class FrequenciesConfig:
 
     plot_words: tuple[str, ...] = field(default=("neural", "embedding", "bert", "transformer",
                                                  "pretraining"), metadata=_help(
-        "words whose frequency over the years is plotted"))
+        "words whose frequency over the years is plotted", nargs="+"))
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,22 @@ def scatter_panels(frame: pd.DataFrame, x: str, y: str, panel: str, group: str,
     _save(fig, path)
 
 
+def word_frequency_figure(table: pd.DataFrame, path: str | os.PathLike[str]) -> None:
+    """One line per word of the long table (period, word, log_freq): the word-frequency plot."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for word, part in table.groupby("word", sort=False):
+        ax.plot(part["period"].map(ordinal), part["log_freq"], marker="o", label=word)
+    kind = kind_of(table["period"].iloc[0])
+    if kind != "year":  # ordinals are years for years; other kinds get their labels
+        ticks = sorted(set(table["period"]), key=ordinal)
+        ax.set_xticks([ordinal(t) for t in ticks], ticks, rotation=45, ha="right")
+    ax.set_xlabel(kind)
+    ax.set_ylabel("log relative frequency")
+    ax.legend()
+    fig.tight_layout()
+    _save(fig, path)
+
+
 def notice(path: str | os.PathLike[str], text: str) -> None:
     """A PNG that only says ``text``: a declared plot whose data could not be made."""
     fig, ax = plt.subplots(figsize=(6, 1.2))

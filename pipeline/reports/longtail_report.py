@@ -10,7 +10,8 @@ seeded). Both propose only word-starting tokens (a space, then a word), so they 
 first word of an abstract, which has no space before it; the models can.
 
 All three views come from one long table (:func:`longtail_frame`): the Markdown section, the
-compact DVC metrics (test split, all bins) and the plot of types by bin.
+compact DVC metrics (test split, all bins) and the plot of types by bin
+(:func:`write_longtail` writes them all).
 """
 
 from __future__ import annotations
@@ -23,13 +24,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline.corpus.periods import span
 from pipeline.evaluation.layout import positions_file
 from pipeline.evaluation.longtail import (ALL, BINS, freq_baseline_predictions, longtail_from_hits,
                                           longtail_table, unigram_baseline_predictions)
-from pipeline.features.words import WordPieces, whole_word_positions
-from pipeline.infra.io import read_parquet
+from pipeline.evaluation.unigram import summed_counts
+from pipeline.features.tokenizer import load_tokenizer
+from pipeline.features.words import WordPieces, token_texts, whole_word_positions
+from pipeline.infra.errors import UserError
+from pipeline.infra.io import atomic_path, read_parquet, write_json
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import display_name
+from pipeline.reports.figures import line_panels
 
 BASELINES = ("freq", "ugrm")
 COLUMNS = ("model", "split", "period", "bin", "n", "n_types", "acc@1", "acc@10", "T1", "T10", "seeds")
@@ -165,3 +171,39 @@ def plot_frame(frame: pd.DataFrame, split: str = "test") -> pd.DataFrame:
     out["bin"] = out["bin"].map({b: f"{i}: {b}" for i, b in enumerate(BINS, 1)})
     return out
 
+
+
+def training_words(frequencies: str | os.PathLike[str], train_periods: Sequence[str],
+                   tokenizer: str | os.PathLike[str]) -> tuple[np.ndarray, WordPieces]:
+    """The training periods' summed token counts (``first``, ``last``: the span's frequency
+    files) and the tokenizer's word pieces (which targets are one whole word)."""
+    try:
+        train = span(*train_periods)
+    except ValueError as err:
+        raise UserError(f"--train-periods {' '.join(train_periods)}: {err}",
+                        path="split.train_first") from None
+    counts = summed_counts(Path(frequencies) / f"{period}.parquet" for period in train)
+    return counts, WordPieces.from_texts(token_texts(load_tokenizer(tokenizer), counts.size))
+
+
+def write_longtail(frame: pd.DataFrame, edges: tuple[int, int], seed: int, test: str,
+                   out: str, metrics_dir: str, details: str, plot: str) -> None:
+    """The Markdown report (``out``), one DVC metrics JSON per model (``metrics_dir``), every
+    row (``details``) and the CSV ``plot`` of test types by bin with its PNG beside it."""
+    png = Path(plot).with_suffix(".png")
+    link = os.path.relpath(png.resolve(), Path(out).resolve().parent)
+    with atomic_path(out) as tmp:
+        tmp.write_text("# Long-tail word prediction\n\n" + markdown(frame, edges, seed)
+                       + f"\n![types by training-frequency bin]({link})\n", encoding="utf-8")
+    with atomic_path(metrics_dir) as tmp:
+        tmp.mkdir()
+        for model, entry in metrics_json(frame).items():
+            write_json(entry, Path(tmp) / f"{model}.json")
+    write_json({"edges": {"high_min": edges[0], "mid_min": edges[1]},
+                "ugrm_seed": seed, "rows": frame.to_dict(orient="records")}, details)
+    table = plot_frame(frame)
+    with atomic_path(plot) as tmp:
+        table.to_csv(tmp, index=False, float_format="%.6g")
+    line_panels(table, "bin", ["T1", "T10"], "model", png,
+                [f"types T1 by training-frequency bin ({test})",
+                 f"types T10 by training-frequency bin ({test})"], categorical_x=True)

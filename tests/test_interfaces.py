@@ -1,0 +1,171 @@
+"""Each declared stage's command line and its dvc.yaml entry come from one declaration
+(pipeline/infra/interfaces/), so the options the graph passes are exactly those the stage takes."""
+
+import importlib
+import pkgutil
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+import pipeline.infra.interfaces
+from pipeline.graph.defaults import SCHEMA, TEMPLATE, command_text
+from pipeline.infra.interface import Input, Output, Params, StageInterface, Switch, Value
+from pipeline.infra.params import FilterConfig, option_name
+
+REPO = Path(__file__).resolve().parents[1]
+DECLARED = {m.name: importlib.import_module(f"pipeline.infra.interfaces.{m.name}").INTERFACE
+            for m in pkgutil.iter_modules(pipeline.infra.interfaces.__path__)
+            if hasattr(importlib.import_module(f"pipeline.infra.interfaces.{m.name}"), "INTERFACE")}
+# Appended to every torch stage's command by the graph (pipeline.graph.build.with_numerics).
+NUMERICS = "--kernels"
+
+
+def _entries(name: str) -> list[tuple[dict, str | None]]:
+    """Every dvc.yaml entry that runs stage ``name``, with its first ``foreach`` item."""
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    found = []
+    for stage in stages.values():
+        spec, item = (stage["do"], stage["foreach"][0]) if "do" in stage else (stage, None)
+        if spec["cmd"].split()[2] == f"stages.{name}":
+            found.append((spec, item))
+    return found
+
+
+def _resolved(cmd: str, params: dict, item: str | None) -> list[str]:
+    """The command as DVC runs it: each ``${key}`` read from params.yaml."""
+    def fill(match) -> str:
+        dotted = match["inner"].strip()
+        if dotted == "item":
+            return str(item)
+        value = params
+        for part in dotted.split("."):
+            value = value[part]
+        return command_text(value, SCHEMA.nones(dotted))
+    return shlex.split(TEMPLATE.sub(fill, cmd))[3:]
+
+
+def _flags(words: list[str]) -> set[str]:
+    return {w for w in words if w.startswith("--")}
+
+
+def test_every_data_stage_is_declared() -> None:
+    assert {"download", "parse", "filter", "split", "tokenizer", "frequencies", "embeddings",
+            "frequency_plot", "verdicts"} <= set(DECLARED)
+
+
+@pytest.mark.parametrize("name", sorted(DECLARED))
+def test_the_stage_command_line_is_its_declaration(name: str) -> None:
+    """The stage's parser has one option per declared one (a settings group: one per field)."""
+    interface = DECLARED[name]
+    stage = importlib.import_module(interface.module)
+    parser = stage.build_parser()
+    declared = set()
+    for option in interface.options:
+        if isinstance(option, Params):
+            declared |= {option_name(f) for f in option.fields()}
+        else:
+            declared.add(option.flag)
+    taken = {a.option_strings[0] for a in parser._actions if a.dest not in ("help", "debug")}
+    assert taken == declared
+    assert all(a.help for a in parser._actions)
+
+
+@pytest.mark.parametrize("name", sorted(DECLARED))
+def test_dvc_yaml_passes_exactly_what_the_stage_takes(name: str) -> None:
+    """Every command dvc.yaml runs parses with the stage's own parser, and passes every
+    option the declaration says the graph passes (an optional one may be left out)."""
+    interface = DECLARED[name]
+    entries = _entries(name)
+    assert entries, f"stage {name} is declared but not in dvc.yaml"
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    parser = importlib.import_module(interface.module).build_parser()
+    local = {o.flag for o in interface.options if not isinstance(o, (Input, Output, Params))
+             and not o.graph}
+    for spec, item in entries:
+        words = _resolved(spec["cmd"], params, item)
+        parser.parse_args(words)   # exits (a failed test) on an option the stage does not take
+        flags = _flags(words)
+        assert not flags & local, f"{name}: the graph passes a local option"
+        for option in interface.passed():
+            if isinstance(option, Params):
+                if option.unpack:
+                    continue   # DVC writes the section's keys, parsed above
+                wanted = {option_name(f) for f in option.fields()}
+                assert wanted <= flags, name
+            elif isinstance(option, (Input, Output)) and option.required or \
+                    isinstance(option, Value) and option.params():
+                assert option.flag in flags, f"{name}: {option.flag}"
+        if NUMERICS in flags:
+            assert any(isinstance(o, Params) and not o.graph for o in interface.options)
+
+
+def test_an_entry_renders_deps_params_and_outputs_in_declaration_order() -> None:
+    interface = StageInterface("demo", (
+        Input("--data", "what it reads"),
+        Params(FilterConfig, "filter", "filters", keys=("seed", "min_words")),
+        Value("--base", "the base", param="lm.base"),
+        Value("--needs", "periods", many=True, default=[]),
+        Switch("--fast", "go fast"),
+        Value("--workers", "processes", type=int, default=None, graph=False),
+        Output("--out-dir", "folder"),
+        Output("--metrics", "headline", kind="metrics", dvc={"cache": False}),
+    ))
+    entry = interface.entry({"data": "in.parquet", "needs": [], "fast": True, "out_dir": "out",
+                             "metrics": "m.json"}, code=["stages/demo.py"], deps=["stamp"],
+                            files={"out_dir": ["out/a", "out/b"]})
+    assert entry == {
+        "cmd": "python -m stages.demo --data in.parquet --seed ${filter.seed} "
+               "--min-words ${filter.min_words} --base ${lm.base} --fast --out-dir out "
+               "--metrics m.json",
+        "deps": ["stages/demo.py", "in.parquet", "stamp"],
+        "params": ["filter.seed", "filter.min_words", "lm.base"],
+        "outs": ["out/a", "out/b"],
+        "metrics": [{"m.json": {"cache": False}}],
+    }
+    with pytest.raises(ValueError, match="--data"):
+        interface.entry({"out_dir": "out", "metrics": "m.json"})
+    with pytest.raises(ValueError, match="workers"):
+        interface.entry({"data": "d", "out_dir": "o", "metrics": "m", "workers": 2})
+
+
+def test_the_declared_report_stages_render_their_dvc_yaml_entries() -> None:
+    """longtail and forecast_report, declared here but still built by
+    pipeline/graph/model_stages.py: their declarations render the same entries (params in
+    command order), which is how the graph will build them."""
+    from pipeline.graph.build import ROOT
+    from pipeline.graph.code_deps import Code
+    from pipeline.graph.defaults import SCHEMA as schema
+    from pipeline.graph.files import (ABSTRACTS, FORECAST_DETAILS, LONGTAIL_DETAILS,
+                                      LONGTAIL_METRICS, STOPWORDS, TOKENIZER, feature_files)
+    from pipeline.graph.plan import Plan
+    from pipeline.infra.runs import run_name
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    plan, code = Plan(schema.complete(params)), Code(ROOT)
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    runs = [run_name(v, s) for v, s in plan.runs]
+    built = {
+        "longtail": DECLARED["longtail"].entry(
+            {"scores": "data/scores", "tokenizer": TOKENIZER,
+             "frequencies": "data/features/frequencies", "out": "reports/longtail.md",
+             "metrics_dir": LONGTAIL_METRICS, "details": LONGTAIL_DETAILS,
+             "plot": "plots/longtail.csv"},
+            files={"scores": [f"data/scores/{r}" for r in runs],
+                   "frequencies": feature_files(["frequencies"], plan.train_periods)},
+            code=code("longtail")),
+        "forecast_report": DECLARED["forecast_report"].entry(
+            {"forecasts": "data/forecast", "period": plan.forecast_period,
+             "backtest_periods": plan.backtest_periods, "train_periods": plan.train_periods,
+             "dev_period": plan.dev, "frequencies": "data/features/frequencies",
+             "tokenizer": TOKENIZER, "stopwords": STOPWORDS, "abstracts": ABSTRACTS,
+             "out": "reports/forecast.md", "json": FORECAST_DETAILS,
+             "plot": "plots/forecast_risers.png"},
+            files={"forecasts": [f"data/forecast/{r}" for r in runs],
+                   "frequencies": feature_files(["frequencies"], plan.forecast_report_periods)},
+            code=code("forecast_report")),
+    }
+    for name, entry in built.items():
+        assert sorted(entry.pop("params")) == sorted(stages[name].pop("params")), name
+        assert entry == stages[name], name
