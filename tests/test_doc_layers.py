@@ -75,3 +75,10 @@ def test_the_parser_reads_sibling_groups_and_skips_descriptions():
         "pipeline/a | pipeline/b", "                 a: x", "pipeline/c    c things | not a layer",
         "```", "", "## Next", "```", "pipeline/z", "```"])
     assert map_layers(design) == [frozenset({"a", "b"}), frozenset({"c"})]
+
+
+def test_the_design_page_reads_in_one_sitting():
+    """design.md describes the house (layers, seams, regimes, declarations); the formats and
+    contracts live in reference pages, so the page stays short enough to read at once."""
+    lines = (ROOT / "docs" / "design.md").read_text().splitlines()
+    assert len(lines) <= 250, f"docs/design.md has {len(lines)} lines; move reference material out"
