@@ -1,0 +1,82 @@
+"""Forecasters of pipeline.forecast.forecasters on small synthetic count matrices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.forecast.forecasters.base import PeriodCounts
+from pipeline.forecast.forecasters.registry import all_forecasters, lookup, stationary
+from pipeline.infra.errors import UserError
+
+V = 40
+
+
+def _counts(matrix: np.ndarray) -> PeriodCounts:
+    matrix = np.asarray(matrix, dtype=np.int64)
+    n = matrix.shape[0]
+    return PeriodCounts(tuple(str(2000 + i) for i in range(n)), matrix,
+                        np.minimum(matrix, 50), np.full(n, 50, dtype=np.int64))
+
+
+def _random(n: int = 8, seed: int = 0) -> PeriodCounts:
+    rng = np.random.default_rng(seed)
+    return _counts(rng.poisson(rng.gamma(0.5, 20.0, size=V), size=(n, V)))
+
+
+def _constant(n: int = 8) -> PeriodCounts:
+    return _counts(np.tile(np.arange(V) * 5 + 3, (n, 1)))
+
+
+def test_registry_finds_every_module_in_order() -> None:
+    names = [f.name for f in all_forecasters()]
+    assert names[0] == "persistence" and len(set(names)) == len(names)
+    assert lookup("persistence").kind == "stationary"
+    assert all(f.kind == "stationary" for f in stationary())
+    with pytest.raises(UserError, match="no forecaster named"):
+        lookup("oracle")
+
+
+@pytest.mark.parametrize("forecaster", all_forecasters(), ids=lambda f: f.name)
+@pytest.mark.parametrize("horizon", [1, 2])
+def test_every_setting_gives_normalised_finite_log_probs(forecaster, horizon: int) -> None:
+    past = _random()
+    for setting in forecaster.grid():
+        log_p = forecaster.forecast(past, horizon, setting)
+        assert log_p.dtype == np.float64 and log_p.shape == (V,)
+        assert np.isfinite(log_p).all()
+        assert np.exp(log_p).sum() == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("forecaster", all_forecasters(), ids=lambda f: f.name)
+def test_too_short_a_past_is_a_user_error(forecaster) -> None:
+    past = _random().until(max(forecaster.min_periods - 1, 1))
+    if past.n_periods >= forecaster.min_periods:
+        with pytest.raises(UserError, match="horizon"):
+            forecaster.forecast(past, 0, forecaster.grid()[0])
+    else:
+        with pytest.raises(UserError, match="past periods"):
+            forecaster.forecast(past, 1, forecaster.grid()[0])
+
+
+@pytest.mark.parametrize("forecaster", stationary(), ids=lambda f: f.name)
+def test_stationary_forecasters_reproduce_a_constant_corpus(forecaster) -> None:
+    past = _constant()
+    expected = np.log(past.counts[-1] / past.counts[-1].sum())
+    for setting in forecaster.grid():
+        smoothed = forecaster.forecast(past, 1, setting)
+        # Smoothing moves mass toward uniform; it never reorders the words.
+        assert (np.diff(smoothed) > 0).all()
+    small = min(forecaster.grid(), key=lambda s: s.get("alpha", 1.0))
+    np.testing.assert_allclose(forecaster.forecast(past, 1, small), expected, atol=0.01)
+
+
+def test_until_slices_off_the_future() -> None:
+    data = _random(10)
+    past = data.until(6)
+    assert past.periods == data.periods[:6] and past.counts.shape == (6, V)
+    with pytest.raises(ValueError):
+        data.until(0)
+    with pytest.raises(ValueError):
+        PeriodCounts(("a",), np.zeros((2, 3), np.int64), np.zeros((2, 3), np.int64),
+                     np.zeros(2, np.int64))
