@@ -80,3 +80,24 @@ def test_until_slices_off_the_future() -> None:
     with pytest.raises(ValueError):
         PeriodCounts(("a",), np.zeros((2, 3), np.int64), np.zeros((2, 3), np.int64),
                      np.zeros(2, np.int64))
+
+
+def test_pooled_past_sums_the_last_k_periods() -> None:
+    past = _random(5)
+    log_p = lookup("pooled-past").forecast(past, 1, {"window": 3, "alpha": 0.5})
+    pooled = past.counts[-3:].sum(axis=0) + 0.5
+    np.testing.assert_allclose(log_p, np.log(pooled / pooled.sum()))
+    everything = lookup("pooled-past").forecast(past, 1, {"window": 8, "alpha": 0.5})
+    pooled = past.counts.sum(axis=0) + 0.5
+    np.testing.assert_allclose(everything, np.log(pooled / pooled.sum()))
+
+
+def test_same_parity_reads_the_targets_parity() -> None:
+    from pipeline.forecast.forecasters.same_parity import same_parity_rows
+    # 6 past rows 0..5; target 6 (h = 1) pools 4, 2, 0; target 7 (h = 2) pools 5, 3, 1.
+    assert same_parity_rows(6, 1, 4) == [4, 2, 0]
+    assert same_parity_rows(6, 2, 2) == [5, 3]
+    assert same_parity_rows(6, 3, 1) == [4]
+    alternating = _counts([[10, 1], [1, 10]] * 3)      # rows 0..5: even rows favour word 0
+    log_p = lookup("same-parity").forecast(alternating, 1, {"window": 2, "alpha": 1.0})
+    assert log_p[0] > log_p[1]                           # target 6 is even
