@@ -101,3 +101,11 @@ def test_same_parity_reads_the_targets_parity() -> None:
     alternating = _counts([[10, 1], [1, 10]] * 3)      # rows 0..5: even rows favour word 0
     log_p = lookup("same-parity").forecast(alternating, 1, {"window": 2, "alpha": 1.0})
     assert log_p[0] > log_p[1]                           # target 6 is even
+
+
+def test_full_mean_reversion_is_the_windows_geometric_mean() -> None:
+    past = _random(5)
+    log_p = lookup("mean-reversion").forecast(past, 1, {"window": 2, "lam": 1.0, "alpha": 1.0})
+    smoothed = np.log(past.counts[-2:] + 1.0) - np.log(past.counts[-2:].sum(1, keepdims=True) + V)
+    mean = smoothed.mean(axis=0)
+    np.testing.assert_allclose(log_p, mean - np.log(np.exp(mean).sum()))
