@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pipeline.forecast.stationary import ALPHA_GRID
+from pipeline.forecast.stationary import ALPHA_GRID, smoothed
 from pipeline.infra.errors import UserError
 
 KINDS: tuple[str, ...] = ("stationary", "trend", "learned")
@@ -100,3 +100,9 @@ def log_normalise(values: np.ndarray) -> np.ndarray:
 def alpha_grid() -> list[dict[str, Any]]:
     """The stationary baselines' add-α grid, :data:`DEFAULT_ALPHA` first."""
     return [{"alpha": a} for a in (DEFAULT_ALPHA, *(a for a in ALPHA_GRID if a != DEFAULT_ALPHA))]
+
+
+def log_frequency_series(counts: np.ndarray, alpha: float) -> np.ndarray:
+    """float64 ``[n_periods, V]``: each period's add-α smoothed log frequencies, the series the
+    trend and learned forecasters extrapolate (finite for words a period lacks)."""
+    return np.stack([smoothed(row, alpha) for row in counts])
