@@ -146,3 +146,9 @@ def test_moving_forecasters_beat_persistence_on_a_planted_trend(forecaster, hori
     target = true[past.n_periods - 1 + horizon]   # the engine's fallback setting too
     assert _cross_entropy(target, forecaster.forecast(past, horizon, forecaster.grid()[0])) \
         < persistence
+
+
+def test_least_squares_slope_recovers_a_line() -> None:
+    from pipeline.forecast.forecasters.linear_trend import least_squares_slope
+    series = np.outer(np.arange(5.0), [0.5, -2.0]) + [1.0, 3.0]
+    np.testing.assert_allclose(least_squares_slope(series), [0.5, -2.0])
