@@ -57,7 +57,7 @@ def _series(past: PeriodCounts, alpha: float) -> tuple[np.ndarray, np.ndarray, n
 
 
 def features(y: np.ndarray, z: np.ndarray, first: np.ndarray, row: int) -> np.ndarray:
-    """float64 ``[V, 3K]``: the module doc's features of every word at origin ``row``."""
+    """float64 ``[V, 3K + 1]``: the module doc's features of every word at origin ``row``."""
     lagged = np.full((3 * LAGS, y.shape[1]), np.nan)
     for lag in range(LAGS):
         r = row - lag
