@@ -152,3 +152,46 @@ def test_least_squares_slope_recovers_a_line() -> None:
     from pipeline.forecast.forecasters.linear_trend import least_squares_slope
     series = np.outer(np.arange(5.0), [0.5, -2.0]) + [1.0, 3.0]
     np.testing.assert_allclose(least_squares_slope(series), [0.5, -2.0])
+
+
+def test_learned_pairs_read_only_the_past(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.forecast.forecasters import learned
+    monkeypatch.setattr(learned, "MAX_EXAMPLES", 10**9)
+    data = _random(10)
+    garbage = _counts(np.concatenate([data.counts[:7], np.full((3, V), 10**6)]))
+    for horizon in (1, 2):
+        x, target = learned.training_pairs(data.until(7), horizon, 1.0)
+        x_g, target_g = learned.training_pairs(garbage.until(7), horizon, 1.0)
+        np.testing.assert_array_equal(x, x_g)
+        np.testing.assert_array_equal(target, target_g)
+        # Every target is a change inside the past: origins 1 .. n−1−h, each word once per
+        # origin (drawn with replacement, so compared as sets).
+        y = np.log(data.counts[:7] + 1.0) - np.log(data.counts[:7].sum(1, keepdims=True) + V)
+        inside = {round(v, 9) for r in range(1, 7 - horizon) for v in y[r + horizon] - y[r]}
+        assert {round(v, 9) for v in target} <= inside
+
+
+def test_learned_forecast_is_deterministic_and_ignores_the_future() -> None:
+    learned = lookup("learned")
+    data = _random(10)
+    garbage = _counts(np.concatenate([data.counts[:7], np.full((3, V), 10**6)]))
+    first = learned.forecast(data.until(7), 2, learned.grid()[0])
+    learned._last = None                  # refit rather than reuse
+    np.testing.assert_array_equal(first, learned.forecast(garbage.until(7), 2, learned.grid()[0]))
+
+
+@pytest.mark.slow
+def test_learned_fits_a_full_sized_vocabulary_in_seconds() -> None:
+    import time
+    rng = np.random.default_rng(0)
+    rate = rng.gamma(0.3, 30.0, 30_000)
+    counts = rng.poisson(rate, (15, 30_000)).astype(np.int64)
+    past = PeriodCounts(tuple(str(y) for y in range(2009, 2024)), counts,
+                        np.minimum(counts, rng.poisson(rate / 2, counts.shape)),
+                        np.full(15, 3000, dtype=np.int64))
+    learned = lookup("learned")
+    learned._last = None
+    start = time.perf_counter()
+    log_p = learned.forecast(past, 1, learned.grid()[0])
+    assert np.isfinite(log_p).all()
+    assert time.perf_counter() - start < 10.0     # ~2 s on an idle core; slack for a busy one

@@ -27,6 +27,8 @@ def _discovered() -> tuple[Forecaster, ...]:
         if not isinstance(forecaster, Forecaster) or forecaster.kind not in KINDS:
             raise TypeError(f"{module.__name__}.FORECASTER must be a Forecaster of a kind in "
                             f"{KINDS}, got {forecaster!r}")
+        if not isinstance(getattr(module, "ORDER", None), int):
+            raise TypeError(f"{module.__name__} declares FORECASTER but no int ORDER")
         found.append((module.ORDER, forecaster))
     found.sort(key=lambda pair: pair[0])
     for what, values in (("ORDER", [o for o, _ in found]), ("name", [f.name for _, f in found])):
