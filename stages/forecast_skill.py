@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import time
 
 from pipeline.evaluation.content import is_content_token, load_stopwords
 from pipeline.forecast.forecasters.registry import all_forecasters, lookup
@@ -49,6 +50,9 @@ def main(argv: list[str] | None = None) -> None:
                         "--drop-stopwords removes these words")
     p.add_argument("--drop-stopwords", action="store_true",
                    help="remove stopwords before counting (default: keep them)")
+    p.add_argument("--no-warmup", action="store_true",
+                   help="no warm-up origins: the first target chooses settings and reference "
+                        "without earlier origins")
     args = p.parse_args(argv)
     if any(h < 1 for h in args.horizons):
         raise UserError(f"horizons must be at least 1, got {args.horizons}", path="--horizons")
@@ -57,11 +61,16 @@ def main(argv: list[str] | None = None) -> None:
     stopwords = load_stopwords(args.stopwords)
     forecasters = (all_forecasters() if args.forecasters is None
                    else [lookup(n) for n in args.forecasters])
+    start = time.perf_counter()
     inp = read_skill_input(args.abstracts, args.period, args.min_count, stopwords,
                            args.drop_stopwords)
     content = inp.corpus.mask(lambda w: is_content_token(w, stopwords))
+    read = time.perf_counter() - start
     run = run_skill(inp, forecasters, args.first, args.last, args.horizons, content,
+                    warmup=not args.no_warmup,
                     log=lambda s: print(s, file=sys.stderr, flush=True))
+    run.seconds["read"] = read
+    run.seconds["total"] = time.perf_counter() - start
     argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     write_report(run, args.out_dir, f"python -m stages.forecast_skill {argv_text}")
     print(f"{len(run.verdicts)} verdicts over {len(run.rolling.origins)} origins -> "

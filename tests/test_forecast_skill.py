@@ -51,9 +51,11 @@ def permuted(docs: list[PeriodDocuments], seed: int = 0) -> list[PeriodDocuments
     return out
 
 
-def judged(docs: list[PeriodDocuments], first: int = 3):
+def judged(docs: list[PeriodDocuments], first: int = 5):
+    """The backtest's verdicts, with warm-up origins before ``first`` as the stage runs it."""
     data = period_counts(docs)
-    rolling = rolling_origins(data, docs, all_forecasters(), first=first, last=len(docs) - 1)
+    rolling = rolling_origins(data, docs, all_forecasters(), first=first, last=len(docs) - 1,
+                              warmup=0)
     claims = [c for o in rolling.origins for c in origin_claims(o)]
     claims += pooled_claims(rolling, 1) + pooled_claims(rolling, 2)
     return rolling, judge(claims)
@@ -121,7 +123,9 @@ def test_forecasts_read_only_the_past_and_settings_come_from_earlier_origins() -
     skipped = {(s.period, s.horizon) for s in rolling.skipped}
     assert skipped == {("2001", 1), ("2001", 2), ("2002", 2)}
     assert "the forecasters need 2" in rolling.skipped[0].reason
-    first, second = rolling.of(1)[:2]
+    first = [o for o in rolling.warmup if o.horizon == 1][0]    # nothing earlier: no claims
+    second = rolling.of(1)[0]
+    assert first.period == "2002" and second.period == "2003"
     assert first.chosen["tuned"].index == 0 and "no earlier origin" in first.chosen["tuned"].note
     assert second.chosen["tuned"].index == 1
     assert first.reference == "spy" and "no earlier origin" in first.reference_note

@@ -13,6 +13,14 @@ nothing later — once per setting of its grid, and each forecast is scored on `
   best stationary forecast", chosen the way a forecaster would have had to choose it; at the first
   origin, the first stationary forecaster of the registry.
 
+**Warm-up origins**: targets before ``first`` (from ``warmup``) are scored the same way but make
+no claim; they only give the choices at ``first`` earlier origins to learn from, so the first
+claimed origin does not run on a grid's first entry and an arbitrary reference. A warm-up target
+without enough history is passed over silently. The first scored origin of a horizon is always a
+warm-up origin: with nothing earlier, its setting and reference would be no choice at all (the
+first stationary forecaster of the registry, persistence, is a weak reference on a corpus
+without trends, and a forecaster beating it there has no temporal skill).
+
 An origin is **skipped**, with its reason, when its past has fewer periods than the forecasters
 need (the largest ``min_periods``) or ``Y`` has fewer than two documents. Every scored origin
 scores every forecaster, so pooled comparisons pool the same origins. No usable origin at all is
@@ -57,6 +65,7 @@ class OriginScore:
     target: int
     period: str
     horizon: int
+    warmup: bool
     reference: str
     reference_note: str
     chosen: dict[str, Chosen]
@@ -87,10 +96,12 @@ class Rolling:
     """Every origin of a backtest: scored ones in (horizon, time) order, skipped ones."""
 
     forecasters: tuple[Forecaster, ...]
-    origins: list[OriginScore]
+    origins: list[OriginScore]          # claimed origins only
     skipped: list[Skip]
+    warmup: list[OriginScore] = field(default_factory=list)
 
     def of(self, horizon: int) -> list[OriginScore]:
+        """The claimed origins of ``horizon``, in time order."""
         return [o for o in self.origins if o.horizon == horizon]
 
 
@@ -109,10 +120,11 @@ def _best(totals: Sequence[tuple[float, float]]) -> int | None:
 
 def rolling_origins(data: PeriodCounts, documents: Sequence[PeriodDocuments],
                     forecasters: Sequence[Forecaster], first: int, last: int,
-                    horizons: Sequence[int] = (1, 2),
+                    horizons: Sequence[int] = (1, 2), warmup: int | None = None,
                     log: Callable[[str], None] = lambda _: None) -> Rolling:
     """Score every forecaster at every origin ``first..last`` (indices into ``data.periods``,
-    whose documents are ``documents``) and horizon (module doc)."""
+    whose documents are ``documents``) and horizon, after the warm-up origins
+    ``warmup..first − 1`` (module doc)."""
     if len(documents) != data.n_periods:
         raise ValueError(f"{len(documents)} periods of documents, {data.n_periods} of counts")
     stationary = [f.name for f in forecasters if f.kind == "stationary"]
@@ -120,25 +132,32 @@ def rolling_origins(data: PeriodCounts, documents: Sequence[PeriodDocuments],
         raise UserError("the backtest needs at least one stationary forecaster (the reference)")
     need = needed_periods(forecasters)
     origins: list[OriginScore] = []
+    warm: list[OriginScore] = []
     skipped: list[Skip] = []
+    start = first if warmup is None else min(max(warmup, 0), first)
     for h in horizons:
         # pooled (NLL, tokens) over the earlier origins: per setting, and per chosen forecast
         grid_totals = {f.name: [(0.0, 0.0)] * len(f.grid()) for f in forecasters}
         chosen_totals = {f.name: (0.0, 0.0) for f in forecasters}
-        for y in range(first, last + 1):
+        for y in range(start, last + 1):
             period, past_end = data.periods[y], y - h + 1
+            docs = documents[y]
+            if y < first and (past_end < need or docs.n_documents < MIN_DOCUMENTS):
+                continue
             if past_end < need:
                 skipped.append(Skip(period, h, f"{max(past_end, 0)} past period(s) up to "
                                                 f"{data.periods[y - h] if y - h >= 0 else '—'}; "
                                                 f"the forecasters need {need}"))
                 continue
-            docs = documents[y]
             if docs.n_documents < MIN_DOCUMENTS:
                 skipped.append(Skip(period, h, f"{docs.n_documents} document(s) in {period}"))
                 continue
-            origins.append(_score_origin(data, docs, forecasters, y, h, grid_totals,
-                                         chosen_totals, stationary))
-            log(f"h{h} {period}: reference {origins[-1].reference}")
+            first_scored = chosen_totals[stationary[0]][1] == 0
+            score = _score_origin(data, docs, forecasters, y, h, grid_totals, chosen_totals,
+                                  stationary, warmup=y < first or first_scored)
+            (warm if score.warmup else origins).append(score)
+            log(f"h{h} {period}{' (warm-up)' if score.warmup else ''}: "
+                f"reference {score.reference}")
     if not origins:
         raise UserError(
             f"no usable forecast origin: the corpus has {data.n_periods} consecutive period(s) "
@@ -146,15 +165,16 @@ def rolling_origins(data: PeriodCounts, documents: Sequence[PeriodDocuments],
             f"the settings need {need} past period(s) before each target from "
             f"{data.periods[first] if first < data.n_periods else first} at horizon "
             f"{max(horizons)} (that is {need + max(horizons)} periods up to the last target) "
-            "and targets with at least two documents",
+            "and targets with at least two documents, after one such origin to choose "
+            "settings and the reference on",
             fix="give the corpus more periods, choose an earlier first target, or shorter periods")
-    return Rolling(tuple(forecasters), origins, skipped)
+    return Rolling(tuple(forecasters), origins, skipped, warm)
 
 
 def _score_origin(data: PeriodCounts, docs: PeriodDocuments, forecasters: Sequence[Forecaster],
                   y: int, h: int, grid_totals: dict[str, list[tuple[float, float]]],
                   chosen_totals: dict[str, tuple[float, float]],
-                  stationary: Sequence[str]) -> OriginScore:
+                  stationary: Sequence[str], warmup: bool = False) -> OriginScore:
     """Every forecaster at one origin; updates the running totals for the later origins."""
     past = data.until(y - h + 1)
     counts = docs.counts().astype(np.float64)
@@ -188,5 +208,5 @@ def _score_origin(data: PeriodCounts, docs: PeriodDocuments, forecasters: Sequen
     for n in names:
         chosen_totals[n] = (chosen_totals[n][0] + float(nll[n].sum()),
                             chosen_totals[n][1] + tokens)
-    return OriginScore(y, data.periods[y], h, reference, reference_note, chosen, nll, log_p,
+    return OriginScore(y, data.periods[y], h, warmup, reference, reference_note, chosen, nll, log_p,
                        docs.lengths.copy(), seconds)

@@ -66,9 +66,11 @@ def _index(periods: Sequence[str], label: str, what: str) -> int:
 
 def run_skill(inp: SkillInput, forecasters: Sequence[Forecaster], first: str,
               last: str | None = None, horizons: Sequence[int] = (1, 2),
-              content: np.ndarray | None = None, log: Callable[[str], None] = print) -> SkillRun:
+              content: np.ndarray | None = None, warmup: bool = True,
+              log: Callable[[str], None] = print) -> SkillRun:
     """The whole backtest (module doc): targets ``first..last`` (default: the last complete
-    period); ``content``: the words the trend claims may rank (default: every word)."""
+    period), every earlier target with enough history a warm-up origin (``warmup``);
+    ``content``: the words the trend claims may rank (default: every word)."""
     start = time.perf_counter()
     periods = inp.corpus.periods
     if last is None:
@@ -80,7 +82,8 @@ def run_skill(inp: SkillInput, forecasters: Sequence[Forecaster], first: str,
     documents = list(inp.corpus.documents)
     seconds = {"counts": time.perf_counter() - start}
     t0 = time.perf_counter()
-    rolling = rolling_origins(data, documents, forecasters, lo, hi, horizons, log)
+    rolling = rolling_origins(data, documents, forecasters, lo, hi, horizons,
+                              0 if warmup else None, log)
     seconds["forecasts"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     claims = [c for o in rolling.origins for c in origin_claims(o)]
@@ -88,7 +91,7 @@ def run_skill(inp: SkillInput, forecasters: Sequence[Forecaster], first: str,
         claims += pooled_claims(rolling, h)
     mask = np.ones(inp.corpus.vocab_size, bool) if content is None else np.asarray(content, bool)
     seconds["per-forecaster forecasts"] = {f.name: round(sum(o.seconds[f.name]
-                                                              for o in rolling.origins), 2)
+                                                              for o in [*rolling.warmup, *rolling.origins]), 2)
                                            for f in forecasters}
     t1 = time.perf_counter()
     for o in rolling.of(1):
@@ -103,6 +106,7 @@ def run_skill(inp: SkillInput, forecasters: Sequence[Forecaster], first: str,
                     documents=int(data.n_docs.sum()), dropped_documents=inp.corpus.dropped,
                     undated=inp.undated, before_gap=inp.before_gap,
                     last_period=f"{periods[-1]}: {inp.last_note}",
+                    warmup=[f"h{o.horizon}/{o.period}" for o in rolling.warmup],
                     forecasters=[f.name for f in forecasters])
     return SkillRun(inp, rolling, verdicts, gains, settings, seconds)
 
@@ -188,14 +192,20 @@ def readme(run: SkillRun, command: str) -> str:
         f"{', '.join(map(str, horizons))}.", "",
         "Every forecast of a target period reads only the periods up to h before it; each "
         "forecaster's setting and the reference (the best stationary forecaster) are chosen on "
-        "earlier origins only (`pipeline/forecast/rolling.py`). Skill at one origin: the PPL "
+        "earlier origins only (`pipeline/forecast/rolling.py`); "
+        + (f"{len(s['warmup'])} warm-up origins before {s['first']} (" + ", ".join(s['warmup'])
+           + ") are scored for those choices and make no claim. " if s["warmup"] else
+           "there are no warm-up origins before the first target. ")
+        + "Skill at one origin: the PPL "
         "change against the reference on the target's abstracts, paired t over abstracts; pooled: "
         f"the mean per-origin log-PPL ratio, {TESTS['cosine']} (`pipeline/stats/diebold_mariano.py`;"
         " its false-positive rate at 16 origins: `calibration.json`).", "",
-        f"**Wall time** on this machine: {sec['total']:.0f} s in all — forecasts "
+        f"**Wall time** on this machine: {sec['total']:.0f} s in all — reading and counting the "
+        f"words {sec.get('read', 0.0):.0f} s, forecasts "
         f"{sec['forecasts']:.0f} s (per forecaster, every setting of its grid at every origin: "
         + ", ".join(f"{n} {t:.0f} s" for n, t in sec["per-forecaster forecasts"].items())
-        + f"), trend claims {sec['trend claims']:.0f} s, counting {sec['counts']:.0f} s.", "",
+        + f"), trend claims {sec['trend claims']:.0f} s, tests and tables "
+        f"{sec['claims'] - sec['trend claims']:.0f} s.", "",
         "![skill by origin](skill.png)", "",
         "## Pooled skill over origins", "",
     ]

@@ -110,9 +110,12 @@ class Learned(Forecaster):
             return self._last[1]
         x, target = training_pairs(past, horizon, alpha)
         y, z, first = _series(past, alpha)
+        # a short past leaves the deepest lags without a value in every pair: such a column
+        # cannot be binned, and carries nothing to learn from
+        known = ~np.isnan(x).all(axis=0)
         with threadpool_limits(limits=1, user_api="openmp"):
-            model = HistGradientBoostingRegressor(**REGRESSOR).fit(x, target)
-            change = model.predict(features(y, z, first, past.n_periods - 1))
+            model = HistGradientBoostingRegressor(**REGRESSOR).fit(x[:, known], target)
+            change = model.predict(features(y, z, first, past.n_periods - 1)[:, known])
         self._last = (key, change)
         return change
 
