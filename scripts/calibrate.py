@@ -39,7 +39,7 @@ SAMPLE_YEARS = ("2017", "2018", "2019", "2020", "2021")
 SAMPLE_VOCAB = 4096          # params.yaml tokenizer.vocab_size (scratch BPE of the default run)
 MIN_WORDS = 20               # sample abstracts shorter than this (empty ones) are left out
 # The pooled forecast-skill test: the export's 16 origins (2008-2023), AR(1) loss differentials.
-SKILL_ORIGINS, SKILL_PHIS = 16, (0.0, 0.3, 0.5)
+SKILL_ORIGINS, SKILL_PHIS = 16, (0.0, 0.2, 0.4)
 # Share of --sims each costly simulation runs (seconds per simulation on one core: ~0.12 for a
 # 250-document trend corpus, ~0.33 for 1,200, ~0.14 for a permuted sample or 6,000 documents).
 SHARES = {"forecast 6000": 0.5, "trend 250": 1.0, "trend 250 planted": 0.25,
