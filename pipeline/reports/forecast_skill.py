@@ -168,6 +168,29 @@ def write_report(run: SkillRun, out_dir: str | os.PathLike[str], command: str) -
     (out / "README.md").write_text(readme(run, command), encoding="utf-8")
 
 
+def origin_table(run: SkillRun, per_origin: Sequence[Verdict], horizon: int) -> list[str]:
+    """Markdown: the per-cent PPL change of each forecaster against the reference at each origin
+    of ``horizon`` (**bold**: `better`, *italic*: `worse`; R: the reference)."""
+    origins = run.rolling.of(horizon)
+    by = {(v.scope, v.a): v for v in per_origin}
+    lines = [f"Horizon {horizon}: PPL change against the origin's reference (%; **better**, "
+             "*worse*, plain: not distinguishable or untested; R: the reference):", "",
+             "| forecaster | " + " | ".join(o.period for o in origins) + " |",
+             "|---|" + "---:|" * len(origins)]
+    for f in run.rolling.forecasters:
+        cells = []
+        for o in origins:
+            v = by.get((f"h{horizon}/{o.period}", f.name))
+            if v is None:
+                cells.append("R")
+                continue
+            text = f"{v.effect:+.1f}"
+            cells.append(f"**{text}**" if v.verdict == "better" else
+                         f"*{text}*" if v.verdict == "worse" else text)
+        lines.append(f"| {f.name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _count_line(verdicts: Sequence[Verdict], name: str) -> str:
     c = Counter(v.verdict for v in verdicts if v.a == name)
     return ", ".join(f"{n} {k}" for k, n in c.items()) or "—"
@@ -199,7 +222,8 @@ def readme(run: SkillRun, command: str) -> str:
         + "Skill at one origin: the PPL "
         "change against the reference on the target's abstracts, paired t over abstracts; pooled: "
         f"the mean per-origin log-PPL ratio, {TESTS['cosine']} (`pipeline/stats/diebold_mariano.py`;"
-        " its false-positive rate at 16 origins: `calibration.json`).", "",
+        " its false-positive rate and power at 16 origins: `reports/calibration.json`, test "
+        "`forecast-skill pooled`; per-origin and trend tests: the same file).", "",
         f"**Wall time** on this machine: {sec['total']:.0f} s in all — reading and counting the "
         f"words {sec.get('read', 0.0):.0f} s, forecasts "
         f"{sec['forecasts']:.0f} s (per forecaster, every setting of its grid at every origin: "
@@ -223,7 +247,10 @@ def readme(run: SkillRun, command: str) -> str:
     for name in names:
         cells = [_count_line([v for v in per_origin if v.scope.startswith(f"h{h}/")], name)
                  for h in horizons]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | " + " | ".join(c if c != "—" else "the reference at every "
+                                                  "origin" for c in cells) + " |")
+    for h in horizons:
+        lines += ["", *origin_table(run, per_origin, h)]
     refs = Counter(o.reference for o in run.rolling.origins)
     lines += ["", "The reference (chosen on earlier origins) was " + ", ".join(
         f"{n} at {c} origin(s)" for n, c in refs.most_common()) + ".", ""]
@@ -244,6 +271,9 @@ def readme(run: SkillRun, command: str) -> str:
               "Summed log-likelihood gain over the reference on the horizon-1 targets (nats; "
               "positive: the forecaster gave the word's occurrences more probability):", ""]
     for name, words in word_table(run).items():
+        if not np.any(run.gains[name]):
+            lines += [f"- **{name}**: the reference at every origin"]
+            continue
         right = ", ".join(f"*{w}* {g:+.0f}" for w, g in words["right"])
         wrong = ", ".join(f"*{w}* {g:+.0f}" for w, g in words["wrong"])
         lines += [f"- **{name}** — right: {right}; wrong: {wrong}"]
