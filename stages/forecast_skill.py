@@ -5,7 +5,8 @@ Reads a corpus table (the filter stage's abstracts.parquet: key, date, abstract)
 periods of --period's kind, counts its words (pipeline.forecast.words) and, for every target
 period from --first to --last and every horizon, forecasts the target with every forecaster of
 pipeline.forecast.forecasters from the periods up to h before it, choosing each forecaster's
-setting and the reference on earlier origins only. Writes --out-dir: verdicts.json (family
+setting and the reference on earlier origins only (every earlier target with enough history is a
+warm-up origin: scored for those choices, no claim; --no-warmup: none). Writes --out-dir: verdicts.json (family
 forecast-skill: per origin and pooled over origins; forecast-trend: split-half trend rankings),
 words.json, skill.png, timing.json and README.md (pipeline.reports.forecast_skill).
 

@@ -12,8 +12,9 @@ family and scope); :func:`write_report` writes the folder:
   panel per horizon;
 * ``words.json``: per forecaster the words it got most right and most wrong against the reference
   (horizon 1, summed log-likelihood gain);
-* ``timing.json``: wall time of each part (this is the one file that differs between runs);
-* ``README.md``: what was run, the verdicts quoted from their records, the words, the time.
+* ``timing.json``: wall time of each part;
+* ``README.md``: what was run, the verdicts quoted from their records, the per-origin effects, the
+  words, the wall time (with ``timing.json``, what differs between two runs of the same input).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ import pandas as pd
 from pipeline.corpus.periods import ordinal
 from pipeline.forecast.forecasters.base import Forecaster
 from pipeline.forecast.rolling import Rolling, rolling_origins
-from pipeline.forecast.skill import (FAMILY, REFERENCE, origin_claims, pooled_claims,
-                                     trend_origin_claims, word_gains)
+from pipeline.forecast.skill import (FAMILY, origin_claims, pooled_claims, trend_origin_claims,
+                                     word_gains)
 from pipeline.forecast.skill_inputs import SkillInput
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import write_json
