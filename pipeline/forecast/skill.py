@@ -72,8 +72,11 @@ def pooled_claims(rolling: Rolling, horizon: int) -> list[Claim]:
     origins = rolling.of(horizon)
     claims = []
     for f in rolling.forecasters:
-        result = diebold_mariano(log_ratios(origins, f.name), horizon)
-        if len(origins) < MIN_POOLED:
+        ratios = log_ratios(origins, f.name)
+        result = diebold_mariano(ratios, horizon)
+        if len(origins) and not ratios.any():
+            result = replace(result, note="the reference at every origin: nothing to compare")
+        elif len(origins) < MIN_POOLED:
             result = replace(result, p=math.nan, ci=(math.nan, math.nan),
                              note=f"{len(origins)} origins: a pooled claim needs {MIN_POOLED}")
         claims.append(claim_of(result, report=REPORT, family=FAMILY, a=f.name, b=REFERENCE,
