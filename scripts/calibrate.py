@@ -38,6 +38,8 @@ RUN_SDS = (0.05, 0.03, 0.01)
 SAMPLE_YEARS = ("2017", "2018", "2019", "2020", "2021")
 SAMPLE_VOCAB = 4096          # params.yaml tokenizer.vocab_size (scratch BPE of the default run)
 MIN_WORDS = 20               # sample abstracts shorter than this (empty ones) are left out
+# The pooled forecast-skill test: the export's 16 origins (2008-2023), AR(1) loss differentials.
+SKILL_ORIGINS, SKILL_PHIS = 16, (0.0, 0.2, 0.4)
 # Share of --sims each costly simulation runs (seconds per simulation on one core: ~0.12 for a
 # 250-document trend corpus, ~0.33 for 1,200, ~0.14 for a permuted sample or 6,000 documents).
 SHARES = {"forecast 6000": 0.5, "trend 250": 1.0, "trend 250 planted": 0.25,
@@ -91,6 +93,9 @@ def plan(sims: int, quick: bool) -> list[tuple[str, Callable[[], list[scal.Calib
         jobs.append((f"cm-anchor {items}", lambda i=items: [scal.calibrate_cm(i, sims, True)]))
     for words in (20, 40, 400):
         jobs.append((f"semantic {words}", lambda w=words: [scal.calibrate_semantic_rho(w, sims)]))
+    for phi in SKILL_PHIS:
+        jobs.append((f"skill {SKILL_ORIGINS} φ {phi}", lambda f=phi: [
+            scal.calibrate_diebold_mariano(SKILL_ORIGINS, f, sims)]))
     shares = QUICK_SHARES if quick else SHARES
     jobs.append(("forecast 259", lambda: [fcal.calibrate_forecast_comparison(
         scal.SAMPLE_TEST_DOCS, sims)]))
@@ -105,12 +110,16 @@ def plan(sims: int, quick: bool) -> list[tuple[str, Callable[[], list[scal.Calib
     return jobs
 
 
-def run(sims: int, quick: bool, log: Callable[[str], None] = print) -> dict[str, object]:
-    """Every simulation of :func:`plan`; the JSON document."""
+def run(sims: int, quick: bool, log: Callable[[str], None] = print,
+        only: tuple[str, ...] = ()) -> dict[str, object]:
+    """Every simulation of :func:`plan` (``only``: those whose label starts with one of these);
+    the JSON document."""
     tests: dict[str, dict[str, object]] = {}
     runtimes: dict[str, float] = {}
     start = time.perf_counter()
     for label, job in plan(sims, quick):
+        if only and not label.startswith(only):
+            continue
         t0 = time.perf_counter()
         for c in job():
             tests.setdefault(c.test, {})[c.size] = c.as_record()
@@ -118,7 +127,8 @@ def run(sims: int, quick: bool, log: Callable[[str], None] = print) -> dict[str,
         log(f"{label}: {runtimes[label]} s")
     return {
         "format_version": 1,
-        "command": f"python scripts/calibrate.py --sims {sims}" + (" --quick" if quick else ""),
+        "command": f"python scripts/calibrate.py --sims {sims}" + (" --quick" if quick else "")
+                   + "".join(f" --only '{o}'" for o in only),
         "sims": sims, "quick": quick,
         "bounds": {"fpr_max": scal.FPR_MAX, "coverage_min": scal.COVERAGE_MIN,
                    "fpr_goal": scal.FPR_GOAL, "coverage_goal": scal.COVERAGE_GOAL,
@@ -238,10 +248,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="the test size: no 1,200-document trend corpus, no sample")
     p.add_argument("--out", type=Path, default=REPO / "reports" / "calibration.json")
     p.add_argument("--docs", type=Path, default=REPO / "docs" / "verdicts.md")
+    p.add_argument("--only", action="append", default=[],
+                   help="run only the simulations whose label starts with this (repeatable; "
+                        "e.g. 'skill'); --docs is then left alone: a partial table must not "
+                        "replace the full one")
     args = p.parse_args(argv)
-    doc = run(args.sims, args.quick, lambda s: print(s, file=sys.stderr, flush=True))
+    doc = run(args.sims, args.quick, lambda s: print(s, file=sys.stderr, flush=True),
+              tuple(args.only))
     args.out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    update_docs(args.docs, render(doc))
+    if not args.only:
+        update_docs(args.docs, render(doc))
     failing = [f"{t} / {s}" for t, sizes in doc["tests"].items() for s, r in sizes.items()
                if not r["pass"]]
     print(f"wrote {args.out} and {args.docs}; " + (f"FAILING: {failing}" if failing

@@ -22,6 +22,10 @@ Seeds are fixed, so a calibration is the same numbers on every run.
   (:func:`~pipeline.stats.comparisons.compare_items`), items Gamma-distributed (mean 0.04,
   sd 0.03), a run offset per trained run (:data:`CM_MODEL`); a trained variant against another
   (3 runs a side) or against the content-word sampler (untrained, one sample).
+* :func:`calibrate_diebold_mariano`: the pooled skill test over forecast origins
+  (:func:`pipeline.stats.diebold_mariano.diebold_mariano`) on ``n`` AR(1) loss differentials
+  (coefficient φ, stationary start), shifted by a planted mean in units of their marginal sd;
+  the Newey–West variant's rates ride along in ``extra``, for the record of why it is not used.
 * :func:`calibrate_semantic_rho`: :func:`pipeline.stats.ranks.spearman_test` over ``n`` target
   words whose scores are bivariate normal with the population Spearman ρ planted
   (``ρ_S = (6/π) asin(r/2)``).
@@ -41,12 +45,13 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from pipeline.stats.comparisons import MIN_RUNS, Side, TestResult, compare_items, compare_rates
+from pipeline.stats.diebold_mariano import diebold_mariano
 from pipeline.stats.power import t_mde
 from pipeline.stats.ranks import spearman_test
 from pipeline.stats.verdict import claim_of, judge
 
 ALPHA = 0.05
-TESTS = ("model-comparison", "cm", "cm-anchor", "semantic-change ρ")   # calibrated here
+TESTS = ("model-comparison", "cm", "cm-anchor", "semantic-change ρ", "forecast-skill pooled")   # calibrated here
 FPR_MAX, COVERAGE_MIN = 0.07, 0.93            # the bounds a test must meet
 FPR_GOAL, COVERAGE_GOAL = 0.05, 0.95          # what an exact test gives
 # Tokens per abstract: the sample's 2017-2021 abstracts (≥ 20 words) under the default run's
@@ -251,6 +256,46 @@ def calibrate_semantic_rho(n_words: int, n_sims: int, rhos: Sequence[float] = (0
         out[label] = rows
     return _summary("semantic-change ρ", f"{n_words} words", n_sims, out,
                     dict(n_words=n_words, rhos=list(rhos), law="bivariate normal"))
+
+
+def ar1(rng: np.random.Generator, n: int, phi: float) -> np.ndarray:
+    """``n`` consecutive values of a stationary AR(1) with coefficient ``phi`` and marginal
+    variance 1."""
+    x = np.empty(n)
+    x[0] = rng.standard_normal()
+    scale = math.sqrt(1 - phi * phi)
+    for t in range(1, n):
+        x[t] = phi * x[t - 1] + scale * rng.standard_normal()
+    return x
+
+
+def calibrate_diebold_mariano(n_origins: int, phi: float, n_sims: int, horizon: int = 1,
+                              shifts: Sequence[float] = (0.5, 1.0), seed: int = 0
+                              ) -> Calibration:
+    """The pooled skill test at ``n_origins`` AR(1) loss differentials (coefficient ``phi``,
+    marginal sd 1) whose true mean is 0 or one of ``shifts`` (in marginal sds); the Newey–West
+    variant's false-positive rate and power on the same draws in ``extra``."""
+    truths = {"null": 0.0, **{f"{s:g} sd": s for s in shifts}}
+    out: dict[str, list[tuple[float, bool]]] = {}
+    nw: dict[str, float] = {}
+    nulls = []
+    for i, (label, truth) in enumerate(truths.items()):
+        rng = np.random.default_rng([seed, n_origins, int(round(100 * phi)), horizon, i])
+        rows, nw_rejects = [], 0
+        for _ in range(n_sims):
+            d = ar1(rng, n_origins, phi) + truth
+            r = diebold_mariano(d, horizon)
+            rows.append((r.p, covers(r, truth)))
+            nw_rejects += diebold_mariano(d, horizon, kernel="newey-west").p < ALPHA
+            if label == "null":
+                nulls.append(r)
+        out[label] = rows
+        nw[label] = nw_rejects / n_sims
+    settings = dict(n_origins=n_origins, phi=phi, horizon=horizon, law="AR(1), marginal sd 1",
+                    shifts=list(shifts))
+    return _summary("forecast-skill pooled", f"{n_origins} origins, φ {phi:g}", n_sims, out,
+                    settings, fpr_verdict=_aa_verdicts(nulls, "forecast-skill", "relative"),
+                    extra={"newey-west": {"fpr": nw.pop("null"), "power": nw}})
 
 
 def rate_doc_var(n_docs: int, runs: int, model: Mapping[str, float] = RATE_MODEL,

@@ -1,0 +1,108 @@
+"""The one interface between forecasters and the engine that backtests them.
+
+:class:`PeriodCounts` is all a forecaster reads: counts by period, time order. The engine hands a
+forecaster ``data.until(end)``, so a forecast cannot see the period it predicts, nor any later one.
+:class:`Forecaster` maps that past, a horizon and one setting of its grid to normalised, finite
+log-probabilities over the whole vocabulary (smoothed: a word unseen so far still gets mass, as
+the held-out documents it is scored on may hold it). The engine chooses the setting per origin on
+earlier origins only, so a forecaster never tunes itself on what it is scored on.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pipeline.forecast.stationary import ALPHA_GRID, smoothed
+from pipeline.infra.errors import UserError
+
+KINDS: tuple[str, ...] = ("stationary", "trend", "learned")
+# The frequency features' add-one rule: the smoothing where no earlier origin chose one, so it
+# leads every grid over α (the engine falls back to a grid's first entry).
+DEFAULT_ALPHA = 1.0
+
+
+@dataclass(frozen=True)
+class PeriodCounts:
+    """Token counts of a corpus by period, the only input a forecaster reads."""
+
+    periods: tuple[str, ...]      # labels, time order, consecutive periods of one kind
+    counts: np.ndarray            # int64 [n_periods, V]: occurrences of each token id
+    doc_counts: np.ndarray        # int64 [n_periods, V]: documents holding each token id
+    n_docs: np.ndarray            # int64 [n_periods]
+
+    def __post_init__(self) -> None:
+        n = len(self.periods)
+        if self.counts.ndim != 2 or self.counts.shape[0] != n:
+            raise ValueError(f"counts must be [n_periods={n}, V], got {self.counts.shape}")
+        if self.doc_counts.shape != self.counts.shape:
+            raise ValueError(f"doc_counts {self.doc_counts.shape} must match counts "
+                             f"{self.counts.shape}")
+        if self.n_docs.shape != (n,):
+            raise ValueError(f"n_docs must be [n_periods={n}], got {self.n_docs.shape}")
+
+    @property
+    def n_periods(self) -> int:
+        return len(self.periods)
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.counts.shape[1])
+
+    def until(self, end: int) -> PeriodCounts:
+        """Rows ``[0, end)``: what a forecast made after period ``end − 1`` may read."""
+        if not 0 < end <= self.n_periods:
+            raise ValueError(f"end must lie in 1..{self.n_periods}, got {end}")
+        return PeriodCounts(self.periods[:end], self.counts[:end], self.doc_counts[:end],
+                            self.n_docs[:end])
+
+
+class Forecaster(ABC):
+    """A forecast of one future period's unigram distribution from the counts of past periods."""
+
+    name: ClassVar[str]           # registry name, e.g. "persistence", "damped-trend"
+    kind: ClassVar[str]           # "stationary" | "trend" | "learned"
+    description: ClassVar[str]    # one line for the report
+    min_periods: ClassVar[int]    # the fewest past periods it needs
+
+    def grid(self) -> list[Mapping[str, Any]]:
+        """Candidate settings (``[{}]``: none), in order; the engine picks one per origin on
+        earlier origins only and falls back to the first where none is earlier."""
+        return [{}]
+
+    @abstractmethod
+    def forecast(self, past: PeriodCounts, horizon: int, setting: Mapping[str, Any]) -> np.ndarray:
+        """float64 [V] log-probabilities (normalised, finite: smoothed) of the period `horizon`
+        steps after past's last period, reading only `past`."""
+
+    def check(self, past: PeriodCounts, horizon: int) -> None:
+        """Raise a :class:`UserError` unless ``past`` is long enough and ``horizon`` ≥ 1."""
+        if horizon < 1:
+            raise UserError(f"forecaster {self.name!r}: horizon must be >= 1, got {horizon}")
+        if past.n_periods < self.min_periods:
+            raise UserError(
+                f"forecaster {self.name!r} needs at least {self.min_periods} past periods, "
+                f"got {past.n_periods} ({', '.join(past.periods) or 'none'})",
+                fix="start the forecasts later or give the corpus more periods")
+
+
+def log_normalise(values: np.ndarray) -> np.ndarray:
+    """``values − log Σ exp(values)`` float64 ``[V]``: unnormalised log-weights to log-probs."""
+    values = np.asarray(values, dtype=np.float64)
+    shifted = values - values.max()
+    return shifted - np.log(np.exp(shifted).sum())
+
+
+def alpha_grid() -> list[dict[str, Any]]:
+    """The stationary baselines' add-α grid, :data:`DEFAULT_ALPHA` first."""
+    return [{"alpha": a} for a in (DEFAULT_ALPHA, *(a for a in ALPHA_GRID if a != DEFAULT_ALPHA))]
+
+
+def log_frequency_series(counts: np.ndarray, alpha: float) -> np.ndarray:
+    """float64 ``[n_periods, V]``: each period's add-α smoothed log frequencies, the series the
+    trend and learned forecasters extrapolate (finite for words a period lacks)."""
+    return np.stack([smoothed(row, alpha) for row in counts])
