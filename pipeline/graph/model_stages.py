@@ -35,6 +35,7 @@ from pipeline.graph.plan import Plan, feature_kinds
 from pipeline.graph.regimes import Cache
 from pipeline.infra.runs import run_name as run
 from pipeline.infra.config import GenerationSettings, ModelConfig, TrainConfig
+from pipeline.infra.interfaces import forecast_report, longtail
 from pipeline.infra.params import VARIANT_SECTION, section_params
 from pipeline.models.registry import BASELINE, lookup, params_section
 from pipeline.models.variant import setting_fields
@@ -238,44 +239,26 @@ def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
 
 def longtail_stage(plan: Plan, code: Code) -> dict[str, Any]:
     runs = [run(v, s) for v, s in plan.runs]
-    return {
-        "cmd": "python -m stages.longtail --scores data/scores ${experiment} "
-               "--dev ${split.dev} --test ${split.test} "
-               "--train-periods ${split.train_first} ${split.train_last} "
-               f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies "
-               "--high-min ${longtail.high_min} --mid-min ${longtail.mid_min} "
-               "--seed ${longtail.seed} --out reports/longtail.md "
-               f"--metrics-dir {LONGTAIL_METRICS} --details {LONGTAIL_DETAILS} "
-               "--plot plots/longtail.csv",
-        "deps": [*code("longtail", plan.variants), *(f"data/scores/{r}" for r in runs), TOKENIZER,
-                 *feature_files(["frequencies"], plan.train_periods)],
-        "params": ["experiment", "longtail", "split.dev", "split.test", "split.train_first",
-                   "split.train_last"],
-        "outs": [{"reports/longtail.md": {"cache": False}}, {LONGTAIL_DETAILS: {"cache": False}}],
-        "metrics": [{LONGTAIL_METRICS: {"cache": False}}],
-        # one line per model over the bins high, mid, low
-        "plots": [{"plots/longtail.csv": {
-                      "cache": False, "x": "bin", "y": "T1", "template": "by_model"}},
-                  {"plots/longtail.png": {"cache": False}}],
-    }
+    return longtail.INTERFACE.entry(
+        {"scores": "data/scores", "tokenizer": TOKENIZER,
+         "frequencies": "data/features/frequencies", "out": "reports/longtail.md",
+         "metrics_dir": LONGTAIL_METRICS, "details": LONGTAIL_DETAILS,
+         "plot": "plots/longtail.csv"},
+        files={"scores": [f"data/scores/{r}" for r in runs],
+               "frequencies": feature_files(["frequencies"], plan.train_periods)},
+        code=code("longtail", plan.variants))
 
 
 def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    """The periods are resolved into the cmd, not params (forecast_stage says why)."""
     runs = [run(v, s) for v, s in plan.runs]
-    return {
-        "cmd": "python -m stages.forecast_report --forecasts data/forecast ${experiment} "
-               f"--period {plan.forecast_period} --backtest-periods "
-               + " ".join(plan.backtest_periods)
-               + f" --window ${{features.window}} --train-periods "
-               + " ".join(plan.train_periods)
-               + f" --dev-period {plan.dev} --frequencies data/features/frequencies "
-               f"--tokenizer {TOKENIZER} --stopwords {STOPWORDS} --abstracts {ABSTRACTS} "
-               f"--out reports/forecast.md --json {FORECAST_DETAILS} "
-               "--plot plots/forecast_risers.png",
-        "deps": [*code("forecast_report", plan.variants), *(f"data/forecast/{r}" for r in runs),
-                 *feature_files(["frequencies"], plan.forecast_report_periods), TOKENIZER,
-                 STOPWORDS, ABSTRACTS],
-        "params": ["experiment", "features.window"],  # the periods: in the cmd (forecast_stage)
-        "outs": [{"reports/forecast.md": {"cache": False}}, {FORECAST_DETAILS: {"cache": False}}],
-        "plots": [{"plots/forecast_risers.png": {"cache": False}}],
-    }
+    return forecast_report.INTERFACE.entry(
+        {"forecasts": "data/forecast", "period": plan.forecast_period,
+         "backtest_periods": plan.backtest_periods, "train_periods": plan.train_periods,
+         "dev_period": plan.dev, "frequencies": "data/features/frequencies",
+         "tokenizer": TOKENIZER, "stopwords": STOPWORDS, "abstracts": ABSTRACTS,
+         "out": "reports/forecast.md", "json": FORECAST_DETAILS,
+         "plot": "plots/forecast_risers.png"},
+        files={"forecasts": [f"data/forecast/{r}" for r in runs],
+               "frequencies": feature_files(["frequencies"], plan.forecast_report_periods)},
+        code=code("forecast_report", plan.variants))
