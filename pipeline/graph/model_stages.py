@@ -34,8 +34,8 @@ from pipeline.graph.files import (
 from pipeline.graph.plan import Plan, feature_kinds
 from pipeline.graph.regimes import Cache
 from pipeline.infra.runs import run_name as run
-from pipeline.infra.config import GenerationSettings, ModelConfig, TrainConfig
-from pipeline.infra.interfaces import forecast_report, longtail
+from pipeline.infra.config import ModelConfig, TrainConfig
+from pipeline.infra.interfaces import forecast, forecast_report, longtail, report, score
 from pipeline.infra.params import VARIANT_SECTION, section_params
 from pipeline.models.registry import BASELINE, lookup, params_section
 from pipeline.models.variant import setting_fields
@@ -46,15 +46,9 @@ from pipeline.models.variant import setting_fields
 # settings (variants.<name>.*, its settings class) go to its train stage alone (variant_options).
 TRAIN_FLAGS = [k for k in section_params("train", TrainConfig, ModelConfig) if k != "lr_new"]
 LM_FLAGS = section_params("lm")
-# score.*: all but score.periods, which the graph resolves into the command.
-SCORE_FLAGS = [k for k in section_params("score") if k != "periods"]
 # train.* the base_cache stage reads: the context length and compute precision the states are
 # computed at (those of training), and their storage dtype.
 CACHE_FLAGS = ["max_length", "precision", "cache_storage"]
-# The score section's decoding settings and precision, which the forecast reuses (its passes and
-# generation run as the score stage's do); its own n_generate is forecast.n_generate.
-DECODING = [*(k for k in section_params("score", GenerationSettings) if k != "n_generate"),
-            "precision"]
 
 
 def _flags(section: str, keys: Iterable[str]) -> str:
@@ -107,11 +101,6 @@ def base_cache_stage(plan: Plan, cache: Cache, code: Code) -> dict[str, Any]:
     }
 
 
-def _cache_option(cache: str | None) -> tuple[list[str], list[str]]:
-    """The ``--cache`` option and dep of a stage that reads the frozen LM's cache ``cache``."""
-    return ([f"--cache {cache}"], [cache]) if cache else ([], [])
-
-
 def variant_options(variant: str) -> tuple[list[str], list[str]]:
     """A run's own settings as train-stage options and declared params: one
     ``--<field> ${variants.<name>.<field>}`` per field of its variant's settings class (a key
@@ -152,89 +141,60 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     }
 
 
+def _features(kinds: Iterable[str], periods: Iterable[str]) -> tuple[dict, dict]:
+    """The ``--frequencies``/``--embeddings`` folders of a run's feature ``kinds`` (as values)
+    and their files of ``periods`` (as the DVC paths)."""
+    periods = list(periods)
+    return ({k: f"data/features/{k}" for k in kinds},
+            {k: feature_files([k], periods) for k in kinds})
+
+
 def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     model = model_dir(variant, seed)
     extra = plan.extra_periods
+    folders, files = _features(kinds, plan.score_feature_periods(variant))
     # PPL/CPL from the cached states when the regime's caches hold the test period
-    scored_from, cache = _cache_option(plan.regime.scoring_cache(plan, variant, seed))
-    cmd = [f"python -m stages.score --model {model} --dev {DEV} --test {TEST}",
-           *([f"--periods {' '.join(plan.score_periods)} --abstracts {ABSTRACTS}"]
-             if extra else []),
-           f"--tokenizer {TOKENIZER}",
-           *(f"--{k} data/features/{k}" for k in kinds),
-           f"--stopwords {STOPWORDS}", _flags("score", SCORE_FLAGS),
-           *scored_from, f"--out data/scores/{run(variant, seed)}"]
-    return {
-        "cmd": " ".join(cmd),
-        "deps": [*code("score", [variant], built=True), model, DEV, TEST, *([ABSTRACTS] if extra else []),
-                 TOKENIZER, *feature_files(kinds, plan.score_feature_periods(variant)), STOPWORDS,
-                 *cache],
-        "params": [f"score.{k}" for k in SCORE_FLAGS],
-        "outs": [f"data/scores/{run(variant, seed)}"],
-    }
+    return score.INTERFACE.entry(
+        {"model": model, "dev": DEV, "test": TEST,
+         "periods": plan.score_periods if extra else None, "abstracts": ABSTRACTS if extra else None,
+         "tokenizer": TOKENIZER, **folders, "stopwords": STOPWORDS,
+         "cache": plan.regime.scoring_cache(plan, variant, seed),
+         "out": f"data/scores/{run(variant, seed)}"},
+        files=files, code=code("score", [variant], built=True))
 
 
 def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
+    """Not params: forecast.period / backtest_periods, whose resolved labels are in the cmd, so
+    after `make graph` a new value changes the cmd, which reruns the stage (declared as well, an
+    edit would rerun the stage before the graph is regenerated, with the old labels)."""
     kinds = feature_kinds(variant)
-    model = model_dir(variant, seed)
-    scored_from, cache = _cache_option(plan.regime.scoring_cache(plan, variant, seed))
-    cmd = [f"python -m stages.forecast --model {model} --abstracts {ABSTRACTS} "
-           f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies",
-           *(["--embeddings data/features/embeddings"] if "embeddings" in kinds else []),
-           # the resolved label: forecast.period may be null (the period after the last known)
-           f"--period {plan.forecast_period} --backtest-periods "
-           + " ".join(plan.backtest_periods),
-           "--batch-size ${forecast.batch_size} --n-generate ${forecast.n_generate}",
-           _flags("score", DECODING), *scored_from,
-           f"--out data/forecast/{run(variant, seed)}"]
-    return {
-        "cmd": " ".join(cmd),
-        "deps": [*code("forecast", [variant], built=True), model, ABSTRACTS, TOKENIZER,
-                 *feature_files(kinds, in_time_order([*plan.forecast_history,
-                                                      *plan.static_periods(variant)])), *cache],
-        # Not forecast.period / backtest_periods: their resolved labels are in the cmd, so after
-        # `make graph` a new value changes the cmd, which reruns the stage (declared as well,
-        # an edit would rerun the stage before the graph is regenerated, with the old labels).
-        "params": ["forecast.batch_size", "forecast.n_generate",
-                   *(f"score.{k}" for k in DECODING)],
-        "outs": [f"data/forecast/{run(variant, seed)}"],
-    }
+    folders, files = _features(kinds, in_time_order([*plan.forecast_history,
+                                                     *plan.static_periods(variant)]))
+    return forecast.INTERFACE.entry(
+        {"model": model_dir(variant, seed), "abstracts": ABSTRACTS, "tokenizer": TOKENIZER,
+         **folders, "frequencies": "data/features/frequencies",
+         # the resolved label: forecast.period may be null (the period after the last known)
+         "period": plan.forecast_period, "backtest_periods": plan.backtest_periods,
+         "cache": plan.regime.scoring_cache(plan, variant, seed),
+         "out": f"data/forecast/{run(variant, seed)}"},
+        # the frequency folder always, its files when the variant reads them
+        files={"frequencies": [], **files}, code=code("forecast", [variant], built=True))
 
 
 def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    """The splits, corpus and stopwords: the CM anchors (pipeline/reports/cm_anchors_report.py)."""
     runs = [run(v, s) for v, s in plan.runs]
-    return {
-        "cmd": "python -m stages.report --scores data/scores ${experiment} "
-               f"--baseline {BASELINE} "
-               "--examples ${report.examples} --frequencies data/features/frequencies "
-               "--window ${features.window} --train-periods ${split.train_first} ${split.train_last} "
-               f"--corpus-counts {CORPUS_COUNTS} --out reports/results.md "
-               f"--metrics-dir {VARIANT_METRICS} --details {RESULTS_DETAILS} "
-               "--plots plots/results.csv --staleness plots/staleness.csv "
-               "--buckets plots/buckets.csv "
-               f"--train-split {TRAIN} --dev {DEV} --test {TEST} --abstracts {ABSTRACTS} "
-               f"--stopwords {STOPWORDS}",
-        # the splits, corpus and stopwords: the CM anchors (pipeline/reports/cm_anchors_report.py)
-        "deps": [*code("report", plan.variants), *(f"data/scores/{r}" for r in runs),
-                 *feature_files(["frequencies"], plan.report_periods), CORPUS_COUNTS,
-                 TRAIN, DEV, TEST, ABSTRACTS, STOPWORDS],
-        "params": ["experiment", "report", "features.window", "split.train_first",
-                   "split.train_last"],
-        "outs": [{"reports/results.md": {"cache": False}}, {RESULTS_DETAILS: {"cache": False}}],
-        "metrics": [{VARIANT_METRICS: {"cache": False}}],
-        # bar_horizontal: x is the number, y the category (one bar per variant). by_model and
-        # by_model_year: templates in .dvc/plots, one line per model (and per period).
-        "plots": [{"plots/results.csv": {
-                      "cache": False, "x": "test_ppl", "y": "variant", "template": "bar_horizontal"}},
-                  {"plots/staleness.csv": {
-                      "cache": False, "x": "period", "y": "ppl", "template": "by_model"}},
-                  {"plots/staleness.png": {"cache": False}},
-                  {"plots/buckets.csv": {
-                      "cache": False, "x": "history_bucket", "y": "mean_nll",
-                      "template": "by_model_year"}},
-                  {"plots/buckets.png": {"cache": False}}],
-    }
+    return report.INTERFACE.entry(
+        # keywords: `baseline` is ReportConfig's field, the registry's Baseline its value
+        dict(scores="data/scores", baseline=BASELINE, frequencies="data/features/frequencies",
+             corpus_counts=CORPUS_COUNTS, out="reports/results.md", metrics_dir=VARIANT_METRICS,
+             details=RESULTS_DETAILS, plots="plots/results.csv",
+             staleness="plots/staleness.csv", buckets="plots/buckets.csv", train_split=TRAIN,
+             dev=DEV, test=TEST, abstracts=ABSTRACTS, stopwords=STOPWORDS),
+        files={"scores": [f"data/scores/{r}" for r in runs],
+               "frequencies": feature_files(["frequencies"], plan.report_periods)},
+        code=code("report", plan.variants))
 
 
 def longtail_stage(plan: Plan, code: Code) -> dict[str, Any]:

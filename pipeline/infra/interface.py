@@ -9,7 +9,10 @@ A declaration lists its options in the order the command takes them, each a reco
   with its DVC options (``cache: false``, a plot's axes);
 * :class:`Params`: the fields of a typed settings dataclass (:mod:`pipeline.infra.params`), one
   ``--flag ${section.key}`` each and the keys as the stage's ``params``, or the whole section in
-  DVC's dict unpacking (``${data.columns}`` becomes ``--id X --date Y ...``);
+  DVC's dict unpacking (``${data.columns}`` becomes ``--id X --date Y ...``). One settings
+  class may be split over several records (its fields in two params sections, as
+  ``GenerationSettings``' ``score.*`` and ``forecast.n_generate``; or some fields ``filled``:
+  values the graph resolves into the command, as ``score.periods``);
 * :class:`Value`: one plain value: bound to a params key (``--base ${lm.base}``, a param), or
   filled in by the graph (``--period ${item}``, ``--needs 2021 2022``);
 * :class:`Switch`: an on/off flag the graph passes when true.
@@ -95,7 +98,8 @@ class Params:
     the params section ``section`` (``filter``, ``data.columns``); ``unpack``: passed as DVC's
     dict unpacking of the whole section (its keys spelled as in params.yaml). The stage's params
     are the keys, or with ``whole`` the section as one param (any key of it, also one added
-    later)."""
+    later); ``filled``: none, the graph gives each field's value (by field name) as a
+    :class:`Value`'s (a label it resolves, such as ``forecast.period``)."""
 
     cls: type
     section: str
@@ -104,12 +108,15 @@ class Params:
     unpack: bool = False
     whole: bool = False
     graph: bool = True
+    filled: bool = False
 
     def fields(self) -> list[dataclasses.Field]:
         by_name = {f.name: f for f in dataclasses.fields(self.cls)}
         return [by_name[k] for k in self.keys] if self.keys is not None else list(by_name.values())
 
     def params(self) -> list[str]:
+        if self.filled:
+            return []
         if self.whole:
             return [self.section]
         return [f"{self.section}.{param_key(f)}" for f in self.fields()]
@@ -198,6 +205,12 @@ class StageInterface:
         entry: dict[str, Any] = {"cmd": "", "deps": list(code), "params": [],
                                  "outs": [], "metrics": [], "plots": []}
         for option in self.passed():
+            if isinstance(option, Params) and option.filled:
+                for f in option.fields():
+                    value = values.pop(f.name, None)
+                    words += [] if value is None or value == [] or value == () else \
+                        [f"{option_name(f)} {_words(value)}"]
+                continue
             if isinstance(option, Params):
                 words.append(option.command())
                 entry["params"] += option.params()
