@@ -108,18 +108,21 @@ def parser_for(interface: StageInterface, description: str | None) -> argparse.A
     """The command line of a declared stage: one option per record of ``interface``, in its
     order (a settings group as :func:`add_options` makes it), help texts from the declaration."""
     parser = new_parser(f"python -m {interface.module}", description)
+    # exactly one of interface.one_of (each optional on its own)
+    one_of = parser.add_mutually_exclusive_group(required=True) if interface.one_of else None
     for option in interface.options:
         if isinstance(option, Params):
             add_options(parser, option.cls, option.title, option.fields(),
                         keys_as_flags=option.unpack)
-        elif isinstance(option, Switch):
-            parser.add_argument(option.flag, action="store_true", help=option.help)
+            continue
+        add = one_of.add_argument if option.flag in interface.one_of else parser.add_argument
+        if isinstance(option, Switch):
+            add(option.flag, action="store_true", help=option.help)
         elif isinstance(option, (Input, Output)):
             many = {"nargs": "+"} if getattr(option, "many", False) else {}
-            parser.add_argument(option.flag, required=option.required, default=None,
-                                help=option.help, **many)
+            add(option.flag, required=option.required, default=None, help=option.help, **many)
         else:
-            parser.add_argument(option.flag, **_value_kwargs(option))
+            add(option.flag, **_value_kwargs(option))
     return parser
 
 

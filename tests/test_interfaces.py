@@ -1,6 +1,7 @@
 """Each declared stage's command line and its dvc.yaml entry come from one declaration
 (pipeline/infra/interfaces/), so the options the graph passes are exactly those the stage takes."""
 
+import functools
 import importlib
 import pkgutil
 import shlex
@@ -22,14 +23,30 @@ DECLARED = {m.name: importlib.import_module(f"pipeline.infra.interfaces.{m.name}
 NUMERICS = "--kernels"
 
 
-def _entries(name: str) -> list[tuple[dict, str | None]]:
-    """Every dvc.yaml entry that runs stage ``name``, with its first ``foreach`` item."""
-    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+@functools.cache
+def _graphs() -> list[tuple[dict, dict]]:
+    """(stages, params) of dvc.yaml and of every profile's graph (the training regimes' cache
+    stages are in the latter only)."""
+    from pipeline.graph.build import ROOT, build
+    from pipeline.graph.profiles import PROFILES, params as profile_params
+
+    found = [(yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"],
+              yaml.safe_load((REPO / "params.yaml").read_text()))]
+    for path in sorted((ROOT / PROFILES).glob("*.yaml")):
+        params = profile_params(path.stem, ROOT)
+        found.append((build(params)["stages"], SCHEMA.complete(params)))
+    return found
+
+
+def _entries(name: str) -> list[tuple[dict, str | None, dict]]:
+    """Every entry of :func:`_graphs` that runs stage ``name``, with its first ``foreach`` item
+    and its params."""
     found = []
-    for stage in stages.values():
-        spec, item = (stage["do"], stage["foreach"][0]) if "do" in stage else (stage, None)
-        if spec["cmd"].split()[2] == f"stages.{name}":
-            found.append((spec, item))
+    for stages, params in _graphs():
+        for stage in stages.values():
+            spec, item = (stage["do"], stage["foreach"][0]) if "do" in stage else (stage, None)
+            if spec["cmd"].split()[2] == f"stages.{name}":
+                found.append((spec, item, params))
     return found
 
 
@@ -53,7 +70,7 @@ def _flags(words: list[str]) -> set[str]:
 def test_every_data_stage_is_declared() -> None:
     assert {"download", "parse", "filter", "split", "tokenizer", "frequencies", "embeddings",
             "frequency_plot", "verdicts", "longtail", "forecast_report", "score", "forecast",
-            "report", "semantic_change", "semantic_benchmark"} <= set(DECLARED)
+            "report", "semantic_change", "semantic_benchmark", "base_cache"} <= set(DECLARED)
 
 
 @pytest.mark.parametrize("name", sorted(DECLARED))
@@ -75,16 +92,16 @@ def test_the_stage_command_line_is_its_declaration(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(DECLARED))
 def test_dvc_yaml_passes_exactly_what_the_stage_takes(name: str) -> None:
-    """Every command dvc.yaml runs parses with the stage's own parser, and passes every
-    option the declaration says the graph passes (an optional one may be left out)."""
+    """Every command of dvc.yaml and of every profile's graph parses with the stage's own
+    parser, and passes every option the declaration says the graph passes (an optional one may
+    be left out)."""
     interface = DECLARED[name]
     entries = _entries(name)
-    assert entries, f"stage {name} is declared but not in dvc.yaml"
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    assert entries, f"stage {name} is declared but in no graph"
     parser = importlib.import_module(interface.module).build_parser()
     local = {o.flag for o in interface.options if not isinstance(o, (Input, Output, Params))
              and not o.graph}
-    for spec, item in entries:
+    for spec, item, params in entries:
         words = _resolved(spec["cmd"], params, item)
         parser.parse_args(words)   # exits (a failed test) on an option the stage does not take
         flags = _flags(words)
@@ -96,7 +113,7 @@ def test_dvc_yaml_passes_exactly_what_the_stage_takes(name: str) -> None:
                 wanted = {option_name(f) for f in option.fields()}
                 assert wanted <= flags, name
             elif isinstance(option, (Input, Output)) and option.required or \
-                    isinstance(option, Value) and option.params():
+                    isinstance(option, Value) and option.params() and not option.optional:
                 assert option.flag in flags, f"{name}: {option.flag}"
         if NUMERICS in flags:
             assert any(isinstance(o, Params) and not o.graph for o in interface.options)

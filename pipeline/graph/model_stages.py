@@ -35,7 +35,8 @@ from pipeline.graph.plan import Plan, feature_kinds
 from pipeline.graph.regimes import Cache
 from pipeline.infra.runs import run_name as run
 from pipeline.infra.config import ModelConfig, TrainConfig
-from pipeline.infra.interfaces import forecast, forecast_report, longtail, report, score
+from pipeline.infra.interfaces import (base_cache, forecast, forecast_report, longtail, report,
+                                       score)
 from pipeline.infra.params import VARIANT_SECTION, section_params
 from pipeline.models.registry import BASELINE, lookup, params_section
 from pipeline.models.variant import setting_fields
@@ -46,9 +47,6 @@ from pipeline.models.variant import setting_fields
 # settings (variants.<name>.*, its settings class) go to its train stage alone (variant_options).
 TRAIN_FLAGS = [k for k in section_params("train", TrainConfig, ModelConfig) if k != "lr_new"]
 LM_FLAGS = section_params("lm")
-# train.* the base_cache stage reads: the context length and compute precision the states are
-# computed at (those of training), and their storage dtype.
-CACHE_FLAGS = ["max_length", "precision", "cache_storage"]
 
 
 def _flags(section: str, keys: Iterable[str]) -> str:
@@ -58,14 +56,9 @@ def _flags(section: str, keys: Iterable[str]) -> str:
 def trunk_cache_stage(plan: Plan, code: Code) -> dict[str, Any]:
     """train.base: adapted: the states entering the pretrained LM's top ``train.adapt_layers``
     blocks, of the train, dev and test abstracts, once for every seed."""
-    return {
-        "cmd": "python -m stages.base_cache --base ${lm.base} --trunk-only "
-               f"--adapt-layers ${{train.adapt_layers}} --train {TRAIN} --dev {DEV} --test {TEST} "
-               f"--tokenizer {TOKENIZER} {_flags('train', CACHE_FLAGS)} --out {TRUNK_CACHE}",
-        "deps": [*code("base_cache"), TRAIN, DEV, TEST, TOKENIZER],
-        "params": ["lm.base", "train.adapt_layers", *(f"train.{k}" for k in CACHE_FLAGS)],
-        "outs": [TRUNK_CACHE],
-    }
+    return base_cache.INTERFACE.entry(
+        {"base": True, "trunk_only": True, "adapt_layers": True, "train": TRAIN, "dev": DEV,
+         "test": TEST, "tokenizer": TOKENIZER, "out": TRUNK_CACHE}, code=code("base_cache"))
 
 
 def cache_stage(plan: Plan, cache: Cache, code: Code) -> dict[str, Any]:
@@ -79,26 +72,14 @@ def base_cache_stage(plan: Plan, cache: Cache, code: Code) -> dict[str, Any]:
     abstracts under the pretrained ``lm.base`` (frozen base; ``cache.seed`` None), which the
     frozen-base score and forecast stages read too. Adapted base: of every abstract of the
     trunk cache, under the seed's adapted Baseline (or, ``cache.seed`` None, the unadapted LM)."""
-    seed, out = cache.seed, cache.out
-    if seed is None:
-        source, splits, params = "--base ${lm.base}", [TRAIN, DEV, TEST], ["lm.base"]
-        lm_deps: list[str] = []
-    else:
-        source, splits, params = f"--model {model_dir(BASELINE, seed)}", [TRAIN, DEV], []
-        lm_deps = [model_dir(BASELINE, seed)]
+    seed = cache.seed
+    lm = {"base": True} if seed is None else {"model": model_dir(BASELINE, seed)}
     if plan.regime.caches_from_trunk:   # the abstracts, and their states entering the top blocks
-        inputs, splits = f"--trunk {TRUNK_CACHE} --adapt-layers ${{train.adapt_layers}}", []
-        lm_deps, params = [*lm_deps, TRUNK_CACHE], [*params, "train.adapt_layers"]
+        inputs: dict[str, Any] = {"trunk": TRUNK_CACHE, "adapt_layers": True}
     else:
-        names = ("--train", "--dev", "--test")
-        inputs = " ".join(f"{n} {f}" for n, f in zip(names, splits))
-    return {
-        "cmd": f"python -m stages.base_cache {source} {inputs} --tokenizer {TOKENIZER} "
-               f"{_flags('train', CACHE_FLAGS)} --out {out}",
-        "deps": [*code("base_cache"), *lm_deps, *splits, TOKENIZER],
-        "params": [*params, *(f"train.{k}" for k in CACHE_FLAGS)],
-        "outs": [out],
-    }
+        inputs = {"train": TRAIN, "dev": DEV, **({"test": TEST} if seed is None else {})}
+    return base_cache.INTERFACE.entry(
+        {**lm, **inputs, "tokenizer": TOKENIZER, "out": cache.out}, code=code("base_cache"))
 
 
 def variant_options(variant: str) -> tuple[list[str], list[str]]:

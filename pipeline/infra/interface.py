@@ -13,8 +13,9 @@ A declaration lists its options in the order the command takes them, each a reco
   class may be split over several records (its fields in two params sections, as
   ``GenerationSettings``' ``score.*`` and ``forecast.n_generate``; or some fields ``filled``:
   values the graph resolves into the command, as ``score.periods``);
-* :class:`Value`: one plain value: bound to a params key (``--base ${lm.base}``, a param), or
-  filled in by the graph (``--period ${item}``, ``--needs 2021 2022``);
+* :class:`Value`: one plain value: bound to a params key (``--base ${lm.base}``, a param; with
+  ``optional``, only where the graph says so), or filled in by the graph (``--period ${item}``,
+  ``--needs 2021 2022``);
 * :class:`Switch`: an on/off flag the graph passes when true.
 
 An option with ``graph=False`` is never passed by the graph (a setting that cannot change the
@@ -132,7 +133,9 @@ class Params:
 class Value:
     """One plain value: ``param`` (a dotted params key, or several for a value of several words)
     passes ``${param}`` and makes it a param; otherwise the graph gives the value (a list for
-    ``many``: any number, or exactly that many; None or empty: left out)."""
+    ``many``: any number, or exactly that many; None or empty: left out). ``optional`` with a
+    ``param``: passed, and a param, only when the graph's value for it is true (``--adapt-layers
+    ${train.adapt_layers}`` of a stage reading a trunk cache)."""
 
     flag: str
     help: str
@@ -144,6 +147,7 @@ class Value:
     graph: bool = True
     metavar: str | tuple[str, ...] | None = None
     dest_name: str | None = None
+    optional: bool = False
 
     @property
     def dest(self) -> str:
@@ -180,10 +184,12 @@ def _words(value: Any) -> str:
 
 @dataclass(frozen=True)
 class StageInterface:
-    """Stage ``name`` (``stages/<name>.py``, run as ``python -m stages.<name>``): its options."""
+    """Stage ``name`` (``stages/<name>.py``, run as ``python -m stages.<name>``): its options;
+    ``one_of``: flags of which the command line takes exactly one (``--model`` or ``--base``)."""
 
     name: str
     options: tuple[Option, ...]
+    one_of: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -216,6 +222,8 @@ class StageInterface:
                 entry["params"] += option.params()
                 continue
             if isinstance(option, Value) and option.param is not None:
+                if option.optional and not values.pop(option.dest, False):
+                    continue
                 words.append(" ".join([option.flag, *(f"${{{p}}}" for p in option.params())]))
                 entry["params"] += option.params()
                 continue
