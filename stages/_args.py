@@ -19,12 +19,14 @@ import argparse
 import dataclasses
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any, Literal, Union
 
 from pipeline.infra.errors import UserError
 from stages._cli import DEBUG_FLAG
 from pipeline.infra.numerics import check_kernels
-from pipeline.infra.interface import REQUIRED, Input, Output, Params, StageInterface, Switch, Value
+from pipeline.infra.interface import (REQUIRED, Input, Output, Params, Settings, StageInterface,
+                                      Switch, Value)
 from pipeline.infra.params import NumericsConfig, param_key
 from stages._runtime import Runtime, load_runtime
 
@@ -104,13 +106,20 @@ def add_options(parser: argparse.ArgumentParser, cls: type, title: str,
         group.add_argument(*flags, **kwargs)
 
 
-def parser_for(interface: StageInterface, description: str | None) -> argparse.ArgumentParser:
+def parser_for(interface: StageInterface, description: str | None,
+               chosen: Mapping[str, Params | None] | None = None) -> argparse.ArgumentParser:
     """The command line of a declared stage: one option per record of ``interface``, in its
-    order (a settings group as :func:`add_options` makes it), help texts from the declaration."""
+    order (a settings group as :func:`add_options` makes it), help texts from the declaration;
+    ``chosen``: the settings class of each :class:`Settings` record, by its dest (none: left
+    out)."""
     parser = new_parser(f"python -m {interface.module}", description)
     # exactly one of interface.one_of (each optional on its own)
     one_of = parser.add_mutually_exclusive_group(required=True) if interface.one_of else None
     for option in interface.options:
+        if isinstance(option, Settings):
+            option = (chosen or {}).get(option.dest)
+            if option is None:
+                continue
         if isinstance(option, Params):
             add_options(parser, option.cls, option.title, option.fields(),
                         keys_as_flags=option.unpack)

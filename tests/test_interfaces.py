@@ -12,7 +12,8 @@ import yaml
 
 import pipeline.infra.interfaces
 from pipeline.graph.defaults import SCHEMA, TEMPLATE, command_text
-from pipeline.infra.interface import Input, Output, Params, StageInterface, Switch, Value
+from pipeline.infra.interface import (Input, Output, Params, Settings, StageInterface, Switch,
+                                      Value)
 from pipeline.infra.params import FilterConfig, option_name
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,7 +71,7 @@ def _flags(words: list[str]) -> set[str]:
 def test_every_data_stage_is_declared() -> None:
     assert {"download", "parse", "filter", "split", "tokenizer", "frequencies", "embeddings",
             "frequency_plot", "verdicts", "longtail", "forecast_report", "score", "forecast",
-            "report", "semantic_change", "semantic_benchmark", "base_cache"} <= set(DECLARED)
+            "report", "semantic_change", "semantic_benchmark", "base_cache", "train"} <= set(DECLARED)
 
 
 @pytest.mark.parametrize("name", sorted(DECLARED))
@@ -83,6 +84,8 @@ def test_the_stage_command_line_is_its_declaration(name: str) -> None:
     for option in interface.options:
         if isinstance(option, Params):
             declared |= {option_name(f) for f in option.fields()}
+        elif isinstance(option, Settings):
+            continue   # picked per run: the train stage's variant's own settings
         else:
             declared.add(option.flag)
     taken = {a.option_strings[0] for a in parser._actions if a.dest not in ("help", "debug")}
@@ -103,12 +106,15 @@ def test_dvc_yaml_passes_exactly_what_the_stage_takes(name: str) -> None:
              and not o.graph}
     for spec, item, params in entries:
         words = _resolved(spec["cmd"], params, item)
+        if any(isinstance(o, Settings) for o in interface.options):   # the variant's settings
+            parser = importlib.import_module(interface.module).build_parser(
+                words[words.index("--variant") + 1])
         parser.parse_args(words)   # exits (a failed test) on an option the stage does not take
         flags = _flags(words)
         assert not flags & local, f"{name}: the graph passes a local option"
         for option in interface.passed():
             if isinstance(option, Params):
-                if option.unpack or option.filled:
+                if option.unpack or option.filled or option.optional:
                     continue   # DVC writes the section's keys / the graph's values: parsed above
                 wanted = {option_name(f) for f in option.fields()}
                 assert wanted <= flags, name
@@ -146,3 +152,30 @@ def test_an_entry_renders_deps_params_and_outputs_in_declaration_order() -> None
         interface.entry({"out_dir": "out", "metrics": "m.json"})
     with pytest.raises(ValueError, match="workers"):
         interface.entry({"data": "d", "out_dir": "o", "metrics": "m", "workers": 2})
+
+
+def test_filled_optional_and_chosen_settings_render_where_the_graph_says() -> None:
+    """A ``filled`` settings field is the graph's value (a true bool: the flag alone), an
+    ``optional`` record is passed only when the graph says so, a :class:`Settings` record is the
+    graph's :class:`Params` at its place, and a path two options read is one dep."""
+    from pipeline.infra.config import ScoreConfig, TrainConfig
+
+    interface = StageInterface("demo", (
+        Params(ScoreConfig, "score", "periods", keys=("periods",), filled=True),
+        Params(TrainConfig, "train", "frozen", keys=("freeze_lm",), filled=True),
+        Params(FilterConfig, "filter", "seed", keys=("seed",), optional=True),
+        Settings("settings"),
+        Value("--k", "K", type=int, default=None, param="train.adapt_layers", optional=True),
+        Input("--a", "first"),
+        Input("--b", "second"),
+    ))
+    entry = interface.entry({"periods": ["2020", "2021"], "freeze_lm": True, "seed": True,
+                             "settings": Params(FilterConfig, "filter", "words",
+                                                keys=("min_words",)),
+                             "a": "x", "b": "x"})
+    assert entry["cmd"] == ("python -m stages.demo --periods 2020 2021 --freeze-lm --seed "
+                            "${filter.seed} --min-words ${filter.min_words} --a x --b x")
+    assert entry["params"] == ["filter.seed", "filter.min_words"] and entry["deps"] == ["x"]
+    bare = interface.entry({"periods": [], "freeze_lm": False, "a": "x", "b": "y", "k": True})
+    assert bare["cmd"] == "python -m stages.demo --k ${train.adapt_layers} --a x --b y"
+    assert bare["params"] == ["train.adapt_layers"]

@@ -5,7 +5,10 @@ the params they read, so changing a bias's own param reruns only that variant. A
 control's stages read the features of the training periods too (its pooled history); a score
 stage reads only its scored periods' own histories. Of the variant modules, a run's stages depend
 on its own variant's alone and the reports on those of the variants they report
-(:class:`pipeline.graph.code_deps.Code`), so editing one variant reruns only its runs."""
+(:class:`pipeline.graph.code_deps.Code`), so editing one variant reruns only its runs.
+
+Each entry is rendered from its stage's declaration (:mod:`pipeline.infra.interfaces`): the
+builders here give only the paths and the values the graph resolves."""
 
 from __future__ import annotations
 
@@ -34,23 +37,12 @@ from pipeline.graph.files import (
 from pipeline.graph.plan import Plan, feature_kinds
 from pipeline.graph.regimes import Cache
 from pipeline.infra.runs import run_name as run
-from pipeline.infra.config import ModelConfig, TrainConfig
+from pipeline.infra.interface import Params
 from pipeline.infra.interfaces import (base_cache, forecast, forecast_report, longtail, report,
-                                       score)
-from pipeline.infra.params import VARIANT_SECTION, section_params
+                                       score, train)
+from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import BASELINE, lookup, params_section
 from pipeline.models.variant import setting_fields
-
-# The options of a stage come from the params schema (pipeline/infra/params.py), less what the
-# graph passes otherwise. train.*: the optimiser and dropout, every variant; train.lr_new only to
-# variants with a module; train.base/.cache/.cache_storage shape the graph. A variant's own
-# settings (variants.<name>.*, its settings class) go to its train stage alone (variant_options).
-TRAIN_FLAGS = [k for k in section_params("train", TrainConfig, ModelConfig) if k != "lr_new"]
-LM_FLAGS = section_params("lm")
-
-
-def _flags(section: str, keys: Iterable[str]) -> str:
-    return " ".join(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for k in keys)
 
 
 def trunk_cache_stage(plan: Plan, code: Code) -> dict[str, Any]:
@@ -82,52 +74,39 @@ def base_cache_stage(plan: Plan, cache: Cache, code: Code) -> dict[str, Any]:
         {**lm, **inputs, "tokenizer": TOKENIZER, "out": cache.out}, code=code("base_cache"))
 
 
-def variant_options(variant: str) -> tuple[list[str], list[str]]:
-    """A run's own settings as train-stage options and declared params: one
-    ``--<field> ${variants.<name>.<field>}`` per field of its variant's settings class (a key
-    params.yaml leaves out gets the field's default: :mod:`pipeline.graph.defaults`), in the
-    section the registry says it reads (a time-free control: its variant's)."""
-    section = params_section(variant)
-    keys = [f"{VARIANT_SECTION}.{section}.{f.name}" for f in setting_fields(lookup(variant).settings)]
-    options = [f"--{key.rpartition('.')[2].replace('_', '-')} ${{{key}}}" for key in keys]
-    return options, keys
-
-
-def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
-    kinds = feature_kinds(variant)
-    entry = lookup(variant)
-    start = plan.regime.train_from(plan, variant, seed)   # its LM and the states it trains from
-    targets = [model_dir(BASELINE, seed)] if entry.targets_from_baseline else []
-    keys = [*([("features", "window")] if kinds else []),
-            *(("lm", k) for k in LM_FLAGS), *(("train", k) for k in TRAIN_FLAGS),
-            *([("train", "lr_new")] if entry.has_module else [])]
-    own, own_params = variant_options(variant)
-    cmd = [f"python -m stages.train --variant {variant} --seed {seed}",
-           f"--train {TRAIN} --dev {DEV} --tokenizer {TOKENIZER}",
-           *(f"--{k} data/features/{k}" for k in kinds),
-           *(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for section, k in keys), *own]
-    cmd += start.lm_options
-    cmd += [f"--targets-from {model}" for model in targets]
-    cmd += start.state_options
-    cmd.append(f"--out {model_dir(variant, seed)} --curves data/curves/{run(variant, seed)}")
-    return {
-        "cmd": " ".join(cmd),
-        "deps": [*code("train", [variant], built=True), TRAIN, DEV, TOKENIZER,
-                 *feature_files(kinds, in_time_order([*plan.train_history,
-                                                      *plan.static_periods(variant)])),
-                 *dict.fromkeys([*start.models, *targets]), *start.states],
-        "params": [*(f"{section}.{k}" for section, k in keys), *own_params, *start.params],
-        "outs": [model_dir(variant, seed)],
-        "plots": [{f"data/curves/{run(variant, seed)}": {"x": "step"}}],
-    }
-
-
 def _features(kinds: Iterable[str], periods: Iterable[str]) -> tuple[dict, dict]:
     """The ``--frequencies``/``--embeddings`` folders of a run's feature ``kinds`` (as values)
     and their files of ``periods`` (as the DVC paths)."""
     periods = list(periods)
     return ({k: f"data/features/{k}" for k in kinds},
             {k: feature_files([k], periods) for k in kinds})
+
+
+def variant_options(variant: str) -> Params | None:
+    """A run's own settings, for its train stage: one ``--<field> ${variants.<name>.<field>}``
+    per field of its variant's settings class (a key params.yaml leaves out gets the field's
+    default: :mod:`pipeline.graph.defaults`), in the section the registry says it reads (a
+    time-free control: its variant's); None for a variant without settings."""
+    settings = lookup(variant).settings
+    if settings is None or not setting_fields(settings):
+        return None
+    section = f"{VARIANT_SECTION}.{params_section(variant)}"
+    return Params(settings, section, f"the {variant} variant's settings")
+
+
+def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
+    kinds = feature_kinds(variant)
+    entry = lookup(variant)
+    start = plan.regime.train_from(plan, variant, seed)   # its LM and the states it trains from
+    folders, files = _features(kinds, in_time_order([*plan.train_history,
+                                                     *plan.static_periods(variant)]))
+    return train.INTERFACE.entry(
+        {"variant": variant, "seed": seed, "train": TRAIN, "dev": DEV, "tokenizer": TOKENIZER,
+         **folders, "window": bool(kinds), "lr_new": entry.has_module,
+         "settings": variant_options(variant), **start.values,
+         "targets_from": model_dir(BASELINE, seed) if entry.targets_from_baseline else None,
+         "out": model_dir(variant, seed), "curves": f"data/curves/{run(variant, seed)}"},
+        files=files, code=code("train", [variant], built=True))
 
 
 def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:

@@ -16,7 +16,9 @@ A declaration lists its options in the order the command takes them, each a reco
 * :class:`Value`: one plain value: bound to a params key (``--base ${lm.base}``, a param; with
   ``optional``, only where the graph says so), or filled in by the graph (``--period ${item}``,
   ``--needs 2021 2022``);
-* :class:`Switch`: an on/off flag the graph passes when true.
+* :class:`Switch`: an on/off flag the graph passes when true;
+* :class:`Settings`: a settings class picked per run (the train stage's variant's own): the
+  graph gives it as a :class:`Params` record, the command line as ``parser_for``'s ``chosen``.
 
 An option with ``graph=False`` is never passed by the graph (a setting that cannot change the
 outputs, such as a worker count, or one another part of the graph appends, such as the torch
@@ -100,7 +102,9 @@ class Params:
     dict unpacking of the whole section (its keys spelled as in params.yaml). The stage's params
     are the keys, or with ``whole`` the section as one param (any key of it, also one added
     later); ``filled``: none, the graph gives each field's value (by field name) as a
-    :class:`Value`'s (a label it resolves, such as ``forecast.period``)."""
+    :class:`Value`'s (a label it resolves, such as ``forecast.period``; a true bool: the flag
+    alone); ``optional``: passed, with its params, only when the graph's value under its first
+    field's name is true (``features.window``, for a variant with a history)."""
 
     cls: type
     section: str
@@ -110,6 +114,7 @@ class Params:
     whole: bool = False
     graph: bool = True
     filled: bool = False
+    optional: bool = False
 
     def fields(self) -> list[dataclasses.Field]:
         by_name = {f.name: f for f in dataclasses.fields(self.cls)}
@@ -171,7 +176,16 @@ class Switch:
         return _dest(self.flag)
 
 
-Option = Input | Output | Params | Value | Switch
+@dataclass(frozen=True)
+class Settings:
+    """A settings class picked per run, at its place in the command: the graph gives it (by
+    ``dest``) as a :class:`Params` record, or None for none."""
+
+    dest: str
+    graph: bool = True
+
+
+Option = Input | Output | Params | Value | Switch | Settings
 
 
 def _required(option: Option) -> bool:
@@ -214,9 +228,18 @@ class StageInterface:
             if isinstance(option, Params) and option.filled:
                 for f in option.fields():
                     value = values.pop(f.name, None)
-                    words += [] if value is None or value == [] or value == () else \
-                        [f"{option_name(f)} {_words(value)}"]
+                    if value is None or value is False or value == [] or value == ():
+                        continue
+                    words.append(option_name(f) if value is True
+                                 else f"{option_name(f)} {_words(value)}")
                 continue
+            if isinstance(option, Params) and option.optional and \
+                    not values.pop(option.fields()[0].name, False):
+                continue
+            if isinstance(option, Settings):
+                option = values.pop(option.dest, None)
+                if option is None:
+                    continue
             if isinstance(option, Params):
                 words.append(option.command())
                 entry["params"] += option.params()
@@ -244,6 +267,6 @@ class StageInterface:
                 entry[option.kind] += [e for p in paths for e in option.entries(p)]
         if values or files:
             raise ValueError(f"stage {self.name}: no option for {sorted({*values, *files})}")
-        entry["deps"] += list(deps)
+        entry["deps"] = list(dict.fromkeys([*entry["deps"], *deps]))   # one path read twice: one dep
         entry["cmd"] = " ".join(words)
         return {k: v for k, v in entry.items() if v}
