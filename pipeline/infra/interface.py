@@ -214,12 +214,13 @@ class StageInterface:
         return [o for o in self.options if getattr(o, "graph", True)]
 
     def entry(self, values: Mapping[str, Any] | None = None, *, code: Sequence[str] = (),
-              deps: Sequence[str] = (), files: Mapping[str, Sequence[str]] | None = None
-              ) -> dict[str, Any]:
+              deps: Sequence[str] = (), files: Mapping[str, Sequence[str]] | None = None,
+              params: Sequence[str] = ()) -> dict[str, Any]:
         """The ``dvc.yaml`` entry: ``cmd`` from ``values`` (by ``dest``: every input's and
         output's path, every unbound value), ``deps`` = ``code`` + the inputs' paths + ``deps``,
-        the params, and each output under its kind; ``files`` names the DVC paths of a folder
-        option whose files, not the folder, are the deps or outputs."""
+        the options' params + ``params`` (read by the stage itself, not passed), and each output
+        under its kind; ``files`` names the DVC paths of a folder option whose files, not the
+        folder, are the deps or outputs."""
         values, files = dict(values or {}), dict(files or {})
         words = [f"python -m {self.module}"]
         entry: dict[str, Any] = {"cmd": "", "deps": list(code), "params": [],
@@ -268,5 +269,6 @@ class StageInterface:
         if values or files:
             raise ValueError(f"stage {self.name}: no option for {sorted({*values, *files})}")
         entry["deps"] = list(dict.fromkeys([*entry["deps"], *deps]))   # one path read twice: one dep
+        entry["params"] += list(params)
         entry["cmd"] = " ".join(words)
         return {k: v for k, v in entry.items() if v}
