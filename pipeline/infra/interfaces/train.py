@@ -6,7 +6,7 @@ from dataclasses import fields
 
 from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig
 from pipeline.infra.interface import Input, Output, Params, Settings, StageInterface, Value
-from pipeline.infra.interfaces.shared import RUNTIME
+from pipeline.infra.interfaces.shared import PROCESSES, RUNTIME
 
 # train.* that every variant's train stage passes (train.lr_new: only a variant with a module)
 TRAINING = ("epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "weight_decay",
@@ -57,8 +57,5 @@ INTERFACE = StageInterface("train", (
     Params(TrainConfig, "train", "evaluation and checkpoints (not params)",
            keys=("eval_batch_size", "checkpoint_every"), graph=False),
     *RUNTIME,
-    # Not `--nproc`: torchrun's own parser would take it for an abbreviation of its options.
-    Value("--processes", "processes to run, one per GPU, started with torchrun (default: "
-          "runtime.yaml `nproc`); ignored under torchrun", type=int, default=None,
-          dest_name="nproc", graph=False),
+    PROCESSES,
 ))
