@@ -7,10 +7,10 @@
 :mod:`pipeline.infra.interfaces` (the declaration the stage graph renders its ``dvc.yaml`` entry
 from). ``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a value the
 dataclass rejects becomes a :class:`pipeline.infra.errors.UserError` (a message, not a traceback).
-``add_runtime_options``/``runtime_from`` give ``--device`` (default from ``runtime.yaml``,
-:func:`stages._runtime.load_runtime`) and ``--threads`` (default: the recorded
-:data:`pipeline.infra.numerics.THREADS`; other values, for tests, give other bytes). Neither is a
-DVC param.
+``runtime_from`` reads a torch stage's ``--device`` (default from ``runtime.yaml``,
+:func:`stages._runtime.load_runtime`), ``--threads`` (default: the recorded
+:data:`pipeline.infra.numerics.THREADS`; other values, for tests, give other bytes) and
+``--processes`` (declared in :mod:`pipeline.infra.interfaces.shared`); none is a DVC param.
 """
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ import argparse
 import dataclasses
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any, Literal, Union
 
 from pipeline.infra.errors import UserError
 from stages._cli import DEBUG_FLAG
 from pipeline.infra.numerics import check_kernels
-from pipeline.infra.interface import REQUIRED, Input, Output, Params, StageInterface, Switch, Value
-from pipeline.infra.params import NumericsConfig, param_key
+from pipeline.infra.interface import (REQUIRED, Input, Output, Params, Settings, StageInterface,
+                                      Switch, Value)
+from pipeline.infra.params import param_key
 from stages._runtime import Runtime, load_runtime
 
 
@@ -104,22 +106,32 @@ def add_options(parser: argparse.ArgumentParser, cls: type, title: str,
         group.add_argument(*flags, **kwargs)
 
 
-def parser_for(interface: StageInterface, description: str | None) -> argparse.ArgumentParser:
+def parser_for(interface: StageInterface, description: str | None,
+               chosen: Mapping[str, Params | None] | None = None) -> argparse.ArgumentParser:
     """The command line of a declared stage: one option per record of ``interface``, in its
-    order (a settings group as :func:`add_options` makes it), help texts from the declaration."""
+    order (a settings group as :func:`add_options` makes it), help texts from the declaration;
+    ``chosen``: the settings class of each :class:`Settings` record, by its dest (none: left
+    out)."""
     parser = new_parser(f"python -m {interface.module}", description)
+    # exactly one of interface.one_of (each optional on its own)
+    one_of = parser.add_mutually_exclusive_group(required=True) if interface.one_of else None
     for option in interface.options:
+        if isinstance(option, Settings):
+            option = (chosen or {}).get(option.dest)
+            if option is None:
+                continue
         if isinstance(option, Params):
             add_options(parser, option.cls, option.title, option.fields(),
                         keys_as_flags=option.unpack)
-        elif isinstance(option, Switch):
-            parser.add_argument(option.flag, action="store_true", help=option.help)
+            continue
+        add = one_of.add_argument if option.flag in interface.one_of else parser.add_argument
+        if isinstance(option, Switch):
+            add(option.flag, action="store_true", help=option.help)
         elif isinstance(option, (Input, Output)):
             many = {"nargs": "+"} if getattr(option, "many", False) else {}
-            parser.add_argument(option.flag, required=option.required, default=None,
-                                help=option.help, **many)
+            add(option.flag, required=option.required, default=None, help=option.help, **many)
         else:
-            parser.add_argument(option.flag, **_value_kwargs(option))
+            add(option.flag, **_value_kwargs(option))
     return parser
 
 
@@ -150,29 +162,6 @@ def build(cls: type, args: argparse.Namespace) -> Any:
         raise UserError(f"invalid option: {err}",
                         fix="check the value in params.yaml (or on the command line; --help "
                             "explains each option)") from None
-
-
-def add_numerics_options(parser: argparse.ArgumentParser) -> None:
-    """``--kernels`` (params ``numerics.kernels``): every torch stage's CPU kernels."""
-    add_options(parser, NumericsConfig, "CPU kernels (params numerics.*; pipeline/infra/numerics.py)")
-
-
-def add_runtime_options(parser: argparse.ArgumentParser, processes: bool = False) -> None:
-    """``--device``, ``--threads`` (tests only), and ``--processes`` for stages under torchrun;
-    also the torch stages' ``--kernels`` (:func:`add_numerics_options`), a param."""
-    add_numerics_options(parser)
-    group = parser.add_argument_group(
-        "runtime (runtime.yaml or FUTURELM_DEVICE / FUTURELM_NPROC; where a stage runs)")
-    group.add_argument("--device", default=None,
-                       help="auto (CUDA when present), cpu, cuda, cuda:N (default: runtime.yaml)")
-    group.add_argument("--threads", type=int, default=None,
-                       help="torch CPU threads (default: the recorded 2, pipeline/infra/numerics.py; "
-                            "other values give other bytes: for tests)")
-    if processes:
-        # Not `--nproc`: torchrun's own parser would take it for an abbreviation of its options.
-        group.add_argument("--processes", dest="nproc", type=int, default=None,
-                           help="processes to run, one per GPU, started with torchrun "
-                                "(default: runtime.yaml `nproc`); ignored under torchrun")
 
 
 def runtime_from(args: argparse.Namespace) -> Runtime:

@@ -30,61 +30,19 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.infra.config import LMConfig, TrainConfig
+from pipeline.infra.config import LMConfig
 from pipeline.infra.device import pick_device
 from pipeline.infra.errors import UserError
 from pipeline.infra.numerics import configure_torch
-from pipeline.infra.params import TrainDesign, default
+from pipeline.infra.interfaces.base_cache import INTERFACE
 from pipeline.training.run import frozen_lm, write_base_cache
 from pipeline.training.trunk import write_cache_from_trunk, write_trunk_cache
-from stages._args import add_runtime_options, new_parser, runtime_from
+from stages._args import parser_for, runtime_from
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = new_parser("python -m stages.base_cache", __doc__)
-    io = p.add_argument_group("inputs and outputs")
-    lm = io.add_mutually_exclusive_group(required=True)
-    lm.add_argument("--model",
-                    help="train.base: shared: the trained Baseline model folder whose LM the "
-                         "variants freeze (data/models/baseline-s<seed>)")
-    lm.add_argument("--base",
-                    help="train.base: frozen: the pretrained LM (param lm.base: a Hugging Face id, "
-                         "packaged name or local folder) every variant keeps frozen")
-    io.add_argument("--train", help="training split Parquet (period, abstract): every period "
-                                    "is cached (required unless --trunk)")
-    io.add_argument("--dev", help="dev split Parquet: its period is cached too (unless --trunk)")
-    io.add_argument("--test", default=None,
-                    help="test split Parquet, cached too when given (train.base: frozen: the "
-                         "score and forecast stages read the same states)")
-    io.add_argument("--trunk", help="train.base: adapted: the trunk cache whose abstracts' final "
-                                    "states are computed by the top --adapt-layers blocks")
-    io.add_argument("--trunk-only", action="store_true",
-                    help="with --base: cache the states entering the top --adapt-layers blocks")
-    io.add_argument("--adapt-layers", type=int,
-                    help="K, the top blocks an adapted Baseline tunes (param train.adapt_layers)")
-    io.add_argument("--tokenizer", required=True, help="tokenizer folder of the tokenizer stage")
-    io.add_argument("--out", required=True,
-                    help="cache folder to write, atomically (data/cache/baseline-s<seed>)")
-    opts = p.add_argument_group("cache (params train.*)")
-    opts.add_argument("--max-length", type=int, default=default(TrainConfig, "max_length"),
-                      help="context length in LM tokens the abstracts are cut at: the variants' "
-                           "train.max_length (default: %(default)s)")
-    opts.add_argument("--precision", default=default(TrainConfig, "precision"),
-                      choices=["fp32", "tf32", "bf16"],
-                      help="compute precision of the LM's forward pass: the variants' "
-                           "train.precision (default: %(default)s)")
-    opts.add_argument("--cache-storage", default=default(TrainDesign, "cache_storage"),
-                      choices=["fp32", "bf16"],
-                      help="dtype of the stored states: fp32 (exact) or bf16 (half the disk; "
-                           "perplexity within 0.1 %%) (param train.cache_storage; default: "
-                           "%(default)s)")
-    opts.add_argument("--batch-size", type=int, default=default(TrainConfig, "eval_batch_size"),
-                      help="abstracts per forward pass, longest first: keep the train stage's dev "
-                           "batch size so cached dev perplexity equals uncached bit for bit "
-                           "(default: %(default)s)")
-    add_runtime_options(p)
-    return p
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

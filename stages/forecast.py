@@ -27,41 +27,19 @@ from pathlib import Path
 
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.forecast.model_forecast import forecast_model, write_forecast
-from pipeline.infra.config import ScoreConfig
 from pipeline.infra.device import pick_device
 from pipeline.infra.errors import UserError
 from pipeline.infra.numerics import configure_torch
-from pipeline.infra.params import ForecastConfig
-from pipeline.infra.precision import PRECISIONS
 from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings
 from pipeline.training.run import attach_cache
-from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
+from pipeline.infra.interfaces.forecast import INTERFACE
+from stages._args import build, parser_for, runtime_from
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = new_parser("python -m stages.forecast", __doc__)
-    p.add_argument("--model", required=True, help="trained model folder (data/models/<variant>-s<seed>)")
-    p.add_argument("--abstracts", required=True,
-                   help="corpus (data/corpus/abstracts.parquet): the reference contexts, period Y-1")
-    p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    p.add_argument("--frequencies", default=None,
-                   help="per-period frequency folder (history; models with a bias)")
-    p.add_argument("--embeddings", default=None,
-                   help="per-period embedding folder (history of the contextual variants)")
-    p.add_argument("--cache", default=None,
-                   help="train.base: frozen: the frozen LM's cached hidden states "
-                        "(data/cache/base): the reference passes read them instead of running "
-                        "the LM's body (generation runs the LM)")
-    add_options(p, ForecastConfig, "forecast (params forecast.*)")
-    p.add_argument("--out", required=True, help="output folder (data/forecast/<variant>-s<seed>)")
-    add_options(p, GenerationSettings, "future abstracts of --period (the paper's decoding settings)")
-    p.add_argument("--precision", choices=PRECISIONS, default=ScoreConfig.precision,
-                   help="numeric precision of the forward passes and generation, as scoring's "
-                        "(params score.precision; pipeline/infra/precision.py)")
-    add_runtime_options(p)
-    return p
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

@@ -38,28 +38,17 @@ from pipeline.graph.files import STAMP
 from pipeline.graph.lock import prune
 from pipeline.graph.render import render, stale_message
 from pipeline.infra.errors import UserError
+from pipeline.infra.interfaces.graph import INTERFACE
 from pipeline.infra.io import atomic_path
+from stages._args import parser_for
 from stages._cli import stage_main
 
 # Re-exported for the callers that build or render the graph through this module.
 __all__ = ["SCHEMA", "STAMP", "build", "main", "render", "stale_message"]
 
 
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m stages.graph", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--params", default="params.yaml", help="parameter file (default params.yaml)")
-    p.add_argument("--out", default="dvc.yaml", help="the stage graph to write or check")
-    p.add_argument("--check", action="store_true",
-                   help="do not write: exit 2 with the stale stages if --out differs")
-    p.add_argument("--stamp", default=None,
-                   help="with --check: write this file (fixed content) when the graph is current, "
-                        "the output of the `graph` stage that every other stage is downstream of")
-    p.add_argument("--dag", default=None, metavar="FILE",
-                   help="only draw --out as a mermaid graph of stage families (`make dag`): write "
-                        "it to FILE as Markdown and print it; `-` prints only")
-    return p.parse_args(argv)
+def build_parser() -> argparse.ArgumentParser:
+    return parser_for(INTERFACE, __doc__)
 
 
 def read_params(path: Path) -> dict[str, Any]:
@@ -72,7 +61,7 @@ def read_params(path: Path) -> dict[str, Any]:
 
 @stage_main
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
+    args = build_parser().parse_args(argv)
     params_path, out = Path(args.params), Path(args.out)
     if args.dag:
         draw(out, args.dag)

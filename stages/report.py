@@ -16,50 +16,16 @@ import argparse
 import sys
 
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import ReportConfig
+from pipeline.infra.interfaces.report import INTERFACE
 from pipeline.models.registry import display_name
 from pipeline.reports.figures import results_figures
 from pipeline.reports.results_report import ReportFiles, build_report, write_report
-from stages._args import add_options
+from stages._args import parser_for
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m stages.report", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scores", required=True, help="folder of score folders (data/scores)")
-    p.add_argument("--variants", nargs="+", required=True, help="variants, in table order")
-    p.add_argument("--seeds", nargs="+", type=int, required=True, help="training seeds")
-    add_options(p, ReportConfig, "report (params report.*)")
-    p.add_argument("--frequencies", required=True,
-                   help="per-period frequency folder (data/features/frequencies), for the buckets")
-    p.add_argument("--window", type=int, required=True, help="history periods m (features.window)")
-    p.add_argument("--train-periods", nargs=2, required=True, metavar=("FIRST", "LAST"),
-                   help="first and last training period, labels (split.train_first, "
-                        "split.train_last): their frequency files give the unigram reference "
-                        "perplexity")
-    p.add_argument("--corpus-counts", default=None,
-                   help="reports/corpus.json (stage filter's per-year counts): marks periods "
-                        "in the corpus's last year as possibly partial")
-    anchors = p.add_argument_group(
-        "CM anchors and fluency (all or none; without them the section is left out)")
-    anchors.add_argument("--train-split", default=None,
-                         help="data/splits/train.parquet: the content-word sampler's counts")
-    anchors.add_argument("--dev", default=None, help="data/splits/dev.parquet (gold abstracts)")
-    anchors.add_argument("--test", default=None, help="data/splits/test.parquet (gold abstracts)")
-    anchors.add_argument("--abstracts", default=None,
-                         help="data/corpus/abstracts.parquet: other periods' gold abstracts and "
-                              "the previous period's abstracts")
-    anchors.add_argument("--stopwords", default=None, help="data/reference/stopwords.txt")
-    p.add_argument("--out", required=True, help="Markdown report (reports/results.md)")
-    p.add_argument("--metrics-dir", required=True,
-                   help="DVC metrics, one small JSON per variant (metrics/variants)")
-    p.add_argument("--details", required=True,
-                   help="every number behind the metrics, one JSON (reports/results.json)")
-    p.add_argument("--plots", required=True, help="CSV for DVC plots (plots/results.csv)")
-    p.add_argument("--staleness", required=True, help="CSV plots/staleness.csv (+ .png beside it)")
-    p.add_argument("--buckets", required=True, help="CSV plots/buckets.csv (+ .png beside it)")
-    return p
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

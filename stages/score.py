@@ -27,35 +27,13 @@ from pipeline.models.generation import GenerationSettings
 from pipeline.infra.io import atomic_path
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.training.run import attach_cache
-from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
+from pipeline.infra.interfaces.score import INTERFACE
+from stages._args import build, parser_for, runtime_from
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = new_parser("python -m stages.score", __doc__)
-    io = p.add_argument_group("inputs and outputs")
-    io.add_argument("--model", required=True, help="trained model folder (data/models/<variant>-s<seed>)")
-    io.add_argument("--dev", required=True, help="dev split Parquet (data/splits/dev.parquet)")
-    io.add_argument("--test", required=True, help="test split Parquet (data/splits/test.parquet)")
-    io.add_argument("--abstracts", default=None,
-                    help="corpus table the --periods beyond dev and test are read from "
-                         "(data/corpus/abstracts.parquet)")
-    io.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    io.add_argument("--frequencies", default=None,
-                    help="per-period frequency folder, <label>.parquet (history; models with a bias)")
-    io.add_argument("--embeddings", default=None,
-                    help="per-period embedding folder, <label>.safetensors (history; context, context2)")
-    io.add_argument("--stopwords", required=True, help="the paper's stopword list (CPL and CM)")
-    io.add_argument("--cache", default=None,
-                    help="train.base: frozen: the frozen LM's cached hidden states "
-                         "(data/cache/base): PPL and CPL passes read them instead of running the "
-                         "LM's body (same numbers up to float rounding; generation runs the LM); "
-                         "refused when built from another LM, tokenizer or context length")
-    io.add_argument("--out", required=True, help="output folder (data/scores/<variant>-s<seed>)")
-    add_options(p, ScoreConfig, "scoring (params score.*)")
-    add_options(p, GenerationSettings, "generation (params score.*; the paper's decoding settings)")
-    add_runtime_options(p)
-    return p
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

@@ -36,33 +36,13 @@ from pipeline.reports.semantic_benchmark_report import (benchmark_claims, markdo
 from pipeline.semantic.benchmark import details, run_benchmark
 from pipeline.semantic.methods.interface import EncoderSettings
 from pipeline.stats.verdict import judge, to_records
-from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
+from pipeline.infra.interfaces.semantic_benchmark import INTERFACE
+from stages._args import build, parser_for, runtime_from
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = new_parser("python -m stages.semantic_benchmark", __doc__)
-    p.add_argument("--first", nargs="+", required=True, help="the first group's periods")
-    p.add_argument("--last", nargs="+", required=True, help="the last group's periods")
-    p.add_argument("--semeval", default=None,
-                   help="SemEval-2020 Task 1 language folder (semantic_benchmark.semeval)")
-    p.add_argument("--abstracts", required=True, help="corpus table (data/corpus/abstracts.parquet)")
-    p.add_argument("--stopwords", required=True, help="stopword list (never merged)")
-    p.add_argument("--encoder", required=True, help="encoder (embeddings.encoder)")
-    p.add_argument("--layer", type=int, required=True, help="hidden layer (embeddings.layer)")
-    p.add_argument("--max-length", type=int, required=True,
-                   help="encoder tokens per sentence (embeddings.max_length)")
-    p.add_argument("--batch-size", type=int, required=True,
-                   help="sentences per encoder batch (embeddings.batch_size)")
-    add_options(p, SemanticBenchmarkConfig, "pseudo-word benchmark (params semantic_benchmark.*)")
-    add_options(p, ChangeMethodsConfig,
-                "learned methods (params semantic_benchmark.temporal_*, .sgns_*)")
-    add_runtime_options(p)
-    p.add_argument("--out", required=True, help="Markdown report (reports/semantic_benchmark.md)")
-    p.add_argument("--details", required=True, help="JSON (reports/semantic_benchmark.json)")
-    p.add_argument("--plot", required=True,
-                   help="CSV of the scores (plots/semantic_benchmark.csv; + .png beside it)")
-    return p
+    return parser_for(INTERFACE, __doc__)
 
 
 def write_skipped(args: argparse.Namespace, message: str) -> None:

@@ -31,38 +31,13 @@ from pipeline.infra.params import ChangeMethodsConfig, SemanticChangeConfig
 from pipeline.reports.semantic_change_report import benchmark_lines, examples, markdown
 from pipeline.semantic.change import analyse
 from pipeline.semantic.scores import change_metrics
-from stages._args import add_numerics_options, add_options, build, new_parser
+from pipeline.infra.interfaces.semantic_change import INTERFACE
+from stages._args import build, parser_for
 from stages._cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = new_parser("python -m stages.semantic_change", __doc__)
-    p.add_argument("--first", nargs="+", required=True,
-                   help="the first group's periods (semantic_change.first, resolved)")
-    p.add_argument("--last", nargs="+", required=True,
-                   help="the last group's periods (semantic_change.last, resolved)")
-    p.add_argument("--targets", default=None,
-                   help="targets file (semantic_change.targets); default: the most frequent words")
-    p.add_argument("--embeddings", required=True,
-                   help="per-period embeddings folder (data/features/embeddings)")
-    p.add_argument("--frequencies", required=True,
-                   help="per-period frequency folder (data/features/frequencies)")
-    p.add_argument("--tokenizer", required=True, help="LM tokenizer folder (data/tokenizer)")
-    p.add_argument("--stopwords", required=True, help="stopword list (default targets skip them)")
-    p.add_argument("--abstracts", required=True,
-                   help="corpus table (the learned methods' texts, example sentences)")
-    p.add_argument("--encoder", required=True,
-                   help="tokenizer of a scratch temporal-attention MLM (embeddings.encoder)")
-    p.add_argument("--benchmark", default=None,
-                   help="the benchmark's JSON (reports/semantic_benchmark.json): its table")
-    add_options(p, SemanticChangeConfig, "semantic change (params semantic_change.*)")
-    add_options(p, ChangeMethodsConfig,
-                "learned methods (params semantic_benchmark.temporal_*, .sgns_*)")
-    add_numerics_options(p)
-    p.add_argument("--scores", required=True, help="Parquet of every score")
-    p.add_argument("--out", required=True, help="Markdown report (reports/semantic_change.md)")
-    p.add_argument("--metrics", required=True, help="DVC metrics (metrics/semantic_change.json)")
-    return p
+    return parser_for(INTERFACE, __doc__)
 
 
 @stage_main

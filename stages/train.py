@@ -35,53 +35,24 @@ from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig
 from pipeline.infra.device import pick_device
 from pipeline.infra.numerics import configure_torch
 from pipeline.models.future_lm import write_future_lm
+from pipeline.infra.interface import Params
+from pipeline.infra.interfaces.train import INTERFACE
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup
 from pipeline.training.execution import Execution
 from pipeline.training.run import TrainInputs, prepare_run
-from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
+from stages._args import build, parser_for, runtime_from
 from stages._cli import stage_main
 
 
 def build_parser(variant: str | None = None) -> argparse.ArgumentParser:
     """The stage's options; with ``variant``, also that variant's own settings."""
-    p = new_parser("python -m stages.train", __doc__)
-    io = p.add_argument_group("inputs and outputs")
-    io.add_argument("--train", required=True, help="training split Parquet (key, period, title, abstract)")
-    io.add_argument("--dev", required=True, help="dev split Parquet, for early stopping on perplexity")
-    io.add_argument("--tokenizer", required=True, help="tokenizer folder of the tokenizer stage")
-    io.add_argument("--frequencies", default=None,
-                    help="folder of <label>.parquet log frequencies per period (variants with a bias)")
-    io.add_argument("--embeddings", default=None,
-                    help="folder of <label>.safetensors contextual embeddings per period (context, context2)")
-    io.add_argument("--targets-from", default=None,
-                    help="continuous-* variants: the trained Baseline model folder whose input "
-                         "embeddings are the fixed target vectors (data/models/baseline-s<seed>)")
-    io.add_argument("--cache", default=None,
-                    help="with --freeze-lm: the folder of the frozen LM's cached hidden states "
-                         "(python -m stages.base_cache; data/cache/baseline-s<seed> of the "
-                         "--init-from Baseline, or data/cache/base of the pretrained --base) to "
-                         "train from; refused when it was built from another LM, tokenizer, "
-                         "context length or split")
-    io.add_argument("--trunk", help="train.base: adapted, Baseline: the trunk cache "
-                                    "(data/cache/trunk) the top --adapt-layers are tuned from")
-    io.add_argument("--adapt-layers", type=int, help="K, the top blocks (train.adapt_layers)")
-    io.add_argument("--out", required=True, help="model folder to write (atomically)")
-    io.add_argument("--curves", required=True,
-                    help="folder for the DVCLive training curves (train/loss.tsv, train/lr.tsv, "
-                         "dev/ppl.tsv; a DVC plots output, written atomically)")
-    io.add_argument("--checkpoint-dir", default=".futurelm/checkpoints",
-                    help="root of the resume checkpoints, outside DVC outputs (default: %(default)s)")
-    add_options(p, ModelConfig, "model (params features.window, train.dropout)")
     settings = _settings_class(variant)
-    if settings is not None:
-        add_options(p, settings, f"the {variant} variant's settings (params variants.{variant}.*; "
-                                 f"{settings.__module__})")
-    add_options(p, LMConfig, "base LM (params lm.*)")
-    add_options(p, TrainConfig, "training (params train.*)")
-    add_runtime_options(p, processes=True)
-    return p
+    chosen = None if settings is None else Params(
+        settings, f"variants.{variant}", f"the {variant} variant's settings (params "
+        f"variants.{variant}.*; {settings.__module__})")
+    return parser_for(INTERFACE, __doc__, {"settings": chosen})
 
 
 def _settings_class(variant: str | None) -> type | None:

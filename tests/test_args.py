@@ -14,7 +14,9 @@ from pipeline.models.registry import all_variants
 from pipeline.models.variant import setting_fields
 from pipeline.models.variants.context2 import Context2Settings
 from stages import score, train
-from stages._args import add_options, add_runtime_options, build, new_parser, runtime_from
+from pipeline.infra.interface import Params, StageInterface
+from pipeline.infra.interfaces.shared import RUNTIME
+from stages._args import build, parser_for, runtime_from
 
 TRAIN = (LMConfig, ModelConfig, TrainConfig)
 SCORE = (ScoreConfig, GenerationSettings)
@@ -24,11 +26,8 @@ TRAIN_ARGS = ["--train", "t", "--dev", "d", "--tokenizer", "k", "--out", "o", "-
 
 def parser(schemas=TRAIN + SCORE[1:]):
     """Train schemas plus GenerationSettings (ScoreConfig's --batch-size would clash)."""
-    p = new_parser("test", None)
-    for cls in schemas:
-        add_options(p, cls, cls.__name__)
-    add_runtime_options(p)
-    return p
+    options = tuple(Params(cls, "test", cls.__name__) for cls in schemas)
+    return parser_for(StageInterface("test", (*options, *RUNTIME)), None)
 
 
 def test_defaults_come_from_the_dataclasses_only() -> None:

@@ -1,6 +1,7 @@
 """Each declared stage's command line and its dvc.yaml entry come from one declaration
 (pipeline/infra/interfaces/), so the options the graph passes are exactly those the stage takes."""
 
+import functools
 import importlib
 import pkgutil
 import shlex
@@ -11,7 +12,8 @@ import yaml
 
 import pipeline.infra.interfaces
 from pipeline.graph.defaults import SCHEMA, TEMPLATE, command_text
-from pipeline.infra.interface import Input, Output, Params, StageInterface, Switch, Value
+from pipeline.infra.interface import (Input, Output, Params, Settings, StageInterface, Switch,
+                                      Value)
 from pipeline.infra.params import FilterConfig, option_name
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,14 +24,30 @@ DECLARED = {m.name: importlib.import_module(f"pipeline.infra.interfaces.{m.name}
 NUMERICS = "--kernels"
 
 
-def _entries(name: str) -> list[tuple[dict, str | None]]:
-    """Every dvc.yaml entry that runs stage ``name``, with its first ``foreach`` item."""
-    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+@functools.cache
+def _graphs() -> list[tuple[dict, dict]]:
+    """(stages, params) of dvc.yaml and of every profile's graph (the training regimes' cache
+    stages are in the latter only)."""
+    from pipeline.graph.build import ROOT, build
+    from pipeline.graph.profiles import PROFILES, params as profile_params
+
+    found = [(yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"],
+              yaml.safe_load((REPO / "params.yaml").read_text()))]
+    for path in sorted((ROOT / PROFILES).glob("*.yaml")):
+        params = profile_params(path.stem, ROOT)
+        found.append((build(params)["stages"], SCHEMA.complete(params)))
+    return found
+
+
+def _entries(name: str) -> list[tuple[dict, str | None, dict]]:
+    """Every entry of :func:`_graphs` that runs stage ``name``, with its first ``foreach`` item
+    and its params."""
     found = []
-    for stage in stages.values():
-        spec, item = (stage["do"], stage["foreach"][0]) if "do" in stage else (stage, None)
-        if spec["cmd"].split()[2] == f"stages.{name}":
-            found.append((spec, item))
+    for stages, params in _graphs():
+        for stage in stages.values():
+            spec, item = (stage["do"], stage["foreach"][0]) if "do" in stage else (stage, None)
+            if spec["cmd"].split()[2] == f"stages.{name}":
+                found.append((spec, item, params))
     return found
 
 
@@ -52,7 +70,8 @@ def _flags(words: list[str]) -> set[str]:
 
 def test_every_data_stage_is_declared() -> None:
     assert {"download", "parse", "filter", "split", "tokenizer", "frequencies", "embeddings",
-            "frequency_plot", "verdicts"} <= set(DECLARED)
+            "frequency_plot", "verdicts", "longtail", "forecast_report", "score", "forecast",
+            "report", "semantic_change", "semantic_benchmark", "base_cache", "train", "graph"} <= set(DECLARED)
 
 
 @pytest.mark.parametrize("name", sorted(DECLARED))
@@ -65,6 +84,8 @@ def test_the_stage_command_line_is_its_declaration(name: str) -> None:
     for option in interface.options:
         if isinstance(option, Params):
             declared |= {option_name(f) for f in option.fields()}
+        elif isinstance(option, Settings):
+            continue   # picked per run: the train stage's variant's own settings
         else:
             declared.add(option.flag)
     taken = {a.option_strings[0] for a in parser._actions if a.dest not in ("help", "debug")}
@@ -74,28 +95,31 @@ def test_the_stage_command_line_is_its_declaration(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(DECLARED))
 def test_dvc_yaml_passes_exactly_what_the_stage_takes(name: str) -> None:
-    """Every command dvc.yaml runs parses with the stage's own parser, and passes every
-    option the declaration says the graph passes (an optional one may be left out)."""
+    """Every command of dvc.yaml and of every profile's graph parses with the stage's own
+    parser, and passes every option the declaration says the graph passes (an optional one may
+    be left out)."""
     interface = DECLARED[name]
     entries = _entries(name)
-    assert entries, f"stage {name} is declared but not in dvc.yaml"
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    assert entries, f"stage {name} is declared but in no graph"
     parser = importlib.import_module(interface.module).build_parser()
     local = {o.flag for o in interface.options if not isinstance(o, (Input, Output, Params))
              and not o.graph}
-    for spec, item in entries:
+    for spec, item, params in entries:
         words = _resolved(spec["cmd"], params, item)
+        if any(isinstance(o, Settings) for o in interface.options):   # the variant's settings
+            parser = importlib.import_module(interface.module).build_parser(
+                words[words.index("--variant") + 1])
         parser.parse_args(words)   # exits (a failed test) on an option the stage does not take
         flags = _flags(words)
         assert not flags & local, f"{name}: the graph passes a local option"
         for option in interface.passed():
             if isinstance(option, Params):
-                if option.unpack:
-                    continue   # DVC writes the section's keys, parsed above
+                if option.unpack or option.filled or option.optional:
+                    continue   # DVC writes the section's keys / the graph's values: parsed above
                 wanted = {option_name(f) for f in option.fields()}
                 assert wanted <= flags, name
             elif isinstance(option, (Input, Output)) and option.required or \
-                    isinstance(option, Value) and option.params():
+                    isinstance(option, Value) and option.params() and not option.optional:
                 assert option.flag in flags, f"{name}: {option.flag}"
         if NUMERICS in flags:
             assert any(isinstance(o, Params) and not o.graph for o in interface.options)
@@ -130,42 +154,28 @@ def test_an_entry_renders_deps_params_and_outputs_in_declaration_order() -> None
         interface.entry({"data": "d", "out_dir": "o", "metrics": "m", "workers": 2})
 
 
-def test_the_declared_report_stages_render_their_dvc_yaml_entries() -> None:
-    """longtail and forecast_report, declared here but still built by
-    pipeline/graph/model_stages.py: their declarations render the same entries (params in
-    command order), which is how the graph will build them."""
-    from pipeline.graph.build import ROOT
-    from pipeline.graph.code_deps import Code
-    from pipeline.graph.defaults import SCHEMA as schema
-    from pipeline.graph.files import (ABSTRACTS, FORECAST_DETAILS, LONGTAIL_DETAILS,
-                                      LONGTAIL_METRICS, STOPWORDS, TOKENIZER, feature_files)
-    from pipeline.graph.plan import Plan
-    from pipeline.infra.runs import run_name
+def test_filled_optional_and_chosen_settings_render_where_the_graph_says() -> None:
+    """A ``filled`` settings field is the graph's value (a true bool: the flag alone), an
+    ``optional`` record is passed only when the graph says so, a :class:`Settings` record is the
+    graph's :class:`Params` at its place, and a path two options read is one dep."""
+    from pipeline.infra.config import ScoreConfig, TrainConfig
 
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
-    plan, code = Plan(schema.complete(params)), Code(ROOT)
-    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
-    runs = [run_name(v, s) for v, s in plan.runs]
-    built = {
-        "longtail": DECLARED["longtail"].entry(
-            {"scores": "data/scores", "tokenizer": TOKENIZER,
-             "frequencies": "data/features/frequencies", "out": "reports/longtail.md",
-             "metrics_dir": LONGTAIL_METRICS, "details": LONGTAIL_DETAILS,
-             "plot": "plots/longtail.csv"},
-            files={"scores": [f"data/scores/{r}" for r in runs],
-                   "frequencies": feature_files(["frequencies"], plan.train_periods)},
-            code=code("longtail")),
-        "forecast_report": DECLARED["forecast_report"].entry(
-            {"forecasts": "data/forecast", "period": plan.forecast_period,
-             "backtest_periods": plan.backtest_periods, "train_periods": plan.train_periods,
-             "dev_period": plan.dev, "frequencies": "data/features/frequencies",
-             "tokenizer": TOKENIZER, "stopwords": STOPWORDS, "abstracts": ABSTRACTS,
-             "out": "reports/forecast.md", "json": FORECAST_DETAILS,
-             "plot": "plots/forecast_risers.png"},
-            files={"forecasts": [f"data/forecast/{r}" for r in runs],
-                   "frequencies": feature_files(["frequencies"], plan.forecast_report_periods)},
-            code=code("forecast_report")),
-    }
-    for name, entry in built.items():
-        assert sorted(entry.pop("params")) == sorted(stages[name].pop("params")), name
-        assert entry == stages[name], name
+    interface = StageInterface("demo", (
+        Params(ScoreConfig, "score", "periods", keys=("periods",), filled=True),
+        Params(TrainConfig, "train", "frozen", keys=("freeze_lm",), filled=True),
+        Params(FilterConfig, "filter", "seed", keys=("seed",), optional=True),
+        Settings("settings"),
+        Value("--k", "K", type=int, default=None, param="train.adapt_layers", optional=True),
+        Input("--a", "first"),
+        Input("--b", "second"),
+    ))
+    entry = interface.entry({"periods": ["2020", "2021"], "freeze_lm": True, "seed": True,
+                             "settings": Params(FilterConfig, "filter", "words",
+                                                keys=("min_words",)),
+                             "a": "x", "b": "x"})
+    assert entry["cmd"] == ("python -m stages.demo --periods 2020 2021 --freeze-lm --seed "
+                            "${filter.seed} --min-words ${filter.min_words} --a x --b x")
+    assert entry["params"] == ["filter.seed", "filter.min_words"] and entry["deps"] == ["x"]
+    bare = interface.entry({"periods": [], "freeze_lm": False, "a": "x", "b": "y", "k": True})
+    assert bare["cmd"] == "python -m stages.demo --k ${train.adapt_layers} --a x --b y"
+    assert bare["params"] == ["train.adapt_layers"]

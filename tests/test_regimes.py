@@ -109,9 +109,8 @@ def test_what_each_run_starts_from_and_reads() -> None:
     adapted = plan("adapted", [*variants, "baseline-0"])
     baseline = adapted.regime.train_from(adapted, "baseline", 0)
     assert baseline == TrainFrom(trunk="data/cache/trunk")
-    assert baseline.state_options == ["--trunk data/cache/trunk --adapt-layers "
-                                      "${train.adapt_layers}"]
-    assert baseline.params == ["train.adapt_layers"] and baseline.lm_options == []
+    assert baseline.values == {"init_from": None, "freeze_lm": False, "trunk": "data/cache/trunk",
+                               "adapt_layers": True, "cache": None}
     assert adapted.regime.scoring_cache(adapted, "baseline", 1) == "data/cache/baseline-s1"
     assert adapted.regime.train_from(adapted, "baseline-0", 1) == TrainFrom(
         freeze_lm=True, cache="data/cache/base")
@@ -122,12 +121,24 @@ def test_what_each_run_starts_from_and_reads() -> None:
 
 
 def test_train_from_renders_options_deps_and_params() -> None:
-    start = TrainFrom(init_from=BASELINE_0, freeze_lm=True, cache="data/cache/baseline-s0")
-    assert start.lm_options == [f"--init-from {BASELINE_0}", "--freeze-lm"]
-    assert start.state_options == ["--cache data/cache/baseline-s0"]
-    assert start.models == [BASELINE_0] and start.states == ["data/cache/baseline-s0"]
-    assert start.params == []
-    assert TrainFrom().lm_options == TrainFrom().state_options == TrainFrom().models == []
+    """A start's values render, through the train stage's declaration, as the options after the
+    training settings, the model and cache folders as deps, train.adapt_layers as a param."""
+    from pipeline.infra.interfaces.train import INTERFACE
+
+    def rendered(start: TrainFrom) -> tuple[str, list[str], list[str]]:
+        entry = INTERFACE.entry({"variant": "frequency", "seed": 0, "train": "t", "dev": "d",
+                                 "tokenizer": "k", **start.values, "out": "o", "curves": "c"})
+        options = entry["cmd"].partition("${train.dropout}")[2].partition("--out")[0].strip()
+        return options, entry["deps"][3:], entry["params"][-1:]
+
+    cached = TrainFrom(init_from=BASELINE_0, freeze_lm=True, cache="data/cache/baseline-s0")
+    assert rendered(cached) == (
+        f"--init-from {BASELINE_0} --freeze-lm --cache data/cache/baseline-s0",
+        [BASELINE_0, "data/cache/baseline-s0"], ["train.dropout"])
+    assert rendered(TrainFrom(trunk="data/cache/trunk")) == (
+        "--trunk data/cache/trunk --adapt-layers ${train.adapt_layers}", ["data/cache/trunk"],
+        ["train.adapt_layers"])
+    assert rendered(TrainFrom()) == ("", [], ["train.dropout"])
 
 
 def test_each_regime_adds_the_caches_its_runs_read() -> None:

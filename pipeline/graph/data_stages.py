@@ -31,20 +31,18 @@ from pipeline.graph.files import (
     feature_files,
 )
 from pipeline.graph.plan import STRUCTURE, Plan
-from pipeline.infra.interfaces import download, embeddings, frequencies, frequency_plot, parse, split
+from pipeline.infra.interfaces import (download, embeddings, frequencies, frequency_plot, graph,
+                                       parse, split)
 from pipeline.infra.interfaces import filter as corpus_filter
 from pipeline.infra.interfaces import tokenizer
 
 
 def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
     return {
-        "graph": {
-            "cmd": f"python -m stages.graph --check --stamp {STAMP}",
-            # it reads every source file to compute the other stages' code deps
-            "deps": ["pipeline", "stages"],
-            "params": STRUCTURE,
-            "outs": [STAMP],
-        },
+        # it reads every source file to compute the other stages' code deps, and the params
+        # that shape the graph
+        "graph": graph.INTERFACE.entry({"check": True, "stamp": STAMP},
+                                       deps=["pipeline", "stages"], params=STRUCTURE),
         "download": download.INTERFACE.entry(
             {"out": RAW, "info": DOWNLOAD_INFO}, code=code("download"), deps=[STAMP]),
         "parse": parse.INTERFACE.entry(

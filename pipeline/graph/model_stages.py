@@ -5,7 +5,10 @@ the params they read, so changing a bias's own param reruns only that variant. A
 control's stages read the features of the training periods too (its pooled history); a score
 stage reads only its scored periods' own histories. Of the variant modules, a run's stages depend
 on its own variant's alone and the reports on those of the variants they report
-(:class:`pipeline.graph.code_deps.Code`), so editing one variant reruns only its runs."""
+(:class:`pipeline.graph.code_deps.Code`), so editing one variant reruns only its runs.
+
+Each entry is rendered from its stage's declaration (:mod:`pipeline.infra.interfaces`): the
+builders here give only the paths and the values the graph resolves."""
 
 from __future__ import annotations
 
@@ -34,43 +37,20 @@ from pipeline.graph.files import (
 from pipeline.graph.plan import Plan, feature_kinds
 from pipeline.graph.regimes import Cache
 from pipeline.infra.runs import run_name as run
-from pipeline.infra.config import GenerationSettings, ModelConfig, TrainConfig
-from pipeline.infra.params import VARIANT_SECTION, section_params
+from pipeline.infra.interface import Params
+from pipeline.infra.interfaces import (base_cache, forecast, forecast_report, longtail, report,
+                                       score, train)
+from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import BASELINE, lookup, params_section
 from pipeline.models.variant import setting_fields
-
-# The options of a stage come from the params schema (pipeline/infra/params.py), less what the
-# graph passes otherwise. train.*: the optimiser and dropout, every variant; train.lr_new only to
-# variants with a module; train.base/.cache/.cache_storage shape the graph. A variant's own
-# settings (variants.<name>.*, its settings class) go to its train stage alone (variant_options).
-TRAIN_FLAGS = [k for k in section_params("train", TrainConfig, ModelConfig) if k != "lr_new"]
-LM_FLAGS = section_params("lm")
-# score.*: all but score.periods, which the graph resolves into the command.
-SCORE_FLAGS = [k for k in section_params("score") if k != "periods"]
-# train.* the base_cache stage reads: the context length and compute precision the states are
-# computed at (those of training), and their storage dtype.
-CACHE_FLAGS = ["max_length", "precision", "cache_storage"]
-# The score section's decoding settings and precision, which the forecast reuses (its passes and
-# generation run as the score stage's do); its own n_generate is forecast.n_generate.
-DECODING = [*(k for k in section_params("score", GenerationSettings) if k != "n_generate"),
-            "precision"]
-
-
-def _flags(section: str, keys: Iterable[str]) -> str:
-    return " ".join(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for k in keys)
 
 
 def trunk_cache_stage(plan: Plan, code: Code) -> dict[str, Any]:
     """train.base: adapted: the states entering the pretrained LM's top ``train.adapt_layers``
     blocks, of the train, dev and test abstracts, once for every seed."""
-    return {
-        "cmd": "python -m stages.base_cache --base ${lm.base} --trunk-only "
-               f"--adapt-layers ${{train.adapt_layers}} --train {TRAIN} --dev {DEV} --test {TEST} "
-               f"--tokenizer {TOKENIZER} {_flags('train', CACHE_FLAGS)} --out {TRUNK_CACHE}",
-        "deps": [*code("base_cache"), TRAIN, DEV, TEST, TOKENIZER],
-        "params": ["lm.base", "train.adapt_layers", *(f"train.{k}" for k in CACHE_FLAGS)],
-        "outs": [TRUNK_CACHE],
-    }
+    return base_cache.INTERFACE.entry(
+        {"base": True, "trunk_only": True, "adapt_layers": True, "train": TRAIN, "dev": DEV,
+         "test": TEST, "tokenizer": TOKENIZER, "out": TRUNK_CACHE}, code=code("base_cache"))
 
 
 def cache_stage(plan: Plan, cache: Cache, code: Code) -> dict[str, Any]:
@@ -84,198 +64,121 @@ def base_cache_stage(plan: Plan, cache: Cache, code: Code) -> dict[str, Any]:
     abstracts under the pretrained ``lm.base`` (frozen base; ``cache.seed`` None), which the
     frozen-base score and forecast stages read too. Adapted base: of every abstract of the
     trunk cache, under the seed's adapted Baseline (or, ``cache.seed`` None, the unadapted LM)."""
-    seed, out = cache.seed, cache.out
-    if seed is None:
-        source, splits, params = "--base ${lm.base}", [TRAIN, DEV, TEST], ["lm.base"]
-        lm_deps: list[str] = []
-    else:
-        source, splits, params = f"--model {model_dir(BASELINE, seed)}", [TRAIN, DEV], []
-        lm_deps = [model_dir(BASELINE, seed)]
+    seed = cache.seed
+    lm = {"base": True} if seed is None else {"model": model_dir(BASELINE, seed)}
     if plan.regime.caches_from_trunk:   # the abstracts, and their states entering the top blocks
-        inputs, splits = f"--trunk {TRUNK_CACHE} --adapt-layers ${{train.adapt_layers}}", []
-        lm_deps, params = [*lm_deps, TRUNK_CACHE], [*params, "train.adapt_layers"]
+        inputs: dict[str, Any] = {"trunk": TRUNK_CACHE, "adapt_layers": True}
     else:
-        names = ("--train", "--dev", "--test")
-        inputs = " ".join(f"{n} {f}" for n, f in zip(names, splits))
-    return {
-        "cmd": f"python -m stages.base_cache {source} {inputs} --tokenizer {TOKENIZER} "
-               f"{_flags('train', CACHE_FLAGS)} --out {out}",
-        "deps": [*code("base_cache"), *lm_deps, *splits, TOKENIZER],
-        "params": [*params, *(f"train.{k}" for k in CACHE_FLAGS)],
-        "outs": [out],
-    }
+        inputs = {"train": TRAIN, "dev": DEV, **({"test": TEST} if seed is None else {})}
+    return base_cache.INTERFACE.entry(
+        {**lm, **inputs, "tokenizer": TOKENIZER, "out": cache.out}, code=code("base_cache"))
 
 
-def _cache_option(cache: str | None) -> tuple[list[str], list[str]]:
-    """The ``--cache`` option and dep of a stage that reads the frozen LM's cache ``cache``."""
-    return ([f"--cache {cache}"], [cache]) if cache else ([], [])
+def _features(kinds: Iterable[str], periods: Iterable[str]) -> tuple[dict, dict]:
+    """The ``--frequencies``/``--embeddings`` folders of a run's feature ``kinds`` (as values)
+    and their files of ``periods`` (as the DVC paths)."""
+    periods = list(periods)
+    return ({k: f"data/features/{k}" for k in kinds},
+            {k: feature_files([k], periods) for k in kinds})
 
 
-def variant_options(variant: str) -> tuple[list[str], list[str]]:
-    """A run's own settings as train-stage options and declared params: one
-    ``--<field> ${variants.<name>.<field>}`` per field of its variant's settings class (a key
-    params.yaml leaves out gets the field's default: :mod:`pipeline.graph.defaults`), in the
-    section the registry says it reads (a time-free control: its variant's)."""
-    section = params_section(variant)
-    keys = [f"{VARIANT_SECTION}.{section}.{f.name}" for f in setting_fields(lookup(variant).settings)]
-    options = [f"--{key.rpartition('.')[2].replace('_', '-')} ${{{key}}}" for key in keys]
-    return options, keys
+def variant_options(variant: str) -> Params | None:
+    """A run's own settings, for its train stage: one ``--<field> ${variants.<name>.<field>}``
+    per field of its variant's settings class (a key params.yaml leaves out gets the field's
+    default: :mod:`pipeline.graph.defaults`), in the section the registry says it reads (a
+    time-free control: its variant's); None for a variant without settings."""
+    settings = lookup(variant).settings
+    if settings is None or not setting_fields(settings):
+        return None
+    section = f"{VARIANT_SECTION}.{params_section(variant)}"
+    return Params(settings, section, f"the {variant} variant's settings")
 
 
 def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     entry = lookup(variant)
     start = plan.regime.train_from(plan, variant, seed)   # its LM and the states it trains from
-    targets = [model_dir(BASELINE, seed)] if entry.targets_from_baseline else []
-    keys = [*([("features", "window")] if kinds else []),
-            *(("lm", k) for k in LM_FLAGS), *(("train", k) for k in TRAIN_FLAGS),
-            *([("train", "lr_new")] if entry.has_module else [])]
-    own, own_params = variant_options(variant)
-    cmd = [f"python -m stages.train --variant {variant} --seed {seed}",
-           f"--train {TRAIN} --dev {DEV} --tokenizer {TOKENIZER}",
-           *(f"--{k} data/features/{k}" for k in kinds),
-           *(f"--{k.replace('_', '-')} ${{{section}.{k}}}" for section, k in keys), *own]
-    cmd += start.lm_options
-    cmd += [f"--targets-from {model}" for model in targets]
-    cmd += start.state_options
-    cmd.append(f"--out {model_dir(variant, seed)} --curves data/curves/{run(variant, seed)}")
-    return {
-        "cmd": " ".join(cmd),
-        "deps": [*code("train", [variant], built=True), TRAIN, DEV, TOKENIZER,
-                 *feature_files(kinds, in_time_order([*plan.train_history,
-                                                      *plan.static_periods(variant)])),
-                 *dict.fromkeys([*start.models, *targets]), *start.states],
-        "params": [*(f"{section}.{k}" for section, k in keys), *own_params, *start.params],
-        "outs": [model_dir(variant, seed)],
-        "plots": [{f"data/curves/{run(variant, seed)}": {"x": "step"}}],
-    }
+    folders, files = _features(kinds, in_time_order([*plan.train_history,
+                                                     *plan.static_periods(variant)]))
+    return train.INTERFACE.entry(
+        {"variant": variant, "seed": seed, "train": TRAIN, "dev": DEV, "tokenizer": TOKENIZER,
+         **folders, "window": bool(kinds), "lr_new": entry.has_module,
+         "settings": variant_options(variant), **start.values,
+         "targets_from": model_dir(BASELINE, seed) if entry.targets_from_baseline else None,
+         "out": model_dir(variant, seed), "curves": f"data/curves/{run(variant, seed)}"},
+        files=files, code=code("train", [variant], built=True))
 
 
 def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     model = model_dir(variant, seed)
     extra = plan.extra_periods
+    folders, files = _features(kinds, plan.score_feature_periods(variant))
     # PPL/CPL from the cached states when the regime's caches hold the test period
-    scored_from, cache = _cache_option(plan.regime.scoring_cache(plan, variant, seed))
-    cmd = [f"python -m stages.score --model {model} --dev {DEV} --test {TEST}",
-           *([f"--periods {' '.join(plan.score_periods)} --abstracts {ABSTRACTS}"]
-             if extra else []),
-           f"--tokenizer {TOKENIZER}",
-           *(f"--{k} data/features/{k}" for k in kinds),
-           f"--stopwords {STOPWORDS}", _flags("score", SCORE_FLAGS),
-           *scored_from, f"--out data/scores/{run(variant, seed)}"]
-    return {
-        "cmd": " ".join(cmd),
-        "deps": [*code("score", [variant], built=True), model, DEV, TEST, *([ABSTRACTS] if extra else []),
-                 TOKENIZER, *feature_files(kinds, plan.score_feature_periods(variant)), STOPWORDS,
-                 *cache],
-        "params": [f"score.{k}" for k in SCORE_FLAGS],
-        "outs": [f"data/scores/{run(variant, seed)}"],
-    }
+    return score.INTERFACE.entry(
+        {"model": model, "dev": DEV, "test": TEST,
+         "periods": plan.score_periods if extra else None, "abstracts": ABSTRACTS if extra else None,
+         "tokenizer": TOKENIZER, **folders, "stopwords": STOPWORDS,
+         "cache": plan.regime.scoring_cache(plan, variant, seed),
+         "out": f"data/scores/{run(variant, seed)}"},
+        files=files, code=code("score", [variant], built=True))
 
 
 def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
+    """Not params: forecast.period / backtest_periods, whose resolved labels are in the cmd, so
+    after `make graph` a new value changes the cmd, which reruns the stage (declared as well, an
+    edit would rerun the stage before the graph is regenerated, with the old labels)."""
     kinds = feature_kinds(variant)
-    model = model_dir(variant, seed)
-    scored_from, cache = _cache_option(plan.regime.scoring_cache(plan, variant, seed))
-    cmd = [f"python -m stages.forecast --model {model} --abstracts {ABSTRACTS} "
-           f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies",
-           *(["--embeddings data/features/embeddings"] if "embeddings" in kinds else []),
-           # the resolved label: forecast.period may be null (the period after the last known)
-           f"--period {plan.forecast_period} --backtest-periods "
-           + " ".join(plan.backtest_periods),
-           "--batch-size ${forecast.batch_size} --n-generate ${forecast.n_generate}",
-           _flags("score", DECODING), *scored_from,
-           f"--out data/forecast/{run(variant, seed)}"]
-    return {
-        "cmd": " ".join(cmd),
-        "deps": [*code("forecast", [variant], built=True), model, ABSTRACTS, TOKENIZER,
-                 *feature_files(kinds, in_time_order([*plan.forecast_history,
-                                                      *plan.static_periods(variant)])), *cache],
-        # Not forecast.period / backtest_periods: their resolved labels are in the cmd, so after
-        # `make graph` a new value changes the cmd, which reruns the stage (declared as well,
-        # an edit would rerun the stage before the graph is regenerated, with the old labels).
-        "params": ["forecast.batch_size", "forecast.n_generate",
-                   *(f"score.{k}" for k in DECODING)],
-        "outs": [f"data/forecast/{run(variant, seed)}"],
-    }
+    folders, files = _features(kinds, in_time_order([*plan.forecast_history,
+                                                     *plan.static_periods(variant)]))
+    return forecast.INTERFACE.entry(
+        {"model": model_dir(variant, seed), "abstracts": ABSTRACTS, "tokenizer": TOKENIZER,
+         **folders, "frequencies": "data/features/frequencies",
+         # the resolved label: forecast.period may be null (the period after the last known)
+         "period": plan.forecast_period, "backtest_periods": plan.backtest_periods,
+         "cache": plan.regime.scoring_cache(plan, variant, seed),
+         "out": f"data/forecast/{run(variant, seed)}"},
+        # the frequency folder always, its files when the variant reads them
+        files={"frequencies": [], **files}, code=code("forecast", [variant], built=True))
 
 
 def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    """The splits, corpus and stopwords: the CM anchors (pipeline/reports/cm_anchors_report.py)."""
     runs = [run(v, s) for v, s in plan.runs]
-    return {
-        "cmd": "python -m stages.report --scores data/scores ${experiment} "
-               f"--baseline {BASELINE} "
-               "--examples ${report.examples} --frequencies data/features/frequencies "
-               "--window ${features.window} --train-periods ${split.train_first} ${split.train_last} "
-               f"--corpus-counts {CORPUS_COUNTS} --out reports/results.md "
-               f"--metrics-dir {VARIANT_METRICS} --details {RESULTS_DETAILS} "
-               "--plots plots/results.csv --staleness plots/staleness.csv "
-               "--buckets plots/buckets.csv "
-               f"--train-split {TRAIN} --dev {DEV} --test {TEST} --abstracts {ABSTRACTS} "
-               f"--stopwords {STOPWORDS}",
-        # the splits, corpus and stopwords: the CM anchors (pipeline/reports/cm_anchors_report.py)
-        "deps": [*code("report", plan.variants), *(f"data/scores/{r}" for r in runs),
-                 *feature_files(["frequencies"], plan.report_periods), CORPUS_COUNTS,
-                 TRAIN, DEV, TEST, ABSTRACTS, STOPWORDS],
-        "params": ["experiment", "report", "features.window", "split.train_first",
-                   "split.train_last"],
-        "outs": [{"reports/results.md": {"cache": False}}, {RESULTS_DETAILS: {"cache": False}}],
-        "metrics": [{VARIANT_METRICS: {"cache": False}}],
-        # bar_horizontal: x is the number, y the category (one bar per variant). by_model and
-        # by_model_year: templates in .dvc/plots, one line per model (and per period).
-        "plots": [{"plots/results.csv": {
-                      "cache": False, "x": "test_ppl", "y": "variant", "template": "bar_horizontal"}},
-                  {"plots/staleness.csv": {
-                      "cache": False, "x": "period", "y": "ppl", "template": "by_model"}},
-                  {"plots/staleness.png": {"cache": False}},
-                  {"plots/buckets.csv": {
-                      "cache": False, "x": "history_bucket", "y": "mean_nll",
-                      "template": "by_model_year"}},
-                  {"plots/buckets.png": {"cache": False}}],
-    }
+    return report.INTERFACE.entry(
+        # keywords: `baseline` is ReportConfig's field, the registry's Baseline its value
+        dict(scores="data/scores", baseline=BASELINE, frequencies="data/features/frequencies",
+             corpus_counts=CORPUS_COUNTS, out="reports/results.md", metrics_dir=VARIANT_METRICS,
+             details=RESULTS_DETAILS, plots="plots/results.csv",
+             staleness="plots/staleness.csv", buckets="plots/buckets.csv", train_split=TRAIN,
+             dev=DEV, test=TEST, abstracts=ABSTRACTS, stopwords=STOPWORDS),
+        files={"scores": [f"data/scores/{r}" for r in runs],
+               "frequencies": feature_files(["frequencies"], plan.report_periods)},
+        code=code("report", plan.variants))
 
 
 def longtail_stage(plan: Plan, code: Code) -> dict[str, Any]:
     runs = [run(v, s) for v, s in plan.runs]
-    return {
-        "cmd": "python -m stages.longtail --scores data/scores ${experiment} "
-               "--dev ${split.dev} --test ${split.test} "
-               "--train-periods ${split.train_first} ${split.train_last} "
-               f"--tokenizer {TOKENIZER} --frequencies data/features/frequencies "
-               "--high-min ${longtail.high_min} --mid-min ${longtail.mid_min} "
-               "--seed ${longtail.seed} --out reports/longtail.md "
-               f"--metrics-dir {LONGTAIL_METRICS} --details {LONGTAIL_DETAILS} "
-               "--plot plots/longtail.csv",
-        "deps": [*code("longtail", plan.variants), *(f"data/scores/{r}" for r in runs), TOKENIZER,
-                 *feature_files(["frequencies"], plan.train_periods)],
-        "params": ["experiment", "longtail", "split.dev", "split.test", "split.train_first",
-                   "split.train_last"],
-        "outs": [{"reports/longtail.md": {"cache": False}}, {LONGTAIL_DETAILS: {"cache": False}}],
-        "metrics": [{LONGTAIL_METRICS: {"cache": False}}],
-        # one line per model over the bins high, mid, low
-        "plots": [{"plots/longtail.csv": {
-                      "cache": False, "x": "bin", "y": "T1", "template": "by_model"}},
-                  {"plots/longtail.png": {"cache": False}}],
-    }
+    return longtail.INTERFACE.entry(
+        {"scores": "data/scores", "tokenizer": TOKENIZER,
+         "frequencies": "data/features/frequencies", "out": "reports/longtail.md",
+         "metrics_dir": LONGTAIL_METRICS, "details": LONGTAIL_DETAILS,
+         "plot": "plots/longtail.csv"},
+        files={"scores": [f"data/scores/{r}" for r in runs],
+               "frequencies": feature_files(["frequencies"], plan.train_periods)},
+        code=code("longtail", plan.variants))
 
 
 def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    """The periods are resolved into the cmd, not params (forecast_stage says why)."""
     runs = [run(v, s) for v, s in plan.runs]
-    return {
-        "cmd": "python -m stages.forecast_report --forecasts data/forecast ${experiment} "
-               f"--period {plan.forecast_period} --backtest-periods "
-               + " ".join(plan.backtest_periods)
-               + f" --window ${{features.window}} --train-periods "
-               + " ".join(plan.train_periods)
-               + f" --dev-period {plan.dev} --frequencies data/features/frequencies "
-               f"--tokenizer {TOKENIZER} --stopwords {STOPWORDS} --abstracts {ABSTRACTS} "
-               f"--out reports/forecast.md --json {FORECAST_DETAILS} "
-               "--plot plots/forecast_risers.png",
-        "deps": [*code("forecast_report", plan.variants), *(f"data/forecast/{r}" for r in runs),
-                 *feature_files(["frequencies"], plan.forecast_report_periods), TOKENIZER,
-                 STOPWORDS, ABSTRACTS],
-        "params": ["experiment", "features.window"],  # the periods: in the cmd (forecast_stage)
-        "outs": [{"reports/forecast.md": {"cache": False}}, {FORECAST_DETAILS: {"cache": False}}],
-        "plots": [{"plots/forecast_risers.png": {"cache": False}}],
-    }
+    return forecast_report.INTERFACE.entry(
+        {"forecasts": "data/forecast", "period": plan.forecast_period,
+         "backtest_periods": plan.backtest_periods, "train_periods": plan.train_periods,
+         "dev_period": plan.dev, "frequencies": "data/features/frequencies",
+         "tokenizer": TOKENIZER, "stopwords": STOPWORDS, "abstracts": ABSTRACTS,
+         "out": "reports/forecast.md", "json": FORECAST_DETAILS,
+         "plot": "plots/forecast_risers.png"},
+        files={"forecasts": [f"data/forecast/{r}" for r in runs],
+               "frequencies": feature_files(["frequencies"], plan.forecast_report_periods)},
+        code=code("forecast_report", plan.variants))

@@ -52,7 +52,7 @@ no edit: they ask the regime.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pipeline.graph.files import TRUNK_CACHE, UNADAPTED_CACHE, baseline_cache, model_dir
 from pipeline.infra.errors import UserError
@@ -82,32 +82,12 @@ class TrainFrom:
     trunk: str | None = None
 
     @property
-    def lm_options(self) -> list[str]:
-        """``--init-from MODEL``, ``--freeze-lm``: the options choosing its LM."""
-        return [*([f"--init-from {self.init_from}"] if self.init_from else []),
-                *(["--freeze-lm"] if self.freeze_lm else [])]
-
-    @property
-    def state_options(self) -> list[str]:
-        """``--cache DIR`` or ``--trunk DIR --adapt-layers K``: the states it trains from."""
-        return [*([f"--trunk {self.trunk} --adapt-layers ${{train.adapt_layers}}"]
-                  if self.trunk else []),
-                *([f"--cache {self.cache}"] if self.cache else [])]
-
-    @property
-    def models(self) -> list[str]:
-        """The model folders it reads (deps)."""
-        return [self.init_from] if self.init_from else []
-
-    @property
-    def states(self) -> list[str]:
-        """The cache folders it reads (deps)."""
-        return [d for d in (self.trunk, self.cache) if d]
-
-    @property
-    def params(self) -> list[str]:
-        """The params its options read."""
-        return ["train.adapt_layers"] if self.trunk else []
+    def values(self) -> dict[str, Any]:
+        """Its train-stage options, by the train stage's declaration's names
+        (:mod:`pipeline.infra.interfaces.train`): the LM (``--init-from MODEL``, ``--freeze-lm``)
+        and the states it trains from (``--trunk DIR --adapt-layers K`` or ``--cache DIR``)."""
+        return {"init_from": self.init_from, "freeze_lm": self.freeze_lm, "trunk": self.trunk,
+                "adapt_layers": self.trunk is not None, "cache": self.cache}
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,16 @@ A declaration lists its options in the order the command takes them, each a reco
   with its DVC options (``cache: false``, a plot's axes);
 * :class:`Params`: the fields of a typed settings dataclass (:mod:`pipeline.infra.params`), one
   ``--flag ${section.key}`` each and the keys as the stage's ``params``, or the whole section in
-  DVC's dict unpacking (``${data.columns}`` becomes ``--id X --date Y ...``);
-* :class:`Value`: one plain value: bound to a params key (``--base ${lm.base}``, a param), or
-  filled in by the graph (``--period ${item}``, ``--needs 2021 2022``);
-* :class:`Switch`: an on/off flag the graph passes when true.
+  DVC's dict unpacking (``${data.columns}`` becomes ``--id X --date Y ...``). One settings
+  class may be split over several records (its fields in two params sections, as
+  ``GenerationSettings``' ``score.*`` and ``forecast.n_generate``; or some fields ``filled``:
+  values the graph resolves into the command, as ``score.periods``);
+* :class:`Value`: one plain value: bound to a params key (``--base ${lm.base}``, a param; with
+  ``optional``, only where the graph says so), or filled in by the graph (``--period ${item}``,
+  ``--needs 2021 2022``);
+* :class:`Switch`: an on/off flag the graph passes when true;
+* :class:`Settings`: a settings class picked per run (the train stage's variant's own): the
+  graph gives it as a :class:`Params` record, the command line as ``parser_for``'s ``chosen``.
 
 An option with ``graph=False`` is never passed by the graph (a setting that cannot change the
 outputs, such as a worker count, or one another part of the graph appends, such as the torch
@@ -95,7 +101,10 @@ class Params:
     the params section ``section`` (``filter``, ``data.columns``); ``unpack``: passed as DVC's
     dict unpacking of the whole section (its keys spelled as in params.yaml). The stage's params
     are the keys, or with ``whole`` the section as one param (any key of it, also one added
-    later)."""
+    later); ``filled``: none, the graph gives each field's value (by field name) as a
+    :class:`Value`'s (a label it resolves, such as ``forecast.period``; a true bool: the flag
+    alone); ``optional``: passed, with its params, only when the graph's value under its first
+    field's name is true (``features.window``, for a variant with a history)."""
 
     cls: type
     section: str
@@ -104,12 +113,16 @@ class Params:
     unpack: bool = False
     whole: bool = False
     graph: bool = True
+    filled: bool = False
+    optional: bool = False
 
     def fields(self) -> list[dataclasses.Field]:
         by_name = {f.name: f for f in dataclasses.fields(self.cls)}
         return [by_name[k] for k in self.keys] if self.keys is not None else list(by_name.values())
 
     def params(self) -> list[str]:
+        if self.filled:
+            return []
         if self.whole:
             return [self.section]
         return [f"{self.section}.{param_key(f)}" for f in self.fields()]
@@ -125,7 +138,9 @@ class Params:
 class Value:
     """One plain value: ``param`` (a dotted params key, or several for a value of several words)
     passes ``${param}`` and makes it a param; otherwise the graph gives the value (a list for
-    ``many``: any number, or exactly that many; None or empty: left out)."""
+    ``many``: any number, or exactly that many; None or empty: left out). ``optional`` with a
+    ``param``: passed, and a param, only when the graph's value for it is true (``--adapt-layers
+    ${train.adapt_layers}`` of a stage reading a trunk cache)."""
 
     flag: str
     help: str
@@ -137,6 +152,7 @@ class Value:
     graph: bool = True
     metavar: str | tuple[str, ...] | None = None
     dest_name: str | None = None
+    optional: bool = False
 
     @property
     def dest(self) -> str:
@@ -160,7 +176,16 @@ class Switch:
         return _dest(self.flag)
 
 
-Option = Input | Output | Params | Value | Switch
+@dataclass(frozen=True)
+class Settings:
+    """A settings class picked per run, at its place in the command: the graph gives it (by
+    ``dest``) as a :class:`Params` record, or None for none."""
+
+    dest: str
+    graph: bool = True
+
+
+Option = Input | Output | Params | Value | Switch | Settings
 
 
 def _required(option: Option) -> bool:
@@ -173,10 +198,12 @@ def _words(value: Any) -> str:
 
 @dataclass(frozen=True)
 class StageInterface:
-    """Stage ``name`` (``stages/<name>.py``, run as ``python -m stages.<name>``): its options."""
+    """Stage ``name`` (``stages/<name>.py``, run as ``python -m stages.<name>``): its options;
+    ``one_of``: flags of which the command line takes exactly one (``--model`` or ``--base``)."""
 
     name: str
     options: tuple[Option, ...]
+    one_of: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -187,22 +214,40 @@ class StageInterface:
         return [o for o in self.options if getattr(o, "graph", True)]
 
     def entry(self, values: Mapping[str, Any] | None = None, *, code: Sequence[str] = (),
-              deps: Sequence[str] = (), files: Mapping[str, Sequence[str]] | None = None
-              ) -> dict[str, Any]:
+              deps: Sequence[str] = (), files: Mapping[str, Sequence[str]] | None = None,
+              params: Sequence[str] = ()) -> dict[str, Any]:
         """The ``dvc.yaml`` entry: ``cmd`` from ``values`` (by ``dest``: every input's and
         output's path, every unbound value), ``deps`` = ``code`` + the inputs' paths + ``deps``,
-        the params, and each output under its kind; ``files`` names the DVC paths of a folder
-        option whose files, not the folder, are the deps or outputs."""
+        the options' params + ``params`` (read by the stage itself, not passed), and each output
+        under its kind; ``files`` names the DVC paths of a folder option whose files, not the
+        folder, are the deps or outputs."""
         values, files = dict(values or {}), dict(files or {})
         words = [f"python -m {self.module}"]
         entry: dict[str, Any] = {"cmd": "", "deps": list(code), "params": [],
                                  "outs": [], "metrics": [], "plots": []}
         for option in self.passed():
+            if isinstance(option, Params) and option.filled:
+                for f in option.fields():
+                    value = values.pop(f.name, None)
+                    if value is None or value is False or value == [] or value == ():
+                        continue
+                    words.append(option_name(f) if value is True
+                                 else f"{option_name(f)} {_words(value)}")
+                continue
+            if isinstance(option, Params) and option.optional and \
+                    not values.pop(option.fields()[0].name, False):
+                continue
+            if isinstance(option, Settings):
+                option = values.pop(option.dest, None)
+                if option is None:
+                    continue
             if isinstance(option, Params):
                 words.append(option.command())
                 entry["params"] += option.params()
                 continue
             if isinstance(option, Value) and option.param is not None:
+                if option.optional and not values.pop(option.dest, False):
+                    continue
                 words.append(" ".join([option.flag, *(f"${{{p}}}" for p in option.params())]))
                 entry["params"] += option.params()
                 continue
@@ -223,6 +268,7 @@ class StageInterface:
                 entry[option.kind] += [e for p in paths for e in option.entries(p)]
         if values or files:
             raise ValueError(f"stage {self.name}: no option for {sorted({*values, *files})}")
-        entry["deps"] += list(deps)
+        entry["deps"] = list(dict.fromkeys([*entry["deps"], *deps]))   # one path read twice: one dep
+        entry["params"] += list(params)
         entry["cmd"] = " ".join(words)
         return {k: v for k, v in entry.items() if v}

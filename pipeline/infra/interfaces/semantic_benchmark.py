@@ -1,0 +1,35 @@
+"""Stage `semantic_benchmark`: the pseudo-word benchmark of the semantic-change methods."""
+
+from __future__ import annotations
+
+from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
+from pipeline.infra.params import SemanticBenchmarkConfig
+from pipeline.infra.interfaces.shared import ABSTRACTS, LEARNED, RUNTIME, group_periods
+
+INTERFACE = StageInterface("semantic_benchmark", (
+    # the groups of semantic_change and the SemEval folder: resolved by the graph into the
+    # command, not params
+    *group_periods("semantic_change"),
+    Input("--semeval", "SemEval-2020 Task 1 language folder (semantic_benchmark.semeval)",
+          required=False),
+    ABSTRACTS,
+    Input("--stopwords", "stopword list (never merged)"),
+    # the encoder of the embeddings stage
+    Value("--encoder", "encoder (embeddings.encoder)", param="embeddings.encoder"),
+    Value("--layer", "hidden layer (embeddings.layer)", type=int, param="embeddings.layer"),
+    Value("--max-length", "encoder tokens per sentence (embeddings.max_length)", type=int,
+          param="embeddings.max_length"),
+    Value("--batch-size", "sentences per encoder batch (embeddings.batch_size)", type=int,
+          param="embeddings.batch_size"),
+    Params(SemanticBenchmarkConfig, "semantic_benchmark",
+           "pseudo-word benchmark (params semantic_benchmark.*)"),
+    LEARNED,
+    *RUNTIME,
+    Output("--out", "Markdown report (reports/semantic_benchmark.md)", dvc={"cache": False}),
+    Output("--details", "JSON (reports/semantic_benchmark.json)", dvc={"cache": False}),
+    # each method's scores against the truth, changed words and controls in two colours
+    Output("--plot", "CSV of the scores (plots/semantic_benchmark.csv; + .png beside it)",
+           kind="plots", dvc={"cache": False, "x": "truth", "y": "score",
+                              "template": "scatter_by_method"},
+           beside={".png": {"cache": False}}),
+))

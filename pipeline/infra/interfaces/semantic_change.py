@@ -1,0 +1,32 @@
+"""Stage `semantic_change`: which words changed meaning between two groups of periods."""
+
+from __future__ import annotations
+
+from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
+from pipeline.infra.params import SemanticChangeConfig
+from pipeline.infra.interfaces.shared import (ABSTRACTS, LEARNED, NUMERICS, TOKENIZER,
+                                              group_periods)
+
+INTERFACE = StageInterface("semantic_change", (
+    # the groups and targets: resolved by the graph into the command, not params
+    # (semantic_change.first/last may be null or a range)
+    *group_periods("semantic_change"),
+    Input("--targets", "targets file (semantic_change.targets); default: the most frequent words",
+          required=False),
+    Input("--embeddings", "per-period embeddings folder (data/features/embeddings)"),
+    Input("--frequencies", "per-period frequency folder (data/features/frequencies)"),
+    TOKENIZER,
+    Input("--stopwords", "stopword list (default targets skip them)"),
+    Input("--abstracts", ABSTRACTS.help + ": the learned methods' texts, example sentences"),
+    Params(SemanticChangeConfig, "semantic_change", "semantic change (params semantic_change.*)"),
+    Value("--encoder", "tokenizer of a scratch temporal-attention MLM (embeddings.encoder)",
+          param="embeddings.encoder"),
+    LEARNED,
+    NUMERICS,
+    Input("--benchmark", "the benchmark's JSON (reports/semantic_benchmark.json): its table",
+          required=False),
+    Output("--scores", "Parquet of every score (data/semantic_change/scores.parquet)"),
+    Output("--out", "Markdown report (reports/semantic_change.md)", dvc={"cache": False}),
+    Output("--metrics", "DVC metrics (metrics/semantic_change.json)", kind="metrics",
+           dvc={"cache": False}),
+))
