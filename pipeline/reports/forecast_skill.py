@@ -31,11 +31,14 @@ import numpy as np
 import pandas as pd
 
 from pipeline.corpus.periods import ordinal
+from pipeline.evaluation.content import is_content_token
 from pipeline.forecast.forecasters.base import Forecaster
+from pipeline.forecast.forecasters.registry import all_forecasters, lookup
 from pipeline.forecast.rolling import Rolling, rolling_origins
 from pipeline.forecast.skill import (FAMILY, origin_claims, pooled_claims, trend_origin_claims,
                                      word_gains)
-from pipeline.forecast.skill_inputs import SkillInput
+from pipeline.forecast.skill_inputs import SkillInput, read_skill_input
+from pipeline.forecast.words import MIN_COUNT
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import write_json
 from pipeline.reports.figures import line_panels
@@ -63,6 +66,32 @@ def _index(periods: Sequence[str], label: str, what: str) -> int:
         raise UserError(f"{what} {label} is not a period of the corpus's series "
                         f"({periods[0]}..{periods[-1]})", fix=f"choose {what} in that range")
     return list(periods).index(label)
+
+
+def forecast_skill(abstracts: str, period: str, first: str, last: str | None,
+                   horizons: Sequence[int], forecaster_names: Sequence[str] | None,
+                   min_count: int | None, stopwords: frozenset[str] | set[str],
+                   drop_stopwords: bool, warmup: bool = True,
+                   log: Callable[[str], None] = print) -> SkillRun:
+    """The backtest of the forecast-skill stage from its options: reads the corpus table
+    ``abstracts`` into words by ``period`` (:func:`read_skill_input`), then :func:`run_skill`
+    with the named forecasters (default: every one of the registry); the wall times of each
+    part are in the run's ``seconds``."""
+    if any(h < 1 for h in horizons):
+        raise UserError(f"horizons must be at least 1, got {list(horizons)}", path="--horizons")
+    min_count = MIN_COUNT if min_count is None else min_count
+    if min_count < 1:
+        raise UserError(f"--min-count must be at least 1, got {min_count}", path="--min-count")
+    forecasters = (all_forecasters() if forecaster_names is None
+                   else [lookup(n) for n in forecaster_names])
+    start = time.perf_counter()
+    inp = read_skill_input(abstracts, period, min_count, stopwords, drop_stopwords)
+    content = inp.corpus.mask(lambda w: is_content_token(w, stopwords))
+    read = time.perf_counter() - start
+    run = run_skill(inp, forecasters, first, last, horizons, content, warmup=warmup, log=log)
+    run.seconds["read"] = read
+    run.seconds["total"] = time.perf_counter() - start
+    return run
 
 
 def run_skill(inp: SkillInput, forecasters: Sequence[Forecaster], first: str,
