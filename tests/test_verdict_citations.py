@@ -111,3 +111,18 @@ def test_counts_match_the_records() -> None:
         for verdict, n in counts.items():
             assert n == sum(r["family"] == family and r["verdict"] == verdict
                             for r in IDS.values()), (family, verdict)
+
+
+# The forecast-skill report (make forecast-skill, outside the default run) keeps its records in
+# its own verdicts.json; the README may cite them too.
+SKILL_IDS = {r["id"] for r in json.loads(
+    (REPO / "reports" / "forecast-skill" / "verdicts.json").read_text())["verdicts"]}
+SKILL_CITED = re.compile(r"`(forecast-skill/forecast-skill/[^`]+)`")
+
+
+def test_the_readme_cites_only_forecast_skill_records_that_exist() -> None:
+    text = re.sub(r"[ \t]*\n[ \t]*(?:> ?)?", " ", (REPO / "README.md").read_text())
+    found = SKILL_CITED.findall(text)
+    assert found, "the README quotes no forecast-skill record"
+    missing = [c for c in found if c not in SKILL_IDS]
+    assert not missing, missing
