@@ -558,6 +558,7 @@ def test_adapted_base_has_a_trunk_cache_and_one_final_cache_per_seed() -> None:
     ({"split": {"period": "week"}}, "unknown period kind 'week'"),
     ({"split": {"dev": "2020H2"}}, r"split.dev = '2020H2': '2020H2' is a half label"),
     ({"score": {"periods": ["2021Q1"]}}, "score.periods = '2021Q1'"),
+    ({"forecast": {"seeds": [7]}}, r"forecast.seeds \[7\] are not all in experiment.seeds"),
     ({"forecast": {"period": "2022-01"}}, "forecast.period = '2022-01'"),
     ({"split": {"period": "half"}}, r"split.train_first = 2017: '2017' is a year label, expected "
                                     r"a half label such as 2020H2"),
@@ -672,3 +673,15 @@ def test_stale_graph_stops_dvc_repro_before_any_stage(tmp_path: Path) -> None:
     split.write_text(split.read_text() + "\nimport pipeline.evaluation.human_eval  # noqa: E402,F401\n")
     proc = run_dvc(proj, "repro", "split", check=False)
     assert proc.returncode != 0 and "changed stages: split" in proc.stdout + proc.stderr
+
+
+def test_forecast_seeds_choose_the_runs_that_forecast() -> None:
+    params = deep_merge(PARAMS, {"experiment": {"variants": ["baseline", "frequency"],
+                                                "seeds": [0, 1, 2]},
+                                 "forecast": {"seeds": [1]}})
+    stages = stages_of(params)
+    assert sorted(n for n in stages if n.startswith("forecast-")) == [
+        "forecast-baseline-s1", "forecast-frequency-s1"]
+    assert {"score-baseline-s0", "score-frequency-s2"} <= set(stages)
+    deps = body(stages["forecast_report"])["deps"]
+    assert "data/forecast/frequency-s1" in deps and "data/forecast/frequency-s0" not in deps

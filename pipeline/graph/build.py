@@ -65,7 +65,7 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
         stages[f"score-{run(variant, seed)}"] = score_stage(plan, variant, seed, code)
     stages["report"] = report_stage(plan, code)
     stages["longtail"] = longtail_stage(plan, code)
-    for variant, seed in plan.runs:
+    for variant, seed in plan.forecast_runs:
         stages[f"forecast-{run(variant, seed)}"] = forecast_stage(plan, variant, seed, code)
     stages["forecast_report"] = forecast_report_stage(plan, code)
     stages["semantic_change"] = semantic_change_stage(plan, code)

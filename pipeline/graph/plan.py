@@ -41,7 +41,8 @@ DECODING = {"n": "n_generate", "max_new_tokens": "max_new_tokens",
 # (lm.base with train.base; the decoding settings of score and forecast, and the generation
 # length with the context length); the `graph` stage declares them.
 STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cache",
-             "score.periods", "forecast.period", "forecast.backtest_periods", "semantic_change.first",
+             "score.periods", "forecast.period", "forecast.backtest_periods", "forecast.seeds",
+             "semantic_change.first",
              "semantic_change.last", "semantic_change.targets", "semantic_benchmark.semeval",
              "lm.base", "train.max_length", *(f"score.{key}" for key in DECODING.values()),
              "forecast.n_generate"]
@@ -117,6 +118,7 @@ class Plan:
         self.score_periods = labels("score.periods")
         self.variants = [str(v) for v in get(params, "experiment.variants")]
         self.seeds = [int(s) for s in get(params, "experiment.seeds")]
+        self.forecast_seeds = [int(s) for s in get(params, "forecast.seeds") or []] or self.seeds
         self.regime: Regime = regime_for(str(get(params, "train.base")))
         self.cache = get(params, "train.cache")
         self.adapt_layers = int(get(params, "train.adapt_layers"))
@@ -172,6 +174,9 @@ class Plan:
         if len(set(self.variants)) != len(self.variants) or len(set(self.seeds)) != len(self.seeds):
             raise bad("experiment.variants and experiment.seeds must not repeat", "experiment",
                       "list each variant and seed once")
+        if not set(self.forecast_seeds) <= set(self.seeds):
+            raise bad(f"forecast.seeds {self.forecast_seeds} are not all in experiment.seeds "
+                      f"{self.seeds}", "forecast.seeds", "list seeds of experiment.seeds, or none")
         if not isinstance(self.cache, bool):
             raise bad(f"train.cache must be true or false, got {self.cache!r}", "train.cache",
                       "true: train the shared-base variants from the frozen Baseline's cached "
@@ -219,6 +224,11 @@ class Plan:
     def runs(self) -> list[tuple[str, int]]:
         """Every (variant, seed) pair, variants outermost: the order the stages are written in."""
         return [(v, s) for v in self.variants for s in self.seeds]
+
+    @property
+    def forecast_runs(self) -> list[tuple[str, int]]:
+        """The runs that forecast (``forecast.seeds``), in :attr:`runs` order."""
+        return [(v, s) for v, s in self.runs if s in self.forecast_seeds]
 
     def history(self, periods: Iterable[str]) -> list[str]:
         return in_time_order(h for p in periods for h in history_periods(p, self.window))

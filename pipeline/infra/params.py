@@ -194,6 +194,9 @@ class ForecastConfig:
         "periods after the training periods whose text is known: forecast as if unknown, then "
         "scored"))
     batch_size: int = field(default=8, metadata=_help("reference contexts per forward pass"))
+    seeds: tuple[int, ...] = field(default=(), metadata=_help(
+        "the seeds (of experiment.seeds) whose runs forecast; empty: every seed. A forecast "
+        "costs several passes over the period before each forecast period, many times a score"))
 
 
 @dataclass(frozen=True)
