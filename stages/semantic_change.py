@@ -6,7 +6,9 @@ the abstracts (the learned methods' texts, an example sentence per word and grou
 targets file (.csv with `word` and an optional graded `truth`, or one word per line) and the
 benchmark's reports/semantic_benchmark.json. Scores every target by each method of the method
 registry (pipeline/semantic/methods/registry.py: contextual, paper 003's
-Algorithm 1 on the pooled embeddings; temporal-attention, paper 003's temporal-attention MLM
+Algorithm 1 on the pooled embeddings, or with a targets file on the targets' sentences encoded
+here with the embeddings stage's encoder and layer, at most semantic_change.max_usages per target
+and period, and then the embeddings are not read; temporal-attention, paper 003's temporal-attention MLM
 trained on the two groups' abstracts, then Algorithm 1; time-token, the same MLM with a period
 token per text instead, masked more often than words, Rosin et al. 2022's time masking; sgns,
 SGNS per group, Procrustes-aligned; frequency, the log-frequency baseline), with the learned
@@ -30,6 +32,7 @@ from pipeline.infra.numerics import configure_torch
 from pipeline.infra.params import ChangeMethodsConfig, SemanticChangeConfig
 from pipeline.reports.semantic_change_report import benchmark_lines, examples, markdown
 from pipeline.semantic.change import analyse
+from pipeline.semantic.methods.interface import EncoderSettings
 from pipeline.semantic.scores import change_metrics
 from pipeline.infra.interfaces.semantic_change import INTERFACE
 from stages._args import build, parser_for
@@ -46,8 +49,10 @@ def main(argv: list[str] | None = None) -> None:
     config, learned = build(SemanticChangeConfig, args), build(ChangeMethodsConfig, args)
     first, last = in_time_order(args.first), in_time_order(args.last)
     configure_torch(kernels=args.kernels)
+    encoding = EncoderSettings(args.layer, args.max_length, args.batch_size)
     done = analyse(first, last, args.frequencies, args.embeddings, args.abstracts, args.tokenizer,
-                   load_stopwords(args.stopwords), args.targets, args.encoder, config, learned)
+                   load_stopwords(args.stopwords), args.targets, args.encoder, config, learned,
+                   encoding)
     run = done.run
 
     bench = None

@@ -263,7 +263,11 @@ def test_semantic_change_groups_and_targets() -> None:
     stage = stages_of(params)["semantic_change"]
     assert "--first 2015 2016 --last 2019 --targets targets.csv" in stage["cmd"]
     assert "targets.csv" in stage["deps"]
-    assert feature_deps(stage)["embeddings"] == ["2015", "2016", "2019"]
+    # the targets' sentences are encoded by the stage: no embeddings read, none computed for it
+    assert feature_deps(stage) == {"frequencies": ["2015", "2016", "2019"], "embeddings": []}
+    assert "--embeddings" not in stage["cmd"] and "--max-usages" in stage["cmd"]
+    params["experiment"]["variants"] = ["baseline", "frequency"]
+    assert "embeddings" not in stages_of(params)
     for first, last, message in (("2019", "2017", "must end before"),
                                  ("2018..2016", None, "not a period or a range")):
         params["semantic_change"].update(first=first, last=last)

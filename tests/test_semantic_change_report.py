@@ -149,7 +149,8 @@ def _write_features(root, tok, vocab):
                          counts, vectors, encoder="test", layer=1, vocab_size=vocab)
 
 
-LEARNED = ["--encoder", MINILM, "--temporal-steps", "2", "--temporal-hidden", "32",
+LEARNED = ["--encoder", MINILM, "--layer", "-1", "--max-length", "64", "--batch-size", "8",
+           "--temporal-steps", "2", "--temporal-hidden", "32",
            "--temporal-max-length", "32", "--sgns-dim", "8", "--sgns-epochs", "1"]
 
 
@@ -168,7 +169,10 @@ def test_stage_end_to_end(tmp_path):
     (tmp_path / "stop.txt").write_text("1\twith\t10\n", encoding="utf-8")
     words = [t[1:] for t in token_texts(tok, vocab) if t.startswith(" ") and t[1:].isalpha()]
     truth = tmp_path / "targets.csv"
-    pd.DataFrame({"word": [*words[:4], "unknownword"],
+    # words both groups' texts hold: with a targets file the contextual method encodes them
+    both = ["neural", "parsers", "translate", "text"]
+    assert set(both) <= set(words)
+    pd.DataFrame({"word": [*both, "unknownword"],
                   "truth": [0.1, 0.9, 0.4, 0.3, 0.0]}).to_csv(truth, index=False)
     bench = tmp_path / "reports" / "semantic_benchmark.json"
     bench.parent.mkdir()

@@ -16,16 +16,18 @@ from pipeline.infra.interfaces import semantic_benchmark, semantic_change, verdi
 def semantic_change_stage(plan: Plan, code: Code) -> dict[str, Any]:
     """Both groups' frequency and embedding files, the groups resolved into the cmd (like the
     forecast periods: semantic_change.first/last may be null or a range), the targets file if
-    any, the learned methods' settings of the benchmark and the benchmark's JSON (its table)."""
+    any, the learned methods' settings of the benchmark and the benchmark's JSON (its table).
+    With a targets file no embeddings: the stage encodes the targets' sentences itself."""
+    targets = plan.semantic_targets or None
+    features = ("frequencies",) if targets else ("embeddings", "frequencies")
     return semantic_change.INTERFACE.entry(
-        {"first": plan.semantic_first, "last": plan.semantic_last,
-         "targets": plan.semantic_targets or None, "embeddings": "data/features/embeddings",
+        {"first": plan.semantic_first, "last": plan.semantic_last, "targets": targets,
+         "embeddings": None if targets else "data/features/embeddings",
          "frequencies": "data/features/frequencies", "tokenizer": TOKENIZER,
          "stopwords": STOPWORDS, "abstracts": ABSTRACTS, "benchmark": SEMANTIC_BENCHMARK,
          "scores": SEMANTIC_SCORES, "out": "reports/semantic_change.md",
          "metrics": SEMANTIC_METRICS},
-        files={k: feature_files([k], plan.semantic_periods)
-               for k in ("embeddings", "frequencies")},
+        files={k: feature_files([k], plan.semantic_periods) for k in features},
         code=code("semantic_change"))
 
 

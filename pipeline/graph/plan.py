@@ -289,9 +289,11 @@ class Plan:
 
     def periods(self, kind: str) -> list[str]:
         """Periods whose ``kind`` features some stage reads: frequencies for the reports and the
-        plot too; embeddings for the semantic-change groups, and for every history when a
+        plot too; embeddings for the semantic-change groups (unless a targets file is given: that
+        stage then encodes the targets' sentences itself), and for every history when a
         contextual variant is trained."""
-        periods = [*self.semantic_periods]
+        reads_embeddings = kind != "embeddings" or self.semantic_targets is None
+        periods = [*self.semantic_periods] if reads_embeddings else []
         if any(kind in feature_kinds(v) for v in self.variants) or kind == "frequencies":
             periods += [*self.train_history, *self.score_history, *self.forecast_history]
         for v in self.variants:

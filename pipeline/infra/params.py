@@ -247,7 +247,15 @@ class SemanticChangeConfig:
     min_count: int = field(default=20, metadata=_help(
         "without a targets file: a word must occur this often in each group"))
     top: int = field(default=15, metadata=_help("most changed words listed per method"))
-    seed: int = field(default=0, metadata=_help("seed of the correlations' bootstrap intervals"))
+    seed: int = field(default=0, metadata=_help(
+        "seed of the correlations' bootstrap intervals and of the contextual method's usage "
+        "sample"))
+    max_usages: int | None = field(default=200, metadata=_help(
+        "with a targets file: the contextual method encodes only the sentences holding a "
+        "target, at most this many per target and period (a seeded sample); null in "
+        "params.yaml (None on the command line, as DVC writes null): all. Without a targets "
+        "file the method reads the embeddings stage's vectors and this is unused",
+        none="None"))
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,11 @@ The semantic_change stage's pipeline: each group's per-period LM-token counts
 file's words, or the most frequent words seen often in both groups; :mod:`.targets`); the
 methods' inputs (:func:`feature_inputs`) are the groups' abstracts per period *and* the stage
 features (counts, embeddings files, the targets' LM token ids), so the contextual and frequency
-methods score per LM token while the learned ones train on the texts; every method of the
-registry (:mod:`pipeline.semantic.methods.registry`) scores the targets that are
-one LM token (:func:`score_targets`), and the long table (:func:`scores_frame`) ranks them per
-method, with each target's occurrences in each group. With a graded ``truth`` in the targets
+methods score per LM token while the learned ones train on the texts (with a targets file the
+contextual method encodes the targets' sentences instead, a capped sample per period:
+:mod:`.usages`); every method of the registry (:mod:`pipeline.semantic.methods.registry`)
+scores the targets that are one LM token (:func:`score_targets`), and the long table
+(:func:`scores_frame`) ranks them per method, with each target's occurrences in each group. With a graded ``truth`` in the targets
 file, every method is correlated with it (Pearson and Spearman, p-values, seeded bootstrap
 intervals: :func:`pipeline.semantic.scores.truth_correlations`). :func:`analyse` is the stage's
 whole run, from its files to the scores; the stage writes what it returns.
@@ -36,7 +37,7 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.params import ChangeMethodsConfig, SemanticChangeConfig
 from pipeline.semantic.methods import registry
 from pipeline.semantic.methods.contextual import period_paths
-from pipeline.semantic.methods.interface import ChangeInputs, MethodResult
+from pipeline.semantic.methods.interface import ChangeInputs, EncoderSettings, MethodResult
 from pipeline.semantic.scores import truth_correlations
 from pipeline.semantic.targets import Targets, choose_targets
 
@@ -69,15 +70,20 @@ def report_targets(counts: GroupCounts, tokenizer: str | os.PathLike[str],
 
 
 def feature_inputs(first: Sequence[str], last: Sequence[str], counts: GroupCounts,
-                   embeddings: str | os.PathLike[str], abstracts: str | os.PathLike[str],
+                   embeddings: str | os.PathLike[str] | None, abstracts: str | os.PathLike[str],
                    targets: Targets, encoder: str, learned: ChangeMethodsConfig,
-                   seed: int) -> ChangeInputs:
+                   seed: int, encoding: EncoderSettings | None = None,
+                   max_usages: int | None = None) -> ChangeInputs:
     """The methods' inputs: the corpus's abstracts per period of each group, the count arrays,
-    the embeddings files (``<embeddings>/<label>.safetensors``) and the targets' token ids."""
+    the embeddings files (``<embeddings>/<label>.safetensors``; None: the contextual method
+    encodes the targets' sentences instead, by ``encoding``, at most ``max_usages`` per target
+    and period) and the targets' token ids."""
     texts = tuple([period_abstracts(abstracts, q) for q in g] for g in (first, last))
+    files = (None if embeddings is None
+             else (period_paths(embeddings, first), period_paths(embeddings, last)))
     return ChangeInputs(tuple(first), tuple(last), texts, encoder, learned, seed, counts=counts,
-                        embeddings=(period_paths(embeddings, first), period_paths(embeddings, last)),
-                        token_ids=targets.ids)
+                        embeddings=files, token_ids=targets.ids,
+                        encoding=None if files else encoding, max_usages=max_usages)
 
 
 def scores_frame(targets: Targets, words: Sequence[str], results: Mapping[str, MethodResult],
@@ -141,24 +147,36 @@ class ChangeAnalysis:
 
 
 def analyse(first: Sequence[str], last: Sequence[str], frequencies: str | os.PathLike[str],
-            embeddings: str | os.PathLike[str], abstracts: str | os.PathLike[str],
+            embeddings: str | os.PathLike[str] | None, abstracts: str | os.PathLike[str],
             tokenizer: str | os.PathLike[str], stopwords: frozenset[str], targets_path: str | None,
-            encoder: str, config: SemanticChangeConfig,
-            learned: ChangeMethodsConfig) -> ChangeAnalysis:
+            encoder: str, config: SemanticChangeConfig, learned: ChangeMethodsConfig,
+            encoding: EncoderSettings | None = None) -> ChangeAnalysis:
     """The semantic_change stage from its files to the scores: the groups' counts
     (:func:`period_counts`), the targets (:func:`report_targets`), the methods' inputs
     (:func:`feature_inputs`) and every registered method on them (:func:`score_targets`), with a
-    line per step and method on stderr. Settings out of range are a :class:`UserError`."""
+    line per step and method on stderr. With a targets file the contextual method encodes their
+    sentences (``encoding``, ``config.max_usages``) and ``embeddings`` is not read: a few dozen
+    words do not need every abstract of both groups encoded. Settings out of range are a
+    :class:`UserError`."""
     if config.n_targets < 1 or config.min_count < 1 or config.top < 1:
         raise UserError("semantic_change.n_targets, min_count and top must be >= 1",
                         path="params.yaml: semantic_change")
+    if config.max_usages is not None and config.max_usages < 1:
+        raise UserError("semantic_change.max_usages must be >= 1 or null",
+                        path="params.yaml: semantic_change")
+    from_texts = targets_path is not None
+    if (encoding if from_texts else embeddings) is None:
+        need = "encoder settings" if from_texts else "the embeddings folder"
+        raise UserError(f"the contextual method needs {need} here", path="semantic_change",
+                        fix="pass --layer/--max-length/--batch-size with --targets, else "
+                            "--embeddings")
     counts = period_counts(frequencies, first, last)
     targets = report_targets(counts, tokenizer, stopwords, config.n_targets, config.min_count,
                              targets_path)
     print(f"scoring {len(targets.ids)} targets, {' '.join(first)} -> {' '.join(last)}",
           file=sys.stderr)
-    inputs = feature_inputs(first, last, counts, embeddings, abstracts, targets, encoder, learned,
-                            config.seed)
+    inputs = feature_inputs(first, last, counts, None if from_texts else embeddings, abstracts,
+                            targets, encoder, learned, config.seed, encoding, config.max_usages)
     run = score_targets(inputs, targets, config.seed)
     for method, result in run.results.items():
         if result.log:

@@ -31,24 +31,36 @@ def target_sentences(texts: Sequence[str], pattern: re.Pattern[str]) -> list[str
     return [s for t in texts for s in split_sentences(t) if pattern.search(s)]
 
 
-@torch.inference_mode()
 def occurrence_sums(encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
                     texts: Sequence[str], words: Sequence[str], layer: int, max_length: int,
                     batch_size: int, device: torch.device) -> tuple[np.ndarray, np.ndarray, int]:
     """``(sums float64 [W, d], counts int64 [W], skipped)`` over every occurrence of ``words[i]``
     in ``texts``: the sum of the occurrences' vectors and their number; ``skipped`` counts
     occurrences beyond ``max_length`` encoder tokens of their sentence (truncated: no vector)."""
+    sentences = target_sentences(texts, word_pattern(words))
+    return sentence_sums(encoder, tokenizer, sentences, words, layer, max_length, batch_size,
+                         device)
+
+
+@torch.inference_mode()
+def sentence_sums(encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
+                  sentences: Sequence[str], words: Sequence[str], layer: int, max_length: int,
+                  batch_size: int, device: torch.device,
+                  counts_for: Sequence[frozenset[str]] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`occurrence_sums` over ``sentences`` encoded as given, in batches of ``batch_size``
+    in their order; ``counts_for[i]`` (lower-cased words): the targets whose occurrences in
+    sentence ``i`` count (a capped sample, :mod:`pipeline.semantic.usages`); None: all."""
     check_layer(encoder, layer)
     encoder.eval()
     index = {w.lower(): i for i, w in enumerate(words)}
     pattern = word_pattern(words)
-    sentences = target_sentences(texts, pattern)
     sums = np.zeros((len(words), encoder.config.hidden_size), dtype=np.float64)
     counts = np.zeros(len(words), dtype=np.int64)
     skipped = 0
     for at in range(0, len(sentences), batch_size):
         chunk = sentences[at:at + batch_size]
-        enc = tokenizer(chunk, return_offsets_mapping=True, truncation=True,
+        enc = tokenizer(list(chunk), return_offsets_mapping=True, truncation=True,
                         max_length=max_length, padding=True, return_tensors="pt")
         batch = Batch(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
                       positions=torch.zeros(0, dtype=torch.long),
@@ -59,11 +71,13 @@ def occurrence_sums(encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase
             start, end = offsets[row, :, 0], offsets[row, :, 1]
             real = end > start                      # special and padding tokens span nothing
             for m in pattern.finditer(sentence):
+                word = m.group(0).lower()
+                if counts_for is not None and word not in counts_for[at + row]:
+                    continue
                 inside = real & (start < m.end()) & (end > m.start())
                 if not inside.any():
                     skipped += 1
                     continue
-                i = index[m.group(0).lower()]
-                sums[i] += states[row, inside].mean(axis=0)
-                counts[i] += 1
+                sums[index[word]] += states[row, inside].mean(axis=0)
+                counts[index[word]] += 1
     return sums, counts, skipped

@@ -14,9 +14,12 @@ the occurrence vectors, one per stage:
   occurrences, not n sampled sentences (line 3: we have them all, sampling only adds noise); the
   layer is the embeddings stage's, not an average of the last h (line 7);
 * **the texts** (the benchmark, whose pseudo-words are several LM tokens and whose texts are
-  rewritten): each group's occurrences are embedded with the encoder
-  (:func:`pipeline.semantic.word_vectors.occurrence_sums`, the embeddings stage's encoder and
-  layer) and :func:`occurrence_change` compares the two groups' mean vectors.
+  rewritten; the semantic_change stage with a targets file, which then needs no embeddings
+  stage): each group's sentences holding a target are embedded with the encoder
+  (:func:`pipeline.semantic.word_vectors.sentence_sums`, the embeddings stage's encoder and
+  layer), at most ``max_usages`` per target and period, a seeded sample
+  (:mod:`pipeline.semantic.usages`; line 3's n sentences), and :func:`occurrence_change`
+  compares the two groups' mean vectors.
 
 All scoring is numpy over arrays; only :func:`read_group` touches files (and imports torch).
 """
@@ -134,17 +137,21 @@ def _from_embeddings(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResu
 
 
 def _from_texts(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
-    """Each target's occurrences in each group's texts, embedded by the encoder."""
-    from pipeline.semantic.word_vectors import occurrence_sums   # torch: only when needed
+    """Each target's occurrences in each group's texts, embedded by the encoder: only the
+    sentences holding a target, at most ``max_usages`` per target and period (all when None)."""
     from pipeline.models.hub import load_encoder, load_tokenizer_for
+    from pipeline.semantic.usages import group_usages             # torch: only when needed
+    from pipeline.semantic.word_vectors import sentence_sums
 
     how = inputs.encoding
     encoder = load_encoder(inputs.encoder).to(how.device)
     tokenizer = load_tokenizer_for(inputs.encoder)
     groups, skipped = [], 0
-    for part in inputs.group_texts:
-        sums, counts, missed = occurrence_sums(encoder, tokenizer, part, list(targets), how.layer,
-                                               how.max_length, how.batch_size, how.device)
+    for periods in inputs.texts:
+        sentences, counts_for = group_usages(periods, targets, inputs.max_usages, inputs.seed)
+        sums, counts, missed = sentence_sums(encoder, tokenizer, sentences, list(targets),
+                                             how.layer, how.max_length, how.batch_size,
+                                             how.device, counts_for)
         groups.append((sums, counts))
         skipped += missed
     return MethodResult(occurrence_change(groups[0], groups[1]), groups[0][1], groups[1][1],
@@ -167,5 +174,6 @@ METHOD = ChangeMethod(
     benchmark_note="Algorithm 1 with `{encoder}` (cosine distance of the mean occurrence "
                    "vectors; {skipped_occurrences} occurrences past the encoder's window had no "
                    "vector)",
-    reads=frozenset({"embeddings", "token_ids", "texts", "encoder", "encoding"}),
+    reads=frozenset({"embeddings", "token_ids", "texts", "encoder", "encoding", "max_usages",
+                     "seed"}),
     score=score)

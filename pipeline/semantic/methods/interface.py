@@ -58,7 +58,9 @@ class ChangeInputs:
     where a stage has no features (the benchmark). ``encoder``: the encoder's name
     (embeddings.encoder: the benchmark's contextual vectors, the scratch MLM's tokenizer);
     ``encoding``: how to embed texts with it (None: use the embeddings files); ``learned``: the
-    learned methods' settings; ``seed``: every method's seed."""
+    learned methods' settings; ``seed``: every method's seed. ``max_usages``: from the texts,
+    the contextual method encodes at most this many sentences per target and period, a seeded
+    sample (:mod:`pipeline.semantic.usages`); None: every sentence holding a target."""
 
     first: tuple[str, ...]
     last: tuple[str, ...]
@@ -70,6 +72,7 @@ class ChangeInputs:
     embeddings: tuple[Sequence[Path], Sequence[Path]] | None = None
     token_ids: Mapping[str, int] | None = None
     encoding: EncoderSettings | None = None
+    max_usages: int | None = None
 
     @property
     def group_texts(self) -> tuple[list[str], list[str]]:
