@@ -137,3 +137,18 @@ def test_make_repro_renders_params_yaml_only_with_a_profile() -> None:
     assert "stages.params" not in planned("repro")
     assert "stages.params --profile paper" in planned("repro", "PROFILE=paper")
     assert "stages.params --profile paper" in planned("params", "PROFILE=paper")
+
+
+def test_a_profile_extends_another_stating_only_how_it_differs(tmp_path: Path) -> None:
+    root = project(tmp_path, "experiment:\n  seeds: [7]\nsplit:\n  test: 2021\n"
+                             "variants:\n  frequency: {lstm_hidden: 8}\n")
+    (root / "profiles" / "later.yaml").write_text(
+        "extends: mine\nsplit:\n  dev: 2021\n  test: 2022\nvariants:\n  context: {lstm_hidden: 4}\n")
+    params = profiles.params("later", root)
+    assert params["experiment"]["seeds"] == [7]
+    assert (params["split"]["dev"], params["split"]["test"]) == (2021, 2022)
+    assert params["variants"]["frequency"]["lstm_hidden"] == 8
+    assert params["variants"]["context"]["lstm_hidden"] == 4
+    (root / "profiles" / "mine.yaml").write_text("extends: later\n")
+    with pytest.raises(UserError, match="in a loop: later -> mine -> later"):
+        profiles.render("later", root)

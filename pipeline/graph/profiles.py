@@ -5,7 +5,7 @@
 run's, ``pipeline.infra.params.DEFAULT_RUN``), written with the key's help as a comment, unless a
 *profile* changes it: ``profiles/<name>.yaml`` is a nested overlay that states only what differs
 from the defaults (lists replace, mappings merge per key; a key the schema does not define is a
-:class:`UserError` naming it and the file). :func:`render` writes the text, :func:`params` is the
+:class:`UserError` naming it and the file), or, with ``extends: <other>``, from another profile. :func:`render` writes the text, :func:`params` is the
 same params as data (what DVC will read), for the tests and tools that build a profile's graph.
 
 Hand edits of ``params.yaml`` are the way to change one run: :func:`render` overwrites them, so
@@ -39,15 +39,30 @@ def profile_path(name: str, root: Path) -> Path:
     return path
 
 
-def overlay(name: str, root: Path) -> dict[str, Any]:
-    """The overlay ``profiles/<name>.yaml`` states (an empty file: none)."""
+def overlay(name: str, root: Path, _seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The overlay ``profiles/<name>.yaml`` states (an empty file: none). A profile that begins
+    with ``extends: <other>`` is the other's overlay with its own on top (mappings merged per
+    key, lists replaced), so a variation of a run states only how it differs."""
     path = profile_path(name, root)
+    if name in _seen:
+        raise UserError(f"profiles extend each other in a loop: {' -> '.join([*_seen, name])}",
+                        path=path, fix="remove one of the `extends:` lines")
     try:
-        loaded = yaml.safe_load(path.read_text())
+        loaded = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as err:
         raise UserError(f"the profile is not valid YAML: {err}", path=path,
                         fix="fix the file") from None
-    return loaded or {}
+    parent = loaded.pop("extends", None) if isinstance(loaded, dict) else None
+    return _merged(overlay(str(parent), root, (*_seen, name)), loaded) if parent else loaded
+
+
+def _merged(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``top`` over ``base``: mappings merged per key, anything else replaced."""
+    out = dict(base)
+    for key, value in top.items():
+        both = isinstance(value, Mapping) and isinstance(base.get(key), Mapping)
+        out[key] = _merged(base[key], value) if both else value
+    return out
 
 
 def params(name: str | None, root: Path) -> dict[str, Any]:
