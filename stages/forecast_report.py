@@ -33,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
 @stage_main
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    forecast_report(args.forecasts, args.variants, args.seeds, args.period, args.backtest_periods,
+    seeds = args.forecast_seeds or args.seeds   # the runs that forecast (forecast.seeds)
+    forecast_report(args.forecasts, args.variants, seeds, args.period, args.backtest_periods,
                     args.window, args.train_periods, args.dev_period, args.frequencies,
                     args.tokenizer, args.stopwords, args.abstracts, args.out, args.json, args.plot)
     print(f"wrote {args.out}, {args.json}, {args.plot}", file=sys.stderr)

@@ -689,3 +689,4 @@ def test_forecast_seeds_choose_the_runs_that_forecast() -> None:
     assert {"score-baseline-s0", "score-frequency-s2"} <= set(stages)
     deps = body(stages["forecast_report"])["deps"]
     assert "data/forecast/frequency-s1" in deps and "data/forecast/frequency-s0" not in deps
+    assert "--forecast-seeds 1 --period" in body(stages["forecast_report"])["cmd"]

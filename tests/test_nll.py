@@ -11,6 +11,7 @@ from pipeline.models.nll import (
     _ChunkedNLL,
     collate,
     in_top_k,
+    in_top_ks,
     mean_nll,
     next_token_targets,
     token_nll,
@@ -96,3 +97,14 @@ def test_top_k_membership_equals_torch_topk() -> None:
         assert torch.equal(in_top_k(logits.detach(), targets, 10, max_elements), want)
     # k = |V|: every real target is in.
     assert torch.equal(in_top_k(logits.detach(), targets, V), targets != IGNORE)
+
+
+def test_top_k_membership_counts_ties_for_the_target_as_the_comparison_does() -> None:
+    logits = torch.randint(0, 4, (6, 7, V)).float()    # many ties
+    targets = torch.randint(0, V, (6, 7))
+    targets[0, :3] = IGNORE
+    above = (logits > logits.gather(-1, targets.clamp_min(0)[..., None])).sum(-1)
+    for k in (1, 3, 10):
+        want = (above < k) & (targets != IGNORE)
+        assert torch.equal(in_top_k(logits, targets, k), want)
+        assert torch.equal(in_top_ks(logits, targets, (k, 1))[0], want)

@@ -173,7 +173,8 @@ def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
     """The periods are resolved into the cmd, not params (forecast_stage says why)."""
     runs = [run(v, s) for v, s in plan.forecast_runs]
     return forecast_report.INTERFACE.entry(
-        {"forecasts": "data/forecast", "period": plan.forecast_period,
+        {"forecasts": "data/forecast", "forecast_seeds": plan.forecast_seeds,
+         "period": plan.forecast_period,
          "backtest_periods": plan.backtest_periods, "train_periods": plan.train_periods,
          "dev_period": plan.dev, "frequencies": "data/features/frequencies",
          "tokenizer": TOKENIZER, "stopwords": STOPWORDS, "abstracts": ABSTRACTS,

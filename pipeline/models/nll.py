@@ -70,16 +70,28 @@ def mean_nll(logits: Tensor, targets: Tensor) -> Tensor:
 def in_top_k(logits: Tensor, targets: Tensor, k: int, max_elements: int = MAX_ELEMENTS) -> Tensor:
     """bool, shaped like ``targets``: fewer than ``k`` tokens have a higher logit than the target
     (ties count in the target's favour); False where the target is :data:`IGNORE`."""
+    return in_top_ks(logits, targets, (k,), max_elements)[0]
+
+
+@torch.no_grad()
+def in_top_ks(logits: Tensor, targets: Tensor, ks: tuple[int, ...],
+              max_elements: int = MAX_ELEMENTS) -> tuple[Tensor, ...]:
+    """:func:`in_top_k` for each of ``ks`` from one partial sort per row chunk: fewer than k
+    tokens are above the target exactly when the target's logit reaches the k-th largest (a
+    ``topk`` selection is ~6x cheaper on CPU than comparing every logit with the target's)."""
     vocab = logits.shape[-1]
     flat, tgt = logits.reshape(-1, vocab), targets.reshape(-1)
-    out = torch.zeros(tgt.shape, dtype=torch.bool, device=logits.device)
-    rows = max(1, max_elements // vocab)
+    outs = [torch.zeros(tgt.shape, dtype=torch.bool, device=logits.device) for _ in ks]
+    rows, depth = max(1, max_elements // vocab), min(max(ks), vocab)
     safe = tgt.clamp_min(0)
     for start in range(0, flat.shape[0], rows):
         x = flat[start:start + rows]
-        target_logit = x.gather(1, safe[start:start + rows, None])
-        out[start:start + rows] = (x > target_logit).sum(-1) < k
-    return (out & (tgt != IGNORE)).view(targets.shape)
+        target_logit = x.gather(1, safe[start:start + rows, None]).squeeze(1)
+        largest = x.topk(depth, dim=-1).values
+        for out, k in zip(outs, ks):
+            out[start:start + rows] = target_logit >= largest[:, min(k, vocab) - 1]
+    valid = tgt != IGNORE
+    return tuple((out & valid).view(targets.shape) for out in outs)
 
 
 class _ChunkedNLL(torch.autograd.Function):

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from pipeline.features.history import PeriodHistory
 from pipeline.models.encoding import longest_first
 from pipeline.models.future_lm import FutureLM
-from pipeline.models.nll import IGNORE, collate, in_top_k, next_token_targets, token_nll
+from pipeline.models.nll import IGNORE, collate, in_top_ks, next_token_targets, token_nll
 
 TOKEN_COLUMNS = ("n_tokens", "nll_sum", "n_content", "content_nll_sum")
 POSITION_COLUMNS = ("abstract", "position", "target_id", "nll", "top1", "top10")
@@ -102,7 +102,7 @@ def score_abstracts(model: FutureLM, encoded: Sequence[Sequence[int]],
 
 def _position_rows(idx: list[int], logits: torch.Tensor, targets: torch.Tensor,
                    nll: torch.Tensor, has: torch.Tensor) -> dict[str, np.ndarray]:
-    top1, top = in_top_k(logits, targets, 1), in_top_k(logits, targets, TOP_K)
+    top1, top = in_top_ks(logits, targets, (1, TOP_K))
     row, col = has.nonzero(as_tuple=True)
     return {"abstract": np.asarray(idx, dtype=np.int32)[row.cpu().numpy()],
             "position": (col + 1).to(torch.int32).cpu().numpy(),

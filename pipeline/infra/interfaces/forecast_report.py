@@ -8,6 +8,9 @@ from pipeline.infra.interfaces.shared import EXPERIMENT, TOKENIZER
 INTERFACE = StageInterface("forecast_report", (
     Input("--forecasts", "folder of forecast folders (data/forecast)"),
     EXPERIMENT,
+    Value("--forecast-seeds", "the seeds whose runs forecast, a subset of --seeds "
+          "(forecast.seeds, resolved by the graph; none: every seed)", type=int, many=True,
+          default=[]),
     Value("--period", "the forecast period, a label (forecast.period, resolved by the graph)"),
     Value("--backtest-periods", "periods with known text to score the forecasts on "
           "(forecast.backtest_periods)", many=True, default=[]),
