@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install lock params graph repro test test-fast bench calibrate forecast-skill clean-venv plots dag
+.PHONY: install lock params graph repro test test-fast bench calibrate forecast-skill profile-report anthology-verdicts clean-venv plots dag
 
 install: $(STAMP)
 
@@ -103,6 +103,19 @@ forecast-skill: install
 	python -m stages.parse --raw $(ANTHOLOGY) --papers $(SKILL_DATA)/papers.parquet --rejects $(SKILL_DATA)/parse_rejects.parquet
 	python -m stages.filter --papers $(SKILL_DATA)/papers.parquet --kept $(SKILL_DATA)/abstracts.parquet --dropped $(SKILL_DATA)/filtered_out.parquet --metrics $(SKILL_DATA)/corpus_metrics.json --counts $(SKILL_DATA)/corpus_counts.json
 	python -m stages.forecast_skill --abstracts $(SKILL_DATA)/abstracts.parquet --out-dir reports/forecast-skill
+
+# A profile's run kept as a report (scripts/run_profile.sh: a throwaway worktree of HEAD, so the
+# checkout's default run stays as it is). The full export, one split per sitting (each <= 150 min
+# on 2 cores, benchmarks/results/anthology_budget.md), then both splits' verdicts in one file:
+#   make profile-report PROFILE=anthology DEST=reports/anthology/test-2021
+#   make profile-report PROFILE=anthology-after DEST=reports/anthology/test-2023
+#   make anthology-verdicts
+profile-report: install
+	bash scripts/run_profile.sh $(PROFILE) $(DEST)
+
+ANTHOLOGY_SPLITS := reports/anthology/test-2021 reports/anthology/test-2023
+anthology-verdicts: install
+	$(BIN)/python -m stages.verdicts --inputs $(foreach d,$(ANTHOLOGY_SPLITS),$(d)/results.json $(d)/forecast.json) --out reports/anthology/verdicts.json
 
 clean-venv:
 	rm -rf $(VENV)

@@ -24,13 +24,13 @@ import torch
 from pipeline.corpus.by_period import period_abstracts
 from pipeline.infra import distributed
 from pipeline.features.alignment import plan_period
-from pipeline.features.usage_sample import capped_documents
+from pipeline.features.usage_sample import capped_sentences
 from pipeline.infra.device import pick_device
 from pipeline.features.embeddings import adapt_encoder, extract_period, pick_dtype, write_period
 from pipeline.infra.errors import UserError
 from pipeline.infra.identity import corpus_identity, tokenizer_identity
 from pipeline.models.hub import check_encoder, load_encoder, load_masked_lm, load_tokenizer_for
-from pipeline.features.tokenizer import load_tokenizer, tokenize_texts
+from pipeline.features.tokenizer import load_tokenizer
 from pipeline.infra.interfaces.embeddings import INTERFACE
 from stages._args import parser_for
 from stages._cli import stage_main
@@ -78,9 +78,8 @@ def embed_period(args: argparse.Namespace, dist: distributed.Dist, device: torch
     corpus_id, n_abstracts = corpus_identity(texts), len(texts)
     tokenizer_id = tokenizer_identity(args.tokenizer)
     lm_tok = load_tokenizer(args.tokenizer)
-    if args.usage_cap is not None:
-        texts = [texts[i] for i in capped_documents(tokenize_texts(lm_tok, texts), texts,
-                                                    args.usage_cap, len(lm_tok))]
+    if args.usage_cap is not None:   # the sampled sentences, each encoded as a text of its own
+        texts = capped_sentences(texts, lm_tok, args.usage_cap)
     enc_tok = load_tokenizer_for(args.encoder)
     if args.max_length > enc_tok.model_max_length:
         raise UserError(f"--max-length {args.max_length} exceeds {args.encoder}'s limit of "
@@ -102,8 +101,10 @@ def embed_period(args: argparse.Namespace, dist: distributed.Dist, device: torch
                         tokenizer_id=tokenizer_id, corpus_id=corpus_id)
     if dist.is_main:
         procs = f" x {dist.world_size} processes" if dist.enabled else ""
-        encoded = "" if args.usage_cap is None else f" ({len(texts)} encoded, cap {args.usage_cap})"
-        print(f"{args.period}: {n_abstracts} abstracts{encoded}, {plan.n_encoder_tokens} encoder tokens, "
+        encoded = ("" if args.usage_cap is None
+                   else f" ({len(texts)} sentences encoded, cap {args.usage_cap})")
+        print(f"{args.period}: {n_abstracts} abstracts{encoded}, "
+              f"{plan.n_encoder_tokens} encoder tokens, "
               f"{len(token_ids)} LM tokens seen, {time.perf_counter() - started:.1f} s on {device}"
               f"{procs} ({dtype}), peak RSS {peak_rss_mb():.0f} MB -> {args.out}")
 

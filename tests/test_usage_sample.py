@@ -1,4 +1,4 @@
-"""The usage cap of the embeddings stage: which abstracts it encodes, and what it leaves equal."""
+"""The usage cap of the embeddings stage: which sentences it encodes, and what it keeps."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from pipeline.corpus.sentences import sentence_pieces
 from pipeline.features import embeddings as em
-from pipeline.features.usage_sample import capped_documents, hash_order
+from pipeline.features.tokenizer import load_tokenizer, tokenize_texts
+from pipeline.features.usage_sample import capped_documents, capped_sentences, hash_order
 from pipeline.models.hub import MINILM
 from stages import embeddings as embeddings_stage
 from test_stage_features import corpus, tokenizer_dir  # noqa: F401 - module-scoped fixtures
@@ -62,16 +64,30 @@ def _embed(root, tokenizer_dir, out, *cap: str) -> em.PeriodEmbeddings:
     return em.read_period(out)
 
 
-def test_the_stage_pools_fewer_abstracts_under_a_cap_and_the_same_without_one(
+def test_sentences_keep_the_tokens_they_have_inside_their_abstract(
+        corpus, tokenizer_dir) -> None:  # noqa: F811 - fixtures
+    _, papers = corpus
+    tok = load_tokenizer(tokenizer_dir)
+    texts = [f"{t} We see it.  Then {t}" for t in papers["abstract"].tolist()[:6]]
+    assert all("".join(sentence_pieces(t)) == t for t in texts)
+    every = capped_sentences(texts, tok, 10**6)
+    assert len(every) == 3 * len(texts) and sum(s.startswith(" ") for s in every) == 12
+    whole = np.bincount(np.concatenate(tokenize_texts(tok, texts)), minlength=len(tok))
+    parts = np.bincount(np.concatenate(tokenize_texts(tok, every)), minlength=len(tok))
+    assert np.array_equal(whole, parts)
+
+
+def test_the_stage_pools_fewer_sentences_under_a_cap(
         tmp_path, corpus, tokenizer_dir) -> None:  # noqa: F811 - fixtures
     root, _ = corpus
     full = _embed(root, tokenizer_dir, tmp_path / "full.safetensors")
-    same = _embed(root, tokenizer_dir, tmp_path / "huge.safetensors", "--usage-cap", "100000")
+    every = _embed(root, tokenizer_dir, tmp_path / "huge.safetensors", "--usage-cap", "100000")
     capped = _embed(root, tokenizer_dir, tmp_path / "cap.safetensors", "--usage-cap", "1")
-    assert torch.equal(full.counts, same.counts) and torch.equal(full.vectors, same.vectors)
     assert full.corpus_id == capped.corpus_id        # the period's identity, not the sample's
+    # a cap above every count pools every usage, each with its sentence as context
+    assert torch.equal(full.token_ids, every.token_ids) and torch.equal(full.counts, every.counts)
+    cosine = torch.nn.functional.cosine_similarity(full.vectors.float(), every.vectors.float())
+    assert float(cosine.mean()) > 0.9
     assert torch.equal(full.token_ids, capped.token_ids)   # every token keeps a usage
-    assert (capped.counts <= full.counts).all() and capped.counts.sum() < full.counts.sum()
     assert (capped.counts >= torch.clamp(full.counts, max=1)).all()
-    cosine = torch.nn.functional.cosine_similarity(full.vectors.float(), capped.vectors.float())
-    assert float(cosine.min()) > 0.5 and float(cosine.mean()) > 0.9
+    assert capped.counts.sum() < full.counts.sum()

@@ -17,3 +17,10 @@ def split_sentences(text: str) -> list[str]:
     """Sentences of an abstract, split after ``.``, ``!`` or ``?`` and whitespace (Algorithm 1
     embeds sentences; the reports quote them)."""
     return _SENTENCE_END.split(text)
+
+
+def sentence_pieces(text: str) -> list[str]:
+    """The sentences of :func:`split_sentences`, each with the whitespace before it, so that they
+    join back into ``text`` and a byte-level tokenizer gives each word the token it has there."""
+    cuts = [0, *(m.start() for m in _SENTENCE_END.finditer(text)), len(text)]
+    return [text[a:b] for a, b in zip(cuts, cuts[1:]) if text[a:b].strip()]

@@ -138,10 +138,10 @@ class EmbeddingsConfig:
         "epochs of MLM fine-tuning on each year before extraction (0 = off; needs an encoder "
         "with an MLM head)"))
     usage_cap: int | None = field(default=None, metadata=_help(
-        "encode only the abstracts needed to give every LM token this many usages in a period "
+        "encode only sentences, as many as give every LM token this many usages in a period "
         "(taken in the order of a hash of their text while one holds a token with fewer; "
-        "pipeline/features/usage_sample.py); null (None on the command line): every abstract, "
-        "the paper's pooling", none="None"))
+        "pipeline/features/usage_sample.py); null (None on the command line): every abstract "
+        "whole, the paper's pooling", none="None"))
 
 
 @dataclass(frozen=True)
