@@ -27,7 +27,9 @@ cd "$work"
 .venv/bin/dvc cache dir --local "$root/.dvc/cache" >/dev/null
 started=$(date -u +%FT%TZ)
 mkdir -p "$root/$dest"
-if ! make repro PROFILE="$profile" 2>&1 | .venv/bin/python scripts/stage_times.py --stamp > repro.log; then
+# -o: the shared environment is the checkout's, installed there; the worktree's fresh files are
+# newer than its stamp only because they were just checked out.
+if ! make -o .venv/.futurelm-installed repro PROFILE="$profile" 2>&1 | .venv/bin/python scripts/stage_times.py --stamp > repro.log; then
   cp repro.log "$root/$dest/repro.failed.log"
   echo "error: make repro PROFILE=$profile failed; its log: $dest/repro.failed.log" >&2
   exit 1
