@@ -62,7 +62,7 @@ def test_a_profile_states_less_than_half_of_params_yaml(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_every_profile_renders_and_builds_a_valid_stage_graph(name: str) -> None:
     text = profiles.render(name, REPO)
-    overlay = yaml.safe_load((REPO / "profiles" / f"{name}.yaml").read_text())
+    overlay = profiles.overlay(name, REPO)       # with what it extends
     assert f"  # profiles/{name}.yaml" in text   # the keys the profile sets are marked
     params = yaml.safe_load(text)
     for section, values in overlay.items():     # the profile's values win ...

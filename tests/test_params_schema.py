@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pipeline.graph import profiles
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import SECTIONS, VARIANT_SECTION, default, section_keys, unknown_keys
 from pipeline.infra.params import FilterConfig
@@ -17,7 +18,14 @@ PARAM_FILES = [REPO / "params.yaml", *sorted((REPO / "profiles").glob("*.yaml"))
 
 @pytest.mark.parametrize("path", PARAM_FILES, ids=lambda p: p.name)
 def test_every_key_of_a_params_file_is_in_the_schema(path: Path) -> None:
-    assert unknown_keys(yaml.safe_load(path.read_text())) == []
+    assert unknown_keys(_params(path)) == []
+
+
+def _params(path: Path) -> dict:
+    """A params file's values; a profile's with those of the profile it extends."""
+    if path.parent.name == "profiles":
+        return profiles.overlay(path.stem, REPO)
+    return yaml.safe_load(path.read_text())
 
 
 @pytest.mark.parametrize("path", PARAM_FILES, ids=lambda p: p.name)
@@ -29,7 +37,7 @@ def test_every_variant_setting_of_a_params_file_is_its_variant_s(path: Path) -> 
     from stages import train
     from stages._args import build
 
-    params = yaml.safe_load(path.read_text())
+    params = _params(path)
     check_variant_settings(params)   # raises a UserError naming a bad section or key
     for name, values in (params.get(VARIANT_SECTION) or {}).items():
         argv = ["--variant", name, "--train", "t", "--dev", "d", "--tokenizer", "k",

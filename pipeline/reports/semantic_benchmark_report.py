@@ -26,10 +26,11 @@ CHANCE = "chance (ρ = 0)"
 
 
 def _runs(method: str) -> int:
-    """1 for a method that trains on a seed (one run: its seed-to-seed spread is unknown, so the
-    engine leaves it untested), 0 for a method without training."""
+    """1 for a method that trains (it reads the learned methods' settings: one run, its
+    seed-to-seed spread unknown, so the engine leaves it untested), 0 for a method without
+    training (a seed that only samples usages does not make one)."""
     known = method in registry.names()
-    return int(known and "seed" in registry.lookup(method).reads)
+    return int(known and "learned" in registry.lookup(method).reads)
 
 
 def benchmark_claims(correlated: Mapping[str, dict]) -> list[Claim]:
