@@ -113,9 +113,10 @@ forecast-skill: install
 profile-report: install
 	bash scripts/run_profile.sh $(PROFILE) $(DEST)
 
-ANTHOLOGY_SPLITS := reports/anthology/test-2021 reports/anthology/test-2023
+# every split kept so far (test-2021, test-2023)
+ANTHOLOGY_SPLITS = $(sort $(dir $(wildcard reports/anthology/test-*/results.json)))
 anthology-verdicts: install
-	$(BIN)/python -m stages.verdicts --inputs $(foreach d,$(ANTHOLOGY_SPLITS),$(d)/results.json $(d)/forecast.json) --out reports/anthology/verdicts.json
+	$(BIN)/python -m stages.verdicts --inputs $(foreach d,$(ANTHOLOGY_SPLITS),$(d)results.json $(d)forecast.json) --out reports/anthology/verdicts.json
 
 clean-venv:
 	rm -rf $(VENV)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pipeline.models.registry import common_seeds, seeds_by_variant
 from pipeline.reports.forecast_report import forecast_report
 from pipeline.infra.interfaces.forecast_report import INTERFACE
 from stages._args import parser_for
@@ -33,7 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
 @stage_main
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    seeds = args.forecast_seeds or args.seeds   # the runs that forecast (forecast.seeds)
+    # the runs that forecast (forecast.seeds; none given: the seeds every variant ran)
+    seeds = args.forecast_seeds or common_seeds(
+        seeds_by_variant(args.variants, args.seeds, args.other_seeds))
     forecast_report(args.forecasts, args.variants, seeds, args.period, args.backtest_periods,
                     args.window, args.train_periods, args.dev_period, args.frequencies,
                     args.tokenizer, args.stopwords, args.abstracts, args.out, args.json, args.plot)

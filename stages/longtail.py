@@ -16,6 +16,7 @@ import sys
 
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import LongtailConfig
+from pipeline.models.registry import seeds_by_variant
 from pipeline.reports.longtail_report import longtail_frame, training_words, write_longtail
 from pipeline.infra.interfaces.longtail import INTERFACE
 from stages._args import build, parser_for
@@ -35,7 +36,8 @@ def main(argv: list[str] | None = None) -> None:
                         f"{config.mid_min}, high_min={config.high_min}", path="longtail.mid_min")
     edges = (config.high_min, config.mid_min)
     counts, pieces = training_words(args.frequencies, args.train_periods, args.tokenizer)
-    frame = longtail_frame(args.scores, args.variants, args.seeds,
+    frame = longtail_frame(args.scores, args.variants,
+                           seeds_by_variant(args.variants, args.seeds, args.other_seeds),
                            {"test": args.test, "dev": args.dev}, pieces, counts, edges, config.seed)
     write_longtail(frame, edges, config.seed, args.test, args.out, args.metrics_dir, args.details,
                    args.plot)

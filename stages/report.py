@@ -17,7 +17,7 @@ import sys
 
 from pipeline.infra.errors import UserError
 from pipeline.infra.interfaces.report import INTERFACE
-from pipeline.models.registry import display_name
+from pipeline.models.registry import display_name, seeds_by_variant
 from pipeline.reports.figures import results_figures
 from pipeline.reports.results_report import ReportFiles, build_report, write_report
 from stages._args import parser_for
@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> None:
                         args.buckets)
     anchors = None if args.abstracts is None else (
         args.train_split, args.dev, args.test, args.abstracts, args.stopwords)
-    report = build_report(args.scores, args.variants, args.seeds, args.baseline, args.examples,
+    seeds = seeds_by_variant(args.variants, args.seeds, args.other_seeds)
+    report = build_report(args.scores, args.variants, seeds, args.baseline, args.examples,
                           args.frequencies, args.window, args.train_periods, args.corpus_counts,
                           anchors, files)
     write_report(report, files, args.baseline)

@@ -562,7 +562,7 @@ def test_adapted_base_has_a_trunk_cache_and_one_final_cache_per_seed() -> None:
     ({"split": {"period": "week"}}, "unknown period kind 'week'"),
     ({"split": {"dev": "2020H2"}}, r"split.dev = '2020H2': '2020H2' is a half label"),
     ({"score": {"periods": ["2021Q1"]}}, "score.periods = '2021Q1'"),
-    ({"forecast": {"seeds": [7]}}, r"forecast.seeds \[7\] are not all in experiment.seeds"),
+    ({"forecast": {"seeds": [7]}}, r"forecast.seeds \[7\] are not all seeds every variant runs"),
     ({"forecast": {"period": "2022-01"}}, "forecast.period = '2022-01'"),
     ({"split": {"period": "half"}}, r"split.train_first = 2017: '2017' is a year label, expected "
                                     r"a half label such as 2020H2"),
@@ -690,3 +690,29 @@ def test_forecast_seeds_choose_the_runs_that_forecast() -> None:
     deps = body(stages["forecast_report"])["deps"]
     assert "data/forecast/frequency-s1" in deps and "data/forecast/frequency-s0" not in deps
     assert "--forecast-seeds 1 --period" in body(stages["forecast_report"])["cmd"]
+
+
+def test_other_seeds_train_fewer_runs_outside_the_temporal_gain_claims() -> None:
+    """experiment.other_seeds: Frequency, its control and the Baseline (the base of every seed's
+    shared-base run) run every seed; Context only the other seeds; forecasts default to the seeds
+    every variant runs; a seed outside experiment.seeds is refused, naming the key."""
+    params = deep_merge(PARAMS, {
+        "experiment": {"variants": ["baseline", "frequency", "frequency-static", "context"],
+                       "seeds": [0, 1, 2, 3, 4], "other_seeds": [0, 1, 2]},
+        "train": {"base": "shared"}})
+    stages = stages_of(params)
+    trained = {n.removeprefix("train-") for n in stages if n.startswith("train-")}
+    assert {f"{v}-s{s}" for v in ("baseline", "frequency", "frequency-static")
+            for s in range(5)} <= trained
+    assert {n for n in trained if n.startswith("context-")} == {"context-s0", "context-s1",
+                                                                 "context-s2"}
+    assert "score-context-s3" not in stages and "score-frequency-static-s4" in stages
+    assert sorted(n for n in stages if n.startswith("forecast-context")) == [
+        "forecast-context-s0", "forecast-context-s1", "forecast-context-s2"]
+    assert "--forecast-seeds 0 1 2 --period" in body(stages["forecast_report"])["cmd"]
+    report_deps = body(stages["report"])["deps"]
+    assert "data/scores/context-s2" in report_deps and "data/scores/context-s3" not in report_deps
+    with pytest.raises(UserError, match="experiment.other_seeds"):
+        stages_of(deep_merge(params, {"experiment": {"other_seeds": [7]}}))
+    with pytest.raises(UserError, match="forecast.seeds"):
+        stages_of(deep_merge(params, {"forecast": {"seeds": [4]}}))

@@ -95,7 +95,8 @@ def scores(tmp_path):
 
 
 def test_tables_by_hand(scores):
-    frame = longtail_frame(scores, ["baseline"], [0], {"test": "2021"}, PIECES, COUNTS, EDGES, 0)
+    frame = longtail_frame(scores, ["baseline"], {"baseline": [0]}, {"test": "2021"}, PIECES,
+                           COUNTS, EDGES, 0)
     rows = frame.set_index(["model", "bin"])
     # 5 whole-word positions (w0 w1 w3 w3 w0): high w0 x2, mid w1, low w3 x2
     assert rows.loc[("baseline", "all"), ["n", "n_types"]].tolist() == [5, 3]
@@ -111,10 +112,12 @@ def test_tables_by_hand(scores):
 
 
 def test_seed_means_metrics_markdown_and_plot(scores):
-    frame = longtail_frame(scores, ["baseline", "frequency"], [0, 1],
-                           {"test": "2021", "dev": "2020"}, PIECES, COUNTS, EDGES, 3)
+    # each variant's own seeds (experiment.other_seeds): the Baseline's one, Frequency's two
+    frame = longtail_frame(scores, ["baseline", "frequency"],
+                           {"baseline": [0], "frequency": [0, 1]}, {"test": "2021", "dev": "2020"}, PIECES, COUNTS, EDGES, 3)
     freq = frame[(frame["model"] == "frequency") & (frame["split"] == "test")].set_index("bin")
     assert freq.loc["all", "seeds"] == 2
+    assert frame[frame["model"] == "baseline"]["seeds"].eq(1).all()
     assert freq.loc["all", "acc@1"] == pytest.approx((1 / 5 + 0) / 2)
     assert freq.loc["all", "T10"] == pytest.approx((3 + 0) / 2)
     metrics = metrics_json(frame)

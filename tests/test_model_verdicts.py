@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pipeline.models.registry import seeds_by_variant
 from pipeline.reports.model_verdicts import compare_runs, model_claims, verdict_sections
 from pipeline.stats.verdict import judge
 
@@ -40,9 +41,14 @@ def _runs(scales: dict[str, float], seeds: list[int]) -> dict:
             for s in seeds}
 
 
+def _claims(runs: dict, variants: list[str], seeds: list[int], period: str = "2021") -> list:
+    """The claims when every variant ran ``seeds``."""
+    return model_claims(runs, variants, dict.fromkeys(variants, seeds), period)
+
+
 def test_three_runs_order_a_real_gap_and_not_a_null_one() -> None:
     runs = _runs({"baseline": 1.0, "frequency": 0.97, "frequency-static": 1.0}, [0, 1, 2])
-    verdicts = judge(model_claims(runs, ["baseline", "frequency", "frequency-static"], [0, 1, 2],
+    verdicts = judge(_claims(runs, ["baseline", "frequency", "frequency-static"], [0, 1, 2],
                                   "2021"))
     by = {(v.family, v.a, v.b, v.metric): v for v in verdicts}
     assert by[("variant", "Frequency", "Baseline-all", "PPL")].verdict == "better"
@@ -56,7 +62,7 @@ def test_three_runs_order_a_real_gap_and_not_a_null_one() -> None:
 
 def test_one_run_is_untested_however_large_the_gap() -> None:
     runs = _runs({"baseline": 1.0, "frequency": 0.8}, [0])
-    (ppl, *_), = [judge(model_claims(runs, ["baseline", "frequency"], [0], "2021"))]
+    (ppl, *_), = [judge(_claims(runs, ["baseline", "frequency"], [0], "2021"))]
     assert ppl.verdict == "untested" and "fewer than 3" in ppl.reason
 
 
@@ -66,7 +72,8 @@ def test_run_spread_widens_the_interval() -> None:
     def width(noise: float):
         runs = {**{("frequency", s): _run(0.97, s, noise=noise) for s in range(3)},
                 **{("baseline", s): _run(1.0, 10 + s, noise=noise) for s in range(3)}}
-        c = compare_runs(runs, "frequency", "baseline", [0, 1, 2], "2021", "PPL")
+        c = compare_runs(runs, "frequency", "baseline", dict.fromkeys(("frequency", "baseline"),
+                         [0, 1, 2]), "2021", "PPL")
         return c.ci[1] - c.ci[0], c.df
     (wide, df), (narrow, _) = width(0.05), width(0.002)
     assert wide > 3 * narrow and df < 10
@@ -74,15 +81,15 @@ def test_run_spread_widens_the_interval() -> None:
 
 def test_the_section_quotes_every_verdict() -> None:
     runs = _runs({"baseline": 1.0, "frequency": 0.97}, [0, 1, 2])
-    verdicts = judge(model_claims(runs, ["baseline", "frequency"], [0, 1, 2], "2021"))
-    text = "\n".join(verdict_sections(verdicts, [0, 1, 2], "year"))
+    verdicts = judge(_claims(runs, ["baseline", "frequency"], [0, 1, 2], "2021"))
+    text = "\n".join(verdict_sections(verdicts, {"baseline": [0, 1, 2]}, "year"))
     assert text.count("\n- ") == len(verdicts) == 3        # PPL, CPL, CM against the Baseline
     assert "reports/verdicts.json" in text and "Holm" in text
 
 
 def test_a_null_says_how_large_an_effect_it_could_have_seen() -> None:
     runs = _runs({"baseline": 1.0, "frequency": 1.0, "frequency-static": 1.0}, [0, 1, 2])
-    verdicts = judge(model_claims(runs, ["baseline", "frequency", "frequency-static"], [0, 1, 2],
+    verdicts = judge(_claims(runs, ["baseline", "frequency", "frequency-static"], [0, 1, 2],
                                   "2021"))
     nulls = [v for v in verdicts if v.verdict == "not distinguishable"]
     assert nulls and all(v.mde > 0 for v in nulls)
@@ -99,7 +106,7 @@ def test_a_a_comparisons_rarely_say_better_or_worse() -> None:
     for sim in range(300):
         runs = {(v, s): _run(1.0, 1000 * sim + 10 * i + s, noise=0.02, abstracts=5000 + sim)
                 for i, v in enumerate(("baseline", "frequency")) for s in range(3)}
-        verdicts = judge(c for c in model_claims(runs, ["baseline", "frequency"], [0, 1, 2],
+        verdicts = judge(c for c in _claims(runs, ["baseline", "frequency"], [0, 1, 2],
                                                  "2021") if c.metric == "PPL")
         ordered += verdicts[0].verdict in ("better", "worse")
     assert ordered / 300 <= 0.07, ordered
@@ -109,13 +116,13 @@ def test_the_adapted_baseline_is_judged_against_the_unadapted_lm_not_as_a_varian
     """train.base: adapted: Baseline vs baseline-0 is the domain-gain family; baseline-0 is no
     row of the variant family, and the variants are judged against the adapted Baseline."""
     runs = _runs({"baseline": 0.9, "baseline-0": 1.0, "frequency": 0.9}, [0, 1, 2])
-    verdicts = judge(model_claims(runs, ["baseline", "baseline-0", "frequency"], [0, 1, 2], "2021"))
+    verdicts = judge(_claims(runs, ["baseline", "baseline-0", "frequency"], [0, 1, 2], "2021"))
     by = {(v.family, v.a, v.b, v.metric): v for v in verdicts}
     gain = by[("domain-gain", "Baseline-all", "Baseline-unadapted", "PPL")]
     assert gain.verdict == "better" and gain.effect < -40   # NLL x 0.9 at ~6 nats per token
     assert not any(v.family == "variant" and "Baseline-unadapted" in (v.a, v.b) for v in verdicts)
     assert by[("variant", "Frequency", "Baseline-all", "PPL")].verdict == "not distinguishable"
-    text = "\n".join(verdict_sections(verdicts, [0, 1, 2], "year"))
+    text = "\n".join(verdict_sections(verdicts, {"baseline": [0, 1, 2]}, "year"))
     assert "### Domain gain" in text
 
 
@@ -124,8 +131,27 @@ def test_the_output_layer_family_holds_the_comparisons_the_variant_modules_name(
     output-layer claim when both are run; a question against the Baseline is the first family's."""
     variants = ["baseline", "temperature", "temporal-temperature", "continuous-vmf"]
     runs = _runs(dict.fromkeys(variants, 1.0), [0, 1, 2])
-    claims = model_claims(runs, variants, [0, 1, 2], "2021")
+    claims = _claims(runs, variants, [0, 1, 2], "2021")
     assert [(c.a, c.b, c.metric) for c in claims if c.family == "output-layer"] == [
         ("Temporal-Temperature", "Temperature", m) for m in ("PPL", "CPL", "CM")]
-    alone = model_claims(runs, ["baseline", "temporal-temperature"], [0, 1, 2], "2021")
+    alone = _claims(runs, ["baseline", "temporal-temperature"], [0, 1, 2], "2021")
     assert not any(c.family == "output-layer" for c in alone)
+
+
+def test_the_sides_of_a_temporal_gain_claim_may_run_more_seeds_than_the_rest() -> None:
+    """experiment.other_seeds: Frequency and its control with 5 runs, Context with 3; each claim
+    counts each side's own runs, and the section names which variants ran which seeds."""
+    variants = ["baseline", "context", "frequency", "frequency-static"]
+    seeds = seeds_by_variant(variants, [0, 1, 2, 3, 4], [0, 1, 2])
+    assert seeds == {"baseline": (0, 1, 2, 3, 4), "context": (0, 1, 2),
+                     "frequency": (0, 1, 2, 3, 4), "frequency-static": (0, 1, 2, 3, 4)}
+    runs = {(v, s): _run(scale, 10 * i + s) for i, (v, scale) in enumerate(
+        {"baseline": 1.0, "context": 1.0, "frequency": 0.97, "frequency-static": 1.0}.items())
+        for s in seeds[v]}
+    verdicts = judge(model_claims(runs, variants, seeds, "2021"))
+    by = {(v.family, v.a, v.b, v.metric): v for v in verdicts}
+    assert by[("temporal-gain", "Frequency", "Frequency-static", "PPL")].verdict == "better"
+    assert by[("variant", "Context", "Baseline-all", "PPL")].verdict == "not distinguishable"
+    text = "\n".join(verdict_sections(verdicts, seeds, "year"))
+    assert "Runs per variant here: 5 or 3 (seeds 0, 1, 2, 3, 4 (Baseline-all, Frequency, " \
+           "Frequency-static) and 0, 1, 2 (Context))." in text

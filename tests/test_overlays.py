@@ -82,7 +82,7 @@ def test_lists_are_replaced_and_mappings_merged(tmp_path: Path) -> None:
                              "variants:\n  frequency: {lstm_hidden: 8}\n")
     params = profiles.params("mine", root)
     assert params["experiment"] == {"variants": ["baseline", "frequency", "frequency-static"],
-                                    "seeds": [7]}
+                                    "seeds": [7], "other_seeds": []}
     assert params["data"]["columns"] == {"id": "id", "date": "date", "title": None, "text": "text"}
     assert params["variants"]["frequency"] == {"lstm_hidden": 8}
     assert params["variants"]["context2"]["lstm_hidden"] == 32

@@ -25,6 +25,12 @@ INFERENCE = re.compile(r"p-value|p =|sign test|rank-sum|Wilcoxon|signific|\bbett
 SPLIT_KEYS = {"period", "ppl", "ppl_std", "cm", "cm_std", "cpl", "cpl_std"}
 PERIODS = ("2020", "2021", "2022")
 VOCAB = 40
+PAIR = ["baseline", "frequency"]
+
+
+def _each(variants: list[str], seeds: list[int]) -> dict[str, list[int]]:
+    """Every variant with the same seeds."""
+    return dict.fromkeys(variants, seeds)
 
 
 def write_scores(root, variant: str, seed: int, nll_shift: float, cm_shift: float,
@@ -85,9 +91,9 @@ def frequencies(tmp_path):
 
 def test_table3_describes_means_and_stds_without_tests(scores):
     variants = ["baseline", "frequency", "context2"]
-    runs = load_runs(scores, variants, [0, 1])
-    summary = summarize(runs, variants, [0, 1], "baseline")
-    text = render(runs, summary, variants, [0, 1], 2)
+    runs = load_runs(scores, variants, _each(variants, [0, 1]))
+    summary = summarize(runs, variants, _each(variants, [0, 1]), "baseline")
+    text = render(runs, summary, variants, _each(variants, [0, 1]), 2)
     ppls = [runs[("frequency", s)].period_metrics("2021")["ppl"] for s in (0, 1)]
     assert summary["frequency"]["test"]["ppl"] == pytest.approx(np.mean(ppls))
     assert summary["frequency"]["test"]["ppl_std"] == pytest.approx(np.std(ppls, ddof=1))
@@ -120,10 +126,9 @@ def test_identical_seeds_have_the_means_of_one_seed_and_no_spread(tmp_path):
     for seed in (0, 1, 2):
         write_scores(root, "baseline", seed, 0.0, 0.0, rng_seed=0)
         write_scores(root, "frequency", seed, -0.05, 0.01, rng_seed=1)
-    one = summarize(load_runs(root, ["baseline", "frequency"], [0]), ["baseline", "frequency"],
-                    [0], "baseline")
-    three = summarize(load_runs(root, ["baseline", "frequency"], [0, 1, 2]),
-                      ["baseline", "frequency"], [0, 1, 2], "baseline")
+    one = summarize(load_runs(root, PAIR, _each(PAIR, [0])), PAIR, _each(PAIR, [0]), "baseline")
+    three = summarize(load_runs(root, PAIR, _each(PAIR, [0, 1, 2])), PAIR,
+                      _each(PAIR, [0, 1, 2]), "baseline")
     for split in ("dev", "test"):
         for metric in ("ppl", "cpl", "cm"):
             assert three["frequency"][split][metric] == pytest.approx(one["frequency"][split][metric])
@@ -136,23 +141,23 @@ def test_identical_seeds_have_the_means_of_one_seed_and_no_spread(tmp_path):
 
 
 def test_single_seed_has_no_std(scores):
-    runs = load_runs(scores, ["baseline", "frequency"], [0])
-    summary = summarize(runs, ["baseline", "frequency"], [0], "baseline")
-    text = render(runs, summary, ["baseline", "frequency"], [0], 1)
+    runs = load_runs(scores, PAIR, _each(PAIR, [0]))
+    summary = summarize(runs, PAIR, _each(PAIR, [0]), "baseline")
+    text = render(runs, summary, PAIR, _each(PAIR, [0]), 1)
     assert summary["frequency"]["dev"]["ppl_std"] is None
     assert "±" not in text.split("## Table 2")[0].split("Cells:")[1]
 
 
 def test_missing_scores_old_layout_and_baseline_are_clear_errors(scores, tmp_path):
     with pytest.raises(UserError, match="scores of context seed 0 are missing"):
-        load_runs(scores, ["baseline", "context"], [0])
-    runs = load_runs(scores, ["frequency"], [0])
+        load_runs(scores, ["baseline", "context"], _each(["baseline", "context"], [0]))
+    runs = load_runs(scores, ["frequency"], _each(["frequency"], [0]))
     with pytest.raises(ValueError, match="baseline 'baseline' is not among"):
-        summarize(runs, ["frequency"], [0], "baseline")
+        summarize(runs, ["frequency"], _each(["frequency"], [0]), "baseline")
     old = tmp_path / "old" / "baseline-s0"
     write_json({"variant": "baseline", "dev": {}, "test": {}}, old / "metrics.json")
     with pytest.raises(UserError, match="predates per-period scoring"):
-        load_runs(tmp_path / "old", ["baseline"], [0])
+        load_runs(tmp_path / "old", ["baseline"], _each(["baseline"], [0]))
 
 
 def test_display_names():
@@ -204,7 +209,7 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     stale = pd.read_csv(tmp_path / "p" / "staleness.csv", dtype={"period": str})
     assert list(stale.columns) == ["model", "period", "ppl", "cpl"]   # the plot's x: period
     assert len(stale) == 9 and stale["period"].tolist()[:3] == ["2020", "2021", "2022"]
-    runs = load_runs(scores, ["frequency"], [0, 1])
+    runs = load_runs(scores, ["frequency"], _each(["frequency"], [0, 1]))
     want = np.mean([runs[("frequency", s)].period_metrics("2022")["ppl"] for s in (0, 1)])
     got = stale[(stale["model"] == "Frequency") & (stale["period"] == "2022")]["ppl"].iat[0]
     assert got == pytest.approx(want, rel=1e-5)
@@ -222,7 +227,8 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     # the unigram reference: the training years' summed counts, add-one, on run 1's targets
     counts = sum(read_period(frequencies / f"{y}.parquet").counts for y in (2018, 2019))
     log_p = np.log((counts + 1) / (counts.sum() + VOCAB))
-    targets = load_runs(scores, ["baseline"], [0])[("baseline", 0)].positions("2021")["target_id"]
+    targets = load_runs(scores, ["baseline"], {"baseline": [0]})[("baseline", 0)].positions(
+        "2021")["target_id"]
     want_unigram = np.exp(-log_p[targets.to_numpy()].mean())
     assert f"- 2021: unigram PPL {want_unigram:.2f} over 40 tokens; lowest model PPL Frequency" in text
     assert (tmp_path / "p" / "staleness.png").stat().st_size > 0

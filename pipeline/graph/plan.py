@@ -28,7 +28,7 @@ from pipeline.graph.regimes import Regime, refused, regime_for
 from pipeline.infra.config import GenerationSettings
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import VARIANT_SECTION
-from pipeline.models.registry import BASELINE, lookup
+from pipeline.models.registry import BASELINE, common_seeds, lookup, seeds_by_variant
 from pipeline.models.variant import setting_fields
 
 # GenerationSettings' checked fields and the score.* keys that set them (forecast.n_generate
@@ -118,7 +118,15 @@ class Plan:
         self.score_periods = labels("score.periods")
         self.variants = [str(v) for v in get(params, "experiment.variants")]
         self.seeds = [int(s) for s in get(params, "experiment.seeds")]
-        self.forecast_seeds = [int(s) for s in get(params, "forecast.seeds") or []] or self.seeds
+        self.other_seeds = [int(s) for s in get(params, "experiment.other_seeds") or []]
+        # each variant's seeds: the registry's rule (the sides of a temporal-gain claim and the
+        # Baseline run every seed), so that the report stages derive the same runs
+        self.variant_seeds = {v: list(s) for v, s in seeds_by_variant(
+            self.variants, self.seeds, self.other_seeds).items()}
+        # forecasts default to the seeds every variant runs
+        self.common_seeds = common_seeds(self.variant_seeds)
+        self.forecast_seeds = ([int(s) for s in get(params, "forecast.seeds") or []]
+                               or self.common_seeds)
         self.regime: Regime = regime_for(str(get(params, "train.base")))
         self.cache = get(params, "train.cache")
         self.adapt_layers = int(get(params, "train.adapt_layers"))
@@ -174,9 +182,15 @@ class Plan:
         if len(set(self.variants)) != len(self.variants) or len(set(self.seeds)) != len(self.seeds):
             raise bad("experiment.variants and experiment.seeds must not repeat", "experiment",
                       "list each variant and seed once")
-        if not set(self.forecast_seeds) <= set(self.seeds):
-            raise bad(f"forecast.seeds {self.forecast_seeds} are not all in experiment.seeds "
-                      f"{self.seeds}", "forecast.seeds", "list seeds of experiment.seeds, or none")
+        if len(set(self.other_seeds)) != len(self.other_seeds) or not set(
+                self.other_seeds) <= set(self.seeds):
+            raise bad(f"experiment.other_seeds {self.other_seeds} must be distinct seeds of "
+                      f"experiment.seeds {self.seeds}", "experiment.other_seeds",
+                      "list some of experiment.seeds once each, or none")
+        if not set(self.forecast_seeds) <= set(self.common_seeds):
+            raise bad(f"forecast.seeds {self.forecast_seeds} are not all seeds every variant "
+                      f"runs ({self.common_seeds}: experiment.seeds and .other_seeds)",
+                      "forecast.seeds", f"list some of {self.common_seeds}, or none")
         if not isinstance(self.cache, bool):
             raise bad(f"train.cache must be true or false, got {self.cache!r}", "train.cache",
                       "true: train the shared-base variants from the frozen Baseline's cached "
@@ -223,7 +237,7 @@ class Plan:
     @property
     def runs(self) -> list[tuple[str, int]]:
         """Every (variant, seed) pair, variants outermost: the order the stages are written in."""
-        return [(v, s) for v in self.variants for s in self.seeds]
+        return [(v, s) for v in self.variants for s in self.variant_seeds[v]]
 
     @property
     def forecast_runs(self) -> list[tuple[str, int]]:

@@ -152,7 +152,13 @@ class ExperimentConfig:
                                                "context", "context2"), metadata=_help(
         "variants in table order (pipeline.models.registry); baseline-N = Baseline on the N "
         "latest training years"))
-    seeds: tuple[int, ...] = field(default=(0,), metadata=_help("training seeds"))
+    seeds: tuple[int, ...] = field(default=(0,), metadata=_help(
+        "training seeds: every one for the Baseline and the two sides of each temporal-gain "
+        "claim (a variant and its time-free control)"))
+    other_seeds: tuple[int, ...] = field(default=(), metadata=_help(
+        "the seeds of the other variants, some of experiment.seeds (a variant claim needs 3 "
+        "runs a side, a temporal-gain claim more: pipeline.models.registry.seeds_by_variant); "
+        "empty: experiment.seeds"))
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ import importlib
 import importlib.util
 import pkgutil
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -302,3 +302,24 @@ def display_name(name: str) -> str:
         return lookup(name).display
     except UserError:
         return name
+
+
+def seeds_by_variant(variants: Sequence[str], seeds: Sequence[int],
+                     other_seeds: Sequence[int] = ()) -> dict[str, tuple[int, ...]]:
+    """The seeds each of ``variants`` runs (params ``experiment.seeds`` and ``.other_seeds``).
+
+    The two sides of a temporal-gain claim (a variant whose time-free control is among
+    ``variants``, and that control) and the Baseline run every seed of ``seeds``; the rest run
+    ``other_seeds`` (empty: ``seeds`` too). The Baseline is the reference of every variant claim
+    and, when the variants start from a trained Baseline, each seed's base."""
+    chosen = tuple(other_seeds) or tuple(seeds)
+    full = {BASELINE} | {v for v in variants
+                         if control_for(v) in variants or control_of(v) in variants}
+    return {v: tuple(seeds) if v in full else chosen for v in variants}
+
+
+def common_seeds(seeds: Mapping[str, Sequence[int]]) -> list[int]:
+    """The seeds every variant of :func:`seeds_by_variant`'s mapping runs, in the first one's
+    order."""
+    groups = list(seeds.values())
+    return [s for s in groups[0] if all(s in mine for mine in groups)]

@@ -57,14 +57,15 @@ class ModelCM:
         return float(np.mean([np.mean(x) for x in self.per_run]))
 
 
-def model_cms(runs: Mapping[tuple[str, int], Any], variants: Sequence[str], seeds: Sequence[int],
-              periods: Sequence[str], stopwords: frozenset[str]) -> list[ModelCM]:
+def model_cms(runs: Mapping[tuple[str, int], Any], variants: Sequence[str],
+              seeds: Mapping[str, Sequence[int]], periods: Sequence[str],
+              stopwords: frozenset[str]) -> list[ModelCM]:
     """:class:`ModelCM` of every variant and period (``runs``: :class:`pipeline.reports.results.Run`
-    by (variant, seed); only periods every run generated for)."""
+    by (variant, seed); ``seeds``: each variant's; only periods every run generated for)."""
     out = []
     for period in periods:
         for v in variants:
-            gens = [runs[(v, s)].generations[period] for s in seeds]
+            gens = [runs[(v, s)].generations[period] for s in seeds[v]]
             table = pd.concat([pd.Series(g["cm"].to_numpy(), index=g["index"].to_numpy())
                                for g in gens], axis=1, join="inner")
             if any(len(g) != len(table) for g in gens):
@@ -78,7 +79,7 @@ def model_cms(runs: Mapping[tuple[str, int], Any], variants: Sequence[str], seed
 
 
 def build_cm_anchors(runs: Mapping[tuple[str, int], Any], variants: Sequence[str],
-                     seeds: Sequence[int], *, train: str | os.PathLike[str],
+                     seeds: Mapping[str, Sequence[int]], *, train: str | os.PathLike[str],
                      splits: Mapping[str, str | os.PathLike[str]], corpus: str | os.PathLike[str],
                      stopwords: frozenset[str], seed: int = ANCHOR_SEED,
                      ) -> tuple[dict[str, PeriodAnchors], list[ModelCM]]:
@@ -88,7 +89,7 @@ def build_cm_anchors(runs: Mapping[tuple[str, int], Any], variants: Sequence[str
     split files by period label and ``corpus`` the corpus table, from which the gold abstracts
     are read as the score stage reads them (checked against its ``n_gold``); ``runs`` as
     :func:`model_cms`. Each anchor has as many texts as the models generated for the period."""
-    first = runs[(variants[0], seeds[0])]
+    first = runs[(variants[0], seeds[variants[0]][0])]
     periods = [p for p in first.periods if p in first.generations]
     if not periods:
         return {}, []
@@ -176,10 +177,11 @@ class AnchorInputs:
 
 
 def anchors_section(runs: Mapping[tuple[str, int], Any], variants: Sequence[str],
-                    seeds: Sequence[int], inputs: AnchorInputs) -> tuple[list[Verdict], str]:
+                    seeds: Mapping[str, Sequence[int]], inputs: AnchorInputs
+                    ) -> tuple[list[Verdict], str]:
     """The judged ``cm-anchor`` verdicts and the section "CM anchors and fluency" for the runs'
-    dev and test periods."""
-    first = runs[(variants[0], seeds[0])]
+    dev and test periods (``seeds``: each variant's)."""
+    first = runs[(variants[0], seeds[variants[0]][0])]
     splits = {first.split_period("dev"): inputs.dev, first.split_period("test"): inputs.test}
     anchors, models = build_cm_anchors(runs, variants, seeds, train=inputs.train, splits=splits,
                                        corpus=inputs.corpus, stopwords=inputs.stopwords)

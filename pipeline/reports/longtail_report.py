@@ -75,10 +75,11 @@ def baseline_tables(targets: np.ndarray, counts: np.ndarray, pieces: WordPieces,
 
 
 def longtail_frame(scores_dir: str | os.PathLike[str], variants: Sequence[str],
-                   seeds: Sequence[int], periods: Mapping[str, str], pieces: WordPieces,
+                   seeds: Mapping[str, Sequence[int]], periods: Mapping[str, str],
+                   pieces: WordPieces,
                    counts: np.ndarray, edges: Sequence[int], seed: int) -> pd.DataFrame:
     """Every model's and baseline's table for each split (``periods``: split -> period label),
-    seed means, columns :data:`COLUMNS` (``model``: the variant's name or ``freq``/``ugrm``;
+    means over each variant's ``seeds``, columns :data:`COLUMNS` (``model``: the variant's name or ``freq``/``ugrm``;
     ``seeds``: how many seeds the row averages; 1 for the baselines, which do not depend on a
     training seed)."""
     frames = []
@@ -86,9 +87,9 @@ def longtail_frame(scores_dir: str | os.PathLike[str], variants: Sequence[str],
         per_run = {}
         for v in variants:
             tables = [run_table(scores_dir, run_name(v, s), period, pieces, counts, edges)
-                      for s in seeds]
+                      for s in seeds[v]]
             per_run[v] = (pd.concat(tables).groupby("bin", sort=False).mean(), len(tables))
-        pos = read_parquet(Path(scores_dir) / run_name(variants[0], seeds[0]) / positions_file(period),
+        pos = read_parquet(Path(scores_dir) / run_name(variants[0], seeds[variants[0]][0]) / positions_file(period),
                            columns=_POSITION_COLUMNS)
         targets = pos["target_id"].to_numpy()[whole_word_positions(
             pos["abstract"], pos["position"], pos["target_id"], pieces)]

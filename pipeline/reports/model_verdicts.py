@@ -31,8 +31,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from pipeline.corpus.periods import NOUN, kind_of
-from pipeline.models.registry import BASELINE, UNADAPTED, control_for, display_name, lookup
+from pipeline.models.registry import (BASELINE, UNADAPTED, common_seeds, control_for, display_name,
+                                      lookup)
 from pipeline.reports.cm_anchors_report import AnchorInputs, anchors_section
+from pipeline.reports.results import RunSeeds, seeds_text
 from pipeline.stats.comparisons import Side, TestResult, compare_items, compare_rates
 from pipeline.stats.verdict import Claim, Verdict, claim_of, judge, sentence, table
 
@@ -59,16 +61,16 @@ def _trained(variant: str) -> bool:
     return variant != UNADAPTED
 
 
-def compare_runs(runs: Mapping[tuple[str, int], object], a: str, b: str, seeds: Sequence[int],
+def compare_runs(runs: Mapping[tuple[str, int], object], a: str, b: str, seeds: RunSeeds,
                  period: str, metric: str) -> TestResult:
     """``a`` vs ``b`` on ``period`` (``metric``: PPL, CPL or CM; :mod:`pipeline.stats.comparisons`)."""
     names = (display_name(a), display_name(b))
     if metric == "CM":
-        sides = [Side([runs[(v, s)].generations[period]["cm"].to_numpy() for s in seeds],  # type: ignore[attr-defined]
+        sides = [Side([runs[(v, s)].generations[period]["cm"].to_numpy() for s in seeds[v]],  # type: ignore[attr-defined]
                       _trained(v)) for v in (a, b)]
         return compare_items(*sides, names=names)
-    keys_a, nll_a, tok_a = _nll_matrix(runs, a, seeds, period, metric)
-    keys_b, nll_b, tok_b = _nll_matrix(runs, b, seeds, period, metric)
+    keys_a, nll_a, tok_a = _nll_matrix(runs, a, seeds[a], period, metric)
+    keys_b, nll_b, tok_b = _nll_matrix(runs, b, seeds[b], period, metric)
     if not np.array_equal(keys_a, keys_b) or not np.array_equal(tok_a, tok_b):
         raise ValueError(f"{a} and {b} scored different abstracts or tokens of {period}")
     keep = tok_a > 0                                   # CPL: abstracts with content tokens
@@ -82,7 +84,7 @@ def _metrics(variant: str, reference: str, wanted: Sequence[str]) -> list[str]:
 
 
 def _claim(runs: Mapping[tuple[str, int], object], family: str, a: str, b: str,
-           seeds: Sequence[int], period: str, metric: str) -> Claim:
+           seeds: RunSeeds, period: str, metric: str) -> Claim:
     result = compare_runs(runs, a, b, seeds, period, metric)
     cm = metric == "CM"
     return claim_of(result, report=REPORT, family=family, a=display_name(a), b=display_name(b),
@@ -92,8 +94,9 @@ def _claim(runs: Mapping[tuple[str, int], object], family: str, a: str, b: str,
 
 
 def model_claims(runs: Mapping[tuple[str, int], object], variants: Sequence[str],
-                 seeds: Sequence[int], period: str, baseline: str = BASELINE) -> list[Claim]:
-    """Every claim of the three families (module doc) for the runs of ``variants`` x ``seeds``."""
+                 seeds: RunSeeds, period: str, baseline: str = BASELINE) -> list[Claim]:
+    """Every claim of the three families (module doc) for the runs of ``variants`` (each with
+    its ``seeds``)."""
     claims: list[Claim] = []
     if baseline in variants:
         if UNADAPTED in variants:
@@ -136,9 +139,10 @@ FAMILY_TEXT = {
 }
 
 
-def verdict_sections(verdicts: Sequence[Verdict], seeds: Sequence[int], noun: str) -> list[str]:
+def verdict_sections(verdicts: Sequence[Verdict], seeds: RunSeeds, noun: str) -> list[str]:
     """Markdown lines: one subsection per family with its table and one sentence per verdict."""
-    runs = len(seeds)
+    counts = sorted({len(mine) for mine in seeds.values()}, reverse=True)
+    runs, many = " or ".join(map(str, counts)), counts != [1]
     parts = ["", "## Verdicts", "",
              "Every claim below is a record of `reports/verdicts.json` (schema: "
              "`docs/verdicts.md`). Test: Welch's t over each side's trained runs, with the "
@@ -149,7 +153,7 @@ def verdict_sections(verdicts: Sequence[Verdict], seeds: Sequence[int], noun: st
              "Holm-adjusted within each family; MDE is the smallest effect each test would find "
              "with 80 % power at the family's strictest Holm level; a variant with fewer than 3 "
              f"trained runs is untested. Runs per variant here: {runs} "
-             f"(seed{'s' if runs > 1 else ''} {', '.join(map(str, seeds))})."]
+             f"(seed{'s' if many else ''} {seeds_text(seeds)})."]
     for family, (title, text) in FAMILY_TEXT.items():
         members = [v for v in verdicts if v.family == family]
         if not members:
@@ -160,11 +164,11 @@ def verdict_sections(verdicts: Sequence[Verdict], seeds: Sequence[int], noun: st
 
 
 def report_verdicts(runs: Mapping[tuple[str, int], object], variants: Sequence[str],
-                    seeds: Sequence[int], baseline: str, anchors: AnchorInputs | None = None
+                    seeds: RunSeeds, baseline: str, anchors: AnchorInputs | None = None
                     ) -> tuple[list[Verdict], list[str]]:
     """Every verdict of the results report and its Markdown sections: the three families on the
     test period and, with ``anchors``, the ``cm-anchor`` family (its section after them)."""
-    test = runs[(variants[0], seeds[0])].split_period("test")   # type: ignore[attr-defined]
+    test = runs[(variants[0], common_seeds(seeds)[0])].split_period("test")   # type: ignore[attr-defined]
     verdicts = judge(model_claims(runs, variants, seeds, test, baseline))
     sections = verdict_sections(verdicts, seeds, NOUN[kind_of(test)])
     if anchors is not None:

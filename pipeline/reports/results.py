@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,10 +40,13 @@ from pipeline.evaluation.layout import METRICS_FILE, generations_file, positions
 from pipeline.infra.io import read_json, read_parquet
 from pipeline.infra.runs import run_name
 from pipeline.models.perplexity import Perplexity
-from pipeline.models.registry import display_name, lookup
+from pipeline.models.registry import common_seeds, display_name, lookup
 from pipeline.evaluation.unigram import summed_counts, unigram_perplexity
 
 SPLITS = ("dev", "test")
+# Each variant's seeds (pipeline.models.registry.seeds_by_variant): the sides of a temporal-gain
+# claim may run more seeds than the other variants
+RunSeeds = Mapping[str, Sequence[int]]
 METRICS = ("ppl", "cm", "cpl")                      # Table 3 column order
 
 
@@ -94,8 +97,8 @@ def load_run(scores_dir: str | os.PathLike[str], variant: str, seed: int) -> Run
 
 
 def load_runs(scores_dir: str | os.PathLike[str], variants: Sequence[str],
-              seeds: Sequence[int]) -> dict[tuple[str, int], Run]:
-    runs = {(v, s): load_run(scores_dir, v, s) for v in variants for s in seeds}
+              seeds: RunSeeds) -> dict[tuple[str, int], Run]:
+    runs = {(v, s): load_run(scores_dir, v, s) for v in variants for s in seeds[v]}
     first = next(iter(runs.values()))
     for (v, s), run in runs.items():
         for split in SPLITS:
@@ -107,7 +110,7 @@ def load_runs(scores_dir: str | os.PathLike[str], variants: Sequence[str],
     return runs
 
 
-def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
+def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: RunSeeds,
               baseline: str) -> dict[str, dict]:
     """Per variant: {"seeds", split: {"period", metric, metric_std}, "periods": {label: {ppl,
     cpl, cm}}} (means over seeds, sample std over seeds or None for one seed; periods in time
@@ -117,19 +120,20 @@ def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: 
         raise ValueError(f"baseline {baseline!r} is not among the variants {list(variants)}")
     out: dict[str, dict] = {}
     for v in variants:
-        entry: dict = {"seeds": list(seeds)}
+        mine = seeds[v]
+        entry: dict = {"seeds": list(mine)}
         for split in SPLITS:
-            period = runs[(v, seeds[0])].split_period(split)
+            period = runs[(v, mine[0])].split_period(split)
             stats: dict = {"period": period}
             for metric in METRICS:
-                values = [float(runs[(v, s)].period_metrics(period)[metric]) for s in seeds]
+                values = [float(runs[(v, s)].period_metrics(period)[metric]) for s in mine]
                 stats[metric] = float(np.mean(values))
                 stats[f"{metric}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else None
             entry[split] = stats
         entry["periods"] = {
-            p: {m: float(np.mean([runs[(v, s)].period_metrics(p)[m] for s in seeds]))
-                for m in ("ppl", "cpl", "cm") if runs[(v, seeds[0])].period_metrics(p).get(m) is not None}
-            for p in runs[(v, seeds[0])].periods}
+            p: {m: float(np.mean([runs[(v, s)].period_metrics(p)[m] for s in mine]))
+                for m in ("ppl", "cpl", "cm") if runs[(v, mine[0])].period_metrics(p).get(m) is not None}
+            for p in runs[(v, mine[0])].periods}
         out[v] = entry
     return out
 
@@ -148,18 +152,18 @@ VMF_NOTE = ("† A continuous-output model (paper 004) has no softmax: its PPL a
             "verdicts; compare its next-word accuracy in `reports/longtail.md` instead.")
 
 
-def bucket_frame(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: Sequence[int],
+def bucket_frame(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: RunSeeds,
                  frequencies_dir: str | os.PathLike[str], window: int,
                  baseline: str) -> pd.DataFrame:
     """Bucket metrics per (model, period), averaged over seeds: columns ``model``, ``period``,
     ``bucket``, ``n``, ``mean_nll``, ``nll_vs_baseline`` (minus the baseline's mean NLL in the
     same period and bucket: where the history helps), ``recall10``; periods in time order."""
     frames = []
-    for period in runs[(variants[0], seeds[0])].periods:
+    for period in runs[(variants[0], seeds[variants[0]][0])].periods:
         history, emerging = load_bucket_features(frequencies_dir, period, window)
         for v in variants:
             per_seed = []
-            for s in seeds:
+            for s in seeds[v]:
                 pos = runs[(v, s)].positions(period)
                 per_seed.append(bucket_metrics(pos["target_id"].to_numpy(), pos["nll"].to_numpy(),
                                                pos["top10"].to_numpy(), history, emerging))
@@ -219,6 +223,18 @@ def table3(summary: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def seeds_text(seeds: RunSeeds) -> str:
+    """``0, 1, 2`` when every variant ran the same seeds; else each group of seeds with the
+    variants that ran it: ``0, 1, 2, 3, 4 (Baseline, Frequency) and 0, 1, 2 (Context)``."""
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for v, mine in seeds.items():
+        groups.setdefault(tuple(mine), []).append(display_name(v))
+    if len(groups) == 1:
+        return ", ".join(map(str, next(iter(groups))))
+    return " and ".join(f"{', '.join(map(str, g))} ({', '.join(names)})"
+                        for g, names in groups.items())
+
+
 def examples(runs: dict[tuple[str, int], Run], variants: Sequence[str], seed: int,
              n: int, period: str) -> str:
     """Markdown Table 2: the first ``n`` generated abstracts of each variant for ``period``."""
@@ -252,7 +268,7 @@ def bucket_markdown(frame: pd.DataFrame, noun: str = "year") -> str:
 
 
 def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants: Sequence[str],
-           seeds: Sequence[int], n_examples: int,
+           seeds: RunSeeds, n_examples: int,
            buckets: pd.DataFrame | None = None, staleness: str | None = None,
            window: int | None = None, figures: dict[str, str] | None = None,
            unigram: dict[int, Perplexity] | None = None, sections: Sequence[str] = ()) -> str:
@@ -265,7 +281,8 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
     (the verdicts: :func:`pipeline.reports.model_verdicts.verdict_sections`); Table 3 compares
     nothing, the verdicts in ``sections`` do.
     """
-    first = runs[(variants[0], seeds[0])]
+    shown = common_seeds(seeds)[0]   # Table 2 shows one seed every variant ran
+    first = runs[(variants[0], shown)]
     test_period = first.split_period("test")
     noun = NOUN[kind_of(test_period)]
     figures = figures or {}
@@ -278,17 +295,18 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
     if buckets is not None:
         parts += _buckets_section(buckets, window, figures.get("buckets"), noun)
     parts += ["", f"## Table 2: generated abstracts for the test {noun} ({test_period}, seed "
-              f"{seeds[0]})", "", examples(runs, variants, seeds[0], n_examples, test_period)]
+              f"{shown})", "", examples(runs, variants, shown, n_examples, test_period)]
     return "\n".join(parts).rstrip() + "\n"
 
 
-def _table3_section(summary: dict[str, dict], seeds: Sequence[int], n_gen: int,
+def _table3_section(summary: dict[str, dict], seeds: RunSeeds, n_gen: int,
                     noun: str = "year") -> list[str]:
     """The report's title and Table 3 (``n_gen``: abstracts generated per model for the test
     period; ``noun``: the period kind's name)."""
     metrics_table = table3(summary)
-    std_note = ("mean ± sample standard deviation over seeds " + ", ".join(map(str, seeds))
-                if len(seeds) > 1 else f"one seed ({seeds[0]}): no standard deviation")
+    one = {len(mine) for mine in seeds.values()} == {1}
+    std_note = (f"one seed ({seeds_text(seeds)}): no standard deviation" if one else
+                "mean ± sample standard deviation over seeds " + seeds_text(seeds))
     return [
         "# Results: future language modeling (Li & Flanigan, ICLR 2024)",
         "",

@@ -19,8 +19,9 @@ from pipeline.infra.io import atomic_path, write_csv, write_json
 from pipeline.models.registry import display_name
 from pipeline.reports.cm_anchors_report import AnchorInputs
 from pipeline.reports.model_verdicts import report_verdicts
-from pipeline.reports.results import (bucket_frame, bucket_plot_frame, details_json, headline,
-                                      load_runs, plot_rows, render, summarize, unigram_reference)
+from pipeline.reports.results import (RunSeeds, bucket_frame, bucket_plot_frame, details_json,
+                                      headline, load_runs, plot_rows, render, summarize,
+                                      unigram_reference)
 from pipeline.stats.verdict import Verdict, to_records
 
 
@@ -50,11 +51,11 @@ class Report:
     verdicts: list[Verdict]
 
 
-def build_report(scores: str, variants: Sequence[str], seeds: Sequence[int], baseline: str,
+def build_report(scores: str, variants: Sequence[str], seeds: RunSeeds, baseline: str,
                  examples: int, frequencies: str, window: int, train_periods: Sequence[str],
                  corpus_counts: str | None, anchors: tuple[str, str, str, str, str] | None,
                  files: ReportFiles) -> Report:
-    """The report of ``variants`` x ``seeds`` against ``baseline``; ``anchors``: the train
+    """The report of ``variants`` (each with its ``seeds``) against ``baseline``; ``anchors``: the train
     split, dev, test, abstracts and stopwords files of the CM anchors section (None: none)."""
     runs = load_runs(scores, variants, seeds)
     summary = summarize(runs, variants, seeds, baseline)
