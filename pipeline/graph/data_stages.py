@@ -19,6 +19,7 @@ from pipeline.graph.files import (
     DEV,
     DOWNLOAD_INFO,
     EMB,
+    FORECAST,
     FREQ,
     PAPERS,
     PERIOD_COUNTS,
@@ -30,9 +31,15 @@ from pipeline.graph.files import (
     TRAIN,
     feature_files,
 )
-from pipeline.graph.plan import STRUCTURE, Plan
-from pipeline.infra.interfaces import (download, embeddings, frequencies, frequency_plot, graph,
-                                       parse, split)
+from pipeline.features.windows import history_periods
+from pipeline.graph.plan import STRUCTURE, Plan, feature_kinds
+from pipeline.graph.regimes import refused
+from pipeline.infra.interfaces import (download, embeddings, forecast_features, frequencies,
+                                       frequency_plot, graph, parse, split)
+from pipeline.infra.params import VARIANT_SECTION
+from pipeline.models.registry import lookup, params_section
+from pipeline.models.variant import setting_fields
+
 from pipeline.infra.interfaces import filter as corpus_filter
 from pipeline.infra.interfaces import tokenizer
 
@@ -84,4 +91,30 @@ def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
     if emb_periods:
         stages["embeddings"] = {"foreach": emb_periods, "do": embeddings.INTERFACE.entry(
             {**per_period, "out": EMB.format("${item}")}, code=code("embeddings"))}
+    if plan.periods("forecasts"):
+        stages["forecast_features"] = forecast_features_stage(plan, code)
     return stages
+
+
+def forecast_features_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    """Only when a variant reads ``forecasts``: the forecast of each period some stage reads
+    (:meth:`Plan.forecast_targets`), ``foreach`` over a mapping from the period to its history
+    window (``${item.h0}`` oldest), so each depends on exactly the frequency files it is fitted
+    on. The forecaster is the ``forecaster`` setting of the variants reading forecasts."""
+    readers = [v for v in plan.variants if "forecasts" in feature_kinds(v)]
+    sections = sorted({params_section(v) for v in readers})
+    if len(sections) > 1 or not any(f.name == "forecaster"
+                                    for f in setting_fields(lookup(readers[0]).settings)):
+        raise refused(f"{', '.join(readers)} read one set of forecast features: they must be one "
+                      "variant and its control, whose settings name the forecaster",
+                      "experiment.variants", "keep one variant that reads forecasts")
+    param = f"{VARIANT_SECTION}.{sections[0]}.forecaster"
+    window = [f"h{j}" for j in range(plan.window)]
+    items = {p: dict(zip(window, history_periods(p, plan.window)))
+             for p in plan.periods("forecasts")}
+    return {"foreach": items, "do": forecast_features.INTERFACE.entry(
+        {"period": "${key}", "frequencies": "data/features/frequencies",
+         "forecaster": f"${{{param}}}", "out": FORECAST.format("${key}")},
+        files={"frequencies": [FREQ.format(f"${{item.{h}}}") for h in window]},
+        params=[param], code=code("forecast_features"))}
+
