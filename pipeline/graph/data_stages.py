@@ -40,6 +40,9 @@ from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import lookup, params_section
 from pipeline.models.variant import setting_fields
 
+# The forecasters' package: its registry imports every module in it (a forecast_features dep).
+FORECASTERS = "pipeline/forecast/forecasters"
+
 from pipeline.infra.interfaces import filter as corpus_filter
 from pipeline.infra.interfaces import tokenizer
 
@@ -116,5 +119,5 @@ def forecast_features_stage(plan: Plan, code: Code) -> dict[str, Any]:
         {"period": "${key}", "frequencies": "data/features/frequencies",
          "forecaster": f"${{{param}}}", "out": FORECAST.format("${key}")},
         files={"frequencies": [FREQ.format(f"${{item.{h}}}") for h in window]},
-        params=[param], code=code("forecast_features"))}
+        params=[param], code=code("forecast_features", discovered=FORECASTERS))}
 
