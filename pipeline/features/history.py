@@ -191,7 +191,11 @@ def _read_forecast(period: str, targets: Sequence[str], frequencies_dir: str | P
     for target in targets:
         path = _require(forecasts_dir(frequencies_dir) / f"{target}.parquet", period,
                         "forecast_features")
-        f = frequencies_io.read_period(path, expected)
+        try:
+            f = frequencies_io.read_period(path, expected)
+        except UserError as err:   # it names the frequencies stage: this file is another's
+            raise UserError(err.what, path=path,
+                            fix=f"recompute it: `dvc repro forecast_features@{target}`") from None
         if f.period != target:
             raise UserError(f"the file holds the forecast of {f.period}, not {target}", path=path,
                             fix=f"recompute it: `dvc repro forecast_features@{target}`")

@@ -1,4 +1,4 @@
-"""The ``forecast`` variant's module: ``B_iw = a · \\hat{log f}_{i,w} + b`` (``docs/equations.md``).
+"""The ``forecast`` variant's module: ``B_iw = a · \\hat{log f}_{i,w} + b`` (docs/equations.md).
 
 Frequency-NoLSTM (:class:`pipeline.models.temporal.FrequencyNoLSTMBias`) reads the previous
 period's observed log frequency ``log f_{i-1,w}``; this module reads instead a forecaster's
