@@ -101,7 +101,7 @@ def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
 
 def forecast_features_stage(plan: Plan, code: Code) -> dict[str, Any]:
     """Only when a variant reads ``forecasts``: the forecast of each period some stage reads
-    (:meth:`Plan.forecast_targets`), ``foreach`` over a mapping from the period to its history
+    (:attr:`Plan.forecast_feature_periods`), ``foreach`` over a mapping from the period to its history
     window (``${item.h0}`` oldest), so each depends on exactly the frequency files it is fitted
     on. The forecaster is the ``forecaster`` setting of the variants reading forecasts."""
     readers = [v for v in plan.variants if "forecasts" in feature_kinds(v)]

@@ -104,7 +104,7 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     start = plan.regime.train_from(plan, variant, seed)   # its LM and the states it trains from
     folders, files, forecasts = _features(
         kinds, in_time_order([*plan.train_history, *plan.static_periods(variant)]),
-        plan.forecast_targets(variant, plan.forecast_stage_targets()[0]))
+        plan.forecast_targets(variant, "train"))
     return train.INTERFACE.entry(
         {"variant": variant, "seed": seed, "train": TRAIN, "dev": DEV, "tokenizer": TOKENIZER,
          **folders, "window": bool(kinds), "lr_new": entry.has_module,
@@ -120,7 +120,7 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     extra = plan.extra_periods
     folders, files, forecasts = _features(
         kinds, plan.score_feature_periods(variant),
-        plan.forecast_targets(variant, plan.forecast_stage_targets()[1]))
+        plan.forecast_targets(variant, "score"))
     # PPL/CPL from the cached states when the regime's caches hold the test period
     return score.INTERFACE.entry(
         {"model": model, "dev": DEV, "test": TEST,
@@ -138,7 +138,7 @@ def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str,
     kinds = feature_kinds(variant)
     folders, files, forecasts = _features(
         kinds, in_time_order([*plan.forecast_history, *plan.static_periods(variant)]),
-        plan.forecast_targets(variant, plan.forecast_stage_targets()[2]))
+        plan.forecast_targets(variant, "forecast"))
     return forecast.INTERFACE.entry(
         {"model": model_dir(variant, seed), "abstracts": ABSTRACTS, "tokenizer": TOKENIZER,
          **folders, "frequencies": "data/features/frequencies",
@@ -149,7 +149,6 @@ def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str,
         # the frequency folder always, its files when the variant reads them
         files={"frequencies": [], **files}, deps=forecasts,
         code=code("forecast", [variant], built=True))
-
 
 
 def report_stage(plan: Plan, code: Code) -> dict[str, Any]:

@@ -291,9 +291,9 @@ class Plan:
         """Periods whose ``kind`` features some stage reads: frequencies for the reports and the
         plot too; embeddings for the semantic-change groups (unless a targets file is given: that
         stage then encodes the targets' sentences itself), and for every history when a
-        contextual variant is trained; forecasts: :meth:`forecast_targets`."""
+        contextual variant is trained; forecasts: :attr:`forecast_feature_periods`."""
         if kind == "forecasts":
-            return self.forecast_targets()
+            return self.forecast_feature_periods
         reads_embeddings = kind != "embeddings" or self.semantic_targets is None
         periods = [*self.semantic_periods] if reads_embeddings else []
         if any(kind in feature_kinds(v) for v in self.variants) or kind == "frequencies":
@@ -305,27 +305,23 @@ class Plan:
             periods += [*self.report_periods, *self.forecast_report_periods]
         return in_time_order(periods)
 
-    def forecast_targets(self, variant: str | None = None,
-                         stage_targets: Iterable[str] | None = None) -> list[str]:
+    def forecast_targets(self, variant: str, stage: str) -> list[str]:
         """Periods whose ``forecasts`` feature (a forecast *of* the period, made from its history
-        window) a stage reads: a run's train stage those of the training and dev periods, its
-        score stage the scored ones, its forecast stage each forecast period and the one before;
-        a time-free control only its pooling periods. ``variant`` None: every run's of every
-        variant reading forecasts (the ``forecast_features`` stages); ``stage_targets``: the
-        stage's periods for ``variant``. None when no variant reads them."""
-        if variant is None:
-            return in_time_order(p for v in self.variants if "forecasts" in feature_kinds(v)
-                                 for targets in self.forecast_stage_targets()
-                                 for p in self.forecast_targets(v, targets))
+        window) the ``stage`` (``train``, ``score`` or ``forecast``) of a run of ``variant``
+        reads: the training and dev periods, the scored periods, or each forecast period and the
+        one before; a time-free control's stages its pooling periods; none when the variant does
+        not read forecasts."""
         if "forecasts" not in feature_kinds(variant):
             return []
-        return self.static_periods(variant) or in_time_order(stage_targets or [])
+        targets = {"train": [*self.train_periods, self.dev], "score": self.scored_periods,
+                   "forecast": [q for f in self.forecast_periods for q in (f, shift(f, -1))]}
+        return self.static_periods(variant) or in_time_order(targets[stage])
 
-    def forecast_stage_targets(self) -> tuple[list[str], list[str], list[str]]:
-        """The target periods of a run's train, score and forecast stages
-        (:meth:`forecast_targets`)."""
-        return ([*self.train_periods, self.dev], self.scored_periods,
-                in_time_order(q for f in self.forecast_periods for q in (f, shift(f, -1))))
+    @property
+    def forecast_feature_periods(self) -> list[str]:
+        """Every period some stage reads the forecast of (the ``forecast_features`` stages)."""
+        return in_time_order(p for v in self.variants for stage in ("train", "score", "forecast")
+                             for p in self.forecast_targets(v, stage))
 
     @property
     def semantic_periods(self) -> list[str]:
