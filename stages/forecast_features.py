@@ -1,14 +1,16 @@
 """Stage `forecast_features@<period>`: the history feature `forecasts` of one period, i.e. the
 forecaster's predicted log frequency of every LM token in it, fitted on the frequency files of
-the --window periods before it only (pipeline.forecast.feature), written in the frequency files'
-format to data/features/forecasts/<label>.parquet (pipeline.features.forecast_files)."""
+the periods from --fit-from to the one before it only (an expanding window; the setting of the
+forecaster's grid chosen on the origins inside it: pipeline.forecast.feature), written in the
+frequency files' format to data/features/forecasts/<label>.parquet
+(pipeline.features.forecast_files)."""
 
 from __future__ import annotations
 
 import argparse
 
 from pipeline.features.forecast_files import write_forecast
-from pipeline.forecast.feature import forecast_feature, window_frequencies
+from pipeline.forecast.feature import fit_frequencies, forecast_feature
 from pipeline.forecast.forecasters.registry import lookup
 from pipeline.infra.interfaces.forecast_features import INTERFACE
 from stages._args import parser_for
@@ -24,7 +26,7 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
 
     forecaster = lookup(args.forecaster)
-    freqs = window_frequencies(args.frequencies, args.period, args.window)
+    freqs = fit_frequencies(args.frequencies, args.period, args.fit_from)
     log_prob, setting = forecast_feature(forecaster, freqs)
     fitted_on = [f.period for f in freqs]
     write_forecast(args.out, args.period, log_prob, sum(f.counts for f in freqs),

@@ -36,10 +36,12 @@ def project(tmp_path_factory, sample_bib) -> Path:
 def test_the_forecast_files_are_the_forecasters_and_the_model_records_it(project: Path) -> None:
     path = project / "data/features/forecasts/2020.parquet"
     meta = parquet_metadata(path)
-    assert (meta["forecaster"], meta["fitted_on"]) == ("damped-trend", "2018,2019")
+    # every earlier period the graph counts frequencies for (from the first training period's
+    # history on), not only 2020's history window
+    assert (meta["forecaster"], meta["fitted_on"]) == ("damped-trend", "2016,2017,2018,2019")
     assert read_period(path).period == "2020"
     config = json.loads((project / "data/models/forecast-s0/config.json").read_text())
-    assert config["bias"]["settings"] == {"forecaster": "damped-trend"}
+    assert config["bias"]["settings"] == {"forecaster": "damped-trend", "fit_periods": None}
     control = json.loads((project / "data/models/forecast-static-s0/config.json").read_text())
     assert control["bias"]["static_periods"] == ["2018", "2019"]
     for run in ("forecast-s0", "forecast-static-s0"):

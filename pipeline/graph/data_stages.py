@@ -8,6 +8,8 @@ the paths (:mod:`pipeline.graph.files`) and the values only the plan knows."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 from pipeline.corpus.periods import shift, span
@@ -31,7 +33,6 @@ from pipeline.graph.files import (
     TRAIN,
     feature_files,
 )
-from pipeline.features.windows import history_periods
 from pipeline.graph.plan import STRUCTURE, Plan, feature_kinds
 from pipeline.graph.regimes import refused
 from pipeline.infra.interfaces import (download, embeddings, forecast_features, frequencies,
@@ -40,11 +41,11 @@ from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import lookup, params_section
 from pipeline.models.variant import setting_fields
 
-# The forecasters' package: its registry imports every module in it (a forecast_features dep).
-FORECASTERS = "pipeline/forecast/forecasters"
-
 from pipeline.infra.interfaces import filter as corpus_filter
 from pipeline.infra.interfaces import tokenizer
+
+# The forecasters' package: its registry imports every module in it (a forecast_features dep).
+FORECASTERS = "pipeline/forecast/forecasters"
 
 
 def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
@@ -101,23 +102,71 @@ def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
 
 def forecast_features_stage(plan: Plan, code: Code) -> dict[str, Any]:
     """Only when a variant reads ``forecasts``: the forecast of each period some stage reads
-    (:attr:`Plan.forecast_feature_periods`), ``foreach`` over a mapping from the period to its history
-    window (``${item.h0}`` oldest), so each depends on exactly the frequency files it is fitted
-    on. The forecaster is the ``forecaster`` setting of the variants reading forecasts."""
+    (:attr:`Plan.forecast_feature_periods`), fitted on an expanding window, every frequency period
+    the graph already has before it back to the first of their contiguous run, or the latest
+    ``fit_periods`` of them (:meth:`Plan.forecast_fit_periods`; no frequency stage is added for
+    it). The forecaster is the ``forecaster`` setting of the variants reading forecasts.
+
+    ``foreach`` over a mapping from the period to the periods it is fitted on, ``${item.f0}``
+    the oldest (its ``--fit-from``), so each stage depends on exactly the frequency files it
+    reads. DVC interpolates no list, so every item names as many periods as the longest span,
+    a shorter span repeating its latest period: the same files, one dep listed more than once."""
     readers = [v for v in plan.variants if "forecasts" in feature_kinds(v)]
     sections = sorted({params_section(v) for v in readers})
-    if len(sections) > 1 or not any(f.name == "forecaster"
-                                    for f in setting_fields(lookup(readers[0]).settings)):
+    fields = {f.name: f for f in setting_fields(lookup(readers[0]).settings)}
+    if len(sections) > 1 or "forecaster" not in fields:
         raise refused(f"{', '.join(readers)} read one set of forecast features: they must be one "
                       "variant and its control, whose settings name the forecaster",
                       "experiment.variants", "keep one variant that reads forecasts")
     param = f"{VARIANT_SECTION}.{sections[0]}.forecaster"
-    window = [f"h{j}" for j in range(plan.window)]
-    items = {p: dict(zip(window, history_periods(p, plan.window)))
-             for p in plan.periods("forecasts")}
+    limit = _fit_periods(plan, sections[0], fields, code.root)
+    spans = {p: plan.forecast_fit_periods(p, limit) for p in plan.periods("forecasts")}
+    names = [f"f{j}" for j in range(max(map(len, spans.values())))]
+    items = {p: {n: fit[min(j, len(fit) - 1)] for j, n in enumerate(names)}
+             for p, fit in spans.items()}
     return {"foreach": items, "do": forecast_features.INTERFACE.entry(
         {"period": "${key}", "frequencies": "data/features/frequencies",
-         "forecaster": f"${{{param}}}", "out": FORECAST.format("${key}")},
-        files={"frequencies": [FREQ.format(f"${{item.{h}}}") for h in window]},
+         "fit_from": "${item.f0}", "forecaster": f"${{{param}}}",
+         "out": FORECAST.format("${key}")},
+        files={"frequencies": [FREQ.format(f"${{item.{n}}}") for n in names]},
         params=[param], code=code("forecast_features", discovered=FORECASTERS))}
 
+
+def _fit_periods(plan: Plan, section: str, fields: dict[str, Any], root: Path) -> int | None:
+    """``variants.<section>.fit_periods``: None (every period; also where the settings have no
+    such field) or an int no smaller than the forecaster's ``min_periods`` (1 for a forecaster
+    :func:`min_periods` does not find: its stage then names it), else a :class:`UserError`
+    naming the key."""
+    field = fields.get("fit_periods")
+    if field is None:
+        return None
+    values = plan.variant_params.get(section) or {}
+    value = values.get("fit_periods", field.default)
+    if value is None or value == field.metadata.get("none"):
+        return None
+    key = f"{VARIANT_SECTION}.{section}.fit_periods"
+    name = str(values.get("forecaster", fields["forecaster"].default))
+    least = min_periods(root, name) or 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise refused(f"{key} must be {field.metadata.get('none')!r} or an int >= {least} (the "
+                      f"fewest periods the {name} forecaster needs), got {value!r}", key,
+                      f"set {key}: {field.metadata.get('none')} (every earlier period) or a "
+                      f"number of periods >= {least}")
+    return value
+
+
+def min_periods(root: Path, name: str) -> int | None:
+    """The ``min_periods`` of the forecaster registered as ``name``, read from the source of the
+    forecasters' package (a class body assigning ``name = "<name>"`` and ``min_periods = <int>``)
+    rather than imported: the registry's modules import torch, which the graph never loads. None
+    when no class says so."""
+    for path in sorted((root / FORECASTERS).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            assigned = {t.id: stmt.value.value for stmt in node.body
+                        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
+                        for t in stmt.targets if isinstance(t, ast.Name)}
+            if assigned.get("name") == name and isinstance(assigned.get("min_periods"), int):
+                return assigned["min_periods"]
+    return None

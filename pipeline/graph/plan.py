@@ -140,6 +140,8 @@ class Plan:
         self.semantic_targets = None if targets is None else str(targets)
         semeval = get(params, "semantic_benchmark.semeval")
         self.semeval = None if semeval is None else str(semeval)
+        # each variant's settings as params.yaml gives them (the forecast features read theirs)
+        self.variant_params: Mapping[str, Any] = params.get(VARIANT_SECTION) or {}
         self._validate()
         check_variant_settings(params)
 
@@ -317,6 +319,19 @@ class Plan:
                    "forecast": [q for f in self.forecast_periods for q in (f, shift(f, -1))]}
         return self.static_periods(variant) or in_time_order(targets[stage])
 
+    def forecast_fit_periods(self, target: str, limit: int | None = None) -> list[str]:
+        """The periods the forecast of ``target`` is fitted on, oldest first (an expanding
+        window): the contiguous run of frequency periods (:meth:`periods`) that ends at the one
+        before ``target``, its latest ``limit`` when given. Only periods the graph already counts
+        frequencies for, so the forecasts add no frequency stage; the run holds at least
+        ``target``'s history window (every target's history is a frequency period)."""
+        counted, fit = set(self.periods("frequencies")), []
+        before = shift(target, -1)
+        while before in counted and (limit is None or len(fit) < limit):
+            fit.append(before)
+            before = shift(before, -1)
+        return fit[::-1]
+
     @property
     def forecast_feature_periods(self) -> list[str]:
         """Every period some stage reads the forecast of (the ``forecast_features`` stages)."""
@@ -325,7 +340,6 @@ class Plan:
 
     @property
     def semantic_periods(self) -> list[str]:
-
         """Both groups of the semantic-change report (it reads their frequencies and embeddings)."""
         return in_time_order([*self.semantic_first, *self.semantic_last])
 
