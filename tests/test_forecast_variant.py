@@ -21,7 +21,6 @@ from pipeline.features import frequencies
 from pipeline.features.history import PeriodHistory, load_history
 from pipeline.forecast.forecasters import registry as forecasters
 from pipeline.graph.build import build
-from pipeline.graph.data_stages import min_periods
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import parquet_metadata
 from pipeline.models.future_lm import build_module
@@ -219,16 +218,11 @@ def test_fit_periods_keeps_the_latest_and_is_checked() -> None:
     items = build(params, REPO)["stages"]["forecast_features"]["foreach"]
     assert items["2022"] == {"f0": "2019", "f1": "2020", "f2": "2021"}
     assert items["2017"] == {"f0": "2015", "f1": "2016", "f2": "2016"}   # all it has
-    for bad in (1, 0, "three", True):   # damped-trend needs two periods
+    for bad in (0, -2, "three", True):
         params["variants"]["forecast"]["fit_periods"] = bad
         with pytest.raises(UserError, match="variants.forecast.fit_periods") as err:
             build(params, REPO)
-        assert ">= 2" in err.value.what and "damped-trend" in err.value.what
+        assert ">= 1" in err.value.what
     with pytest.raises(ValueError, match="fit_periods"):
         ForecastSettings(fit_periods=0)
 
-
-def test_the_graph_reads_each_forecasters_min_periods_without_importing_it() -> None:
-    for forecaster in forecasters.all_forecasters():
-        assert min_periods(REPO, forecaster.name) == forecaster.min_periods, forecaster.name
-    assert min_periods(REPO, "crystal-ball") is None

@@ -8,8 +8,6 @@ the paths (:mod:`pipeline.graph.files`) and the values only the plan knows."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
 from typing import Any
 
 from pipeline.corpus.periods import shift, span
@@ -119,7 +117,7 @@ def forecast_features_stage(plan: Plan, code: Code) -> dict[str, Any]:
                       "variant and its control, whose settings name the forecaster",
                       "experiment.variants", "keep one variant that reads forecasts")
     param = f"{VARIANT_SECTION}.{sections[0]}.forecaster"
-    limit = _fit_periods(plan, sections[0], fields, code.root)
+    limit = _fit_periods(plan, sections[0], fields)
     spans = {p: plan.forecast_fit_periods(p, limit) for p in plan.periods("forecasts")}
     names = [f"f{j}" for j in range(max(map(len, spans.values())))]
     items = {p: {n: fit[min(j, len(fit) - 1)] for j, n in enumerate(names)}
@@ -132,11 +130,11 @@ def forecast_features_stage(plan: Plan, code: Code) -> dict[str, Any]:
         params=[param], code=code("forecast_features", discovered=FORECASTERS))}
 
 
-def _fit_periods(plan: Plan, section: str, fields: dict[str, Any], root: Path) -> int | None:
+def _fit_periods(plan: Plan, section: str, fields: dict[str, Any]) -> int | None:
     """``variants.<section>.fit_periods``: None (every period; also where the settings have no
-    such field) or an int no smaller than the forecaster's ``min_periods`` (1 for a forecaster
-    :func:`min_periods` does not find: its stage then names it), else a :class:`UserError`
-    naming the key."""
+    such field) or an int >= 1, else a :class:`UserError` naming the key. Whether it is enough
+    for the forecaster (its ``min_periods``) its stage checks: the graph never imports the
+    forecasters, whose modules import torch."""
     field = fields.get("fit_periods")
     if field is None:
         return None
@@ -145,28 +143,8 @@ def _fit_periods(plan: Plan, section: str, fields: dict[str, Any], root: Path) -
     if value is None or value == field.metadata.get("none"):
         return None
     key = f"{VARIANT_SECTION}.{section}.fit_periods"
-    name = str(values.get("forecaster", fields["forecaster"].default))
-    least = min_periods(root, name) or 1
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise refused(f"{key} must be {field.metadata.get('none')!r} or an int >= {least} (the "
-                      f"fewest periods the {name} forecaster needs), got {value!r}", key,
-                      f"set {key}: {field.metadata.get('none')} (every earlier period) or a "
-                      f"number of periods >= {least}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise refused(f"{key} must be {field.metadata.get('none')!r} or an int >= 1, got "
+                      f"{value!r}", key, f"set {key}: {field.metadata.get('none')} (every "
+                      "earlier period) or a number of periods")
     return value
-
-
-def min_periods(root: Path, name: str) -> int | None:
-    """The ``min_periods`` of the forecaster registered as ``name``, read from the source of the
-    forecasters' package (a class body assigning ``name = "<name>"`` and ``min_periods = <int>``)
-    rather than imported: the registry's modules import torch, which the graph never loads. None
-    when no class says so."""
-    for path in sorted((root / FORECASTERS).glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if not isinstance(node, ast.ClassDef):
-                continue
-            assigned = {t.id: stmt.value.value for stmt in node.body
-                        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
-                        for t in stmt.targets if isinstance(t, ast.Name)}
-            if assigned.get("name") == name and isinstance(assigned.get("min_periods"), int):
-                return assigned["min_periods"]
-    return None

@@ -17,8 +17,8 @@ class ForecastSettings:
     """params ``variants.forecast.*``: ``forecaster`` names the forecaster of the ``forecasts``
     feature files (the stage graph passes it to ``forecast_features``), ``fit_periods`` how many
     of the periods before the target each forecast is fitted on (the graph picks them: the
-    ``--fit-from`` of each ``forecast_features`` stage; at least the forecaster's
-    ``min_periods``, which the graph checks, naming the key)."""
+    ``--fit-from`` of each ``forecast_features`` stage; the stage refuses fewer than the
+    forecaster's ``min_periods``, naming it)."""
 
     forecaster: str = setting("damped-trend", "the forecaster whose prediction of the target "
                                               "period the bias reads: a name of "
