@@ -35,8 +35,12 @@ def _graphs() -> list[tuple[dict, dict]]:
     from pipeline.graph.build import ROOT, build
     from pipeline.graph.profiles import PROFILES, params as profile_params
 
-    found = [(yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"],
-              yaml.safe_load((REPO / "params.yaml").read_text()))]
+    from pipeline.models.registry import all_variants
+    committed = yaml.safe_load((REPO / "params.yaml").read_text())
+    found = [(yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"], committed)]
+    # every variant of the registry, whose feature stages no profile may run (forecast_features)
+    every = {**committed, "experiment": {"variants": list(all_variants()), "seeds": [0]}}
+    found.append((build(every)["stages"], SCHEMA.complete(every)))
     for path in sorted((ROOT / PROFILES).glob("*.yaml")):
         params = profile_params(path.stem, ROOT)
         found.append((build(params)["stages"], SCHEMA.complete(params)))
@@ -45,20 +49,28 @@ def _graphs() -> list[tuple[dict, dict]]:
 
 def _entries(name: str) -> list[tuple[dict, str | None, dict]]:
     """Every entry of :func:`_graphs` that runs stage ``name``, with its first ``foreach`` item
-    and its params."""
+    (of a mapping: its first key and value) and its params."""
     found = []
     for stages, params in _graphs():
         for stage in stages.values():
-            spec, item = (stage["do"], stage["foreach"][0]) if "do" in stage else (stage, None)
+            spec, item = (stage["do"], _first(stage["foreach"])) if "do" in stage else (stage, None)
             if spec["cmd"].split()[2] == f"stages.{name}":
                 found.append((spec, item, params))
     return found
 
 
-def _resolved(cmd: str, params: dict, item: str | None) -> list[str]:
-    """The command as DVC runs it: each ``${key}`` read from params.yaml."""
+def _first(foreach: list | dict) -> str | tuple[str, dict]:
+    return next(iter(foreach.items())) if isinstance(foreach, dict) else foreach[0]
+
+
+def _resolved(cmd: str, params: dict, item: str | tuple[str, dict] | None) -> list[str]:
+    """The command as DVC runs it: each ``${key}`` read from params.yaml (``${item}``, and of a
+    mapping's item ``${key}`` and ``${item.<field>}``, from ``item``)."""
     def fill(match) -> str:
         dotted = match["inner"].strip()
+        if isinstance(item, tuple) and dotted in ("key", "item") or dotted.startswith("item."):
+            key, value = item
+            return str(key if dotted == "key" else value[dotted.removeprefix("item.")])
         if dotted == "item":
             return str(item)
         value = params

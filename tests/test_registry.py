@@ -25,10 +25,11 @@ def test_variant_names_map_to_bias_kinds_and_features() -> None:
     assert lookup("frequency").feature_files == ("frequencies",)
     assert lookup("context").feature_files == ("frequencies", "embeddings")
     assert by_kind("none").name == "baseline" and by_kind("context").name == "context"
-    assert module_kinds() == ("none", "frequency-nolstm", "frequency", "context", "context2",
-                              "temperature", "temperature-sigmoid", "temporal-temperature",
-                              "continuous-vmf", "continuous-cosine", "continuous-max-margin",
-                              "temporal-attention", "frequency-nolstm-static", "frequency-static",
+    assert module_kinds() == ("none", "frequency-nolstm", "forecast", "frequency", "context",
+                              "context2", "temperature", "temperature-sigmoid",
+                              "temporal-temperature", "continuous-vmf", "continuous-cosine",
+                              "continuous-max-margin", "temporal-attention",
+                              "frequency-nolstm-static", "forecast-static", "frequency-static",
                               "context-static", "context2-static", "temporal-temperature-static",
                               "temporal-attention-static")
     # a module without a history is not temporal: it reads no feature files
@@ -122,8 +123,8 @@ def test_registry_properties_come_from_the_specs() -> None:
     # a frozen base's cached states train every module that reads only the final hidden states:
     # the biases on the logits and the output-layer heads with their own objective
     assert {n for n, v in all_variants().items() if v.cacheable} == {
-        "frequency-nolstm", "frequency", "context", "context2", "frequency-nolstm-static",
-        "frequency-static", "context-static", "context2-static", "temperature",
+        "frequency-nolstm", "forecast", "frequency", "context", "context2",
+        "frequency-nolstm-static", "forecast-static", "frequency-static", "context-static", "context2-static", "temperature",
         "temperature-sigmoid", "temporal-temperature", "temporal-temperature-static",
         "continuous-vmf", "continuous-cosine", "continuous-max-margin"}
 
@@ -195,7 +196,7 @@ def test_a_lookup_imports_only_the_module_of_the_variant_it_names() -> None:
             "assert loaded() == ['frequency'], loaded(); "
             "r.display_name('temperature-sigmoid'); "
             "assert loaded() == ['frequency', 'temperature', 'temperature_sigmoid'], loaded(); "
-            "r.all_variants(); assert len(loaded()) == 11, loaded()")
+            "r.all_variants(); assert len(loaded()) == 12, loaded()")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

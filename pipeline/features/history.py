@@ -9,6 +9,12 @@ periods of the label's kind (:func:`pipeline.features.windows.history_periods`).
 tables (seen tokens only) into the dense ``[|V|, m, d]`` tensor the LSTMs consume, with the
 documented rule for unseen tokens. With ``static_periods`` it gives a time-free control's
 history instead (:mod:`pipeline.features.static_history`): the same for every target period.
+
+The ``forecasts`` kind is a forecaster's predicted log frequency of the target period itself,
+made from earlier periods only (stage ``forecast_features``,
+:mod:`pipeline.features.forecast_files`). Its files ``<label>.parquet`` sit beside the frequency
+folder (``<frequencies_dir>/../forecasts``, :func:`forecasts_dir`) in the frequency files' format,
+so no caller passes another folder.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from pipeline.infra.errors import UserError
 from pipeline.features.windows import history_periods
 from pipeline.infra.identity import repro_stage, tokenizer_identity
 
-HISTORY_KINDS = frozenset({"frequencies", "embeddings"})
+HISTORY_KINDS = frozenset({"frequencies", "embeddings", "forecasts"})
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,10 @@ class PeriodHistory:
     vectors), so the bias modules run their LSTM once for all of them — exact, and a large saving
     with a 50k-token vocabulary of which a period's abstracts use a fraction.
 
+    ``forecast`` float32 ``[|V|]`` (when forecasts were loaded): the forecaster's predicted log
+    frequency of ``period`` itself, fitted on earlier periods only; a time-free control's is the
+    mean of its pooling periods' forecasts, the same for every period.
+
     ``pooled`` (a time-free control's history, :mod:`pipeline.features.static_history`): the
     periods whose features were pooled into every window position; then the features do not
     depend on ``period`` and ``periods`` only names the window. Empty for a windowed history.
@@ -56,6 +66,7 @@ class PeriodHistory:
     emb: Tensor | None = field(default=None)
     emb_seen: Tensor | None = field(default=None)
     observed: Tensor | None = field(default=None)
+    forecast: Tensor | None = field(default=None)
     pooled: tuple[str, ...] = ()
 
     @property
@@ -74,6 +85,7 @@ class PeriodHistory:
             emb=None if self.emb is None else self.emb.to(device),
             emb_seen=None if self.emb_seen is None else self.emb_seen.to(device),
             observed=None if self.observed is None else self.observed.to(device),
+            forecast=None if self.forecast is None else self.forecast.to(device),
         )
 
 
@@ -114,12 +126,14 @@ def load_history(period: str | int, window: int, frequencies_dir: str | Path,
     period-1`` of its kind, oldest first (``2020Q1``, window 2: ``2019Q3``, ``2019Q4``).
 
     Log frequencies are always loaded (they are small); contextual embeddings only when
-    ``"embeddings" in kinds``. Files: ``<frequencies_dir>/<label>.parquet``,
-    ``<embeddings_dir>/<label>.safetensors``.
+    ``"embeddings" in kinds``, the forecast of ``period`` only when ``"forecasts" in kinds``.
+    Files: ``<frequencies_dir>/<label>.parquet``, ``<embeddings_dir>/<label>.safetensors``,
+    ``<frequencies_dir>/../forecasts/<label>.parquet`` (:func:`forecasts_dir`).
 
     ``static_periods`` (a time-free control's pooling periods, its training periods): read those
     periods' files instead and put their pooled features in all ``window`` positions
-    (:mod:`pipeline.features.static_history`), the same history for every ``period``.
+    (:mod:`pipeline.features.static_history`), the same history for every ``period``; its
+    forecast is the mean of those periods' forecasts.
 
     ``tokenizer`` is the LM tokenizer folder in use (``data/tokenizer``): every file must have been
     computed with it (:mod:`pipeline.infra.identity`), else it is refused with the ``dvc repro`` command
@@ -154,8 +168,44 @@ def load_history(period: str | int, window: int, frequencies_dir: str | Path,
         if per_period:
             emb, seen = dense_history(per_period)
             observed |= seen.any(dim=1)
+    forecast = None
+    if "forecasts" in kinds:
+        forecast = _read_forecast(period, pooled or (period,), frequencies_dir, tokenizer,
+                                  freqs[0])
     return PeriodHistory(period=period, periods=periods, log_freq=log_freq, emb=emb, emb_seen=seen,
-                         observed=observed, pooled=pooled)
+                         observed=observed, forecast=forecast, pooled=pooled)
+
+
+def forecasts_dir(frequencies_dir: str | Path) -> Path:
+    """The folder of the ``forecasts`` feature files: ``forecasts`` beside the frequency folder."""
+    return Path(frequencies_dir).parent / "forecasts"
+
+
+def _read_forecast(period: str, targets: Sequence[str], frequencies_dir: str | Path,
+                   tokenizer: str | os.PathLike[str] | None,
+                   first: frequencies_io.PeriodFrequencies) -> Tensor:
+    """float32 ``[|V|]``: the mean over ``targets`` (``period``, or a control's pooling periods)
+    of each one's forecast log frequency, checked against the history's first frequency file."""
+    expected = None if tokenizer is None else tokenizer_identity(tokenizer)
+    rows = []
+    for target in targets:
+        path = _require(forecasts_dir(frequencies_dir) / f"{target}.parquet", period,
+                        "forecast_features")
+        try:
+            f = frequencies_io.read_period(path, expected)
+        except UserError as err:   # it names the frequencies stage: this file is another's
+            raise UserError(err.what, path=path,
+                            fix=f"recompute it: `dvc repro forecast_features@{target}`") from None
+        if f.period != target:
+            raise UserError(f"the file holds the forecast of {f.period}, not {target}", path=path,
+                            fix=f"recompute it: `dvc repro forecast_features@{target}`")
+        if f.vocab_size != first.vocab_size or f.tokenizer_id != first.tokenizer_id:
+            raise UserError(f"the forecast of {target} and the frequencies of {first.period} "
+                            "disagree on the tokenizer or |V|", path=path,
+                            fix=f"recompute it: `dvc repro forecast_features@{target}`")
+        rows.append(f.log_freq)
+    return torch.as_tensor(np.mean(rows, axis=0), dtype=torch.float32)
+
 
 
 def _read_features(period: str, periods: Sequence[str], frequencies_dir: str | Path,

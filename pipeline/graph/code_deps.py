@@ -135,13 +135,21 @@ class Code:
                 str(entry), *(str(p) for p in import_closure(self.root, entry, classes))]
         return self._closures[entry, classes]
 
-    def __call__(self, name: str, variants: Iterable[str] = (), built: bool = False) -> list[str]:
+    def __call__(self, name: str, variants: Iterable[str] = (), built: bool = False,
+                 discovered: str | None = None) -> list[str]:
         """The deps of the stage module ``name`` reading the registry rows of ``variants``:
         each one's variant module (a control's: its variant's; a baseline: none) and what that
         imports; ``built``: the stage builds their models, so the module each spec names for its
-        equations (``module:Class``) too."""
+        equations (``module:Class``) too. ``discovered``: a package folder (relative to the
+        root) whose registry imports every module it holds (the forecasters'), with their
+        closures."""
         deps = dict.fromkeys(self._closure(Path("stages") / f"{name}.py"))
         own: set[str] = set()
+        if discovered is not None:
+            for path in sorted((self.root / discovered).glob("*.py")):
+                if runs_code(path):
+                    own.update(self._closure(path.relative_to(self.root)))
+
         for variant in variants:
             module = lookup(variant).module
             path = None if module is None else module_path(self.root, module)

@@ -19,6 +19,7 @@ from pipeline.graph.files import (
     DEV,
     DOWNLOAD_INFO,
     EMB,
+    FORECAST,
     FREQ,
     PAPERS,
     PERIOD_COUNTS,
@@ -30,11 +31,19 @@ from pipeline.graph.files import (
     TRAIN,
     feature_files,
 )
-from pipeline.graph.plan import STRUCTURE, Plan
-from pipeline.infra.interfaces import (download, embeddings, frequencies, frequency_plot, graph,
-                                       parse, split)
+from pipeline.graph.plan import STRUCTURE, Plan, feature_kinds
+from pipeline.graph.regimes import refused
+from pipeline.infra.interfaces import (download, embeddings, forecast_features, frequencies,
+                                       frequency_plot, graph, parse, split)
+from pipeline.infra.params import VARIANT_SECTION
+from pipeline.models.registry import lookup, params_section
+from pipeline.models.variant import setting_fields
+
 from pipeline.infra.interfaces import filter as corpus_filter
 from pipeline.infra.interfaces import tokenizer
+
+# The forecasters' package: its registry imports every module in it (a forecast_features dep).
+FORECASTERS = "pipeline/forecast/forecasters"
 
 
 def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
@@ -84,4 +93,58 @@ def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
     if emb_periods:
         stages["embeddings"] = {"foreach": emb_periods, "do": embeddings.INTERFACE.entry(
             {**per_period, "out": EMB.format("${item}")}, code=code("embeddings"))}
+    if plan.periods("forecasts"):
+        stages["forecast_features"] = forecast_features_stage(plan, code)
     return stages
+
+
+def forecast_features_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    """Only when a variant reads ``forecasts``: the forecast of each period some stage reads
+    (:attr:`Plan.forecast_feature_periods`), fitted on an expanding window, every frequency period
+    the graph already has before it back to the first of their contiguous run, or the latest
+    ``fit_periods`` of them (:meth:`Plan.forecast_fit_periods`; no frequency stage is added for
+    it). The forecaster is the ``forecaster`` setting of the variants reading forecasts.
+
+    ``foreach`` over a mapping from the period to the periods it is fitted on, ``${item.f0}``
+    the oldest (its ``--fit-from``), so each stage depends on exactly the frequency files it
+    reads. DVC interpolates no list, so every item names as many periods as the longest span,
+    a shorter span repeating its latest period: the same files, one dep listed more than once."""
+    readers = [v for v in plan.variants if "forecasts" in feature_kinds(v)]
+    sections = sorted({params_section(v) for v in readers})
+    fields = {f.name: f for f in setting_fields(lookup(readers[0]).settings)}
+    if len(sections) > 1 or "forecaster" not in fields:
+        raise refused(f"{', '.join(readers)} read one set of forecast features: they must be one "
+                      "variant and its control, whose settings name the forecaster",
+                      "experiment.variants", "keep one variant that reads forecasts")
+    param = f"{VARIANT_SECTION}.{sections[0]}.forecaster"
+    limit = _fit_periods(plan, sections[0], fields)
+    spans = {p: plan.forecast_fit_periods(p, limit) for p in plan.periods("forecasts")}
+    names = [f"f{j}" for j in range(max(map(len, spans.values())))]
+    items = {p: {n: fit[min(j, len(fit) - 1)] for j, n in enumerate(names)}
+             for p, fit in spans.items()}
+    return {"foreach": items, "do": forecast_features.INTERFACE.entry(
+        {"period": "${key}", "frequencies": "data/features/frequencies",
+         "fit_from": "${item.f0}", "forecaster": f"${{{param}}}",
+         "out": FORECAST.format("${key}")},
+        files={"frequencies": [FREQ.format(f"${{item.{n}}}") for n in names]},
+        params=[param], code=code("forecast_features", discovered=FORECASTERS))}
+
+
+def _fit_periods(plan: Plan, section: str, fields: dict[str, Any]) -> int | None:
+    """``variants.<section>.fit_periods``: None (every period; also where the settings have no
+    such field) or an int >= 1, else a :class:`UserError` naming the key. Whether it is enough
+    for the forecaster (its ``min_periods``) its stage checks: the graph never imports the
+    forecasters, whose modules import torch."""
+    field = fields.get("fit_periods")
+    if field is None:
+        return None
+    values = plan.variant_params.get(section) or {}
+    value = values.get("fit_periods", field.default)
+    if value is None or value == field.metadata.get("none"):
+        return None
+    key = f"{VARIANT_SECTION}.{section}.fit_periods"
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise refused(f"{key} must be {field.metadata.get('none')!r} or an int >= 1, got "
+                      f"{value!r}", key, f"set {key}: {field.metadata.get('none')} (every "
+                      "earlier period) or a number of periods")
+    return value

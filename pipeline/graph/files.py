@@ -44,12 +44,15 @@ UNADAPTED_CACHE = "data/cache/base"   # the pretrained lm.base's final states, o
 
 FREQ = "data/features/frequencies/{}.parquet"
 EMB = "data/features/embeddings/{}.safetensors"
+# a forecaster's prediction of the period, beside the frequencies (pipeline/features/history.py)
+FORECAST = "data/features/forecasts/{}.parquet"
 
 
 def feature_files(kinds: Iterable[str], periods: Iterable[str]) -> list[str]:
     """The per-period feature files (named by label) of each kind (``frequencies``,
-    ``embeddings``), kind outermost."""
-    template = {"frequencies": FREQ, "embeddings": EMB}
+    ``embeddings``, ``forecasts``), kind outermost."""
+    template = {"frequencies": FREQ, "embeddings": EMB, "forecasts": FORECAST}
+
     periods = list(periods)
     return [template[k].format(p) for k in kinds for p in periods]
 

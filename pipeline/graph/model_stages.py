@@ -74,12 +74,16 @@ def base_cache_stage(plan: Plan, cache: Cache, code: Code) -> dict[str, Any]:
         {**lm, **inputs, "tokenizer": TOKENIZER, "out": cache.out}, code=code("base_cache"))
 
 
-def _features(kinds: Iterable[str], periods: Iterable[str]) -> tuple[dict, dict]:
-    """The ``--frequencies``/``--embeddings`` folders of a run's feature ``kinds`` (as values)
-    and their files of ``periods`` (as the DVC paths)."""
-    periods = list(periods)
-    return ({k: f"data/features/{k}" for k in kinds},
-            {k: feature_files([k], periods) for k in kinds})
+def _features(kinds: Iterable[str], periods: Iterable[str],
+              forecasts: Iterable[str] = ()) -> tuple[dict, dict, list[str]]:
+    """The ``--frequencies``/``--embeddings`` folders of a run's feature ``kinds`` (as values),
+    their files of ``periods`` (as the DVC paths) and, for a variant reading ``forecasts`` (read
+    from beside the frequency folder, no option of their own), the forecast files of the target
+    periods ``forecasts`` (:meth:`Plan.forecast_targets`)."""
+    periods, kinds = list(periods), list(kinds)
+    folders = {k: f"data/features/{k}" for k in kinds if k != "forecasts"}
+    return (folders, {k: feature_files([k], periods) for k in folders},
+            feature_files(["forecasts"], forecasts) if "forecasts" in kinds else [])
 
 
 def variant_options(variant: str) -> Params | None:
@@ -98,22 +102,25 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     kinds = feature_kinds(variant)
     entry = lookup(variant)
     start = plan.regime.train_from(plan, variant, seed)   # its LM and the states it trains from
-    folders, files = _features(kinds, in_time_order([*plan.train_history,
-                                                     *plan.static_periods(variant)]))
+    folders, files, forecasts = _features(
+        kinds, in_time_order([*plan.train_history, *plan.static_periods(variant)]),
+        plan.forecast_targets(variant, "train"))
     return train.INTERFACE.entry(
         {"variant": variant, "seed": seed, "train": TRAIN, "dev": DEV, "tokenizer": TOKENIZER,
          **folders, "window": bool(kinds), "lr_new": entry.has_module,
          "settings": variant_options(variant), **start.values,
          "targets_from": model_dir(BASELINE, seed) if entry.targets_from_baseline else None,
          "out": model_dir(variant, seed), "curves": f"data/curves/{run(variant, seed)}"},
-        files=files, code=code("train", [variant], built=True))
+        files=files, deps=forecasts, code=code("train", [variant], built=True))
 
 
 def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
     kinds = feature_kinds(variant)
     model = model_dir(variant, seed)
     extra = plan.extra_periods
-    folders, files = _features(kinds, plan.score_feature_periods(variant))
+    folders, files, forecasts = _features(
+        kinds, plan.score_feature_periods(variant),
+        plan.forecast_targets(variant, "score"))
     # PPL/CPL from the cached states when the regime's caches hold the test period
     return score.INTERFACE.entry(
         {"model": model, "dev": DEV, "test": TEST,
@@ -121,7 +128,7 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
          "tokenizer": TOKENIZER, **folders, "stopwords": STOPWORDS,
          "cache": plan.regime.scoring_cache(plan, variant, seed),
          "out": f"data/scores/{run(variant, seed)}"},
-        files=files, code=code("score", [variant], built=True))
+        files=files, deps=forecasts, code=code("score", [variant], built=True))
 
 
 def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, Any]:
@@ -129,8 +136,9 @@ def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str,
     after `make graph` a new value changes the cmd, which reruns the stage (declared as well, an
     edit would rerun the stage before the graph is regenerated, with the old labels)."""
     kinds = feature_kinds(variant)
-    folders, files = _features(kinds, in_time_order([*plan.forecast_history,
-                                                     *plan.static_periods(variant)]))
+    folders, files, forecasts = _features(
+        kinds, in_time_order([*plan.forecast_history, *plan.static_periods(variant)]),
+        plan.forecast_targets(variant, "forecast"))
     return forecast.INTERFACE.entry(
         {"model": model_dir(variant, seed), "abstracts": ABSTRACTS, "tokenizer": TOKENIZER,
          **folders, "frequencies": "data/features/frequencies",
@@ -139,7 +147,8 @@ def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str,
          "cache": plan.regime.scoring_cache(plan, variant, seed),
          "out": f"data/forecast/{run(variant, seed)}"},
         # the frequency folder always, its files when the variant reads them
-        files={"frequencies": [], **files}, code=code("forecast", [variant], built=True))
+        files={"frequencies": [], **files}, deps=forecasts,
+        code=code("forecast", [variant], built=True))
 
 
 def report_stage(plan: Plan, code: Code) -> dict[str, Any]:

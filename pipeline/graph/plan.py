@@ -148,6 +148,8 @@ class Plan:
         self.semantic_targets = None if targets is None else str(targets)
         semeval = get(params, "semantic_benchmark.semeval")
         self.semeval = None if semeval is None else str(semeval)
+        # each variant's settings as params.yaml gives them (the forecast features read theirs)
+        self.variant_params: Mapping[str, Any] = params.get(VARIANT_SECTION) or {}
         self._validate()
         check_variant_settings(params)
 
@@ -305,7 +307,9 @@ class Plan:
         """Periods whose ``kind`` features some stage reads: frequencies for the reports and the
         plot too; embeddings for the semantic-change groups (unless a targets file is given: that
         stage then encodes the targets' sentences itself), and for every history when a
-        contextual variant is trained."""
+        contextual variant is trained; forecasts: :attr:`forecast_feature_periods`."""
+        if kind == "forecasts":
+            return self.forecast_feature_periods
         reads_embeddings = kind != "embeddings" or self.semantic_targets is None
         periods = [*self.semantic_periods] if reads_embeddings else []
         if any(kind in feature_kinds(v) for v in self.variants) or kind == "frequencies":
@@ -316,6 +320,37 @@ class Plan:
         if kind == "frequencies":
             periods += [*self.report_periods, *self.forecast_report_periods]
         return in_time_order(periods)
+
+    def forecast_targets(self, variant: str, stage: str) -> list[str]:
+        """Periods whose ``forecasts`` feature (a forecast *of* the period, made from its history
+        window) the ``stage`` (``train``, ``score`` or ``forecast``) of a run of ``variant``
+        reads: the training and dev periods, the scored periods, or each forecast period and the
+        one before; a time-free control's stages its pooling periods; none when the variant does
+        not read forecasts."""
+        if "forecasts" not in feature_kinds(variant):
+            return []
+        targets = {"train": [*self.train_periods, self.dev], "score": self.scored_periods,
+                   "forecast": [q for f in self.forecast_periods for q in (f, shift(f, -1))]}
+        return self.static_periods(variant) or in_time_order(targets[stage])
+
+    def forecast_fit_periods(self, target: str, limit: int | None = None) -> list[str]:
+        """The periods the forecast of ``target`` is fitted on, oldest first (an expanding
+        window): the contiguous run of frequency periods (:meth:`periods`) that ends at the one
+        before ``target``, its latest ``limit`` when given. Only periods the graph already counts
+        frequencies for, so the forecasts add no frequency stage; the run holds at least
+        ``target``'s history window (every target's history is a frequency period)."""
+        counted, fit = set(self.periods("frequencies")), []
+        before = shift(target, -1)
+        while before in counted and (limit is None or len(fit) < limit):
+            fit.append(before)
+            before = shift(before, -1)
+        return fit[::-1]
+
+    @property
+    def forecast_feature_periods(self) -> list[str]:
+        """Every period some stage reads the forecast of (the ``forecast_features`` stages)."""
+        return in_time_order(p for v in self.variants for stage in ("train", "score", "forecast")
+                             for p in self.forecast_targets(v, stage))
 
     @property
     def semantic_periods(self) -> list[str]:

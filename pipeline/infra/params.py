@@ -383,6 +383,7 @@ DEFAULT_RUN: dict[str, dict[str, Any]] = {
         "frequency": {"lstm_hidden": 32},    # paper: 768 (for the contextual models)
         "context": {"lstm_hidden": 32},
         "context2": {"lstm_hidden": 32, "alpha": "learned"},
+        "forecast": {"fit_periods": "all"},   # every earlier period the graph counts
         # the sigmoid form lets the history move tau: per word, centred at tau = 1 (alpha 0.5,
         # beta 1: the variant starts as the LM); a softmax ignores a shift shared by all words
         "temporal-temperature": {"alpha": 0.5, "beta": 1.0, "norm": "sigmoid", "lstm_hidden": 32},

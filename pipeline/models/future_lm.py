@@ -286,6 +286,8 @@ def _loaded_kinds(history: PeriodHistory) -> set[str]:
     kinds = {"frequencies"}
     if history.emb is not None:
         kinds.add("embeddings")
+    if history.forecast is not None:
+        kinds.add("forecasts")
     return kinds
 
 

@@ -9,7 +9,8 @@ A *variant* of the future LM is one module under :mod:`pipeline.models.variants`
   one ``--<field>`` option and one declared param of the train stage; the train stage builds its
   options from the same class (``stages/train.py``);
 * ``reads`` — the per-period history features its module reads (``frequencies``,
-  ``embeddings``); none: a time-free module;
+  ``embeddings``, ``forecasts``: a forecaster's predicted log frequency of the target period
+  itself, made from earlier periods only); none: a time-free module;
 * what it does to the LM: ``in_body`` (it changes the LM's hidden states, so a frozen LM's cached
   states cannot serve it: :attr:`VariantSpec.cacheable`), ``own_objective`` (it trains on its
   own loss of the final hidden states, not the NLL of its logits), ``targets_from_baseline``
@@ -36,7 +37,7 @@ import importlib
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
-HISTORY_KINDS = ("frequencies", "embeddings")
+HISTORY_KINDS = ("frequencies", "embeddings", "forecasts")
 
 
 def setting(default: Any, help: str, **meta: Any) -> Any:

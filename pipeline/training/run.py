@@ -50,7 +50,7 @@ from pipeline.models.future_lm import (
     use_sdpa,
 )
 from pipeline.corpus.periods import in_time_order
-from pipeline.features.history import PeriodHistory
+from pipeline.features.history import PeriodHistory, forecasts_dir
 from pipeline.infra.io import read_parquet
 from pipeline.models.continuous import frozen_input_embeddings
 from pipeline.models.encoding import encode_for_model
@@ -176,6 +176,9 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig, config: Tr
         files += [Path(inputs.frequencies or "") / f"{p}.parquet" for p in history_periods]
     if "embeddings" in kinds:
         files += [Path(inputs.embeddings or "") / f"{p}.safetensors" for p in history_periods]
+    if "forecasts" in kinds:   # the forecast of each target period (a control: its pooled ones)
+        files += [forecasts_dir(inputs.frequencies or "") / f"{p}.parquet"
+                  for p in (static or in_time_order(histories))]
     for folder in (lm.init_from, inputs.targets_from):
         if folder is not None:
             files += [Path(folder) / CONFIG_NAME, Path(folder) / WEIGHTS_NAME]
