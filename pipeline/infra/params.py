@@ -201,7 +201,7 @@ class ForecastConfig:
         "scored"))
     batch_size: int = field(default=8, metadata=_help("reference contexts per forward pass"))
     seeds: tuple[int, ...] = field(default=(), metadata=_help(
-        "the seeds (of experiment.seeds) whose runs forecast; empty: every seed. A forecast "
+        "the seeds whose runs forecast (seeds every variant runs); empty: all of those. A forecast "
         "costs several passes over the period before each forecast period, many times a score"))
 
 
