@@ -36,7 +36,10 @@ if ! make -o .venv/.futurelm-installed repro PROFILE="$profile" 2>&1 | .venv/bin
 fi
 finished=$(date -u +%FT%TZ)
 
-cp reports/*.md reports/*.json "$root/$dest/"
+# only the reports this run wrote (its dvc.lock's outputs), not files committed beside them
+for report in reports/*.md reports/*.json; do
+  if grep -qx "    - path: $report" dvc.lock; then cp "$report" "$root/$dest/"; fi
+done
 for folder in metrics plots; do rm -rf "${root:?}/$dest/$folder"; cp -r "$folder" "$root/$dest/$folder"; done
 cp params.yaml dvc.lock repro.log "$root/$dest/"
 {
