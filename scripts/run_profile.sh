@@ -41,6 +41,8 @@ for report in reports/*.md reports/*.json; do
   if grep -qx "    - path: $report" dvc.lock; then cp "$report" "$root/$dest/"; fi
 done
 for folder in metrics plots; do rm -rf "${root:?}/$dest/$folder"; cp -r "$folder" "$root/$dest/$folder"; done
+# the reports link ../plots/ from reports/; the kept copies sit beside their plots/
+sed -i 's#](\.\./plots/#](plots/#g' "$root/$dest"/*.md
 cp params.yaml dvc.lock repro.log "$root/$dest/"
 {
   echo "Profile \`$profile\` at commit $(git rev-parse --short HEAD): $started to $finished (UTC)."

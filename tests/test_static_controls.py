@@ -93,7 +93,7 @@ def test_a_missing_pooling_period_names_it(feature_dirs) -> None:
 
 def test_registry_pairs_each_control_with_its_variant() -> None:
     assert sorted(control_for(v) for v in CONTROLLED) == sorted(f"{v}-static" for v in CONTROLLED)
-    assert CONTROLLED == ["frequency-nolstm", "frequency", "context", "context2",
+    assert CONTROLLED == ["frequency-nolstm", "forecast", "frequency", "context", "context2",
                           "temporal-temperature", "temporal-attention"]
     controls = {n for n, v in all_variants().items() if v.static}
     assert controls == {f"{v}-static" for v in CONTROLLED}
