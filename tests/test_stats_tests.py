@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from pipeline.stats.comparisons import Side, compare_items, compare_rates, rate_interval
+from pipeline.stats.comparisons import (PAIRED_RATE_TEST, RATE_TEST, Side, compare_items,
+                                        compare_rates, rate_interval, shared_seeds)
 from pipeline.stats.power import mde_function, t_mde
 from pipeline.stats.ranks import spearman_test, top_k
 
@@ -36,6 +37,38 @@ def test_runs_without_document_noise_are_welchs_test() -> None:
     assert got.p == pytest.approx(ref.pvalue, rel=1e-6) and got.runs == (3, 5)
     lo, hi = got.ci
     assert lo < got.effect < hi
+
+
+def test_runs_of_one_seed_are_paired_and_its_shared_spread_cancels() -> None:
+    rng = np.random.default_rng(5)
+    tokens = rng.integers(50, 300, 60).astype(float)
+    seed_offset = rng.normal(0, 0.1, 5)                       # each seed's Baseline, shared
+    ra, rb = seed_offset + rng.normal(0.002, 0.001, 5), seed_offset + rng.normal(0, 0.001, 5)
+    a = tokens[:, None] * (6.0 + ra)[None, :]                 # no document-level variance
+    b = tokens[:, None] * (6.0 + rb)[None, :]
+    got = compare_rates(Side(a, True, (0, 1, 2, 3, 4)), Side(b, True, (0, 1, 2, 3, 4)), tokens)
+    ref = sps.ttest_rel(6.0 + ra, 6.0 + rb)
+    assert got.p == pytest.approx(ref.pvalue, rel=1e-6) and got.df == pytest.approx(4)
+    assert got.test == PAIRED_RATE_TEST and got.runs == (5, 5)
+    welch = compare_rates(Side(a, True), Side(b, True), tokens)   # no seeds named: unpaired
+    assert welch.test == RATE_TEST and welch.se > 20 * got.se
+    # runs of seeds only one side ran are left out; the pairs follow the seeds, not the columns
+    shuffled = compare_rates(Side(a, True, (0, 1, 2, 3, 4)), Side(b[:, [2, 0, 1]], True, (2, 0, 1)),
+                             tokens)
+    ref3 = sps.ttest_rel((6.0 + ra)[:3], (6.0 + rb)[:3])
+    assert shuffled.runs == (3, 3) and shuffled.p == pytest.approx(ref3.pvalue, rel=1e-6)
+
+
+def test_pairing_needs_three_shared_seeds_and_one_seed_per_run() -> None:
+    tokens = np.full(10, 50.0)
+    rng = np.random.default_rng(6)
+    a, b = rng.normal(300, 5, (10, 4)), rng.normal(300, 5, (10, 4))
+    assert shared_seeds(Side(a, True, (0, 1, 2, 3)), Side(b, True, (2, 3, 4, 5))) == ()
+    assert compare_rates(Side(a, True, (0, 1, 2, 3)), Side(b, True, (2, 3, 4, 5)),
+                         tokens).test == RATE_TEST
+    assert shared_seeds(Side(a, True, (0, 1, 2, 3)), Side(b[:, 0], False)) == ()
+    with pytest.raises(ValueError, match="4 runs of NLL but 3 seeds"):
+        compare_rates(Side(a, True, (0, 1, 2)), Side(b, True, (0, 1, 2, 3)), tokens)
 
 
 def test_fewer_than_three_trained_runs_are_untested() -> None:

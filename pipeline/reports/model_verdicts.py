@@ -74,8 +74,8 @@ def compare_runs(runs: Mapping[tuple[str, int], object], a: str, b: str, seeds: 
     if not np.array_equal(keys_a, keys_b) or not np.array_equal(tok_a, tok_b):
         raise ValueError(f"{a} and {b} scored different abstracts or tokens of {period}")
     keep = tok_a > 0                                   # CPL: abstracts with content tokens
-    return compare_rates(Side(nll_a[keep], _trained(a)), Side(nll_b[keep], _trained(b)),
-                         tok_a[keep], names=names)
+    return compare_rates(Side(nll_a[keep], _trained(a), tuple(seeds[a])),
+                         Side(nll_b[keep], _trained(b), tuple(seeds[b])), tok_a[keep], names=names)
 
 
 def _metrics(variant: str, reference: str, wanted: Sequence[str]) -> list[str]:

@@ -16,7 +16,9 @@ Seeds are fixed, so a calibration is the same numbers on every run.
   (nats/token), ``μ_s`` the variant's true mean, ``a_sj`` the variant × document interaction,
   ``ρ_sr`` the run's offset (the run spread of log PPL), ``e_srj`` the run × document
   interaction, and token noise shared by both variants or not (:data:`RATE_MODEL`). The truth
-  is ``μ_A − μ_B``. The A/A simulations also go through :func:`pipeline.stats.verdict.judge`
+  is ``μ_A − μ_B``. Paired by seed (``shared_sd``): run ``r`` of both sides adds the seed's
+  offset ``σ_seed z_r`` (a shared Baseline) and the sides name their seeds, so the engine pairs
+  them. The A/A simulations also go through :func:`pipeline.stats.verdict.judge`
   (a family of one), counting ``better``/``worse``.
 * :func:`calibrate_cm`: CM of generated abstracts
   (:func:`~pipeline.stats.comparisons.compare_items`), items Gamma-distributed (mean 0.04,
@@ -51,7 +53,8 @@ from pipeline.stats.ranks import spearman_test
 from pipeline.stats.verdict import claim_of, judge
 
 ALPHA = 0.05
-TESTS = ("model-comparison", "cm", "cm-anchor", "semantic-change ρ", "forecast-skill pooled")   # calibrated here
+TESTS = ("model-comparison", "model-comparison, paired by seed", "cm", "cm-anchor",
+         "semantic-change ρ", "forecast-skill pooled")                    # calibrated here
 FPR_MAX, COVERAGE_MIN = 0.07, 0.93            # the bounds a test must meet
 FPR_GOAL, COVERAGE_GOAL = 0.05, 0.95          # what an exact test gives
 # Tokens per abstract: the sample's 2017-2021 abstracts (≥ 20 words) under the default run's
@@ -149,45 +152,59 @@ def _aa_verdicts(results: Sequence[TestResult], family: str, scale: str) -> floa
 
 
 def simulate_rates(rng: np.random.Generator, n_docs: int, runs: int, run_sd: float,
-                   effect: float, model: Mapping[str, float] = RATE_MODEL
-                   ) -> tuple[Side, Side, np.ndarray]:
+                   effect: float, model: Mapping[str, float] = RATE_MODEL,
+                   shared_sd: float | None = None) -> tuple[Side, Side, np.ndarray]:
     """One data set of a model comparison (module doc): sides A (true mean ``effect`` nats/token
-    above B's) and B with ``runs`` trained runs each, and the token counts."""
+    above B's) and B with ``runs`` trained runs each, and the token counts. ``shared_sd``: the
+    sd of each seed's offset common to both sides, whose runs then name their seeds (paired);
+    None: independent runs without seeds (Welch)."""
     t = token_counts(rng, n_docs)
     d = rng.normal(model["difficulty_mean"], model["difficulty_sd"], n_docs)
     shared = model["shared_token_sd"] * np.sqrt(t) * rng.standard_normal(n_docs)
+    paired = shared_sd is not None            # (no draw otherwise: the Welch rows keep their data)
+    seed_offset = rng.normal(0, shared_sd, runs) if paired else np.zeros(runs)
+    seeds = tuple(range(runs)) if paired else ()
     sides = []
     for mu in (effect, 0.0):
         per_token = (d + mu + rng.normal(0, model["variant_doc_sd"], n_docs))[:, None] \
-            + rng.normal(0, run_sd, runs)[None, :] \
+            + (seed_offset + rng.normal(0, run_sd, runs))[None, :] \
             + rng.normal(0, model["run_doc_sd"], (n_docs, runs))
         nll = t[:, None] * per_token + shared[:, None] \
             + model["token_sd"] * np.sqrt(t)[:, None] * rng.standard_normal((n_docs, runs))
-        sides.append(Side(nll, trained=True))
+        sides.append(Side(nll, trained=True, seeds=seeds))
     return sides[0], sides[1], t
 
 
 def calibrate_model_comparison(runs: int, run_sd: float, n_sims: int,
                                n_docs: int = SAMPLE_TEST_DOCS,
                                gains: Sequence[float] = (0.02, 0.05, 0.10),
-                               seed: int = 0) -> Calibration:
+                               seed: int = 0, shared_sd: float | None = None) -> Calibration:
     """Two trained variants (``runs`` seeds a side, log-PPL run spread ``run_sd``) on ``n_docs``
-    paired abstracts; power at relative PPL gains ``gains`` (A's PPL ``1 − g`` times B's)."""
+    paired abstracts; power at relative PPL gains ``gains`` (A's PPL ``1 − g`` times B's).
+    ``shared_sd`` (not None): runs paired by seed, each seed adding an offset of that sd to both
+    sides (the test ``model-comparison, paired by seed``)."""
     truths = {"null": 0.0, **{f"{100 * g:g} %": math.log1p(-g) for g in gains}}
     out: dict[str, list[tuple[float, bool]]] = {}
     nulls = []
+    stream = [] if shared_sd is None else [int(1e4 * shared_sd)]   # the unpaired rows' draws stay
     for i, (label, truth) in enumerate(truths.items()):
-        rng = np.random.default_rng([seed, runs, int(1e4 * run_sd), n_docs, i])
+        rng = np.random.default_rng([seed, runs, int(1e4 * run_sd), n_docs, i, *stream])
         rows = []
         for _ in range(n_sims):
-            r = compare_rates(*simulate_rates(rng, n_docs, runs, run_sd, truth))
+            r = compare_rates(*simulate_rates(rng, n_docs, runs, run_sd, truth,
+                                              shared_sd=shared_sd))
             rows.append((r.p, covers(r, truth)))
             if label == "null":
                 nulls.append(r)
         out[label] = rows
     settings = dict(n_docs=n_docs, runs=runs, run_sd=run_sd, tokens=dict(mean=TOKENS_MEAN,
                     sd=TOKENS_SD, law="log-normal"), **RATE_MODEL, gains=list(gains))
-    return _summary("model-comparison", f"{runs} runs, run sd {run_sd:g}", n_sims, out, settings,
+    test, size = "model-comparison", f"{runs} runs, run sd {run_sd:g}"
+    if shared_sd is not None:
+        settings.update(shared_seed_sd=shared_sd)
+        test = "model-comparison, paired by seed"
+        size = f"{runs} seeds, {n_docs:,} abstracts, run sd {run_sd:g}, seed sd {shared_sd:g}"
+    return _summary(test, size, n_sims, out, settings,
                     fpr_verdict=_aa_verdicts(nulls, "variant", "relative"))
 
 

@@ -24,7 +24,18 @@ variance is the sum of
 
 and the reference is Student's t with the Welch–Satterthwaite degrees of freedom of that sum.
 With one run a side there is no run part and the test is the paired cluster test on documents
-(``n − 1`` degrees of freedom). p-values and intervals are closed-form: there is no replicate
+(``n − 1`` degrees of freedom).
+
+**Paired by seed.** When both sides were trained and name their runs' seeds, the runs of one
+seed share its initialisation, its batch order and, under shared-base training, the seed's whole
+Baseline: most of the run-to-run spread is the seed's, common to both sides (on the full export
+the Baselines of five seeds span 169-202 test PPL while a variant and its control differ by
+< 0.2 % within each seed). The run part is then that of the per-seed differences,
+``s_d²/r`` with ``d_s = log PPL(A_s) − log PPL(B_s)`` over the ``r`` seeds both sides ran
+(``r − 1`` degrees of freedom; runs of a seed only one side ran are left out of the test), plus
+the same document part. The rule is fixed by the design (both sides trained, at least
+:data:`MIN_RUNS` shared seeds), never by which test gives the smaller p; with uncorrelated runs
+the paired test stays exact and only loses degrees of freedom. p-values and intervals are closed-form: there is no replicate
 floor, so Holm works in a family of any size, and the result is the same bytes on every CPU
 (sums of fixed-point integers, :func:`pipeline.stats.resampling.to_fixed`). The false-positive
 rate, coverage and power of both tests are measured by simulation in
@@ -48,6 +59,7 @@ from pipeline.stats.resampling import to_fixed
 MIN_RUNS = 3
 LEVEL = 0.95
 RATE_TEST = "Welch t over runs, document variance added (abstracts paired)"
+PAIRED_RATE_TEST = "paired t over seeds, document variance added (abstracts paired)"
 DOCUMENT_TEST = "paired t over documents (cluster delta method)"
 ITEM_TEST = "Welch t over per-run means of independent items"
 
@@ -55,10 +67,12 @@ ITEM_TEST = "Welch t over per-run means of independent items"
 @dataclass(frozen=True)
 class Side:
     """One side of a comparison: ``values [n, r]`` (per-document NLL sums of ``r`` runs, or per
-    item scores as one array per run) and whether it was trained (its runs vary)."""
+    item scores as one array per run), whether it was trained (its runs vary) and the seed of
+    each run (empty: unknown; rate comparisons of two trained sides pair runs of one seed)."""
 
     values: np.ndarray | Sequence[np.ndarray]
     trained: bool
+    seeds: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,22 +131,43 @@ def _fixed_sum(x: np.ndarray, axis: int = 0) -> np.ndarray:
     return to_fixed(x).sum(axis=axis).astype(np.float64) / FIXED_POINT
 
 
+def _values(side: Side) -> np.ndarray:
+    v = np.asarray(side.values, dtype=np.float64)
+    v = v[:, None] if v.ndim == 1 else v
+    if side.seeds and len(side.seeds) != v.shape[1]:
+        raise ValueError(f"{v.shape[1]} runs of NLL but {len(side.seeds)} seeds")
+    return v
+
+
+def shared_seeds(a: Side, b: Side) -> tuple[int, ...]:
+    """The seeds whose runs a rate comparison pairs (in A's order): those both sides ran when
+    both were trained and name their seeds and there are at least :data:`MIN_RUNS` of them;
+    empty otherwise (Welch's test)."""
+    if not (a.trained and b.trained and a.seeds and b.seeds):
+        return ()
+    shared = tuple(s for s in a.seeds if s in set(b.seeds))
+    return shared if len(shared) >= MIN_RUNS else ()
+
+
 def compare_rates(a: Side, b: Side, tokens: np.ndarray, names: tuple[str, str] = ("A", "B"),
                   level: float = LEVEL) -> TestResult:
     """A vs B on the same abstracts: ``a.values``/``b.values`` ``[n, r]`` NLL sums per abstract
     and run, ``tokens [n]`` the abstracts' token counts. The effect is mean log PPL of A's runs
-    minus B's (module doc)."""
+    minus B's; runs of the seeds both sides ran are paired (:func:`shared_seeds`; module doc)."""
     tokens = np.asarray(tokens, dtype=np.float64)
-    va, vb = (np.asarray(s.values, dtype=np.float64) for s in (a, b))
-    va, vb = (v[:, None] if v.ndim == 1 else v for v in (va, vb))
+    va, vb = _values(a), _values(b)
     n = len(tokens)
     if va.shape[0] != n or vb.shape[0] != n:
         raise ValueError(f"{va.shape[0]} and {vb.shape[0]} abstracts of NLL but {n} token counts")
     if n < 2 or tokens.sum() <= 0:
         raise ValueError(f"a rate comparison needs at least two abstracts with tokens, got {n}")
+    paired = shared_seeds(a, b)
+    if paired:
+        va = va[:, [a.seeds.index(s) for s in paired]]
+        vb = vb[:, [b.seeds.index(s) for s in paired]]
     ra, rb = va.shape[1], vb.shape[1]
     runs = (ra if a.trained else 0, rb if b.trained else 0)
-    test = RATE_TEST if a.trained or b.trained else DOCUMENT_TEST
+    test = PAIRED_RATE_TEST if paired else RATE_TEST if a.trained or b.trained else DOCUMENT_TEST
     total = float(tokens.sum())
     per_run_a, per_run_b = _fixed_sum(va) / total, _fixed_sum(vb) / total    # log PPL per run
     effect = float(per_run_a.mean() - per_run_b.mean())
@@ -142,8 +177,10 @@ def compare_rates(a: Side, b: Side, tokens: np.ndarray, names: tuple[str, str] =
     u = va.mean(axis=1) - vb.mean(axis=1) - effect * tokens          # linearised contributions
     doc_var = float(n / (n - 1) * _fixed_sum(u * u) / (total * total))
     terms = [(doc_var, n - 1.0)]
+    if paired:
+        terms.append((float((per_run_a - per_run_b).var(ddof=1)) / ra, ra - 1.0))
     for side, per_run, r in ((a, per_run_a, ra), (b, per_run_b, rb)):
-        if side.trained and r > 1:
+        if side.trained and r > 1 and not paired:
             terms.append((float(per_run.var(ddof=1)) / r, r - 1.0))
     se = math.sqrt(sum(v for v, _ in terms))
     return t_result(effect, se, _welch_df(terms), n, runs, test, "abstracts", level)
