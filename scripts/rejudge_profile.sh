@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Judge a kept profile report again with the verdict engine at HEAD, from the run's own outputs:
+#
+#   bash scripts/rejudge_profile.sh anthology reports/anthology/test-2021
+#
+# Nothing is trained or scored again. In a throwaway worktree of HEAD, params.yaml and dvc.yaml
+# are rendered for PROFILE, the kept run's dvc.lock puts its outputs back from the shared DVC
+# cache (`dvc checkout`; the uncached reports are the kept copies under DEST), and only the
+# stages that judge (report, verdicts) run, with HEAD's code. The reports, metrics and plots
+# replace the kept ones under DEST, as does dvc.lock (it then records the judging stages' code at
+# HEAD beside the run's own stages); DEST/rejudged.md says when, at which commit, and which params
+# of HEAD's rendering differ from the run's. Stops if a param the judging stages read differs
+# from the run's, or if an output of the run is no longer in the cache.
+set -euo pipefail
+
+profile=${1:?usage: scripts/rejudge_profile.sh PROFILE DEST}
+dest=${2:?usage: scripts/rejudge_profile.sh PROFILE DEST}
+root=$(git rev-parse --show-toplevel)
+[ -f "$root/$dest/dvc.lock" ] || { echo "error: $dest/dvc.lock not found: DEST must be a kept run (scripts/run_profile.sh)" >&2; exit 2; }
+work="$(dirname "$root")/.futurelm-rejudge-$profile"
+[ -e "$work" ] && { echo "error: $work exists: remove it with 'git worktree remove --force $work'" >&2; exit 2; }
+
+git -C "$root" worktree add --detach "$work" HEAD >/dev/null
+ln -s "$root/.venv" "$work/.venv"
+cleanup() { [ "${KEEP:-0}" = 1 ] || git -C "$root" worktree remove --force "$work"; }
+trap cleanup EXIT
+
+cd "$work"
+.venv/bin/dvc cache dir --local "$root/.dvc/cache" >/dev/null
+.venv/bin/python -m stages.params --profile "$profile" >/dev/null
+.venv/bin/python -m stages.graph >/dev/null
+# The params the judging stages read must be the run's (a key the run's params.yaml lacks is new:
+# the run's code could not read it); the others may differ and are listed in rejudged.md.
+changed=$(.venv/bin/python scripts/params_diff.py "$root/$dest/params.yaml" params.yaml \
+          --stages report verdicts)
+cp "$root/$dest/dvc.lock" dvc.lock
+.venv/bin/dvc checkout --quiet
+cp "$root/$dest"/*.json reports/          # reports are not cached (cache: false): the kept ones
+for stage in report verdicts; do
+  .venv/bin/dvc repro --single-item --force "$stage"
+done
+
+for report in reports/*.md reports/*.json; do
+  if grep -qx "    - path: $report" dvc.lock; then cp "$report" "$root/$dest/"; fi
+done
+for folder in metrics plots; do rm -rf "${root:?}/$dest/$folder"; cp -r "$folder" "$root/$dest/$folder"; done
+sed -i 's#](\.\./plots/#](plots/#g' "$root/$dest"/*.md
+cp dvc.lock "$root/$dest/"
+{
+  echo "Judged again on $(date -u +%FT%TZ) at commit $(git rev-parse --short HEAD) from the run's"
+  echo "outputs in the DVC cache (\`scripts/rejudge_profile.sh $profile $dest\`): stages report and"
+  echo "verdicts only; every other output is the run's (stage_times.md, repro.log)."
+  echo
+  if [ -n "$changed" ]; then
+    echo "Params of HEAD's rendering of \`profiles/$profile.yaml\` that differ from the run's"
+    echo "params.yaml (the judging stages read none of them that the run had):"
+    echo
+    echo "$changed"
+  else
+    echo "HEAD renders \`profiles/$profile.yaml\` to the run's params.yaml."
+  fi
+} > "$root/$dest/rejudged.md"
+echo "judged $dest again at $(git rev-parse --short HEAD)"
