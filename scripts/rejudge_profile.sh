@@ -26,6 +26,7 @@ cleanup() { [ "${KEEP:-0}" = 1 ] || git -C "$root" worktree remove --force "$wor
 trap cleanup EXIT
 
 cd "$work"
+export PATH="$work/.venv/bin:$PATH"      # the stages' `python`, as make puts it
 .venv/bin/dvc cache dir --local "$root/.dvc/cache" >/dev/null
 .venv/bin/python -m stages.params --profile "$profile" >/dev/null
 .venv/bin/python -m stages.graph >/dev/null
