@@ -32,7 +32,7 @@ export PATH="$work/.venv/bin:$PATH"      # the stages' `python`, as make puts it
 .venv/bin/python -m stages.graph >/dev/null
 # The params the judging stages read must be the run's (a key the run's params.yaml lacks is new:
 # the run's code could not read it); the others may differ and are listed in rejudged.md.
-changed=$(.venv/bin/python scripts/params_diff.py "$root/$dest/params.yaml" params.yaml \
+changed=$(.venv/bin/python scripts/rejudge_support.py params "$root/$dest/params.yaml" params.yaml \
           --stages report verdicts)
 cp "$root/$dest/dvc.lock" dvc.lock
 .venv/bin/dvc checkout --quiet
@@ -41,11 +41,15 @@ for stage in report verdicts; do
   .venv/bin/dvc repro --single-item --force "$stage"
 done
 
-for report in reports/*.md reports/*.json; do
-  if grep -qx "    - path: $report" dvc.lock; then cp "$report" "$root/$dest/"; fi
+# what the judging stages wrote, where run_profile.sh kept it: reports/x -> DEST/x, else DEST/path
+for out in $(.venv/bin/python scripts/rejudge_support.py outs report verdicts); do
+  case "$out" in
+    reports/*) target="$root/$dest/${out#reports/}" ;;
+    *) target="$root/$dest/$out" ;;
+  esac
+  rm -rf "$target"; mkdir -p "$(dirname "$target")"; cp -r "$out" "$target"
+  case "$target" in *.md) sed -i 's#](\.\./plots/#](plots/#g' "$target" ;; esac
 done
-for folder in metrics plots; do rm -rf "${root:?}/$dest/$folder"; cp -r "$folder" "$root/$dest/$folder"; done
-sed -i 's#](\.\./plots/#](plots/#g' "$root/$dest"/*.md
 cp dvc.lock "$root/$dest/"
 {
   echo "Judged again on $(date -u +%FT%TZ) at commit $(git rev-parse --short HEAD) from the run's"
