@@ -1,8 +1,9 @@
 """The results report's claims about variants, through the verdict engine.
 
 Four families, each on the test period, each tested by :mod:`pipeline.stats.comparisons` (PPL and
-CPL: Welch's t over each side's trained runs with the abstracts' variance added, abstracts paired;
-CM: Welch's t over per-run means of generated abstracts) and judged by
+CPL: a t test over the trained runs, paired by seed where both sides ran at least three of the
+same seeds and Welch's otherwise, with the abstracts' variance added, abstracts paired; CM:
+Welch's t over per-run means of generated abstracts) and judged by
 :func:`pipeline.stats.verdict.judge` (Holm within the family; a trained side with fewer than three
 runs is untested):
 
@@ -145,10 +146,13 @@ def verdict_sections(verdicts: Sequence[Verdict], seeds: RunSeeds, noun: str) ->
     runs, many = " or ".join(map(str, counts)), counts != [1]
     parts = ["", "## Verdicts", "",
              "Every claim below is a record of `reports/verdicts.json` (schema: "
-             "`docs/verdicts.md`). Test: Welch's t over each side's trained runs, with the "
-             f"variance of the test {noun}'s abstracts added (abstracts paired: every model "
-             "scores the same ones); its false-positive rate and coverage at 3, 5 and 10 runs "
-             "are measured in `reports/calibration.json`. PPL and CPL effects are relative "
+             "`docs/verdicts.md`). Test of PPL and CPL: a t test over the trained runs, paired "
+             "by seed (the run part of the variance from the per-seed differences, over the "
+             "seeds both sides ran) where they share at least 3 seeds and Welch's otherwise, "
+             f"with the variance of the test {noun}'s abstracts added (abstracts paired: every "
+             "model scores the same ones); of CM: Welch's t over per-run means. Their "
+             "false-positive rates and coverage are simulated in `reports/calibration.json`. "
+             "PPL and CPL effects are relative "
              "changes of A against B, CM effects differences of the mean. p-values are "
              "Holm-adjusted within each family; MDE is the smallest effect each test would find "
              "with 80 % power at the family's strictest Holm level; a variant with fewer than 3 "
