@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install lock params graph repro test test-fast bench calibrate forecast-skill profile-report anthology-verdicts clean-venv plots dag
+.PHONY: install lock params graph repro test test-fast bench calibrate forecast-skill profile-report profile-rejudge anthology-verdicts clean-venv plots dag
 
 install: $(STAMP)
 
@@ -112,6 +112,12 @@ forecast-skill: install
 #   make anthology-verdicts
 profile-report: install
 	bash scripts/run_profile.sh $(PROFILE) $(DEST)
+
+# A kept profile report judged again by the engine as it is now, from the run's outputs in the
+# DVC cache (only the report and verdicts stages run; scripts/rejudge_profile.sh):
+#   make profile-rejudge PROFILE=anthology DEST=reports/anthology/test-2021
+profile-rejudge: install
+	bash scripts/rejudge_profile.sh $(PROFILE) $(DEST)
 
 # every split kept so far (test-2021, test-2023)
 ANTHOLOGY_SPLITS = $(sort $(dir $(wildcard reports/anthology/test-*/results.json)))
