@@ -132,3 +132,18 @@ def test_runs_for_mde_is_monotone():
     # the documents' part alone: no number of runs detects 2 % on 259 abstracts
     assert scal.runs_for_mde(0.02, 0.01, scal.SAMPLE_TEST_DOCS) is None
     assert math.isclose(scal.mc_se(0.05, 1000), math.sqrt(0.05 * 0.95 / 1000))
+
+
+def test_merge_replaces_only_the_rows_it_ran(script, committed):
+    size = next(iter(committed["tests"]["cm"]))
+    part = {"sims": committed["sims"], "quick": False, "command": "calibrate --only x",
+            "bounds": committed["bounds"], "runs_for_mde": {},
+            "tests": {"cm": {size: {**committed["tests"]["cm"][size], "fpr": 0.0}}},
+            "runtime_s": {"total": 2.0, "x": 2.0}}
+    merged = script.merge(committed, part)
+    assert merged["tests"]["cm"][size]["fpr"] == 0.0
+    assert merged["tests"]["semantic-change ρ"] == committed["tests"]["semantic-change ρ"]
+    assert merged["merged"][-1] == "calibrate --only x --merge"
+    assert merged["runtime_s"]["x"] == 2.0 and merged["runtime_s"]["total"] >= 2.0
+    with pytest.raises(SystemExit, match="rerun with the file's own size"):
+        script.merge(committed, {**part, "sims": committed["sims"] + 1})
