@@ -322,8 +322,8 @@ class Plan:
         return in_time_order(periods)
 
     def forecast_targets(self, variant: str, stage: str) -> list[str]:
-        """Periods whose ``forecasts`` feature (a forecast *of* the period, made from its history
-        window) the ``stage`` (``train``, ``score`` or ``forecast``) of a run of ``variant``
+        """Periods whose ``forecasts`` feature (a forecast *of* the period, fitted on the periods
+        before it: :meth:`forecast_fit_periods`) the ``stage`` (``train``, ``score`` or ``forecast``) of a run of ``variant``
         reads: the training and dev periods, the scored periods, or each forecast period and the
         one before; a time-free control's stages its pooling periods; none when the variant does
         not read forecasts."""
