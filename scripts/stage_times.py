@@ -18,10 +18,17 @@ from pathlib import Path
 RUNNING = re.compile(r"Running stage '([^']+)'")
 
 
+def last_frame(line: str) -> str:
+    """A line as a terminal would leave it: of the frames a progress bar redraws with ``\r``,
+    the last non-empty one (a whole-export run's log is otherwise megabytes of bar frames)."""
+    frames = [f for f in line.rstrip("\n").split("\r") if f.strip()]
+    return (frames[-1] if frames else "") + "\n"
+
+
 def stamp() -> None:
     """Copy stdin to stdout, each line prefixed with the Unix time it arrived."""
     for line in sys.stdin:
-        sys.stdout.write(f"{time.time():.1f} {line}")
+        sys.stdout.write(f"{time.time():.1f} {last_frame(line)}")
         sys.stdout.flush()
 
 

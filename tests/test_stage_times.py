@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from stage_times import stage_times, table  # noqa: E402
+from stage_times import last_frame, stage_times, table  # noqa: E402
 
 
 def test_each_stage_runs_until_the_next_one_starts() -> None:
@@ -21,3 +21,9 @@ def test_each_stage_runs_until_the_next_one_starts() -> None:
 
 def test_a_log_without_stages_has_no_rows() -> None:
     assert stage_times(["5.0 Stage 'x' didn't change, skipping"]) == []
+
+
+def test_a_progress_bar_keeps_its_last_frame() -> None:
+    assert last_frame("embed:  10%|#  | 1/10\rembed: 100%|###| 10/10\n") == "embed: 100%|###| 10/10\n"
+    assert last_frame("plain line\n") == "plain line\n"
+    assert last_frame("done\r\n") == "done\n" and last_frame("\r\n") == "\n"
