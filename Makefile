@@ -106,7 +106,7 @@ forecast-skill: install
 
 # A profile's run kept as a report (scripts/run_profile.sh: a throwaway worktree of HEAD, so the
 # checkout's default run stays as it is). The full export, one split per sitting (each <= 150 min
-# on 2 cores, benchmarks/results/anthology_budget.md), then both splits' verdicts in one file:
+# on 2 cores, benchmarks/results/anthology_budget.md), then every kept run's verdicts in one file:
 #   make profile-report PROFILE=anthology DEST=reports/anthology/test-2021
 #   make profile-report PROFILE=anthology-after DEST=reports/anthology/test-2023
 #   make anthology-verdicts
@@ -119,10 +119,10 @@ profile-report: install
 profile-rejudge: install
 	bash scripts/rejudge_profile.sh $(PROFILE) $(DEST)
 
-# every split kept so far (test-2021, test-2023)
-ANTHOLOGY_SPLITS = $(sort $(dir $(wildcard reports/anthology/test-*/results.json)))
+# every run kept under reports/anthology/ (each record's id prefixed with its folder's name)
+ANTHOLOGY_RUNS = $(sort $(patsubst %/verdicts.json,%,$(wildcard reports/anthology/*/verdicts.json)))
 anthology-verdicts: install
-	$(BIN)/python -m stages.verdicts --inputs $(foreach d,$(ANTHOLOGY_SPLITS),$(d)results.json $(d)forecast.json) --out reports/anthology/verdicts.json
+	$(BIN)/python scripts/kept_verdicts.py $(ANTHOLOGY_RUNS) --out reports/anthology/verdicts.json
 
 clean-venv:
 	rm -rf $(VENV)

@@ -31,6 +31,7 @@ from benchmarks.kept_runs import CACHE, materialize, output_md5
 from pipeline.infra.errors import UserError
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import BASELINE, display_name
+from pipeline.reports.model_verdicts import nll_matrix
 from pipeline.reports.results import Run, load_run
 from pipeline.stats.comparisons import Side, compare_rates
 from pipeline.stats.verdict import Verdict, claim_of, judge
@@ -48,14 +49,6 @@ def _runs(kept: Path, variants: Sequence[str], seeds: Sequence[int], into: Path,
             materialize(kept, f"data/scores/{run_name(v, s)}", into, cache)
             runs[(v, s)] = load_run(into / "data" / "scores", v, s)
     return runs
-
-
-def _nll(runs: dict[tuple[str, int], Run], variant: str, seeds: Sequence[int],
-         period: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    frames = [runs[(variant, s)].tokens[period].sort_values("key") for s in seeds]
-    keys = frames[0]["key"].to_numpy()
-    nll = np.stack([f["nll_sum"].to_numpy(dtype=np.float64) for f in frames], axis=1)
-    return keys, nll, frames[0]["n_tokens"].to_numpy(dtype=np.int64)
 
 
 def compare(off: Path, cap: Path, variants: Sequence[str], cache: Path = CACHE
@@ -84,8 +77,8 @@ def compare(off: Path, cap: Path, variants: Sequence[str], cache: Path = CACHE
     test, dev = first.split_period("test"), first.split_period("dev")
     claims = []
     for v in variants:
-        keys_c, nll_c, tok_c = _nll(runs_cap, v, seeds, test)
-        keys_o, nll_o, tok_o = _nll(runs_off, v, seeds, test)
+        keys_c, nll_c, tok_c = nll_matrix(runs_cap, v, seeds, test, "PPL")
+        keys_o, nll_o, tok_o = nll_matrix(runs_off, v, seeds, test, "PPL")
         if not (np.array_equal(keys_c, keys_o) and np.array_equal(tok_c, tok_o)):
             raise UserError(f"the two runs of {v} scored different abstracts of {test}",
                             path=cap, fix="run both profiles on the same corpus and split")

@@ -15,19 +15,10 @@ set -euo pipefail
 
 profile=${1:?usage: scripts/rejudge_profile.sh PROFILE DEST}
 dest=${2:?usage: scripts/rejudge_profile.sh PROFILE DEST}
-root=$(git rev-parse --show-toplevel)
-[ -f "$root/$dest/dvc.lock" ] || { echo "error: $dest/dvc.lock not found: DEST must be a kept run (scripts/run_profile.sh)" >&2; exit 2; }
-work="$(dirname "$root")/.futurelm-rejudge-$profile"
-[ -e "$work" ] && { echo "error: $work exists: remove it with 'git worktree remove --force $work'" >&2; exit 2; }
-
-git -C "$root" worktree add --detach "$work" HEAD >/dev/null
-ln -s "$root/.venv" "$work/.venv"
-cleanup() { [ "${KEEP:-0}" = 1 ] || git -C "$root" worktree remove --force "$work"; }
-trap cleanup EXIT
-
-cd "$work"
-export PATH="$work/.venv/bin:$PATH"      # the stages' `python`, as make puts it
-.venv/bin/dvc cache dir --local "$root/.dvc/cache" >/dev/null
+source "$(dirname "$0")/worktree.sh"
+dest_lock="$(git rev-parse --show-toplevel)/$dest/dvc.lock"
+[ -f "$dest_lock" ] || { echo "error: $dest/dvc.lock not found: DEST must be a kept run (scripts/run_profile.sh)" >&2; exit 2; }
+open_worktree "rejudge-$profile"
 .venv/bin/python -m stages.params --profile "$profile" >/dev/null
 .venv/bin/python -m stages.graph >/dev/null
 # The params the judging stages read must be the run's (a key the run's params.yaml lacks is new:

@@ -4,27 +4,15 @@
 #   bash scripts/run_profile.sh anthology reports/anthology/test-2021
 #
 # The checkout's own params.yaml, dvc.yaml, dvc.lock and data/ stay as they are (the default
-# run's). The worktree is a sibling of the checkout, so `../shared` means the same folder there;
-# it shares the checkout's virtual environment and DVC cache (outputs are reused, not recomputed,
-# when a later run asks for the same stage with the same inputs). Kept under DEST: the report
-# files, metrics, plots, the run's params.yaml and dvc.lock, the timestamped log and the
-# per-stage wall times (scripts/stage_times.py). The worktree is removed at the end unless
-# KEEP=1.
+# run's); the worktree shares their virtual environment and DVC cache (scripts/worktree.sh). Kept
+# under DEST: the report files, metrics, plots, the run's params.yaml and dvc.lock, the
+# timestamped log and the per-stage wall times (scripts/stage_times.py).
 set -euo pipefail
 
 profile=${1:?usage: scripts/run_profile.sh PROFILE DEST}
 dest=${2:?usage: scripts/run_profile.sh PROFILE DEST}
-root=$(git rev-parse --show-toplevel)
-work="$(dirname "$root")/.futurelm-run-$profile"
-[ -e "$work" ] && { echo "error: $work exists (a run in progress, or left by KEEP=1): remove it with 'git worktree remove --force $work'" >&2; exit 2; }
-
-git -C "$root" worktree add --detach "$work" HEAD >/dev/null
-ln -s "$root/.venv" "$work/.venv"
-cleanup() { [ "${KEEP:-0}" = 1 ] || git -C "$root" worktree remove --force "$work"; }
-trap cleanup EXIT
-
-cd "$work"
-.venv/bin/dvc cache dir --local "$root/.dvc/cache" >/dev/null
+source "$(dirname "$0")/worktree.sh"
+open_worktree "run-$profile"
 started=$(date -u +%FT%TZ)
 mkdir -p "$root/$dest"
 # -o: the shared environment is the checkout's, installed there; the worktree's fresh files are

@@ -43,9 +43,10 @@ REPORT = "results"
 _COLUMNS = {"PPL": ("nll_sum", "n_tokens"), "CPL": ("content_nll_sum", "n_content")}
 
 
-def _nll_matrix(runs: Mapping[tuple[str, int], object], variant: str, seeds: Sequence[int],
+def nll_matrix(runs: Mapping[tuple[str, int], object], variant: str, seeds: Sequence[int],
                 period: str, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(keys, nll [n, runs], tokens [n])`` of ``variant``'s runs on ``period``'s abstracts."""
+    """``(keys, nll [n, runs], tokens [n])`` of ``variant``'s runs on ``period``'s abstracts
+    (``metric``: PPL or CPL), the seeds' rows aligned by abstract key."""
     total, count = _COLUMNS[metric]
     frames = [runs[(variant, s)].tokens[period].sort_values("key") for s in seeds]  # type: ignore[attr-defined]
     keys = frames[0]["key"].to_numpy()
@@ -70,8 +71,8 @@ def compare_runs(runs: Mapping[tuple[str, int], object], a: str, b: str, seeds: 
         sides = [Side([runs[(v, s)].generations[period]["cm"].to_numpy() for s in seeds[v]],  # type: ignore[attr-defined]
                       _trained(v)) for v in (a, b)]
         return compare_items(*sides, names=names)
-    keys_a, nll_a, tok_a = _nll_matrix(runs, a, seeds[a], period, metric)
-    keys_b, nll_b, tok_b = _nll_matrix(runs, b, seeds[b], period, metric)
+    keys_a, nll_a, tok_a = nll_matrix(runs, a, seeds[a], period, metric)
+    keys_b, nll_b, tok_b = nll_matrix(runs, b, seeds[b], period, metric)
     if not np.array_equal(keys_a, keys_b) or not np.array_equal(tok_a, tok_b):
         raise ValueError(f"{a} and {b} scored different abstracts or tokens of {period}")
     keep = tok_a > 0                                   # CPL: abstracts with content tokens
