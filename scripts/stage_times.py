@@ -2,9 +2,12 @@
 
     dvc repro 2>&1 | python scripts/stage_times.py --stamp > repro.log   # timestamp while running
     python scripts/stage_times.py --table repro.log                      # Markdown table afterwards
+    python scripts/stage_times.py --table part1.log part2.log            # a run resumed in parts
 
 A stage's time runs from its "Running stage '<name>'" line to the next stage's (or to the last
-line of the log, for the last stage), so it includes DVC's own hashing and lock-file writes.
+line of the log, for the last stage), so it includes DVC's own hashing and lock-file writes. A run
+stopped and resumed (its finished stages restored from the run-cache, not run again) is several
+logs: each stage is counted once, in the last part that ran it, and the table says which part.
 """
 
 from __future__ import annotations
@@ -60,17 +63,36 @@ def table(times: list[tuple[str, float]]) -> str:
     return "\n".join(rows)
 
 
+def parts_table(parts: list[list[tuple[str, float]]]) -> str:
+    """One row per stage, its time in the last part that ran it (module doc)."""
+    last: dict[str, tuple[int, float]] = {}
+    for number, times in enumerate(parts, start=1):
+        for name, seconds in times:
+            last.pop(name, None)          # keep run order: a stage re-run moves to its last part
+            last[name] = (number, seconds)
+    total = sum(s for _, s in last.values())
+    rows = ["| stage | part | wall time |", "|---|---:|---:|"]
+    rows += [f"| {name} | {n} | {s / 60:.1f} min |" for name, (n, s) in last.items()]
+    rows.append(f"| **total** ({len(last)} stages, {len(parts)} parts) | | **{total / 60:.1f} min** |")
+    return "\n".join(rows)
+
+
+def _read(log: str) -> list[str]:
+    return Path(log).read_text(errors="replace").replace("\r", "\n").splitlines()
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--stamp", action="store_true", help="prefix stdin lines with the time")
-    mode.add_argument("--table", metavar="LOG", help="Markdown table of a timestamped log")
+    mode.add_argument("--table", metavar="LOG", nargs="+",
+                      help="Markdown table of a timestamped log (several: the parts of a resumed run)")
     args = p.parse_args()
     if args.stamp:
         stamp()
     else:
-        lines = Path(args.table).read_text(errors="replace").replace("\r", "\n").splitlines()
-        print(table(stage_times(lines)))
+        times = [stage_times(_read(log)) for log in args.table]
+        print(table(times[0]) if len(times) == 1 else parts_table(times))
 
 
 if __name__ == "__main__":

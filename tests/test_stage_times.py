@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from stage_times import last_frame, stage_times, table  # noqa: E402
+from stage_times import last_frame, parts_table, stage_times, table  # noqa: E402
 
 
 def test_each_stage_runs_until_the_next_one_starts() -> None:
@@ -27,3 +27,15 @@ def test_a_progress_bar_keeps_its_last_frame() -> None:
     assert last_frame("embed:  10%|#  | 1/10\rembed: 100%|###| 10/10\n") == "embed: 100%|###| 10/10\n"
     assert last_frame("plain line\n") == "plain line\n"
     assert last_frame("done\r\n") == "done\n" and last_frame("\r\n") == "\n"
+
+
+def test_a_resumed_run_counts_each_stage_once_in_the_last_part_that_ran_it() -> None:
+    # part 1 is stopped while training b (its 2 s are lost work); part 2 restores a from the
+    # run-cache (no "Running" line) and runs b and c
+    part1 = ["0.0 Running stage 'a':", "60.0 Running stage 'b':", "62.0 killed"]
+    part2 = ["100.0 Stage 'a' is cached - skipping run", "101.0 Running stage 'b':",
+             "221.0 Running stage 'c':", "251.0 done"]
+    text = parts_table([stage_times(part1), stage_times(part2)])
+    rows = [r for r in text.splitlines() if r.startswith("| ") and "---" not in r][1:]
+    assert rows == ["| a | 1 | 1.0 min |", "| b | 2 | 2.0 min |", "| c | 2 | 0.5 min |",
+                    "| **total** (3 stages, 2 parts) | | **3.5 min** |"]
