@@ -22,6 +22,7 @@ from pathlib import Path
 from pipeline.infra.io import read_json, write_json
 from pipeline.stats.collect import collect, summary_lines
 
+
 def labelled(document: Mapping[str, object], label: str) -> dict[str, object]:
     """``document`` with each verdict record's ``report`` and ``id`` prefixed by ``label/``."""
     records = [{**r, "report": f"{label}/{r['report']}", "id": f"{label}/{r['id']}"}
