@@ -55,25 +55,24 @@ def stage_times(lines: list[str]) -> list[tuple[str, float]]:
     return [(name, end - start) for (name, start), end in zip(starts, ends)]
 
 
-def table(times: list[tuple[str, float]]) -> str:
-    total = sum(t for _, t in times)
-    rows = ["| stage | wall time |", "|---|---:|"]
-    rows += [f"| {name} | {seconds / 60:.1f} min |" for name, seconds in times]
-    rows.append(f"| **total** ({len(times)} stages) | **{total / 60:.1f} min** |")
-    return "\n".join(rows)
-
-
-def parts_table(parts: list[list[tuple[str, float]]]) -> str:
-    """One row per stage, its time in the last part that ran it (module doc)."""
+def table(parts: list[list[tuple[str, float]]]) -> str:
+    """One row per stage, its time in the last part that ran it (module doc); a ``part`` column
+    only when the run was resumed in several parts."""
     last: dict[str, tuple[int, float]] = {}
     for number, times in enumerate(parts, start=1):
         for name, seconds in times:
             last.pop(name, None)          # keep run order: a stage re-run moves to its last part
             last[name] = (number, seconds)
     total = sum(s for _, s in last.values())
-    rows = ["| stage | part | wall time |", "|---|---:|---:|"]
-    rows += [f"| {name} | {n} | {s / 60:.1f} min |" for name, (n, s) in last.items()]
-    rows.append(f"| **total** ({len(last)} stages, {len(parts)} parts) | | **{total / 60:.1f} min** |")
+    if len(parts) == 1:
+        rows = ["| stage | wall time |", "|---|---:|"]
+        rows += [f"| {name} | {s / 60:.1f} min |" for name, (_, s) in last.items()]
+        rows.append(f"| **total** ({len(last)} stages) | **{total / 60:.1f} min** |")
+    else:
+        rows = ["| stage | part | wall time |", "|---|---:|---:|"]
+        rows += [f"| {name} | {n} | {s / 60:.1f} min |" for name, (n, s) in last.items()]
+        rows.append(f"| **total** ({len(last)} stages, {len(parts)} parts) | | "
+                    f"**{total / 60:.1f} min** |")
     return "\n".join(rows)
 
 
@@ -91,8 +90,7 @@ def main() -> None:
     if args.stamp:
         stamp()
     else:
-        times = [stage_times(_read(log)) for log in args.table]
-        print(table(times[0]) if len(times) == 1 else parts_table(times))
+        print(table([stage_times(_read(log)) for log in args.table]))
 
 
 if __name__ == "__main__":
