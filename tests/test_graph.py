@@ -275,6 +275,21 @@ def test_semantic_change_groups_and_targets() -> None:
             stages_of(params)
 
 
+def test_semantic_change_off_drops_its_stages_embeddings_and_verdicts_input() -> None:
+    params = copy.deepcopy(PARAMS)
+    params["experiment"]["variants"] = ["baseline", "frequency"]
+    params["semantic_change"].update(run=False, first="2019", last="2017")   # groups unchecked
+    stages = stages_of(params)
+    assert not {"semantic_change", "semantic_benchmark", "embeddings"} & set(stages)
+    verdicts = stages["verdicts"]
+    assert "reports/semantic_benchmark.json" not in verdicts["cmd"]
+    assert "reports/semantic_benchmark.json" not in verdicts["deps"]
+    assert "reports/results.json" in verdicts["deps"]
+    # a contextual variant still reads its histories' embeddings
+    params["experiment"]["variants"] = ["baseline", "context"]
+    assert "embeddings" in stages_of(params)
+
+
 def test_semantic_change_reads_the_benchmark_and_its_learned_settings() -> None:
     stages = stages_of(PARAMS)
     change, bench = stages["semantic_change"], stages["semantic_benchmark"]

@@ -1,5 +1,5 @@
 """Stages that read the corpus and its features but no model: the semantic-change report and its
-pseudo-word benchmark."""
+pseudo-word benchmark; and the verdicts stage, which collects every report's records."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ def semantic_benchmark_stage(plan: Plan, code: Code) -> dict[str, Any]:
         code=code("semantic_benchmark"))
 
 
-def verdicts_stage(code: Code) -> dict[str, Any]:
-    """Collects the report stages' verdict records into one file (stage `verdicts`)."""
-    return verdicts.INTERFACE.entry({"inputs": list(VERDICT_SOURCES), "out": VERDICTS},
-                                    code=code("verdicts"))
+def verdicts_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    """Collects the report stages' verdict records into one file (stage `verdicts`); the
+    benchmark's only when the semantic-change stages run (semantic_change.run)."""
+    sources = [s for s in VERDICT_SOURCES if plan.semantic or s != SEMANTIC_BENCHMARK]
+    return verdicts.INTERFACE.entry({"inputs": sources, "out": VERDICTS}, code=code("verdicts"))

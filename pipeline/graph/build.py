@@ -68,9 +68,10 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
     for variant, seed in plan.forecast_runs:
         stages[f"forecast-{run(variant, seed)}"] = forecast_stage(plan, variant, seed, code)
     stages["forecast_report"] = forecast_report_stage(plan, code)
-    stages["semantic_change"] = semantic_change_stage(plan, code)
-    stages["semantic_benchmark"] = semantic_benchmark_stage(plan, code)
-    stages["verdicts"] = verdicts_stage(code)
+    if plan.semantic:
+        stages["semantic_change"] = semantic_change_stage(plan, code)
+        stages["semantic_benchmark"] = semantic_benchmark_stage(plan, code)
+    stages["verdicts"] = verdicts_stage(plan, code)
     stages = {name: with_numerics(stage) for name, stage in stages.items()}
     stages, used = apply_defaults(stages, params, schema)
     if used:

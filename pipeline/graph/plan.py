@@ -42,7 +42,7 @@ DECODING = {"n": "n_generate", "max_new_tokens": "max_new_tokens",
 # length with the context length); the `graph` stage declares them.
 STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cache",
              "score.periods", "forecast.period", "forecast.backtest_periods", "forecast.seeds",
-             "semantic_change.first",
+             "semantic_change.run", "semantic_change.first",
              "semantic_change.last", "semantic_change.targets", "semantic_benchmark.semeval",
              "lm.base", "train.max_length", *(f"score.{key}" for key in DECODING.values()),
              "forecast.n_generate"]
@@ -139,6 +139,7 @@ class Plan:
         self.forecast_period = (shift(in_time_order([self.test, *self.score_periods])[-1], 1)
                                 if forecast is None else one("forecast.period"))
         self.backtest_periods = labels("forecast.backtest_periods")
+        self.semantic = bool(get(params, "semantic_change.run"))
         self.semantic_first = self._group(get(params, "semantic_change.first"), first,
                                           "semantic_change.first")
         # null: the first training period and the test period, the widest span of known text
@@ -231,7 +232,7 @@ class Plan:
             raise bad(f"{', '.join(needs_targets)} read their target vectors from the Baseline "
                       "model, but `baseline` is not among experiment.variants",
                       "experiment.variants", "add baseline to experiment.variants")
-        if ordinal(self.semantic_first[-1]) >= ordinal(self.semantic_last[0]):
+        if self.semantic and ordinal(self.semantic_first[-1]) >= ordinal(self.semantic_last[0]):
             raise bad(f"semantic_change.first ({self.semantic_first[-1]}) must end before "
                       f"semantic_change.last ({self.semantic_last[0]}) begins", "semantic_change",
                       "choose an earlier first group or a later last group")
@@ -305,13 +306,14 @@ class Plan:
 
     def periods(self, kind: str) -> list[str]:
         """Periods whose ``kind`` features some stage reads: frequencies for the reports and the
-        plot too; embeddings for the semantic-change groups (unless a targets file is given: that
-        stage then encodes the targets' sentences itself), and for every history when a
-        contextual variant is trained; forecasts: :attr:`forecast_feature_periods`."""
+        plot too; embeddings for the semantic-change groups (when semantic_change.run, unless a
+        targets file is given: that stage then encodes the targets' sentences itself), and for
+        every history when a contextual variant is trained; forecasts:
+        :attr:`forecast_feature_periods`."""
         if kind == "forecasts":
             return self.forecast_feature_periods
         reads_embeddings = kind != "embeddings" or self.semantic_targets is None
-        periods = [*self.semantic_periods] if reads_embeddings else []
+        periods = [*self.semantic_periods] if self.semantic and reads_embeddings else []
         if any(kind in feature_kinds(v) for v in self.variants) or kind == "frequencies":
             periods += [*self.train_history, *self.score_history, *self.forecast_history]
         for v in self.variants:

@@ -231,9 +231,13 @@ class LongtailConfig:
 
 @dataclass(frozen=True)
 class SemanticChangeGroups:
-    """The periods and targets of the semantic-change report (params ``semantic_change.first``,
-    ``.last``, ``.targets``): structural, resolved by the stage graph into the stage's command."""
+    """Whether the semantic-change stages run, and the periods and targets of their report
+    (params ``semantic_change.run``, ``.first``, ``.last``, ``.targets``): structural, resolved by
+    the stage graph into its stages and their commands."""
 
+    run: bool = field(default=True, metadata=_help(
+        "false: no semantic_change or semantic_benchmark stage (and no embeddings read only by "
+        "them); a run about the language models alone is ~15 min shorter on the whole export"))
     first: str | None = field(default=None, metadata=_help(
         "the first group of periods: a label (2017) or an inclusive range (2015..2017); null: "
         "split.train_first", none="null"))
