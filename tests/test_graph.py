@@ -239,6 +239,18 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
     assert "--abstracts" not in stages_of(PARAMS)["score-frequency-s0"]["cmd"]
 
 
+def test_generate_dev_off_generates_for_the_test_period_only() -> None:
+    assert "--generate-periods" not in stages_of(PARAMS)["score-frequency-s0"]["cmd"]
+    params = copy.deepcopy(PARAMS)
+    params["score"]["generate_dev"] = False
+    stages = stages_of(params)
+    test = str(params["split"]["test"])
+    for name in ("score-baseline-s0", "score-frequency-s0"):
+        assert f"--generate-periods {test} " in stages[name]["cmd"]
+    assert "--generate-periods" not in stages["forecast-frequency-s0"]["cmd"]
+    assert "score.generate_dev" in stages["graph"]["params"]
+
+
 def test_no_contextual_variant_means_embeddings_only_for_semantic_change() -> None:
     params = copy.deepcopy(PARAMS)
     params["experiment"]["variants"] = ["baseline", "frequency"]

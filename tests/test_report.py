@@ -35,9 +35,10 @@ def _each(variants: list[str], seeds: list[int]) -> dict[str, list[int]]:
 
 def write_scores(root, variant: str, seed: int, nll_shift: float, cm_shift: float,
                  rng_seed: int | None = None, periods=PERIODS, dev: str = "2020",
-                 test: str = "2021") -> None:
+                 test: str = "2021", generated=None) -> None:
     """A score folder in the score stage's per-period layout (docs/formats.md) with known numbers;
-    ``periods`` in the order metrics.json lists them (PPL rises by 5 per period after ``dev``)."""
+    ``periods`` in the order metrics.json lists them (PPL rises by 5 per period after ``dev``);
+    generations for ``generated`` (default: every period)."""
     rng = np.random.default_rng(seed if rng_seed is None else rng_seed)
     folder = root / f"{variant}-s{seed}"
     metrics = {"variant": variant, "seed": seed, "dev_period": dev, "test_period": test,
@@ -52,10 +53,11 @@ def write_scores(root, variant: str, seed: int, nll_shift: float, cm_shift: floa
                                "n_content": n_content, "content_nll_sum": c_nll})
         write_parquet(tokens, folder / f"tokens_{year}.parquet")
         cm = np.clip(rng.uniform(0.1, 0.2, 5) + cm_shift, 0, 1)
-        gens = pd.DataFrame({"index": range(5), "seed": range(5), "period": year,
-                             "text": [f"{variant} abstract {i} for {year}." for i in range(5)],
-                             "n_new_tokens": 7, "cm": cm, "cm_gold_key": KEYS[:5]})
-        write_parquet(gens, folder / f"generations_{year}.parquet")
+        if generated is None or year in generated:
+            gens = pd.DataFrame({"index": range(5), "seed": range(5), "period": year,
+                                 "text": [f"{variant} abstract {i} for {year}." for i in range(5)],
+                                 "n_new_tokens": 7, "cm": cm, "cm_gold_key": KEYS[:5]})
+            write_parquet(gens, folder / f"generations_{year}.parquet")
         positions = pd.DataFrame({
             "abstract": np.repeat(np.arange(4, dtype=np.int32), 10),
             "position": np.tile(np.arange(10, dtype=np.int32), 4),
@@ -64,7 +66,8 @@ def write_scores(root, variant: str, seed: int, nll_shift: float, cm_shift: floa
         write_parquet(positions, folder / f"positions_{year}.parquet")
         metrics["periods"][year] = {
             "ppl": float(np.exp(nll.sum() / n.sum())),
-            "cpl": float(np.exp(c_nll.sum() / n_content.sum())), "cm": float(cm.mean()),
+            "cpl": float(np.exp(c_nll.sum() / n_content.sum())),
+            "cm": float(cm.mean()) if generated is None or year in generated else None,
             "n_abstracts": len(KEYS), "n_tokens": int(n.sum())}
     metrics["dev"], metrics["test"] = metrics["periods"][dev], metrics["periods"][test]
     write_json(metrics, folder / "metrics.json")
@@ -236,6 +239,28 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     first = out.read_bytes()
     cli.main(args)
     assert out.read_bytes() == first                                 # deterministic
+
+
+def test_a_run_without_dev_generations_reports_cm_for_the_test_year_only(frequencies, tmp_path):
+    # score.generate_dev: false -- the score stages generate for the test period alone
+    scores = tmp_path / "scores"
+    for seed in (0, 1):
+        write_scores(scores, "baseline", seed, 0.0, 0.0, generated=("2021",))
+        write_scores(scores, "frequency", seed, -1.0, 0.3, generated=("2021",))
+    out, metrics, details = tmp_path / "r" / "results.md", tmp_path / "m", tmp_path / "r.json"
+    cli.main(["--scores", str(scores), "--variants", *PAIR, "--seeds", "0", "1",
+              "--baseline", "baseline", "--examples", "3", "--frequencies", str(frequencies),
+              "--window", "2", "--train-periods", "2018", "2019", "--details", str(details),
+              "--out", str(out), "--metrics-dir", str(metrics),
+              "--plots", str(tmp_path / "p" / "results.csv"),
+              "--staleness", str(tmp_path / "p" / "staleness.csv"),
+              "--buckets", str(tmp_path / "p" / "buckets.csv")])
+    numbers = json.loads((metrics / "frequency.json").read_text())
+    assert "cm" not in numbers["dev"] and numbers["test"]["cm"] > 0
+    records = json.loads(details.read_text())["verdicts"]
+    cm_ids = [r["id"] for r in records if r["id"].endswith("CM")]
+    assert cm_ids and all("/2021/" in i and "2020" not in i for i in cm_ids)
+    assert "generated abstracts for the test year (2021" in out.read_text()
 
 
 def test_cli_missing_history_year_is_a_user_error(scores, frequencies, tmp_path, capsys):

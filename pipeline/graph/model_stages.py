@@ -125,6 +125,8 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     return score.INTERFACE.entry(
         {"model": model, "dev": DEV, "test": TEST,
          "periods": plan.score_periods if extra else None, "abstracts": ABSTRACTS if extra else None,
+         # the stage's default generates for dev and test; score.generate_dev: false, test only
+         "generate_periods": None if plan.generate_dev else [plan.test],
          "tokenizer": TOKENIZER, **folders, "stopwords": STOPWORDS,
          "cache": plan.regime.scoring_cache(plan, variant, seed),
          "out": f"data/scores/{run(variant, seed)}"},

@@ -41,7 +41,7 @@ DECODING = {"n": "n_generate", "max_new_tokens": "max_new_tokens",
 # (lm.base with train.base; the decoding settings of score and forecast, and the generation
 # length with the context length); the `graph` stage declares them.
 STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cache",
-             "score.periods", "forecast.period", "forecast.backtest_periods", "forecast.seeds",
+             "score.periods", "score.generate_dev", "forecast.period", "forecast.backtest_periods", "forecast.seeds",
              "semantic_change.run", "semantic_change.first",
              "semantic_change.last", "semantic_change.targets", "semantic_benchmark.semeval",
              "lm.base", "train.max_length", *(f"score.{key}" for key in DECODING.values()),
@@ -139,6 +139,7 @@ class Plan:
         self.forecast_period = (shift(in_time_order([self.test, *self.score_periods])[-1], 1)
                                 if forecast is None else one("forecast.period"))
         self.backtest_periods = labels("forecast.backtest_periods")
+        self.generate_dev = bool(get(params, "score.generate_dev"))
         self.semantic = bool(get(params, "semantic_change.run"))
         self.semantic_first = self._group(get(params, "semantic_change.first"), first,
                                           "semantic_change.first")

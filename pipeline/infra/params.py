@@ -230,6 +230,17 @@ class LongtailConfig:
 
 
 @dataclass(frozen=True)
+class ScoreGeneration:
+    """Which scored periods get generated abstracts (params ``score.generate_dev``): structural,
+    resolved by the stage graph into the score stages' ``--generate-periods``."""
+
+    generate_dev: bool = field(default=True, metadata=_help(
+        "false: abstracts are generated, and content METEOR and its anchors computed, for the "
+        "test period only, not the dev one; on the whole export a period's generations and CM "
+        "are ~25 s of every score stage"))
+
+
+@dataclass(frozen=True)
 class SemanticChangeGroups:
     """Whether the semantic-change stages run, and the periods and targets of their report
     (params ``semantic_change.run``, ``.first``, ``.last``, ``.targets``): structural, resolved by
@@ -351,7 +362,8 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
                              "weight_decay", "warmup_steps", "grad_clip", "patience", "precision")),
               (ModelConfig, ("dropout",)),
               (TrainDesign, None)),
-    "score": ((ScoreConfig, ("batch_size", "periods", "precision")), (GenerationSettings, None)),
+    "score": ((ScoreConfig, ("batch_size", "periods", "precision")), (ScoreGeneration, None),
+              (GenerationSettings, None)),
     "forecast": ((ForecastConfig, None), (GenerationSettings, ("n",))),
     "report": ((ReportConfig, ("examples",)),),
     "longtail": ((LongtailConfig, None),),

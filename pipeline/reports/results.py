@@ -126,7 +126,11 @@ def summarize(runs: dict[tuple[str, int], Run], variants: Sequence[str], seeds: 
             period = runs[(v, mine[0])].split_period(split)
             stats: dict = {"period": period}
             for metric in METRICS:
-                values = [float(runs[(v, s)].period_metrics(period)[metric]) for s in mine]
+                raw = [runs[(v, s)].period_metrics(period)[metric] for s in mine]
+                if any(x is None for x in raw):   # CM of a period nothing was generated for
+                    stats[metric] = stats[f"{metric}_std"] = None
+                    continue
+                values = [float(x) for x in raw]
                 stats[metric] = float(np.mean(values))
                 stats[f"{metric}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else None
             entry[split] = stats
@@ -203,6 +207,8 @@ def unigram_markdown(unigram: dict[str, Perplexity], summary: dict[str, dict]) -
 
 
 def _cell(stats: dict, metric: str, variant: str | None = None) -> str:
+    if stats[metric] is None:          # CM of a period nothing was generated for
+        return "–"
     if variant is not None and not comparable(variant, metric):   # often ~1e10: 3 digits say it
         return f"{stats[metric]:.3g} †"
     digits = 4 if metric == "cm" else 2
@@ -390,7 +396,8 @@ def headline(entry: dict, variant: str | None = None) -> dict:
     Values are rounded to the digits Table 3 prints (PPL/CPL 2, CM 4): the table stays within
     200 columns with ten variants, and the full values are in :func:`details_json`."""
     keep = [m for m in ("ppl", "cpl", "cm") if variant is None or comparable(variant, m)]
-    return finite_or_none({s: {m: _rounded(entry[s][m], m) for m in keep} for s in SPLITS})
+    return finite_or_none({s: {m: _rounded(entry[s][m], m) for m in keep
+                               if entry[s][m] is not None} for s in SPLITS})
 
 
 def _rounded(value: float, metric: str) -> float:

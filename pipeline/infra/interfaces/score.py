@@ -25,9 +25,10 @@ INTERFACE = StageInterface("score", (
     Params(ScoreConfig, "score", "scoring (params score.*)", keys=("batch_size", "precision")),
     Params(GenerationSettings, "score", "generation (params score.*; the paper's decoding "
            "settings)"),
-    # not in params.yaml: the dev and test periods, as the report expects
-    Params(ScoreConfig, "score", "generation periods (not a param; for tests and one-off runs)",
-           keys=("generate_periods",), graph=False),
+    # resolved by the graph from score.generate_dev: the test period alone, or left out (the dev
+    # and test periods)
+    Params(ScoreConfig, "score", "generation periods (params score.generate_dev, resolved by "
+           "the graph)", keys=("generate_periods",), filled=True),
     Input("--cache", "train.base: frozen: the frozen LM's cached hidden states (data/cache/base): "
           "PPL and CPL passes read them instead of running the LM's body (same numbers up to "
           "float rounding; generation runs the LM); refused when built from another LM, "
