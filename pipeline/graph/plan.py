@@ -41,9 +41,10 @@ DECODING = {"n": "n_generate", "max_new_tokens": "max_new_tokens",
 # (lm.base with train.base; the decoding settings of score and forecast, and the generation
 # length with the context length); the `graph` stage declares them.
 STRUCTURE = ["split", "features.window", "experiment", "train.base", "train.cache",
-             "score.periods", "score.generate_dev", "forecast.period", "forecast.backtest_periods", "forecast.seeds",
-             "semantic_change.run", "semantic_change.first",
-             "semantic_change.last", "semantic_change.targets", "semantic_benchmark.semeval",
+             "score.periods", "score.generate_dev", "forecast.period",
+             "forecast.backtest_periods", "forecast.seeds", "semantic_change.run",
+             "semantic_change.first", "semantic_change.last", "semantic_change.targets",
+             "semantic_benchmark.semeval",
              "lm.base", "train.max_length", *(f"score.{key}" for key in DECODING.values()),
              "forecast.n_generate"]
 
