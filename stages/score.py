@@ -5,7 +5,8 @@ period (the dev and test periods, plus --periods, e.g. for staleness curves), wi
 own history: PPL and CPL over every abstract (§4.4-4.5), cut at the model's context length (the
 --max-length it was trained with); a per-position NLL table; and, for the dev and test periods
 (or --generate-periods), N generated abstracts with the period's bias (§4.6) and their content
-METEOR against the period's gold abstracts. Writes <out>/metrics.json and per period
+METEOR against the period's gold abstracts (their content words from --gold-words, the gold_words
+stage's folder, when given). Writes <out>/metrics.json and per period
 tokens_<label>.parquet (per-abstract NLL sums, for paired tests), positions_<label>.parquet (one
 row per predicted token) and generations_<label>.parquet (seed, text, CM; decoding settings in
 the file metadata), all in one atomic folder (docs/formats.md, "Scores").
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
                                 frequencies=args.frequencies, embeddings=args.embeddings,
                                 config=config, settings=settings,
                                 stopwords=load_stopwords(args.stopwords),
-                                tokenizer_dir=args.tokenizer)
+                                tokenizer_dir=args.tokenizer, gold_words=args.gold_words)
     with atomic_path(args.out) as tmp:
         tmp.mkdir()
         write_evaluation(evaluation, tmp)

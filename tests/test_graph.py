@@ -251,6 +251,18 @@ def test_generate_dev_off_generates_for_the_test_period_only() -> None:
     assert "score.generate_dev" in stages["graph"]["params"]
 
 
+def test_every_score_stage_reads_the_gold_words_computed_once() -> None:
+    stages = stages_of(PARAMS)
+    assert stages["gold_words"]["outs"] == ["data/gold_words"]
+    assert {"data/splits/dev.parquet", "data/splits/test.parquet",
+            "data/reference/stopwords.txt"} <= set(stages["gold_words"]["deps"])
+    scores = [name for name in stages if name.startswith("score-")]
+    assert scores
+    for name in scores:
+        assert "--gold-words data/gold_words" in stages[name]["cmd"]
+        assert "data/gold_words" in stages[name]["deps"]
+
+
 def test_no_contextual_variant_means_embeddings_only_for_semantic_change() -> None:
     params = copy.deepcopy(PARAMS)
     params["experiment"]["variants"] = ["baseline", "frequency"]
@@ -261,6 +273,7 @@ def test_no_contextual_variant_means_embeddings_only_for_semantic_change() -> No
     assert feature_deps(stages["semantic_change"]) == {"frequencies": ["2017", "2021"],
                                                        "embeddings": ["2017", "2021"]}
     assert sorted(stages) == sorted(["graph", "download", "parse", "filter", "split", "tokenizer",
+                                     "gold_words",
                                      "frequencies", "frequency_plot", "embeddings",
                                      "train-baseline-s0", "train-frequency-s0",
                                      "score-baseline-s0", "score-frequency-s0", "report",

@@ -35,6 +35,8 @@ from pipeline.corpus.by_period import read_period
 from pipeline.corpus.periods import in_time_order
 from pipeline.infra.config import ScoreConfig
 from pipeline.evaluation.content import content_token_mask
+from pipeline.evaluation.gold_words import read_gold_words
+from pipeline.evaluation.splits import COLUMNS, read_split
 from pipeline.evaluation.layout import METRICS_FILE, generations_file, positions_file, tokens_file
 from pipeline.infra.errors import UserError
 from pipeline.models.encoding import encode_for_model
@@ -43,11 +45,9 @@ from pipeline.models.generation import GenerationSettings, generate_abstracts
 from pipeline.models.perplexity import perplexities
 from pipeline.models.scoring import score_abstracts
 from pipeline.features.history import PeriodHistory
-from pipeline.infra.io import read_parquet, write_json, write_parquet
+from pipeline.infra.io import write_json, write_parquet
 from pipeline.evaluation.meteor import content_meteor
 from pipeline.infra.precision import compute_precision
-
-COLUMNS = ["key", "period", "abstract"]
 
 
 @dataclass(frozen=True)
@@ -60,24 +60,13 @@ class EvalPeriods:
     abstracts: dict[str, pd.DataFrame]
 
 
-def _single_period(df: pd.DataFrame, path: str | Path, role: str) -> str:
-    periods = in_time_order(df["period"].unique())
-    if len(periods) != 1:
-        raise UserError(f"the {role} split must hold the abstracts of exactly one period, found "
-                        f"{periods or 'no rows'}", path=path,
-                        fix=f"check split.{role} and rerun `dvc repro split`")
-    return periods[0]
-
-
 def read_eval_periods(dev: str | Path, test: str | Path, periods: Sequence[str | int] = (),
                       corpus: str | Path | None = None) -> EvalPeriods:
     """Dev and test abstracts from their split files; every other period of ``periods`` from the
     corpus table (``data/corpus/abstracts.parquet``, :func:`pipeline.corpus.by_period.read_period`)."""
     frames = {}
-    dev_df, test_df = read_parquet(dev, columns=COLUMNS), read_parquet(test, columns=COLUMNS)
-    dev_df["period"], test_df["period"] = dev_df["period"].astype(str), test_df["period"].astype(str)
-    dev_period = _single_period(dev_df, dev, "dev")
-    test_period = _single_period(test_df, test, "test")
+    dev_period, dev_df = read_split(dev, "dev")
+    test_period, test_df = read_split(test, "test")
     frames[dev_period], frames[test_period] = dev_df, test_df
     extra = in_time_order(set(map(str, periods)) - set(frames))
     if extra:
@@ -101,8 +90,10 @@ class PeriodScores:
 def evaluate_period(model: FutureLM, tok: PreTrainedTokenizerBase, abstracts: pd.DataFrame,
                     period: str, history: PeriodHistory | None, *, batch_size: int,
                     settings: GenerationSettings | None, stopwords: frozenset[str],
-                    content_mask: np.ndarray) -> PeriodScores:
-    """Scores, per-position NLLs and (if ``settings``) generations of one period's abstracts."""
+                    content_mask: np.ndarray,
+                    gold_words: list[list[str]] | None = None) -> PeriodScores:
+    """Scores, per-position NLLs and (if ``settings``) generations of one period's abstracts;
+    ``gold_words``: the abstracts' content words for CM, if computed already (else computed here)."""
     texts = abstracts["abstract"].tolist()
     encoded, n_truncated = encode_for_model(tok, texts, model.context_length)
     start = time.perf_counter()
@@ -125,7 +116,7 @@ def evaluate_period(model: FutureLM, tok: PreTrainedTokenizerBase, abstracts: pd
     if settings is not None:
         start = time.perf_counter()
         gens = generate_abstracts(model, tok, history, settings, desc=f"{period} generation")
-        best = content_meteor(gens["text"].tolist(), texts, stopwords)
+        best = content_meteor(gens["text"].tolist(), texts, stopwords, gold_words)
         keys = abstracts["key"].tolist()
         gens["period"] = period
         gens["cm"] = [b.score for b in best]
@@ -149,10 +140,12 @@ class Evaluation:
 def evaluate_model(model: FutureLM, tok: PreTrainedTokenizerBase, data: EvalPeriods, *,
                    frequencies: str | Path | None, embeddings: str | Path | None,
                    config: ScoreConfig, settings: GenerationSettings,
-                   stopwords: frozenset[str], tokenizer_dir: str | Path | None = None) -> Evaluation:
+                   stopwords: frozenset[str], tokenizer_dir: str | Path | None = None,
+                   gold_words: str | Path | None = None) -> Evaluation:
     """Every period of ``data``, each with its own history; generation for
     ``config.generate_periods`` (default: the dev and test periods). ``tokenizer_dir``: the folder ``tok`` came from, against which
-    the feature files are checked."""
+    the feature files are checked. ``gold_words``: the ``gold_words`` stage's folder, whose
+    content words of a generated period's abstracts CM reads instead of computing them."""
     generate = (set(map(str, config.generate_periods)) if config.generate_periods is not None
                 else {data.dev_period, data.test_period})
     if generate and settings.max_new_tokens + 1 > model.context_length:
@@ -171,11 +164,13 @@ def evaluate_model(model: FutureLM, tok: PreTrainedTokenizerBase, data: EvalPeri
 
     for period, abstracts in data.abstracts.items():
         history = history_of(period)
+        words = (read_gold_words(gold_words, period, abstracts["key"].tolist())
+                 if gold_words is not None and period in generate else None)
         with compute_precision(model.device, config.precision):
             results[period] = evaluate_period(
                 model, tok, abstracts, period, history, batch_size=config.batch_size,
                 settings=settings if period in generate else None, stopwords=stopwords,
-                content_mask=content_mask)
+                content_mask=content_mask, gold_words=words)
     per_period = {p: r.metrics for p, r in results.items()}
     metrics = {"variant": model.variant, "seed": model.seed, "dev_period": data.dev_period,
                "test_period": data.test_period, "periods": per_period,

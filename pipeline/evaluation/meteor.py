@@ -261,10 +261,12 @@ def brute_force_best(hypothesis: Sequence[str], references: Sequence[Sequence[st
     return max(single_meteor_score(r, hypothesis) for r in references)
 
 
-def content_meteor(generated: Sequence[str], gold: Sequence[str],
-                   stopwords: frozenset[str]) -> list[BestMatch]:
+def content_meteor(generated: Sequence[str], gold: Sequence[str], stopwords: frozenset[str],
+                   gold_words: Sequence[Sequence[str]] | None = None) -> list[BestMatch]:
     """CM (§4.6) of each generated abstract: max METEOR over the gold abstracts of the target
     period, both sides reduced to content words (:func:`pipeline.evaluation.content.content_words`).
+    ``gold_words``: the gold abstracts' content words, already computed (the ``gold_words``
+    stage; one list per gold abstract, in order), instead of computing them here.
 
     The reported CM is the mean of the returned scores. An empty generated text is an error (it
     would silently score 0); a text without content words scores 0, as in nltk.
@@ -277,5 +279,10 @@ def content_meteor(generated: Sequence[str], gold: Sequence[str],
     if len(gold) == 0:
         raise ValueError("no gold abstracts for the target period: content METEOR compares each "
                          "generated abstract with that period's abstracts (check the dev/test split)")
-    index = GoldIndex([content_words(text, stopwords) for text in gold])
+    if gold_words is None:
+        gold_words = [content_words(text, stopwords) for text in gold]
+    elif len(gold_words) != len(gold):
+        raise ValueError(f"{len(gold_words)} lists of gold content words for {len(gold)} gold "
+                         "abstracts")
+    index = GoldIndex([list(words) for words in gold_words])
     return [index.best(content_words(text, stopwords)) for text in generated]

@@ -21,11 +21,13 @@ from pipeline.graph.files import (
     EMB,
     FORECAST,
     FREQ,
+    GOLD_WORDS,
     PAPERS,
     PERIOD_COUNTS,
     PERIOD_REJECTS,
     RAW,
     STAMP,
+    STOPWORDS,
     TEST,
     TOKENIZER,
     TRAIN,
@@ -34,7 +36,7 @@ from pipeline.graph.files import (
 from pipeline.graph.plan import STRUCTURE, Plan, feature_kinds
 from pipeline.graph.regimes import refused
 from pipeline.infra.interfaces import (download, embeddings, forecast_features, frequencies,
-                                       frequency_plot, graph, parse, split)
+                                       frequency_plot, gold_words, graph, parse, split)
 from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import lookup, params_section
 from pipeline.models.variant import setting_fields
@@ -66,6 +68,10 @@ def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
             files={"out_dir": [TRAIN, DEV, TEST]}, code=code("split")),
         "tokenizer": tokenizer.INTERFACE.entry(
             {"train": TRAIN, "out": TOKENIZER}, code=code("tokenizer")),
+        # once for every score stage: ~19 s a year of the whole export, in each of them before
+        "gold_words": gold_words.INTERFACE.entry(
+            {"dev": DEV, "test": TEST, "stopwords": STOPWORDS, "out": GOLD_WORDS},
+            code=code("gold_words")),
     }
 
 

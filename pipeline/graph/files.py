@@ -21,6 +21,7 @@ DEV = "data/splits/dev.parquet"
 TEST = "data/splits/test.parquet"
 TOKENIZER = "data/tokenizer"
 STOPWORDS = "data/reference/stopwords.txt"
+GOLD_WORDS = "data/gold_words"   # the dev and test abstracts' content words, for every score's CM
 # DVC metrics are only the headline numbers (`dvc metrics show` fits a terminal); the rest of
 # each stage's numbers is plain JSON in reports/ (DVC outputs, cache: false, not metrics).
 CORPUS_METRICS = "metrics/corpus.json"         # papers, kept, dropped

@@ -22,6 +22,7 @@ from pipeline.graph.files import (
     CORPUS_COUNTS,
     DEV,
     FORECAST_DETAILS,
+    GOLD_WORDS,
     LONGTAIL_DETAILS,
     LONGTAIL_METRICS,
     RESULTS_DETAILS,
@@ -127,7 +128,7 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
          "periods": plan.score_periods if extra else None, "abstracts": ABSTRACTS if extra else None,
          # the stage's default generates for dev and test; score.generate_dev: false, test only
          "generate_periods": None if plan.generate_dev else [plan.test],
-         "tokenizer": TOKENIZER, **folders, "stopwords": STOPWORDS,
+         "tokenizer": TOKENIZER, **folders, "stopwords": STOPWORDS, "gold_words": GOLD_WORDS,
          "cache": plan.regime.scoring_cache(plan, variant, seed),
          "out": f"data/scores/{run(variant, seed)}"},
         files=files, deps=forecasts, code=code("score", [variant], built=True))

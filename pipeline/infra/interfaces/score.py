@@ -22,6 +22,9 @@ INTERFACE = StageInterface("score", (
     Input("--embeddings", "per-period embedding folder, <label>.safetensors (history; context, "
           "context2)", required=False),
     Input("--stopwords", "the paper's stopword list (CPL and CM)"),
+    Input("--gold-words", "the dev and test abstracts' content words for CM, computed once "
+          "(stage gold_words: data/gold_words); without it each generated period's are computed "
+          "here", required=False),
     Params(ScoreConfig, "score", "scoring (params score.*)", keys=("batch_size", "precision")),
     Params(GenerationSettings, "score", "generation (params score.*; the paper's decoding "
            "settings)"),
