@@ -67,7 +67,7 @@ repro: install
 	$(if $(PROFILE),$(BIN)/python -m stages.params --profile $(PROFILE))
 	$(BIN)/python -m stages.graph
 	$(BIN)/python -m stages.graph --dag docs/dag.md >/dev/null
-	$(BIN)/python -m stages._preload run -- $(BIN)/python scripts/fast_dvc.py repro
+	$(BIN)/python -m stages._preload run -- $(BIN)/python scripts/fast_dvc.py repro $(REPRO_FLAGS)
 
 # The import contract first (pyproject.toml [tool.importlinter]: layers, no pipeline -> stages,
 # no torch in the graph), then the tests on two workers: a module is one unit of work (its

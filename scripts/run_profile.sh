@@ -2,7 +2,13 @@
 # Run one profile end to end in a throwaway worktree of HEAD and keep its report:
 #
 #   bash scripts/run_profile.sh anthology reports/anthology/test-2021
+#   COLD=1 bash scripts/run_profile.sh anthology reports/anthology/test-2021
 #
+# COLD=1 runs every stage (`dvc repro --no-run-cache`) instead of restoring the ones whose inputs
+# an earlier run had from the DVC run-cache, so that the log times the whole run. A run stopped
+# half-way (interrupted, or failed) keeps its log as DEST/repro.stopped-<UTC time>.log: a later
+# run resumes from the run-cache (without COLD), and `scripts/stage_times.py --table` sums the
+# parts, each stage counted once.
 # The checkout's own params.yaml, dvc.yaml, dvc.lock and data/ stay as they are (the default
 # run's); the worktree shares their virtual environment and DVC cache (scripts/worktree.sh). Kept
 # under DEST: the report files, metrics, plots, the run's params.yaml and dvc.lock, the
@@ -12,14 +18,22 @@ set -euo pipefail
 profile=${1:?usage: scripts/run_profile.sh PROFILE DEST}
 dest=${2:?usage: scripts/run_profile.sh PROFILE DEST}
 source "$(dirname "$0")/worktree.sh"
+finished=
+on_worktree_exit() {
+  if [ -z "$finished" ] && [ -s repro.log ]; then
+    local kept="$dest/repro.stopped-$(date -u +%Y%m%dT%H%MZ).log"
+    cp repro.log "$root/$kept"
+    echo "make repro PROFILE=$profile stopped before the end; its log: $kept" >&2
+  fi
+}
 open_worktree "run-$profile"
 started=$(date -u +%FT%TZ)
 mkdir -p "$root/$dest"
 # -o: the shared environment is the checkout's, installed there; the worktree's fresh files are
 # newer than its stamp only because they were just checked out.
-if ! make -o .venv/.futurelm-installed repro PROFILE="$profile" 2>&1 | .venv/bin/python scripts/stage_times.py --stamp > repro.log; then
-  cp repro.log "$root/$dest/repro.failed.log"
-  echo "error: make repro PROFILE=$profile failed; its log: $dest/repro.failed.log" >&2
+flags=$([ "${COLD:-0}" = 1 ] && echo --no-run-cache || true)
+if ! make -o .venv/.futurelm-installed repro PROFILE="$profile" REPRO_FLAGS="$flags" 2>&1 | .venv/bin/python scripts/stage_times.py --stamp > repro.log; then
+  echo "error: make repro PROFILE=$profile failed" >&2
   exit 1
 fi
 finished=$(date -u +%FT%TZ)

@@ -6,7 +6,8 @@
 #
 # The worktree is a sibling of the checkout, so `../shared` means the same folder there; a later
 # run that asks for a stage with the same inputs reuses the cached outputs instead of recomputing
-# them. It is removed when the calling script exits, unless KEEP=1.
+# them. It is removed when the calling script exits, unless KEEP=1; before that the caller's
+# `on_worktree_exit` runs there, if it defines one (to keep a log of a run stopped half-way).
 
 open_worktree() {
   local name=${1:?usage: open_worktree NAME}
@@ -18,7 +19,8 @@ open_worktree() {
   fi
   git -C "$root" worktree add --detach "$work" HEAD >/dev/null
   ln -s "$root/.venv" "$work/.venv"
-  trap '[ "${KEEP:-0}" = 1 ] || git -C "$root" worktree remove --force "$work"' EXIT
+  trap 'cd "$work"; if declare -F on_worktree_exit >/dev/null; then on_worktree_exit; fi
+        [ "${KEEP:-0}" = 1 ] || git -C "$root" worktree remove --force "$work"' EXIT
   cd "$work"
   export PATH="$work/.venv/bin:$PATH"      # the stages' `python`, as make puts it
   .venv/bin/dvc cache dir --local "$root/.dvc/cache" >/dev/null
