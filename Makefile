@@ -105,8 +105,9 @@ forecast-skill: install
 	python -m stages.forecast_skill --abstracts $(SKILL_DATA)/abstracts.parquet --out-dir reports/forecast-skill
 
 # A profile's run kept as a report (scripts/run_profile.sh: a throwaway worktree of HEAD, so the
-# checkout's default run stays as it is). The full export, one split per sitting (test 2021 113.8 min,
-# test 2023 ~191 on 2 cores: benchmarks/results/anthology_budget.md), then every kept run's verdicts:
+# checkout's default run stays as it is; COLD=1: every stage runs, none restored from the
+# run-cache). The full export, one split per sitting (test 2021 113.8 min, test 2023 ~191 on 2
+# cores: benchmarks/results/anthology_budget.md), then every kept run's verdicts:
 #   make profile-report PROFILE=anthology DEST=reports/anthology/test-2021
 #   make profile-report PROFILE=anthology-after DEST=reports/anthology/test-2023
 #   make anthology-verdicts
