@@ -21,6 +21,9 @@ open_worktree() {
   ln -s "$root/.venv" "$work/.venv"
   trap 'cd "$work"; if declare -F on_worktree_exit >/dev/null; then on_worktree_exit; fi
         [ "${KEEP:-0}" = 1 ] || git -C "$root" worktree remove --force "$work"' EXIT
+  # a stopped run (kill, Ctrl-C) exits through the EXIT trap too, instead of dying before it
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   cd "$work"
   export PATH="$work/.venv/bin:$PATH"      # the stages' `python`, as make puts it
   .venv/bin/dvc cache dir --local "$root/.dvc/cache" >/dev/null
