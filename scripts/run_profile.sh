@@ -9,6 +9,7 @@
 # half-way (interrupted, or failed) keeps its log as DEST/repro.stopped-<UTC time>.log: a later
 # run resumes from the run-cache (without COLD), and `scripts/stage_times.py --table` sums the
 # parts, each stage counted once.
+#
 # The checkout's own params.yaml, dvc.yaml, dvc.lock and data/ stay as they are (the default
 # run's); the worktree shares their virtual environment and DVC cache (scripts/worktree.sh). Kept
 # under DEST: the report files, metrics, plots, the run's params.yaml and dvc.lock, the
