@@ -3,7 +3,7 @@
 A kept run's folder holds its ``dvc.lock`` and ``params.yaml``, not its data: the lock names
 each output's md5, and the checkout's DVC cache (shared by every profile run) holds the bytes.
 :func:`materialize` copies one output (a file or a folder) out of the cache, so that the
-library's readers (``pipeline.reports.results.load_run``) read it as the run's stages wrote it.
+library's readers (``pipeline.reports.scored_runs.load_run``) read it as the run's stages wrote it.
 """
 
 from __future__ import annotations

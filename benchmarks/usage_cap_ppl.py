@@ -32,7 +32,7 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import BASELINE, display_name
 from pipeline.reports.model_verdicts import nll_matrix
-from pipeline.reports.results import Run, load_run
+from pipeline.reports.scored_runs import Run, load_run
 from pipeline.stats.comparisons import Side, compare_rates
 from pipeline.stats.verdict import Verdict, claim_of, judge
 

@@ -14,8 +14,8 @@ from pipeline.corpus.periods import ordinal
 from pipeline.features.frequencies import read_period, write_period
 from pipeline.infra.io import write_json, write_parquet
 from pipeline.models.registry import display_name
-from pipeline.reports.results import (comparable, details_json, headline, load_runs, render,
-                                      summarize)
+from pipeline.reports.results import comparable, details_json, headline, render
+from pipeline.reports.scored_runs import load_runs, summarize
 from stages import report as cli
 
 KEYS = [f"paper{i}" for i in range(12)]
@@ -382,7 +382,7 @@ def test_the_report_reads_score_folders_without_model_code():
     neither the evaluation that writes them nor the model behind it."""
     import subprocess
     import sys
-    code = ("import sys, pipeline.reports.results; "
+    code = ("import sys, pipeline.reports.results, pipeline.reports.scored_runs; "
             "bad = [m for m in ('pipeline.evaluation.evaluate', 'pipeline.models.future_lm', "
             "'pipeline.models.nll', 'pipeline.forecast.backtest') if m in sys.modules]; "
             "assert not bad, bad; import pipeline.evaluation.layout as l; "

@@ -1,7 +1,7 @@
 """Staleness: how a model's PPL and CPL grow as the scored period moves away from its training data.
 
 The score stage evaluates every period of ``score.periods``, each with its own history; this
-module turns the per-variant means over seeds (:func:`pipeline.reports.results.summarize`, key
+module turns the per-variant means over seeds (:func:`pipeline.reports.scored_runs.summarize`, key
 ``"periods"``) into a long table (``model``, ``period``, ``ppl``, ``cpl``: one DVC plot line per
 model, rows in time order) and Markdown tables with the slope of each metric per period (least
 squares over the scored periods' ordinals, :mod:`pipeline.corpus.periods`): the rate at which a

@@ -60,7 +60,7 @@ class ModelCM:
 def model_cms(runs: Mapping[tuple[str, int], Any], variants: Sequence[str],
               seeds: Mapping[str, Sequence[int]], periods: Sequence[str],
               stopwords: frozenset[str]) -> list[ModelCM]:
-    """:class:`ModelCM` of every variant and period (``runs``: :class:`pipeline.reports.results.Run`
+    """:class:`ModelCM` of every variant and period (``runs``: :class:`pipeline.reports.scored_runs.Run`
     by (variant, seed); ``seeds``: each variant's; only periods every run generated for)."""
     out = []
     for period in periods:

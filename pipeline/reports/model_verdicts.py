@@ -35,7 +35,8 @@ from pipeline.corpus.periods import NOUN, kind_of
 from pipeline.models.registry import (BASELINE, UNADAPTED, common_seeds, control_for, display_name,
                                       lookup)
 from pipeline.reports.cm_anchors_report import AnchorInputs, anchors_section
-from pipeline.reports.results import RunSeeds, seeds_text
+from pipeline.reports.results import seeds_text
+from pipeline.reports.scored_runs import RunSeeds
 from pipeline.stats.comparisons import Side, TestResult, compare_items, compare_rates
 from pipeline.stats.verdict import Claim, Verdict, claim_of, judge, sentence, table
 

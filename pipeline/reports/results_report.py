@@ -1,6 +1,7 @@
 """The results report of every run (stage ``report``): Table 3 and the verdicts, staleness, the
 history-frequency buckets and Table 2's examples, from the score folders
-(:mod:`pipeline.reports.results` renders them), and the files it writes."""
+(:mod:`pipeline.reports.scored_runs` reads them, :mod:`pipeline.reports.results` renders them),
+and the files it writes."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ from pipeline.infra.io import atomic_path, write_csv, write_json
 from pipeline.models.registry import display_name
 from pipeline.reports.cm_anchors_report import AnchorInputs
 from pipeline.reports.model_verdicts import report_verdicts
-from pipeline.reports.results import (RunSeeds, bucket_frame, bucket_plot_frame, details_json,
-                                      headline, load_runs, plot_rows, render, summarize,
-                                      unigram_reference)
+from pipeline.reports.results import (bucket_frame, bucket_plot_frame, details_json, headline,
+                                      plot_rows, render, unigram_reference)
+from pipeline.reports.scored_runs import RunSeeds, load_runs, summarize
 from pipeline.stats.verdict import Verdict, to_records
 
 
