@@ -41,14 +41,21 @@ def ratio_rows(medians: Mapping[str, float], base: str) -> list[str]:
 
 
 def cpu_model() -> str:
-    """``lscpu``'s model name (``platform.processor()`` where there is no lscpu)."""
+    """``lscpu``'s model name with its family, model and whether it has AVX-512 (``AMD EPYC,
+    family 25 model 1, no AVX-512``): one model name covers cores of different generations and
+    speeds (a Zen 3 and a Zen 5 are both ``AMD EPYC`` on these VMs); ``platform.processor()``
+    where there is no lscpu."""
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return platform.processor() or platform.machine()
-    names = [line.split(":", 1)[1].strip() for line in out.splitlines()
-             if line.startswith("Model name:")]
-    return names[0] if names else platform.machine()
+    fields = {key.strip(): value.strip() for key, _, value in
+              (line.partition(":") for line in out.splitlines())}
+    name = fields.get("Model name") or platform.machine()
+    if "CPU family" not in fields or "Model" not in fields:
+        return name
+    avx512 = "AVX-512" if "avx512f" in fields.get("Flags", "").split() else "no AVX-512"
+    return f"{name}, family {fields['CPU family']} model {fields['Model']}, {avx512}"
 
 
 def machine() -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ pin_kernels()   # before torch: the stages' kernels
 
 import torch  # noqa: E402
 
-from benchmarks._results import cpu_model, publish  # noqa: E402
+from benchmarks._results import machine, publish  # noqa: E402
 from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig  # noqa: E402
 from pipeline.models.future_lm import scratch_gpt2  # noqa: E402
 from pipeline.models.scoring import score_abstracts  # noqa: E402
@@ -97,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Command: `.venv/bin/python -m benchmarks.continuous_targets {' '.join(argv or [])}`"
         f" in a checkout with the default run's outputs: continuous-vmf, default profile, seed "
         f"{args.seed}, dev period scored at every predicted position ({len(pos):,}).",
-        f"Machine: {cpu_model()} ({platform.machine()}), {os.cpu_count()} CPUs, {THREADS} pinned threads, "
+        f"Machine: {machine()}, {THREADS} pinned threads, "
         f"1-minute load average {os.getloadavg()[0]:.1f} at the end; torch {torch.__version__}.",
         "",
         "| target vectors | dev vMF-normalised PPL | top-1 % | top-10 % | T1 | T10 | seconds |",

@@ -23,6 +23,7 @@ import numpy as np
 from nltk.corpus import wordnet
 from nltk.translate.meteor_score import single_meteor_score
 
+from benchmarks._results import machine
 from pipeline.corpus.anthology import parse_file
 from pipeline.evaluation.content import content_words, load_stopwords
 from pipeline.infra.io import read_parquet
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Command: `.venv/bin/python -m benchmarks.meteor{_options(argv)}` (gold: {len(gold)} abstracts of "
         f"{args.year} from `{Path(args.bib).name}`; generated: {len(hyps)} abstracts from "
         f"`{source}`).",
-        f"Machine: {platform.machine()}, 2-core CPU, 24 GiB, 1-minute load average {os.getloadavg()[0]:.1f} at the end of "
+        f"Machine: {machine()}, 1-minute load average {os.getloadavg()[0]:.1f} at the end of "
         f"the run (above ~1.5 means other jobs shared the CPU); "
         f"Python {platform.python_version()}.",
         "",

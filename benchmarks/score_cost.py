@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import yaml  # noqa: E402
 
-from benchmarks._results import publish  # noqa: E402
+from benchmarks._results import machine, publish  # noqa: E402
 from pipeline.evaluation.content import content_token_mask, content_words, load_stopwords  # noqa: E402
 from pipeline.evaluation.meteor import GoldIndex  # noqa: E402
 from pipeline.features.tokenizer import load_tokenizer  # noqa: E402
@@ -114,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Command: `.venv/bin/python -m benchmarks.score_cost {' '.join(argv or sys.argv[1:])}`: "
         f"{model.variant} model, |V| = {len(tok)}, context {model.context_length}; {args.split} "
         f"period {period}: {len(texts):,} abstracts, {n_tokens:,} predicted tokens.",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, {THREADS} threads, "
+        f"Machine: {machine()}, {THREADS} threads, "
         f"kernels {args.kernels}; 1-minute load average {os.getloadavg()[0]:.1f} at the end "
         f"(above ~2.5 means other jobs shared the CPU); torch {torch.__version__}.",
         "",

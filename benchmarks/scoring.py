@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ from pipeline.infra.io import read_parquet
 from pipeline.models.encoding import encode_for_model
 from pipeline.models.scoring import score_abstracts
 from pipeline.features.tokenizer import load_tokenizer
-from benchmarks._results import publish
+from benchmarks._results import machine, publish
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -91,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         f"({n_tokens / t_score:,.0f} tokens/s) on {THREADS} threads. Generation of {settings.n} "
         f"abstracts with beam {settings.num_beams} + sampling, {settings.max_new_tokens} new tokens "
         f"max: best of {args.rounds} alternating rounds.",
-        f"Machine: {platform.machine()}, 2-core CPU, 24 GiB, 1-minute load average {os.getloadavg()[0]:.1f} at the end of "
+        f"Machine: {machine()}, 1-minute load average {os.getloadavg()[0]:.1f} at the end of "
         f"the run (above ~1.5 means other jobs shared the CPU); "
         f"torch {torch.__version__}.",
         "",

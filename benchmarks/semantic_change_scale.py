@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -42,7 +41,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
-from benchmarks._results import cpu_model, publish  # noqa: E402
+from benchmarks._results import machine, publish  # noqa: E402
 from pipeline.features.embeddings import write_period  # noqa: E402
 from pipeline.semantic.methods.contextual import (  # noqa: E402
     embedding_change_from_files, period_paths)
@@ -152,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
         f"first group {args.first} ({len(first):,} abstracts, {n_words[0]:,} words), last group "
         f"{args.last} ({len(last):,} abstracts, {n_words[1]:,} words), the {len(targets):,} most "
         f"frequent words as targets, {args.threads} torch thread(s), median of {args.repeats} run(s).",
-        f"Machine: {cpu_model()} ({platform.machine()}, {os.cpu_count()} CPUs), 1-minute load "
+        f"Machine: {machine()}, 1-minute load "
         f"average {os.getloadavg()[0]:.1f} at the end; torch {torch.__version__}.",
         "",
         "| method | wall s | CPU s | finite scores |",

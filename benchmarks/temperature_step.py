@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import copy
 import os
-import platform
 
 from pipeline.infra.numerics import THREADS, configure_torch, pin_kernels
 
@@ -33,7 +32,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
-from benchmarks._results import interleaved_medians, publish, ratio_rows  # noqa: E402
+from benchmarks._results import interleaved_medians, machine, publish, ratio_rows  # noqa: E402
 from pipeline.features.history import PeriodHistory  # noqa: E402
 from pipeline.models.temperature import (ContextualTemperature, TemporalTemperature,  # noqa: E402
                                          scaled_nll)
@@ -90,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Command: `.venv/bin/python -m benchmarks.temperature_step {' '.join(argv or [])}`"
         f": GPT-2 {LAYERS} x {WIDTH}, |V| {VOCAB:,}, batch {BATCH} x {LENGTH} tokens, rank "
         f"{args.rank}, {THREADS} pinned threads, median of {args.rounds} interleaved steps.",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, 1-minute load average "
+        f"Machine: {machine()}, 1-minute load average "
         f"{os.getloadavg()[0]:.1f} at the end; torch {torch.__version__}.",
         "",
         "| head | ms/step | vs baseline |",

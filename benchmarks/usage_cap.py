@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 
 import numpy as np
@@ -25,7 +24,7 @@ import torch
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # as `make repro` runs the stages
 
-from benchmarks._results import publish  # noqa: E402
+from benchmarks._results import machine, publish  # noqa: E402
 from pipeline.corpus.by_period import period_abstracts  # noqa: E402
 from pipeline.features.alignment import plan_period  # noqa: E402
 from pipeline.features.embeddings import extract_period  # noqa: E402
@@ -97,7 +96,7 @@ def main() -> None:
         f"Year {args.period} of `{args.abstracts}`: {len(texts):,} abstracts, {len(ids):,} LM "
         f"tokens seen ({int(counts.sum()):,} usages), all-MiniLM-L6-v2 on CPU "
         f"({torch.get_num_threads()} threads, {args.kernels} kernels), "
-        f"{platform.processor() or platform.machine()}, "
+        f"{machine()}, "
         f"torch {torch.__version__}.",
         "",
         f"| usage cap | encoded | encoder tokens | wall | / all | mean cos | 1st pct cos "

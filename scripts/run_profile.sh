@@ -49,7 +49,7 @@ sed -i 's#](\.\./plots/#](plots/#g' "$root/$dest"/*.md
 cp params.yaml dvc.lock repro.log "$root/$dest/"
 {
   echo "Profile \`$profile\` at commit $(git rev-parse --short HEAD): $started to $finished (UTC)."
-  echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB."
+  echo "Machine: $(.venv/bin/python -c 'from benchmarks._results import machine; print(machine())')."
   echo
   .venv/bin/python scripts/stage_times.py --table repro.log
 } > "$root/$dest/stage_times.md"
