@@ -171,7 +171,8 @@ def render(runs: dict[tuple[str, int], Run], summary: dict[str, dict], variants:
            buckets: pd.DataFrame | None = None, staleness: str | None = None,
            window: int | None = None, figures: dict[str, str] | None = None,
            unigram: dict[int, Perplexity] | None = None, sections: Sequence[str] = ()) -> str:
-    """The whole ``reports/results.md`` text for ``summary`` (:func:`summarize`).
+    """The whole ``reports/results.md`` text for ``summary``
+    (:func:`pipeline.reports.scored_runs.summarize`).
 
     ``buckets`` (:func:`bucket_frame`), ``staleness`` (Markdown from
     :func:`pipeline.evaluation.staleness.staleness_markdown`) and ``unigram`` (:func:`unigram_reference`)
@@ -299,8 +300,9 @@ def _rounded(value: float, metric: str) -> float:
 
 def details_json(summary: dict[str, dict], baseline: str) -> dict:
     """``reports/results.json``: the ``baseline``'s name and every variant's full
-    :func:`summarize` entry (seeds, dev/test means and stds, every scored period), JSON-safe.
-    Numbers only: the verdicts are added beside them by the report stage."""
+    :func:`~pipeline.reports.scored_runs.summarize` entry (seeds, dev/test means and stds, every
+    scored period), JSON-safe. Numbers only: the verdicts are added beside them by the report
+    stage."""
     return finite_or_none({"baseline": baseline, "variants": dict(summary)})
 
 
