@@ -17,7 +17,8 @@ from pipeline.corpus.download import fetch
 from pipeline.infra.io import write_json
 from pipeline.infra.params import ColumnsConfig
 from pipeline.infra.interfaces.download import INTERFACE
-from stages._args import build, parser_for
+from stages._args import parser_for
+from stages._options import build
 from stages._cli import stage_main
 
 

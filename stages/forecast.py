@@ -34,7 +34,8 @@ from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings
 from pipeline.training.run import attach_cache
 from pipeline.infra.interfaces.forecast import INTERFACE
-from stages._args import build, parser_for, runtime_from
+from stages._args import parser_for, runtime_from
+from stages._options import build
 from stages._cli import stage_main
 
 

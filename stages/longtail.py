@@ -19,7 +19,8 @@ from pipeline.infra.params import LongtailConfig
 from pipeline.models.registry import seeds_by_variant
 from pipeline.reports.longtail_report import longtail_frame, training_words, write_longtail
 from pipeline.infra.interfaces.longtail import INTERFACE
-from stages._args import build, parser_for
+from stages._args import parser_for
+from stages._options import build
 from stages._cli import stage_main
 
 

@@ -22,7 +22,8 @@ from pipeline.corpus.tables import nothing_usable, read_table, reason_kind
 from pipeline.infra.io import write_parquet
 from pipeline.infra.params import ColumnsConfig
 from pipeline.infra.interfaces.parse import INTERFACE
-from stages._args import build, parser_for
+from stages._args import parser_for
+from stages._options import build
 from stages._cli import stage_main
 
 

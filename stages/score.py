@@ -29,7 +29,8 @@ from pipeline.infra.io import atomic_path
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.training.run import attach_cache
 from pipeline.infra.interfaces.score import INTERFACE
-from stages._args import build, parser_for, runtime_from
+from stages._args import parser_for, runtime_from
+from stages._options import build
 from stages._cli import stage_main
 
 

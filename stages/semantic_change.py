@@ -35,7 +35,8 @@ from pipeline.semantic.change import analyse
 from pipeline.semantic.methods.interface import EncoderSettings
 from pipeline.semantic.scores import change_metrics
 from pipeline.infra.interfaces.semantic_change import INTERFACE
-from stages._args import build, parser_for
+from stages._args import parser_for
+from stages._options import build
 from stages._cli import stage_main
 
 

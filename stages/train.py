@@ -42,7 +42,8 @@ from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup
 from pipeline.training.execution import Execution
 from pipeline.training.run import TrainInputs, prepare_run
-from stages._args import build, parser_for, runtime_from
+from stages._args import parser_for, runtime_from
+from stages._options import build
 from stages._cli import stage_main
 
 

@@ -16,7 +16,8 @@ from pipeline.models.variants.context2 import Context2Settings
 from stages import score, train
 from pipeline.infra.interface import Params, StageInterface
 from pipeline.infra.interfaces.shared import RUNTIME
-from stages._args import build, parser_for, runtime_from
+from stages._args import parser_for, runtime_from
+from stages._options import build
 
 TRAIN = (LMConfig, ModelConfig, TrainConfig)
 SCORE = (ScoreConfig, GenerationSettings)

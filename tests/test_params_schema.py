@@ -35,7 +35,7 @@ def test_every_variant_setting_of_a_params_file_is_its_variant_s(path: Path) -> 
     from pipeline.graph.plan import check_variant_settings
     from pipeline.models.registry import lookup
     from stages import train
-    from stages._args import build
+    from stages._options import build
 
     params = _params(path)
     check_variant_settings(params)   # raises a UserError naming a bad section or key

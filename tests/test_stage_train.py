@@ -25,7 +25,7 @@ from pipeline.features.tokenizer import encode_abstracts, load_tokenizer, train_
 from pipeline.training.run import TrainInputs, prepare_run
 from stages import score as score_stage
 from stages import train as stage
-from stages._args import build
+from stages._options import build
 from tests.conftest import stage_help
 
 STOPWORDS = Path(__file__).resolve().parents[1] / "data" / "reference" / "stopwords.txt"

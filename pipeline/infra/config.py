@@ -1,7 +1,7 @@
 """The typed settings of training and scoring: the one schema of every option and its default.
 
 Each field carries its help text (``field(metadata={"help": ...})``); the stages derive their
-command-line options from these classes (``stages/_args.py``), so an option, its type, its
+command-line options from these classes (``stages/_options.py``), so an option, its type, its
 default and its help are written once, here. Defaults are the paper's settings (§4.2 and the
 reference implementation) where the paper has one; ``params.yaml`` and ``profiles/`` set each
 profile's values. Field metadata used by the option builder:
