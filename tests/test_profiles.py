@@ -11,6 +11,7 @@ import networkx as nx
 import pytest
 
 from pipeline.graph import profiles
+from pipeline.models.registry import seeds_by_variant
 from stages import graph
 from tests.dvc_project import dvc_env, dvc_repo, make_project, run_dvc
 
@@ -35,9 +36,11 @@ def test_paper_profile_holds_the_papers_settings() -> None:
     assert {v: p["variants"][v]["lstm_hidden"] for v in ("frequency", "context", "context2")} \
         == {"frequency": 768, "context": 768, "context2": 768}
     assert p["variants"]["context2"]["alpha"] == "learned"
-    assert p["experiment"]["seeds"] == [0, 1, 2]
-    assert {"baseline", "baseline-2", "baseline-3", "frequency-nolstm", "frequency", "context",
-            "context2"} == set(p["experiment"]["variants"])
+    assert p["experiment"]["seeds"] == [0, 1, 2, 3, 4] and p["experiment"]["other_seeds"] == [0, 1, 2]
+    # the paper's Table 3 rows and the time-free controls that answer whether a gain is time
+    assert {"baseline", "baseline-2", "baseline-3", "frequency-nolstm", "frequency",
+            "frequency-static", "context", "context2", "context2-static"} \
+        == set(p["experiment"]["variants"])
 
 
 @pytest.mark.slow
@@ -52,9 +55,14 @@ def test_make_params_with_the_paper_profile_builds_the_stage_graph(tmp_path) -> 
     p = load("paper")
     assert (proj / "dvc.yaml").read_text() == graph.render(p, proj)
     listed = run_dvc(proj, "stage", "list").stdout
-    for variant in p["experiment"]["variants"]:
-        for seed in p["experiment"]["seeds"]:
+    seeds = seeds_by_variant(p["experiment"]["variants"], p["experiment"]["seeds"],
+                             p["experiment"]["other_seeds"])
+    assert seeds["frequency-static"] == seeds["context2-static"] == (0, 1, 2, 3, 4)
+    assert seeds["context"] == (0, 1, 2)
+    for variant, runs in seeds.items():
+        for seed in runs:
             assert f"train-{variant}-s{seed}" in listed and f"score-{variant}-s{seed}" in listed
+    assert "train-context-s3" not in listed
     assert "embeddings@2001" in listed and "frequencies@2021" in listed
     assert "embeddings@2000" not in listed and "frequencies@2022" not in listed
     assert "forecast-context2-s2" in listed and "forecast_report" in listed
