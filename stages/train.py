@@ -1,7 +1,9 @@
 """Stage `train`: train one future-LM variant with one seed (data/models/<variant>-s<seed>/).
 
 Variants: `baseline` (the base LM fine-tuned on every training period), `baseline-N` (on the N
-latest training periods only), or any variant of the registry (pipeline/models/registry.py and
+latest training periods only; --latest-steps matched: for the Baseline's number of steps),
+`continued-N` (`--init-from data/models/baseline-s<seed>`: that Baseline trained further, whole,
+on the N latest periods for the Baseline's number of steps), or any variant of the registry (pipeline/models/registry.py and
 pipeline/models/variants/<name>.py); its own settings (params variants.<name>.*) are options too:
 `--variant NAME --help` lists them. Continuous variants read their targets from --targets-from.
 An abstract of period i is scored with the bias predicted from periods i-window .. i-1, every

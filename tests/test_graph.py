@@ -338,6 +338,30 @@ def test_a_semeval_folder_is_a_benchmark_dep() -> None:
     assert not any("semeval" in p for p in bench["params"])     # resolved into the cmd
 
 
+@pytest.mark.parametrize("base", ["joint", "shared"])
+def test_continued_n_trains_from_its_seeds_baseline_model(base: str) -> None:
+    """continued-N's train stage reads the Baseline model of its own seed (a dep, passed as
+    --init-from), trains the whole LM (no --freeze-lm, no cache) with the Baseline's training
+    params, and reads neither train.latest_steps (it always takes the Baseline's steps) nor a
+    module's params; baseline-N reads train.latest_steps, the Baseline does not."""
+    params = deep_merge(PARAMS, {"train": {"base": base}, "experiment": {
+        "variants": ["baseline", "baseline-1", "continued-1", "frequency"], "seeds": [0, 1]}})
+    stages = stages_of(params)
+    baseline = set(stages["train-baseline-s0"]["params"])
+    for seed in (0, 1):
+        stage = stages[f"train-continued-1-s{seed}"]
+        model = f"data/models/baseline-s{seed}"
+        assert model in stage["deps"] and f"--init-from {model} " in stage["cmd"]
+        assert not any(d.startswith("data/models/") and d != model for d in stage["deps"])
+        assert "--freeze-lm" not in stage["cmd"] and "--cache" not in stage["cmd"]
+        assert stage["outs"][0] == f"data/models/continued-1-s{seed}"
+        assert set(stage["params"]) == baseline
+        assert f"data/models/continued-1-s{seed}" in stages[f"score-continued-1-s{seed}"]["deps"]
+    assert "train.latest_steps" not in baseline
+    assert set(stages["train-baseline-1-s0"]["params"]) == baseline | {"train.latest_steps"}
+    assert "--latest-steps ${train.latest_steps}" in stages["train-baseline-1-s0"]["cmd"]
+
+
 def test_params_of_a_bias_do_not_retrain_baselines() -> None:
     stages = stages_of(PARAMS)
     bias_only = {"train.lr_new", "features.window"}

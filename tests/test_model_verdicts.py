@@ -126,6 +126,23 @@ def test_the_adapted_baseline_is_judged_against_the_unadapted_lm_not_as_a_varian
     assert "### Domain gain" in text
 
 
+def test_the_practitioners_baselines_are_variant_claims_against_baseline_all() -> None:
+    """continued-N and baseline-N are rows of the variant family, each judged against
+    Baseline-all on PPL, CPL and CM, under their paper-style names; neither has a temporal-gain
+    or output-layer claim (no module, no control)."""
+    variants = ["baseline", "baseline-1", "continued-1", "frequency"]
+    runs = _runs({"baseline": 1.0, "baseline-1": 1.05, "continued-1": 0.97, "frequency": 1.0},
+                 [0, 1, 2])
+    verdicts = judge(_claims(runs, variants, [0, 1, 2], "2021"))
+    by = {(v.family, v.a, v.b, v.metric): v for v in verdicts}
+    for name in ("Baseline-continued-1", "Baseline-1"):
+        assert {m for f, a, b, m in by if (f, a, b) == ("variant", name, "Baseline-all")} == {
+            "PPL", "CPL", "CM"}
+    assert by[("variant", "Baseline-continued-1", "Baseline-all", "PPL")].verdict == "better"
+    assert by[("variant", "Baseline-1", "Baseline-all", "PPL")].verdict == "worse"
+    assert not any(v.family != "variant" for v in verdicts)
+
+
 def test_the_output_layer_family_holds_the_comparisons_the_variant_modules_name() -> None:
     """A variant module's COMPARED_WITH (temporal temperature: the temperature) is an
     output-layer claim when both are run; a question against the Baseline is the first family's."""

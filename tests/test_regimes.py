@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -63,6 +64,13 @@ def test_one_table_maps_every_train_base_value_to_its_regime() -> None:
     ("adapted", {"train": {"adapt_layers": 0}}, "train.adapt_layers must be >= 1, got 0"),
     ("adapted", {"experiment": {"variants": ["baseline", "baseline-0", "baseline-2"]}},
      "baseline-2 fine-tune the LM"),
+    ("frozen", {"experiment": {"variants": ["baseline", "continued-1"]}},
+     "continued-1 continue training a Baseline trained, whole, on every training period, which "
+     "train.base: frozen does not have"),
+    ("adapted", {"experiment": {"variants": ["baseline", "continued-2"]}},
+     "continued-2 continue training .* which train.base: adapted does not have"),
+    ("joint", {"experiment": {"variants": ["baseline", "continued-9"]}},
+     "continued-9 needs 1 .. 3 training periods"),
     ("shared", {"experiment": {"variants": ["frequency"]}},
      "and train.base: shared builds every temporal variant on its LM"),
 ])
@@ -79,6 +87,17 @@ def test_the_regimes_accept_their_own_runs() -> None:
     plan("adapted", ["baseline", "baseline-0", "frequency"])
     with pytest.raises(UserError, match="report compares every variant with the Baseline, but"):
         plan("joint", ["frequency"], cache=False)   # joint's message names no regime
+
+
+def test_continued_n_starts_from_its_seeds_trained_baseline_whole() -> None:
+    """Under joint and shared, continued-N loads the LM of the seed's Baseline and trains it all
+    (no freeze, no cache, even with train.cache); baseline-N starts from lm.base."""
+    for base, cache in (("joint", False), ("shared", False), ("shared", True)):
+        regime = plan(base, ["baseline", "continued-1", "baseline-1", "frequency"], cache=cache)
+        assert regime.regime.train_from(regime, "continued-1", 1) == TrainFrom(
+            init_from="data/models/baseline-s1")
+        assert regime.regime.cache_of(regime, "continued-1", 1) is None
+        assert regime.regime.train_from(regime, "baseline-1", 1) == TrainFrom()
 
 
 def test_what_each_run_starts_from_and_reads() -> None:
@@ -193,7 +212,8 @@ def test_the_train_stage_s_path_is_picked_from_its_options(monkeypatch) -> None:
     for name in ("execute", "execute_cached", "execute_adapted"):
         monkeypatch.setattr(execution, name,
                             lambda *a, _n=name, **k: calls.append((_n, a)) or _n)
-    run, tok = object(), Path("data/tokenizer")
+    # a stand-in run: the path is picked from the options and the run's steps per epoch alone
+    run, tok = SimpleNamespace(name="frequency-s0", steps_per_epoch=None), Path("data/tokenizer")
     plain = Execution.from_options(None, None, None)
     assert plain.train(run, tok, device="cpu", checkpoint_root="c") == "execute"
     assert plain.source == "" and not plain.cached
@@ -211,3 +231,10 @@ def test_the_train_stage_s_path_is_picked_from_its_options(monkeypatch) -> None:
                        dist=Dist(world_size=2)) == "execute"
     with pytest.raises(UserError, match="--cache and --trunk"):
         Execution.from_options("data/cache/base", "data/cache/trunk", 2)
+    # a matched-steps run (continued-N, baseline-N with train.latest_steps: matched) fine-tunes
+    # its LM: no cached path trains it
+    matched = SimpleNamespace(name="continued-1-s0", steps_per_epoch=6)
+    for path in (cached, adapted):
+        with pytest.raises(UserError, match="continued-1-s0 takes the Baseline's steps"):
+            path.train(matched, tok, device="cpu", checkpoint_root="c")
+    assert plain.train(matched, tok, device="cpu", checkpoint_root="c") == "execute"

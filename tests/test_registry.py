@@ -54,6 +54,27 @@ def test_unknown_names_are_user_errors_naming_the_valid_ones(bad: str) -> None:
     assert "baseline-N" in err.value.fix and err.value.path == "experiment.variants"
 
 
+def test_continued_n_is_the_trained_baseline_continued_on_the_latest_periods() -> None:
+    """continued-N: a baseline row (no module, no history, module kind none) on the N latest
+    training periods, built from Baseline's; N < 1 or not a number is a UserError naming the rule."""
+    entry = lookup("continued-2")
+    assert (entry.name, entry.display, entry.latest_periods) == ("continued-2",
+                                                                 "Baseline-continued-2", 2)
+    assert entry.continued and not lookup("baseline-2").continued and not lookup("baseline").continued
+    assert not entry.has_module and entry.kind == "none" and entry.feature_files == ()
+    assert not entry.temporal and entry.settings is None and entry.compared_with is None
+    assert display_name("continued-1") == "Baseline-continued-1"
+    assert "continued-2" not in all_variants()   # a family, like baseline-N: built on lookup
+    for bad in ("continued-0", "continued-x", "continued--1"):
+        with pytest.raises(UserError, match=f"unknown variant '{bad}': continued-N needs N >= 1") \
+                as err:
+            lookup(bad)
+        assert "continued-N with N >= 1" in err.value.fix and err.value.path == "experiment.variants"
+    with pytest.raises(UserError, match="unknown variant 'continued'") as err:
+        lookup("continued")
+    assert "continued-N" in err.value.fix
+
+
 def test_baseline_0_is_the_pretrained_lm_as_it_is() -> None:
     """baseline-0, trained on no period: the unadapted reference of train.base: adapted."""
     entry = lookup(UNADAPTED)

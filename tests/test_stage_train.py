@@ -154,8 +154,46 @@ def test_baseline_n_uses_the_latest_periods_and_no_features(project, tmp_path) -
     assert metrics["train_periods"] == ["2019"] and metrics["parameters_new"] == 0
 
 
+def test_continued_n_continues_the_baseline_on_the_latest_period_for_its_steps(project,
+                                                                              tmp_path) -> None:
+    """continued-1 starts from the trained Baseline's weights, reads only the latest training
+    period (2019) and takes as many optimizer steps as the Baseline over 2017-2019 (3 passes
+    over 2019 per epoch); baseline-1 does the same from scratch with train.latest_steps:
+    matched, and one pass per epoch by default."""
+    base = tmp_path / "baseline-s0"
+    stage.main(argv(project, "baseline", base, epochs=2, patience=0))
+    baseline = read_json(base / "train_metrics.json")
+    per_period = read_parquet(project / "train.parquet")["period"].value_counts()
+    span = 8 * 2   # --batch-size 8, grad_accum 2
+    assert baseline["steps"] == 2 * sum(-(-n // span) for n in per_period) > 2 * 2
+
+    out = tmp_path / "continued-1-s0"
+    args = argv(project, "continued-1", out, epochs=2, patience=0, init_from=base)
+    start = prepared(project, args)
+    assert list(start.train_data) == ["2019"] and start.steps_per_epoch == baseline["steps"] // 2
+    trained = load_future_lm(base).lm.state_dict()
+    assert all(torch.equal(v, trained[k]) for k, v in start.model.lm.state_dict().items())
+    stage.main(args)
+    continued = read_json(out / "train_metrics.json")
+    assert continued["steps"] == baseline["steps"] and continued["epochs_run"] == 2
+    assert continued["train_periods"] == ["2019"] and continued["init_from"] == str(base)
+    assert continued["train_abstracts"] == per_period["2019"] and not continued["freeze_lm"]
+    assert continued["steps_per_epoch"] == baseline["steps"] // 2
+    got = load_future_lm(out).lm.state_dict()
+    assert any(not torch.equal(got[k], v) for k, v in trained.items())   # it trained on
+
+    matched = tmp_path / "baseline-1-s0"
+    stage.main(argv(project, "baseline-1", matched, epochs=2, patience=0,
+                    latest_steps="matched"))
+    assert read_json(matched / "train_metrics.json")["steps"] == baseline["steps"]
+    plain = prepared(project, argv(project, "baseline-1", tmp_path / "plain", epochs=2))
+    assert plain.steps_per_epoch is None and list(plain.train_data) == ["2019"]
+
+
 @pytest.mark.parametrize(("variant", "overrides", "message"), [
     ("frequencies", {}, "unknown variant 'frequencies'"),
+    ("continued-1", {}, "continued-1 continues the seed's trained Baseline, but no model"),
+    ("continued-0", {}, "continued-N needs N >= 1"),
     ("baseline-0", {}, "baseline-0 is the base LM as it is, trained on no period"),
     ("context2", {"alpha": "big"}, "expected float or 'learned', got 'big'"),
     ("context2", {"context_input": "both"}, "invalid choice: 'both'"),

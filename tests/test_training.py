@@ -15,7 +15,8 @@ from pipeline.features.history import PeriodHistory
 from pipeline.corpus.periods import shift
 from pipeline.infra.config import TrainConfig
 from pipeline.models.perplexity import Perplexity
-from pipeline.training.batches import latest_periods, period_batches, period_steps
+from pipeline.training.batches import (epoch_steps, latest_periods, period_batches,
+                                       period_steps, steps_per_pass)
 from pipeline.training.run import read_sequences
 from pipeline.features.tokenizer import train_scratch_tokenizer
 from pipeline.infra.io import write_parquet
@@ -91,6 +92,29 @@ def test_a_training_batch_holds_one_half_year(tmp_path) -> None:
     assert sum(len(b) for _, micro in steps for b in micro) == len(periods)
     assert list(latest_periods(data, 2)) == ["2020H1", "2020H2"]
     assert list(latest_periods(data, None)) == ["2019H1", "2019H2", "2020H1", "2020H2"]
+
+
+def test_a_matched_epoch_cycles_over_fewer_abstracts_for_the_given_steps() -> None:
+    """epoch_steps: one period_steps pass without ``steps`` (every existing run's order), and
+    with ``steps`` exactly that many single-period steps, drawn pass after pass (each a fresh
+    shuffle, each abstract once per pass), deterministic in (seed, epoch)."""
+    every = {"2017": 7, "2018": 5, "2019": 6}
+    assert steps_per_pass(every, 2, 2) == 2 + 2 + 2 and steps_per_pass({"2019": 6}, 2, 2) == 2
+    for epoch in (0, 3):
+        assert epoch_steps(every, 2, 2, 0, epoch) == period_steps(every, 2, 2, 0, epoch)
+        # one pass's steps: the plain epoch
+        assert epoch_steps(every, 2, 2, 0, epoch, 6) == period_steps(every, 2, 2, 0, epoch)
+    latest = {"2019": 6}
+    plan = epoch_steps(latest, 2, 2, seed=0, epoch=1, steps=5)   # 3 passes of 2 steps, cut at 5
+    assert len(plan) == 5 and {period for period, _ in plan} == {"2019"}
+    assert plan == period_steps(latest, 2, 2, 0, 3) + period_steps(latest, 2, 2, 0, 4) \
+        + period_steps(latest, 2, 2, 0, 5)[:1]
+    seen = [i for _, micro in plan[:4] for batch in micro for i in batch]
+    assert sorted(seen) == sorted(2 * list(range(6)))   # two whole passes, then part of a third
+    assert plan == epoch_steps(latest, 2, 2, seed=0, epoch=1, steps=5)
+    assert plan != epoch_steps(latest, 2, 2, seed=0, epoch=0, steps=5)
+    with pytest.raises(ValueError, match="an epoch of 0 steps"):
+        epoch_steps(latest, 2, 2, 0, 0, 0)
 
 
 def test_latest_periods_for_baseline_n() -> None:

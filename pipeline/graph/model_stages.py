@@ -109,6 +109,8 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     return train.INTERFACE.entry(
         {"variant": variant, "seed": seed, "train": TRAIN, "dev": DEV, "tokenizer": TOKENIZER,
          **folders, "window": bool(kinds), "lr_new": entry.has_module,
+         # baseline-N reads train.latest_steps; continued-N always takes the Baseline's steps
+         "latest_steps": bool(entry.latest_periods) and not entry.continued,
          "settings": variant_options(variant), **start.values,
          "targets_from": model_dir(BASELINE, seed) if entry.targets_from_baseline else None,
          "out": model_dir(variant, seed), "curves": f"data/curves/{run(variant, seed)}"},

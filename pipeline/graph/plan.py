@@ -179,11 +179,12 @@ class Plan:
                 raise bad(err.what, "experiment.variants", err.fix or "fix the variant name") from None
             except ValueError as err:
                 raise bad(str(err), "experiment.variants", "fix the variant name") from None
-            n = lookup(variant).latest_periods   # baseline-N
+            n = lookup(variant).latest_periods   # baseline-N, continued-N
             if n is not None and not 0 <= n <= len(self.train_periods):
+                family = variant.rpartition("-")[0]
                 raise bad(f"{variant} needs 1 .. {len(self.train_periods)} training periods",
                           "experiment.variants",
-                          "use baseline-N with N <= the number of training periods")
+                          f"use {family}-N with N <= the number of training periods")
         if len(set(self.variants)) != len(self.variants) or len(set(self.seeds)) != len(self.seeds):
             raise bad("experiment.variants and experiment.seeds must not repeat", "experiment",
                       "list each variant and seed once")

@@ -12,6 +12,10 @@ adapted     each seed's Baseline is ``lm.base`` with its top ``train.adapt_layer
             frozen, as in shared; ``baseline-0`` is the LM as it is (``base_cache``)
 ==========  =====================================================================================
 
+Under joint and shared, ``continued-N`` starts from the seed's trained Baseline and trains its
+whole LM further on the N latest training periods; frozen and adapted refuse it (their Baseline
+is the pretrained LM, not one trained whole on every training period).
+
 A regime is what the graph would otherwise branch on, stated once:
 
 - :meth:`Regime.check`: the params it refuses (beside the plan's general checks), each a
@@ -137,7 +141,10 @@ class Regime:
                           "is the LM as it is)")
 
     def train_from(self, plan: Plan, variant: str, seed: int) -> TrainFrom:
-        """What the train stage of ``variant`` with ``seed`` starts from."""
+        """What the train stage of ``variant`` with ``seed`` starts from: continued-N from the
+        seed's trained Baseline, its whole LM trained further; the rest from ``lm.base``."""
+        if lookup(variant).continued:
+            return TrainFrom(init_from=model_dir(BASELINE, seed))
         return TrainFrom()
 
     def cache_of(self, plan: Plan, variant: str, seed: int) -> str | None:
@@ -179,7 +186,7 @@ class Shared(Regime):
 
     def train_from(self, plan: Plan, variant: str, seed: int) -> TrainFrom:
         if not lookup(variant).has_module:   # the baselines fine-tune their LM
-            return TrainFrom()
+            return super().train_from(plan, variant, seed)
         return _on_baseline(seed, self.cache_of(plan, variant, seed))
 
     def cache_of(self, plan: Plan, variant: str, seed: int) -> str | None:
@@ -201,6 +208,13 @@ class Pretrained(Regime):
         if plan.cache is not True:
             raise refused(f"train.base: {self.name} needs train.cache: true (its Baselines are "
                           "scored from the cache)", "train.cache", "set train.cache: true")
+        continued = [v for v in plan.variants if lookup(v).continued]
+        if continued:
+            raise refused(f"{', '.join(continued)} continue training a Baseline trained, whole, "
+                          f"on every training period, which train.base: {self.name} does not "
+                          "have (its Baseline is the pretrained LM, frozen or with its top "
+                          "blocks adapted)", "experiment.variants",
+                          "drop them, or use train.base: joint or shared")
         tuned = [v for v in plan.variants
                  if lookup(v).latest_periods is not None and v != UNADAPTED]
         if tuned:

@@ -97,6 +97,12 @@ class TrainConfig:
         "maximum gradient norm (<= 0: no clipping)"))
     patience: int = field(default=2, metadata=_help(
         "early stopping: epochs without dev-perplexity improvement (<= 0: off)"))
+    # A run's identity holds the steps per epoch this implies, not the setting itself, so that a
+    # run it does not apply to keeps its resume key (pipeline.training.run.prepare_run).
+    latest_steps: Literal["epochs", "matched"] = field(default="epochs", metadata=_help(
+        "baseline-N's optimizer steps: epochs, train.epochs passes over its N latest periods; "
+        "matched, as many steps as the Baseline's train.epochs passes over every training "
+        "period, cycling over the N latest (continued-N always matches)", identity=False))
     seed: int = field(default=0, metadata=_help(
         "seed of initialisation, dropout and batch order"))
     freeze_lm: bool = field(default=False, metadata=_help(

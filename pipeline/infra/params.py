@@ -151,7 +151,7 @@ class ExperimentConfig:
     variants: tuple[str, ...] = field(default=("baseline", "frequency-nolstm", "frequency",
                                                "context", "context2"), metadata=_help(
         "variants in table order (pipeline.models.registry); baseline-N = Baseline on the N "
-        "latest training years"))
+        "latest training periods; continued-N = the trained Baseline continued on them"))
     seeds: tuple[int, ...] = field(default=(0,), metadata=_help(
         "training seeds: every one for the Baseline and the two sides of each temporal-gain "
         "claim (a variant and its time-free control)"))
@@ -359,7 +359,8 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
     "embeddings": ((EmbeddingsConfig, None),),
     "experiment": ((ExperimentConfig, None),),
     "train": ((TrainConfig, ("epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "lr_new",
-                             "weight_decay", "warmup_steps", "grad_clip", "patience", "precision")),
+                             "weight_decay", "warmup_steps", "grad_clip", "patience", "precision",
+                             "latest_steps")),
               (ModelConfig, ("dropout",)),
               (TrainDesign, None)),
     "score": ((ScoreConfig, ("batch_size", "periods", "precision")), (ScoreGeneration, None),

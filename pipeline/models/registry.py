@@ -30,7 +30,11 @@ variant.
 family, not a row: the Baseline LM trained on the N latest training periods only (the paper's
 Baseline-2/3); :func:`lookup` builds its entry. ``baseline-0`` (:data:`UNADAPTED`), trained on
 none, is a pretrained LM as it is: the unadapted reference row of ``train.base: adapted``, whose
-Baseline is that LM adapted to the training periods. ``docs/equations.md`` maps each equation of the
+Baseline is that LM adapted to the training periods. ``continued-N`` (:data:`CONTINUED`, N >= 1)
+is the other family: the seed's trained Baseline trained further, the whole LM, on the N latest
+training periods, for as many optimizer steps as one Baseline run over every training period
+(what a practitioner does first for next period's text: keep training on the latest data, at the
+extra compute a temporal variant costs). Both families are baselines: no module, no history. ``docs/equations.md`` maps each equation of the
 papers to the file and function that computes it.
 """
 
@@ -54,6 +58,7 @@ NO_BIAS = "none"
 STATIC_SUFFIX = "-static"
 BASELINE = "baseline"      # the plain LM trained on every training period: the reference row
 UNADAPTED = "baseline-0"   # the pretrained LM, trained on no period (train.base: adapted)
+CONTINUED = "continued"    # continued-N: the trained Baseline, further on the N latest periods
 # A variant's name: its module's (lower case, digits, ``-`` for ``_``); ``-static`` ends only the
 # derived controls' names.
 _NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
@@ -63,14 +68,17 @@ _NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 class Variant:
     """One registry row: ``name`` (``experiment.variants``), ``display`` (the paper's name) and
     ``module``, the variant module (a module path) whose ``VARIANT`` spec describes it; ``None``
-    for the baselines (the plain LM). ``latest_periods``: N of baseline-N. ``control``: a
-    time-free control, whose spec is its module's with ``static_history``. ``compared_with`` and
-    ``order``: the module's ``COMPARED_WITH`` and ``ORDER``."""
+    for the baselines (the plain LM). ``latest_periods``: N of baseline-N and continued-N, the
+    latest training periods it trains on; ``continued``: continued-N, which starts from the
+    seed's trained Baseline rather than from ``lm.base``. ``control``: a time-free control, whose
+    spec is its module's with ``static_history``. ``compared_with`` and ``order``: the module's
+    ``COMPARED_WITH`` and ``ORDER``."""
 
     name: str
     display: str
     module: str | None = None
     latest_periods: int | None = None
+    continued: bool = False
     control: bool = False
     compared_with: str | None = None
     order: int = 0
@@ -222,10 +230,11 @@ def all_variants() -> Mapping[str, Variant]:
             continue
         name = info.name.replace("_", "-")
         if not _NAME.fullmatch(name) or name.endswith(STATIC_SUFFIX) \
-                or name.partition("-")[0] == BASELINE:
+                or name.partition("-")[0] in (BASELINE, CONTINUED):
             raise ValueError(f"{package.__name__}.{info.name}: a variant module's name is lower "
                              "case letters, digits and _, neither ends in _static (the time-free "
-                             "controls are derived) nor starts with baseline (the plain LM)")
+                             "controls are derived) nor starts with baseline or continued (the "
+                             "plain LM's families)")
         names.append(name)
     rows = [r for r in map(_row, names) if r is not None]
     declared = sorted(rows, key=lambda r: (r.order, r.name))
@@ -242,27 +251,43 @@ def _names() -> str:
     return ", ".join(module_kinds()[1:])
 
 
+def _latest(name: str, family: str, least: int) -> int:
+    """N of ``<family>-N`` (the number of latest training periods), at least ``least``; a
+    :class:`UserError` naming the family's rule otherwise."""
+    n = name[len(family) + 1:]
+    if not n.isdigit() or int(n) < least:
+        rule = ("the number of latest training periods; 0: the pretrained LM as it is"
+                if family == BASELINE else "the number of latest training periods the trained "
+                "Baseline continues on")
+        raise UserError(f"unknown variant {name!r}: {family}-N needs N >= {least} ({rule})",
+                        path="experiment.variants",
+                        fix=f"use baseline, baseline-N with N >= 0, continued-N with N >= 1, "
+                            f"or one of {_names()}")
+    return int(n)
+
+
 def lookup(name: str) -> Variant:
-    """The registry row of ``name`` (``baseline-N`` built from Baseline's; a control from its
-    variant's module), importing at most that one variant module; a :class:`UserError` naming
-    the valid names otherwise."""
+    """The registry row of ``name`` (``baseline-N`` and ``continued-N`` built from Baseline's; a
+    control from its variant's module), importing at most that one variant module; a
+    :class:`UserError` naming the valid names otherwise."""
     if name == BASELINE:
         return _BASELINE_ROW
     row = _row(name)
     if row is not None:
         return row
     if name.startswith(f"{BASELINE}-"):
-        n = name[len(f"{BASELINE}-"):]
-        if not n.isdigit():
-            raise UserError(f"unknown variant {name!r}: baseline-N needs N >= 0 (the number of "
-                            "latest training periods; 0: the pretrained LM as it is)",
-                            path="experiment.variants",
-                            fix=f"use baseline, baseline-N with N >= 0, or one of {_names()}")
-        display = "Baseline-unadapted" if name == UNADAPTED else f"Baseline-{int(n)}"
-        return replace(_BASELINE_ROW, name=name, display=display, latest_periods=int(n))
+        n = _latest(name, BASELINE, 0)
+        display = "Baseline-unadapted" if name == UNADAPTED else f"Baseline-{n}"
+        return replace(_BASELINE_ROW, name=name, display=display, latest_periods=n)
+    if name.startswith(f"{CONTINUED}-"):
+        n = _latest(name, CONTINUED, 1)
+        return replace(_BASELINE_ROW, name=name, display=f"Baseline-continued-{n}",
+                       latest_periods=n, continued=True)
     raise UserError(f"unknown variant {name!r}", path="experiment.variants",
                     fix=f"use baseline, baseline-N (N >= 0 latest training periods; 0: the "
-                        f"pretrained LM as it is, with train.base: adapted) or one of {_names()}")
+                        f"pretrained LM as it is, with train.base: adapted), continued-N (the "
+                        f"trained Baseline continued on the N >= 1 latest training periods) or "
+                        f"one of {_names()}")
 
 
 def by_kind(kind: str) -> Variant:

@@ -44,6 +44,37 @@ def period_steps(sizes: Mapping[str, int], batch_size: int, grad_accum: int, see
             for period, index in (groups[i] for i in rng.permutation(len(groups)))]
 
 
+def steps_per_pass(sizes: Mapping[str, int], batch_size: int, grad_accum: int) -> int:
+    """Optimizer steps of one pass over ``sizes``' abstracts (the length of any
+    :func:`period_steps` draw): ``sum_p ceil(n_p / (batch_size * grad_accum))``, a period's
+    steps never mixing periods."""
+    span = batch_size * grad_accum
+    return sum(-(-n // span) for n in sizes.values())
+
+
+def epoch_steps(sizes: Mapping[str, int], batch_size: int, grad_accum: int, seed: int,
+                epoch: int, steps: int | None = None) -> list[Step]:
+    """The optimizer steps of ``epoch``: one :func:`period_steps` pass (``steps`` None), or
+    exactly ``steps`` of them cycling over the abstracts as often as it takes.
+
+    A matched-steps run (``train.latest_steps: matched``, continued-N) trains on fewer abstracts
+    than the Baseline for the Baseline's steps per epoch. With ``k = ceil(steps / pass)``, epoch
+    ``e`` is passes ``e*k .. e*k + k - 1`` (each :func:`period_steps` draw of that number)
+    joined and cut at ``steps``: deterministic in ``(seed, epoch)`` as a plain epoch is, and
+    a plain epoch when ``steps`` is one pass (``k = 1``).
+    """
+    if steps is None:
+        return period_steps(sizes, batch_size, grad_accum, seed, epoch)
+    one = steps_per_pass(sizes, batch_size, grad_accum)
+    if steps < 1 or one < 1:
+        raise ValueError(f"an epoch of {steps} steps over {one} steps' worth of abstracts")
+    passes = -(-steps // one)
+    plan: list[Step] = []
+    for j in range(passes):
+        plan += period_steps(sizes, batch_size, grad_accum, seed, epoch * passes + j)
+    return plan[:steps]
+
+
 def period_batches(sizes: Mapping[str, int], batch_size: int, seed: int,
                    epoch: int) -> list[tuple[str, list[int]]]:
     """The single-period batches of :func:`period_steps` without gradient accumulation."""

@@ -56,6 +56,11 @@ class Execution:
     def train(self, run: TrainRun, tokenizer: Path, *, device: torch.device | str,
               checkpoint_root: str | Path, dist: Dist = SINGLE) -> TrainResult:
         """Train ``run.model`` in place the way the options say."""
+        if self.cached and run.steps_per_epoch is not None:   # cached training runs passes
+            raise UserError(f"{run.name} takes the Baseline's steps from fewer abstracts, which "
+                            "training from a cache of hidden states does not do",
+                            fix="drop --cache / --trunk (continued-N and baseline-N fine-tune "
+                                "their LM)")
         if self.cached and dist.enabled:
             raise UserError("training from a cache of hidden states runs in one process",
                             fix="drop --processes / torchrun (a cached epoch is short)")

@@ -8,7 +8,9 @@
   therefore computed once per step, its backward run once with the gradients of all
   micro-batches summed — the same gradient as computing it per micro-batch. Steps are shuffled
   within and across periods, from an RNG seeded by ``(seed, epoch)``; the order of any epoch can be
-  rebuilt exactly on resume.
+  rebuilt exactly on resume. A matched-steps run (continued-N, Baseline-N with
+  ``train.latest_steps: matched``) takes the Baseline's steps per epoch from its fewer abstracts,
+  cycling over them (:func:`pipeline.training.batches.epoch_steps`).
 * **Optimisation.** AdamW with one learning rate for the base LM and one for the new temporal
   modules (reference: 5e-5 / 1e-3), linear warm-up then linear decay to 0, gradient clipping,
   gradient accumulation (the step's loss is the mean of its micro-batches' token-mean NLLs);
@@ -73,7 +75,7 @@ from pipeline.models.nll import collate, next_token_targets, token_nll
 from pipeline.models.perplexity import Perplexity
 from pipeline.models.scoring import score_abstracts
 from pipeline.infra.precision import autocast, compute_precision, matmul_precision
-from pipeline.training.batches import Sequences, period_steps
+from pipeline.training.batches import Sequences, epoch_steps
 from pipeline.training.checkpoints import CHECKPOINT, Checkpoints, TrainState, seed_process
 from pipeline.training.optim import build_optimizer, linear_schedule
 
@@ -159,18 +161,22 @@ def _wrap(model: FutureLM, dist: Dist) -> nn.Module:
 def train(model: FutureLM, train_data: Sequences, dev_data: Sequences,
           histories: Mapping[str, PeriodHistory | None], config: TrainConfig, *, pad_id: int,
           device: torch.device | str, checkpoints: Checkpoints, live_dir: str | Path,
-          on_step: StepCallback | None = None, dist: Dist = SINGLE) -> TrainState:
+          on_step: StepCallback | None = None, dist: Dist = SINGLE,
+          steps_per_epoch: int | None = None) -> TrainState:
     """Train ``model`` in place (rank 0's copy ends with the weights of its best dev epoch);
     returns the state.
 
     ``histories[period]`` is the history of each train and dev period (``None`` for the baseline).
     ``on_step(state, loss)`` is called after each optimizer step (after any checkpoint).
     ``dist``: this process's place when several train together (module doc).
+    ``steps_per_epoch``: an epoch's optimizer steps, cycling over ``train_data`` as often as it
+    takes (:func:`pipeline.training.batches.epoch_steps`; a matched-steps run); None: one pass.
     """
     device = torch.device(device)
     histories = histories_on(model, train_data, dev_data, histories, device)
     sizes = {p: len(s) for p, s in train_data.items()}
-    epoch_plan = period_steps(sizes, config.batch_size, config.grad_accum, config.seed, 0)
+    epoch_plan = epoch_steps(sizes, config.batch_size, config.grad_accum, config.seed, 0,
+                             steps_per_epoch)
     n_batches = sum(len(micro) for _, micro in epoch_plan)  # micro-batches per epoch
     model.to(device)
     optimizer = build_optimizer(model, config)
@@ -179,8 +185,8 @@ def train(model: FutureLM, train_data: Sequences, dev_data: Sequences,
     state = _start_or_resume(model, optimizer, scheduler, checkpoints, total_steps, config, dist)
     live = _open_live(Path(live_dir), state.curve) if dist.is_main else None
     run = _Session(model, _wrap(model, dist), optimizer, scheduler, histories, config, pad_id,
-                   device, checkpoints, live, dist, tokens_at_start=state.tokens)
-    bar = _progress_bar(model, sizes, config, state, n_batches, dist)
+                   device, checkpoints, live, dist, steps_per_epoch, tokens_at_start=state.tokens)
+    bar = _progress_bar(model, sizes, config, state, n_batches, dist, steps_per_epoch)
     with matmul_precision(device, config.precision):
         while state.epoch < config.epochs and not state.stopped_early:
             _train_epoch(run, train_data, sizes, state, bar, on_step)
@@ -209,6 +215,7 @@ class _Session:
     checkpoints: Checkpoints
     live: Live | None
     dist: Dist
+    steps_per_epoch: int | None        # None: one pass over the data (:func:`epoch_steps`)
     tokens_at_start: int = 0           # with ``started``: the tokens/s shown
     started: float = field(default_factory=time.perf_counter)
 
@@ -239,10 +246,12 @@ def _start_or_resume(model: FutureLM, optimizer: torch.optim.Optimizer,
 
 
 def _progress_bar(model: FutureLM, sizes: Mapping[str, int], config: TrainConfig,
-                  state: TrainState, n_batches: int, dist: Dist) -> tqdm:
+                  state: TrainState, n_batches: int, dist: Dist,
+                  steps_per_epoch: int | None) -> tqdm:
     """Micro-batches over the whole run, starting where ``state`` is (rank 0 only)."""
-    done = sum(len(m) for _, m in period_steps(sizes, config.batch_size, config.grad_accum,
-                                               config.seed, state.epoch)[:state.epoch_step])
+    done = sum(len(m) for _, m in epoch_steps(sizes, config.batch_size, config.grad_accum,
+                                              config.seed, state.epoch,
+                                              steps_per_epoch)[:state.epoch_step])
     return tqdm(total=config.epochs * n_batches, initial=state.epoch * n_batches + done,
                 desc=f"train {model.variant}", unit="batch", dynamic_ncols=True,
                 disable=not dist.is_main)
@@ -254,7 +263,8 @@ def _train_epoch(run: _Session, train_data: Sequences, sizes: Mapping[str, int],
     resumed mid-epoch), with checkpoints every ``checkpoint_every`` steps."""
     config = run.config
     set_train_mode(run.model, config)
-    plan = period_steps(sizes, config.batch_size, config.grad_accum, config.seed, state.epoch)
+    plan = epoch_steps(sizes, config.batch_size, config.grad_accum, config.seed, state.epoch,
+                       run.steps_per_epoch)
     while state.epoch_step < len(plan):
         period, micro = plan[state.epoch_step]
         step_loss = _optimizer_step(run, period, [[train_data[period][i] for i in index]

@@ -10,7 +10,8 @@ Base LM (:func:`build_base_lm`), in order of precedence:
 
 * ``init_from``: the LM of a trained model folder — shared-base training, where Baseline is
   trained once and every temporal variant starts from its LM (with ``freeze_lm``: trains only
-  its bias module on top of it);
+  its bias module on top of it); continued-N, the seed's Baseline trained further, whole, on the
+  N latest training periods for the Baseline's number of steps (:func:`matched_steps`);
 * ``base: scratch``: a random-init GPT-2 of the configured shape (drawn from the run's seed, so
   every variant of a seed starts from the same LM);
 * any other ``base``: a pretrained causal LM resolved by :mod:`pipeline.models.hub`; with
@@ -58,7 +59,7 @@ from pipeline.models.portable import make_portable
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import lookup
 from pipeline.features.tokenizer import load_tokenizer
-from pipeline.training.batches import group_by_period, latest_periods
+from pipeline.training.batches import group_by_period, latest_periods, steps_per_pass
 from pipeline.features.base_cache import (HiddenMemo, PeriodHidden, Storage, build_cache,
                                           lm_identity, load_cache)
 from pipeline.training.cached import train_cached
@@ -94,6 +95,7 @@ class TrainRun:
     key: str
     lm_config: LMConfig
     config: TrainConfig
+    steps_per_epoch: int | None = None   # a matched-steps run's (:func:`matched_steps`)
 
 
 def read_sequences(path: Path, tok: PreTrainedTokenizerBase, max_length: int) -> Sequences:
@@ -139,9 +141,11 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig, config: Tr
     """Data, histories, model and identity of one run (module doc); ``settings``: the variant's
     own (its variant module's settings class; its defaults if ``None``)."""
     variant = lookup(spec.variant)
+    check_continued(spec.variant, lm, config)
     tok = load_tokenizer(inputs.tokenizer)
-    train_data = latest_periods(read_sequences(inputs.train, tok, config.max_length),
-                                variant.latest_periods)
+    every_period = read_sequences(inputs.train, tok, config.max_length)
+    train_data = latest_periods(every_period, variant.latest_periods)
+    steps_per_epoch = matched_steps(spec.variant, every_period, config)
     dev_data = read_sequences(inputs.dev, tok, config.max_length)
     untrained = variant.latest_periods == 0   # baseline-0: the pretrained LM as it is
     if untrained and not config.freeze_lm:
@@ -183,11 +187,41 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig, config: Tr
         if folder is not None:
             files += [Path(folder) / CONFIG_NAME, Path(folder) / WEIGHTS_NAME]
     own = model.bias_config.settings
+    matched = {} if steps_per_epoch is None else {"steps_per_epoch": steps_per_epoch}
     key = run_key({"lm": identity(lm), "model": identity(spec), "train": identity(config),
-                   "settings": None if own is None else asdict(own)},
+                   "settings": None if own is None else asdict(own), **matched},
                   [Path(f) for f in files])
     return TrainRun(run_name(spec.variant, config.seed), model, train_data, dev_data, histories,
-                    tok.eos_token_id, key, lm, config)
+                    tok.eos_token_id, key, lm, config, steps_per_epoch)
+
+
+def check_continued(name: str, lm: LMConfig, config: TrainConfig) -> None:
+    """continued-N trains the whole LM of a trained Baseline: it needs ``--init-from`` and no
+    ``--freeze-lm`` (a :class:`UserError` naming the option otherwise)."""
+    if not lookup(name).continued:
+        return
+    if lm.init_from is None:
+        raise UserError(f"{name} continues the seed's trained Baseline, but no model was given",
+                        fix="pass --init-from data/models/baseline-s<seed>")
+    if config.freeze_lm:
+        raise UserError(f"{name} trains the whole LM further; --freeze-lm would leave it the "
+                        "Baseline", fix="drop --freeze-lm")
+
+
+def matched_steps(name: str, every_period: Sequences, config: TrainConfig) -> int | None:
+    """The optimizer steps per epoch of a matched-steps run: the Baseline's, one pass over
+    every training period's abstracts (``every_period``), so that over ``train.epochs`` epochs
+    it takes the Baseline's steps, ``epochs * sum_p ceil(n_p / (batch_size * grad_accum))``,
+    from its N latest periods; ``None`` (one pass over its own data per epoch) for every other
+    run. Matched: continued-N always (its budget is a temporal variant's extra training) and
+    baseline-N (N >= 1) with ``train.latest_steps: matched``."""
+    variant = lookup(name)
+    matched = variant.continued or (bool(variant.latest_periods)
+                                    and config.latest_steps == "matched")
+    if not matched:
+        return None
+    return steps_per_pass({p: len(s) for p, s in every_period.items()}, config.batch_size,
+                          config.grad_accum)
 
 
 def target_vectors(variant: str, baseline: Path | None) -> torch.Tensor | None:
@@ -218,7 +252,7 @@ def execute(run: TrainRun, *, device: torch.device | str, checkpoint_root: str |
     live_dir = checkpoints.dir / "live"
     state = train(run.model, run.train_data, run.dev_data, run.histories, run.config,
                   pad_id=run.pad_id, device=device, checkpoints=checkpoints, live_dir=live_dir,
-                  dist=dist)
+                  dist=dist, steps_per_epoch=run.steps_per_epoch)
     return TrainResult(state, train_metrics(run, state), live_dir / "plots" / "metrics",
                        checkpoints)
 
@@ -237,6 +271,8 @@ def train_metrics(run: TrainRun, state: TrainState) -> dict:
         "stopped_early": state.stopped_early, "steps": state.step, "train_tokens": state.tokens,
         "parameters_lm": sum(p.numel() for p in model.lm.parameters()),
         "parameters_new": sum(p.numel() for p in model.bias.parameters()) if model.bias else 0,
+        # a matched-steps run's epoch: the Baseline's steps per epoch (other runs: one pass)
+        **({} if run.steps_per_epoch is None else {"steps_per_epoch": run.steps_per_epoch}),
     }
 
 

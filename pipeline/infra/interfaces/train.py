@@ -30,6 +30,8 @@ INTERFACE = StageInterface("train", (
     Params(ModelConfig, "train", "model (params train.dropout)", keys=("dropout",)),
     Params(TrainConfig, "train", "the module's learning rate (params train.lr_new; variants "
            "with a module)", keys=("lr_new",), optional=True),
+    Params(TrainConfig, "train", "baseline-N's optimizer steps (params train.latest_steps; "
+           "baseline-N with N >= 1)", keys=("latest_steps",), optional=True),
     # the variant's own settings (params variants.<name>.*): `--variant NAME --help` lists them
     Settings("settings"),
     # the training regime's start (pipeline/graph/regimes.py, TrainFrom)
