@@ -18,8 +18,8 @@ from pipeline.corpus.by_period import read_period
 from pipeline.corpus.periods import kind_of, ordinal, shift, span
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.forecast.documents import PeriodDocuments, tokenize_documents
-from pipeline.forecast.signal import (COMPARISONS, DISTRIBUTIONS, ORACLE, WINDOW, Scope, Signal,
-                                      signal)
+from pipeline.forecast.signal import (COMPARISONS, DISTRIBUTIONS, ORACLE, PERMUTATIONS, PERMUTED,
+                                      WINDOW, Scope, Signal, signal)
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.stats.verdict import Verdict, judge, sentence, to_records
@@ -84,7 +84,8 @@ def document(found: Signal, scopes: Sequence[Scope], verdicts: Sequence[Verdict]
     """``reports/signal.json``: the settings, one table row per scope and distribution, and the
     verdict records."""
     return {
-        "test_period": found.test.period, "seed": found.seed, "max_length": max_length,
+        "test_period": found.test.period, "seed": found.seed, "permutations": PERMUTATIONS,
+        "max_length": max_length,
         "n_documents": found.test.n_documents,
         "periods": {d: list(found.periods[d]) for d in DISTRIBUTIONS},
         "table": [{"scope": s.name, "distribution": d, "ppl": s.ppl(d),
@@ -121,9 +122,10 @@ def _made_of(found: Signal, name: str) -> str:
     if name == ORACLE:
         return (f"{periods} itself, each half's abstracts (by key hash) scored with the other "
                 "half's counts")
-    if name.endswith("(dates permuted)"):
-        return (f"the periods {periods} with their documents' period labels permuted (seed "
-                f"{found.seed}), the last {WINDOW} of them summed")
+    if name == PERMUTED:
+        return (f"the periods {periods} with their documents' period labels permuted, the last "
+                f"{WINDOW} of them summed; {PERMUTATIONS} permutations (seeds ({found.seed}, k)), "
+                "its PPL the mean of their log PPL, its test over them")
     return f"the counts of {periods}" + (" summed" if len(found.periods[name]) > 1 else "")
 
 
