@@ -172,12 +172,22 @@ def test_the_stage_writes_both_reports_with_collectable_records(project, tmp_pat
     assert read_json(tmp_path / "verdicts.json")["counts"]["signal"]
 
 
-def test_too_few_past_periods_is_a_message(project, tmp_path, capsys):
+def test_two_past_periods_leave_the_permuted_check_untested(project, tmp_path):
+    # 2019 and 2020 before 2021: every permutation gives back both, the whole past
+    signal_stage.main(stage_args(project, tmp_path, first="2019", test="2021"))
+    records = read_json(tmp_path / "signal.json")["verdicts"]
+    permuted = [r for r in records if r["a"] == PERMUTED]
+    assert len(permuted) == 2 and all(r["verdict"] == "untested" for r in permuted)
+    assert "2 periods before 2021" in permuted[0]["reason"]
+    assert all(r["family_size"] == 4 for r in records if r["a"] != PERMUTED)
+
+
+def test_one_past_period_is_a_message(project, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
-        signal_stage.main(stage_args(project, tmp_path, first="2019", test="2021"))
+        signal_stage.main(stage_args(project, tmp_path, first="2019", test="2020"))
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert "2 periods before the test period 2021" in err and "2018 or earlier" in err
+    assert "1 period before the test period 2020" in err and "2018 or earlier" in err
     assert "Traceback" not in err and not (tmp_path / "signal.json").exists()
 
 

@@ -18,12 +18,12 @@ distributions over the LM vocabulary, ``log p̂(w) = log((c_w + 1) / (N + |V|))`
   ``Y`` (the training periods up to ``Y−1``) get their period labels permuted (each period keeps
   its number of documents), then the counts of the permuted ``Y−2`` and ``Y−1``: a random sample
   of the past as large as ``recent-2``'s, drawn :data:`PERMUTATIONS` times (generator seeds
-  ``(seed, k)``). Without time in the labels it must show
-  no gain over ``past``, the pool it is drawn from, beyond sampling noise (a smaller sample of
-  the same law is worse on average: its counts are noisier). Not over ``pooled``: where ``Y−1``
-  is the dev period, the pool holds it and ``pooled`` does not, and the share of ``Y−1`` in the
-  sample is real recency (on the whole export, test 2021, the permuted sample is 1.8 % better
-  than ``pooled``).
+  ``(seed, k)``; untested with only two periods before ``Y``: every permutation then gives the
+  whole past). Without time in the labels it must show no gain over ``past``, the pool it is
+  drawn from, beyond sampling noise (a smaller sample of the same law is worse on average: its
+  counts are noisier). Not over ``pooled``: where ``Y−1`` is the dev period, the pool holds it
+  and ``pooled`` does not, and the share of ``Y−1`` in the sample is real recency (on the whole
+  export, test 2021, the permuted sample is 1.8 % better than ``pooled``).
 
 Per distribution ``d``, each abstract's NLL sum ``−Σ_t log p̂_d(w_t)``, and the perplexity
 ``PPL_d = exp(Σ_docs NLL / Σ_docs tokens)``. The share of the oracle's gain a distribution takes
@@ -49,7 +49,8 @@ them, the abstracts' variance added, so the draw-to-draw spread is in the test.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -112,6 +113,7 @@ class Scope:
     name: str
     nll: dict[str, np.ndarray]
     lengths: np.ndarray
+    untested: dict[str, str] = field(default_factory=dict)
 
     @property
     def n_tokens(self) -> int:
@@ -132,12 +134,18 @@ class Scope:
         return float("nan") if gap == 0 else (self.log_ppl(POOLED) - self.log_ppl(name)) / gap
 
     def claims(self) -> list[Claim]:
-        """The family's comparisons (:data:`COMPARISONS`) on this scope's abstracts."""
-        return [claim_of(compare_rates(Side(self.nll[a], trained=a == PERMUTED),
-                                       Side(self.nll[b], trained=False), self.lengths, (a, b)),
-                         report=REPORT, family=FAMILY, a=a, b=b, metric=METRIC,
-                         scale="relative", effect_unit="% PPL", scope=self.name)
-                for a, b in COMPARISONS]
+        """The family's comparisons (:data:`COMPARISONS`) on this scope's abstracts; those of a
+        distribution in ``untested`` untested, with its note."""
+        claims = []
+        for a, b in COMPARISONS:
+            result = compare_rates(Side(self.nll[a], trained=a == PERMUTED),
+                                   Side(self.nll[b], trained=False), self.lengths, (a, b))
+            if a in self.untested:
+                result = replace(result, p=math.nan, ci=(math.nan, math.nan),
+                                 note=self.untested[a])
+            claims.append(claim_of(result, report=REPORT, family=FAMILY, a=a, b=b, metric=METRIC,
+                                   scale="relative", effect_unit="% PPL", scope=self.name))
+        return claims
 
 
 @dataclass(frozen=True)
@@ -150,6 +158,7 @@ class Signal:
     counts: dict[str, np.ndarray]
     periods: dict[str, tuple[str, ...]]
     seed: int
+    untested: dict[str, str] = field(default_factory=dict)
 
     def score(self, max_tokens: int | None = None) -> Scope:
         """Every distribution's per-abstract NLL on the test period, each abstract cut to its
@@ -166,7 +175,7 @@ class Signal:
         nll[ORACLE] = oracle
         scope = "whole" if max_tokens is None else f"first-{max_tokens}"
         return Scope(f"{self.test.period}/{scope}", {d: nll[d] for d in DISTRIBUTIONS},
-                     docs.lengths)
+                     docs.lengths, self.untested)
 
 
 def signal(past: Sequence[PeriodDocuments], n_train: int, test: PeriodDocuments,
@@ -174,9 +183,9 @@ def signal(past: Sequence[PeriodDocuments], n_train: int, test: PeriodDocuments,
     """The distributions of the module doc. ``past``: the documents of every period before
     ``test``'s, oldest first, the last one ``Y−1``; its first ``n_train`` are the training
     periods; ``seed``: the permutations' (module doc)."""
-    if len(past) <= WINDOW:
-        raise ValueError(f"{len(past)} periods before {test.period}: the permuted check needs "
-                         f"more than {WINDOW}")
+    if len(past) < WINDOW:
+        raise ValueError(f"{len(past)} periods before {test.period}: recent-{WINDOW} needs "
+                         f"{WINDOW}")
     if not 1 <= n_train <= len(past):
         raise ValueError(f"{n_train} training periods of {len(past)} past ones")
     if any(d.vocab_size != test.vocab_size for d in past):
@@ -193,4 +202,7 @@ def signal(past: Sequence[PeriodDocuments], n_train: int, test: PeriodDocuments,
     periods = {POOLED: tuple(labels[:n_train]), PAST: tuple(labels), RECENT_1: (labels[-1],),
                RECENT_2: tuple(labels[-WINDOW:]), ORACLE: (test.period,),
                PERMUTED: tuple(labels)}
-    return Signal(test, counts, periods, seed)
+    untested = {} if len(past) > WINDOW else {PERMUTED: (
+        f"{len(past)} periods before {test.period}: every permutation leaves recent-{WINDOW} all "
+        f"of the past; the check needs more than {WINDOW}")}
+    return Signal(test, counts, periods, seed, untested)

@@ -41,11 +41,10 @@ def check_periods(train_periods: Sequence[str], test: str) -> list[str]:
                         f"before the test period {test}", path="params.yaml: split",
                         fix=SPLIT_FIX)
     past = span(first, shift(test, -1))
-    if len(past) <= WINDOW:
-        raise UserError(f"{len(past)} periods before the test period {test} ({', '.join(past)}): "
-                        f"the permuted-dates check draws recent-{WINDOW} from more than "
-                        f"{WINDOW}", path="params.yaml: split.train_first",
-                        fix=f"start the training periods at {shift(test, -WINDOW - 1)} or earlier")
+    if len(past) < WINDOW:
+        raise UserError(f"{len(past)} period before the test period {test} ({', '.join(past)}): "
+                        f"recent-{WINDOW} needs {WINDOW}", path="params.yaml: split.train_first",
+                        fix=f"start the training periods at {shift(test, -WINDOW)} or earlier")
     return past
 
 
