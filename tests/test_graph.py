@@ -278,7 +278,7 @@ def test_no_contextual_variant_means_embeddings_only_for_semantic_change() -> No
                                      "train-baseline-s0", "train-frequency-s0",
                                      "score-baseline-s0", "score-frequency-s0", "report",
                                      "longtail", "forecast-baseline-s0", "forecast-frequency-s0",
-                                     "forecast_report", "semantic_change",
+                                     "forecast_report", "signal", "semantic_change",
                                      "semantic_benchmark", "verdicts"])
 
 

@@ -88,7 +88,7 @@ def test_every_data_stage_is_declared() -> None:
     assert {"download", "parse", "filter", "split", "tokenizer", "frequencies", "embeddings",
             "frequency_plot", "verdicts", "longtail", "forecast_report", "score", "forecast",
             "report", "semantic_change", "semantic_benchmark", "base_cache", "train", "graph",
-            "gold_words"} <= set(DECLARED)
+            "gold_words", "signal"} <= set(DECLARED)
 
 
 @pytest.mark.parametrize("name", sorted(DECLARED))

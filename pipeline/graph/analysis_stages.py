@@ -1,5 +1,6 @@
-"""Stages that read the corpus and its features but no model: the semantic-change report and its
-pseudo-word benchmark; and the verdicts stage, which collects every report's records."""
+"""Stages that read the corpus and its features but no model: the signal (the unigram yardstick
+of a temporal gain), the semantic-change report and its pseudo-word benchmark; and the verdicts
+stage, which collects every report's records."""
 
 from __future__ import annotations
 
@@ -7,10 +8,18 @@ from typing import Any
 
 from pipeline.graph.code_deps import Code
 from pipeline.graph.files import (ABSTRACTS, SEMANTIC_BENCHMARK, SEMANTIC_METRICS,
-                                  SEMANTIC_SCORES, STOPWORDS, TOKENIZER, VERDICT_SOURCES,
-                                  VERDICTS, feature_files)
+                                  SEMANTIC_SCORES, SIGNAL_DETAILS, STOPWORDS, TOKENIZER,
+                                  VERDICT_SOURCES, VERDICTS, feature_files)
 from pipeline.graph.plan import Plan
-from pipeline.infra.interfaces import semantic_benchmark, semantic_change, verdicts
+from pipeline.infra.interfaces import semantic_benchmark, semantic_change, signal, verdicts
+
+
+def signal_stage(plan: Plan, code: Code) -> dict[str, Any]:
+    """The test period and the training periods are params (split.*), the context length
+    train.max_length; it reads the documents of the corpus table itself, no feature file."""
+    return signal.INTERFACE.entry(
+        {"abstracts": ABSTRACTS, "tokenizer": TOKENIZER, "json": SIGNAL_DETAILS,
+         "out": "reports/signal.md"}, code=code("signal"))
 
 
 def semantic_change_stage(plan: Plan, code: Code) -> dict[str, Any]:

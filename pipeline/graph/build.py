@@ -1,8 +1,8 @@
 """The whole stage graph as the dict ``dvc.yaml`` holds, in the order a reader follows it:
 data, features, the training regime's caches for every seed, every run's training (each seed's
 Baseline's cache right after it), scoring, the report and the long-tail report, every run's
-forecast, its report, the semantic-change report and its benchmark, and the verdicts of every
-report in one file."""
+forecast, its report, the signal (the unigram yardstick), the semantic-change report and its
+benchmark, and the verdicts of every report in one file."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.graph.analysis_stages import (semantic_benchmark_stage, semantic_change_stage,
-                                            verdicts_stage)
+                                            signal_stage, verdicts_stage)
 from pipeline.graph.code_deps import Code
 from pipeline.graph.data_stages import data_stages, feature_stages
 from pipeline.graph.defaults import SCHEMA, Defaulted, Schema, apply_defaults
@@ -68,6 +68,7 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
     for variant, seed in plan.forecast_runs:
         stages[f"forecast-{run(variant, seed)}"] = forecast_stage(plan, variant, seed, code)
     stages["forecast_report"] = forecast_report_stage(plan, code)
+    stages["signal"] = signal_stage(plan, code)
     if plan.semantic:
         stages["semantic_change"] = semantic_change_stage(plan, code)
         stages["semantic_benchmark"] = semantic_benchmark_stage(plan, code)

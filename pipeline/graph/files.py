@@ -35,9 +35,10 @@ LONGTAIL_DETAILS = "reports/longtail.json"     # every model, split and frequenc
 SEMANTIC_SCORES = "data/semantic_change/scores.parquet"  # word, method, score, rank, counts
 SEMANTIC_METRICS = "metrics/semantic_change.json"       # the methods' agreement (+ truth rho)
 SEMANTIC_BENCHMARK = "reports/semantic_benchmark.json"  # pseudo-words, scores, correlations
+SIGNAL_DETAILS = "reports/signal.json"         # the unigram yardstick's table and verdicts
 VERDICTS = "reports/verdicts.json"             # every report's verdict records (docs/verdicts.md)
 # The report outputs that hold a "verdicts" list, collected into VERDICTS.
-VERDICT_SOURCES = (RESULTS_DETAILS, FORECAST_DETAILS, SEMANTIC_BENCHMARK)
+VERDICT_SOURCES = (RESULTS_DETAILS, FORECAST_DETAILS, SIGNAL_DETAILS, SEMANTIC_BENCHMARK)
 
 # The frozen LMs' cached states (train.cache; pipeline/graph/regimes.py says which run reads which).
 TRUNK_CACHE = "data/cache/trunk"      # the states entering the top blocks (train.base: adapted)

@@ -228,6 +228,13 @@ class LongtailConfig:
     seed: int = field(default=0, metadata=_help("seed of the ugrm baseline's unigram sampling"))
 
 
+@dataclass(frozen=True)
+class SignalConfig:
+    """The signal's yardstick (params ``signal.*``, :mod:`pipeline.forecast.signal`)."""
+
+    seed: int = field(default=0, metadata=_help(
+        "seed of the permuted-dates check's permutation of the past periods' labels"))
+
 
 @dataclass(frozen=True)
 class ScoreGeneration:
@@ -368,6 +375,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
     "forecast": ((ForecastConfig, None), (GenerationSettings, ("n",))),
     "report": ((ReportConfig, ("examples",)),),
     "longtail": ((LongtailConfig, None),),
+    "signal": ((SignalConfig, None),),
     "semantic_change": ((SemanticChangeGroups, None), (SemanticChangeConfig, None)),
     "semantic_benchmark": ((SemanticBenchmarkSource, None), (SemanticBenchmarkConfig, None),
                            (ChangeMethodsConfig, None)),

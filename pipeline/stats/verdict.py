@@ -36,7 +36,7 @@ ALPHA = 0.05
 MIN_SEEDS = 3
 VERDICTS = ("better", "worse", "not distinguishable", "untested")
 FAMILIES = ("variant", "domain-gain", "temporal-gain", "output-layer", "forecast-vocabulary",
-            "forecast-trend", "semantic-change", "cm-anchor", "forecast-skill")
+            "forecast-trend", "semantic-change", "cm-anchor", "forecast-skill", "signal")
 SIGNIFICANT_DIGITS = 6
 
 Direction = Literal["lower", "higher"]
