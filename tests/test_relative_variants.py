@@ -20,6 +20,7 @@ import torch
 from pipeline.features import frequencies
 from pipeline.features.base_cache import build_cache, load_cache
 from pipeline.features.history import PeriodHistory, load_history
+from pipeline.forecast.vocabulary import period_history
 from pipeline.infra.config import TrainConfig
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import (build_module, load_future_lm, load_histories,
@@ -202,6 +203,15 @@ def test_a_saved_relative_model_reloads_with_its_reference_periods_and_scores_th
                    tmp_path / "plain")
     assert "reference_periods" not in json.loads(
         (tmp_path / "plain" / "config.json").read_text())["bias"]
+
+
+def test_the_forecast_reads_the_model_s_reference_periods(freq_dir) -> None:
+    """The forecast's histories (of the forecast period and the one before) carry the level."""
+    folder, counts = freq_dir
+    model = make_future_lm(tiny_lm(), "recency", 2, reference_periods=POOL)
+    for period in ("2020", "2019"):
+        h = period_history(model, period, folder, None, f"forecast {period}")
+        assert h.reference_periods == POOL and torch.equal(h.reference, pooled(counts, POOL))
 
 
 # --- word-bias ----------------------------------------------------------------------------------

@@ -27,6 +27,5 @@ class WordBias(TemporalBias):
             raise ValueError("the word-bias module needs vocab_size (the LM's output rows)")
         self.b = nn.Parameter(torch.zeros(config.vocab_size))
 
-    def word_terms(self, history: PeriodHistory | None,   # type: ignore[override]
-                   output_embeddings: Tensor) -> Tensor:
-        return self.b
+    def word_terms(self, history: PeriodHistory, output_embeddings: Tensor) -> Tensor:
+        return self.b   # reads no history (the future LM passes None)
