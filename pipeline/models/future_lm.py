@@ -402,12 +402,15 @@ def load_histories(periods: Iterable[str | int], window: int, kinds: Collection[
                          reference_periods=reference_periods)
     if static_periods is not None:
         return {p: replace(first, period=p, periods=history_periods(p, window)) for p in ordered}
-    # the reference level is the same for every period: read once, with the first history
-    rest = {period: replace(load_history(period, window, frequencies_dir, embeddings_dir,
-                                         kinds=kinds, tokenizer=tokenizer),
-                            reference=first.reference, reference_periods=first.reference_periods)
-            for period in ordered[1:]}
-    return {ordered[0]: first, **rest}
+    histories = {ordered[0]: first}
+    for period in ordered[1:]:
+        history = load_history(period, window, frequencies_dir, embeddings_dir, kinds=kinds,
+                               tokenizer=tokenizer)
+        if reference_periods is not None:   # the same for every period: read once, shared
+            history = replace(history, reference=first.reference,
+                              reference_periods=first.reference_periods)
+        histories[period] = history
+    return histories
 
 
 def scratch_gpt2(vocab_size: int, eos_token_id: int, *, n_layer: int, n_head: int, n_embd: int,
