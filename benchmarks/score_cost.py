@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> None:
     history, t_hist = timed(lambda: load_histories(
         [period], model.window, model.history_kinds, root / "data" / "features" / "frequencies",
         root / "data" / "features" / "embeddings", tokenizer=root / "data" / "tokenizer",
-        static_periods=model.static_periods).get(period))
+        static_periods=model.static_periods,
+        reference_periods=model.reference_periods).get(period))
     rows.append(("load tokenizer, model and the period's history", t + t_hist, ""))
 
     mask = content_token_mask(tok, stopwords)

@@ -25,13 +25,21 @@ def test_variant_names_map_to_bias_kinds_and_features() -> None:
     assert lookup("frequency").feature_files == ("frequencies",)
     assert lookup("context").feature_files == ("frequencies", "embeddings")
     assert by_kind("none").name == "baseline" and by_kind("context").name == "context"
-    assert module_kinds() == ("none", "frequency-nolstm", "forecast", "frequency", "context",
+    assert module_kinds() == ("none", "frequency-nolstm", "forecast", "frequency", "word-bias",
+                              "recency", "frequency-drift", "context",
                               "context2", "temperature", "temperature-sigmoid",
                               "temporal-temperature", "continuous-vmf", "continuous-cosine",
                               "continuous-max-margin", "temporal-attention",
                               "frequency-nolstm-static", "forecast-static", "frequency-static",
+                              "recency-static", "frequency-drift-static",
                               "context-static", "context2-static", "temporal-temperature-static",
                               "temporal-attention-static")
+    # word-bias has a module but reads nothing: not temporal, no control, no feature files
+    word = lookup("word-bias")
+    assert word.has_module and not word.temporal and word.feature_files == () and word.cacheable
+    # the relative variants (and their controls) read the training periods' pooled level too
+    assert {n for n, v in all_variants().items() if v.relative} == {
+        "recency", "frequency-drift", "recency-static", "frequency-drift-static"}
     # a module without a history is not temporal: it reads no feature files
     assert lookup("temperature").has_module and not lookup("temperature").temporal
     assert lookup("temperature").feature_files == ()
@@ -141,11 +149,14 @@ def test_registry_properties_come_from_the_specs() -> None:
         assert variant.targets_from_baseline == spec.targets_from_baseline
         assert variant.distribution == spec.distribution
         assert variant.cacheable == spec.cacheable == (not spec.in_body)
+        assert variant.relative == spec.relative
     # a frozen base's cached states train every module that reads only the final hidden states:
     # the biases on the logits and the output-layer heads with their own objective
     assert {n for n, v in all_variants().items() if v.cacheable} == {
-        "frequency-nolstm", "forecast", "frequency", "context", "context2",
-        "frequency-nolstm-static", "forecast-static", "frequency-static", "context-static", "context2-static", "temperature",
+        "frequency-nolstm", "forecast", "frequency", "word-bias", "recency", "frequency-drift",
+        "context", "context2", "frequency-nolstm-static", "forecast-static", "frequency-static",
+        "recency-static", "frequency-drift-static", "context-static", "context2-static",
+        "temperature",
         "temperature-sigmoid", "temporal-temperature", "temporal-temperature-static",
         "continuous-vmf", "continuous-cosine", "continuous-max-margin"}
 
@@ -166,6 +177,7 @@ def test_which_variants_have_which_settings() -> None:
     fields = {name: [f.name for f in setting_fields(v.settings)] for name, v in all_variants().items()}
     assert fields.items() >= {
         "baseline": [], "frequency-nolstm": [], "frequency": ["lstm_hidden"],
+        "word-bias": [], "recency": [], "frequency-drift": ["lstm_hidden"],
         "context": ["lstm_hidden", "context_input"],
         "context2": ["lstm_hidden", "context_input", "alpha"],
         "temperature": ["rank", "alpha", "beta", "norm", "loss_scale"],
@@ -217,7 +229,7 @@ def test_a_lookup_imports_only_the_module_of_the_variant_it_names() -> None:
             "assert loaded() == ['frequency'], loaded(); "
             "r.display_name('temperature-sigmoid'); "
             "assert loaded() == ['frequency', 'temperature', 'temperature_sigmoid'], loaded(); "
-            "r.all_variants(); assert len(loaded()) == 12, loaded()")
+            "r.all_variants(); assert len(loaded()) == 15, loaded()")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -146,6 +146,32 @@ def test_a_time_free_control_trains_on_its_pooled_history_and_records_it(project
     assert count(static) == count(plain) and static.key != plain.key
 
 
+def test_a_relative_variant_trains_and_scores_against_the_training_periods_level(
+        project, tmp_path) -> None:
+    """recency trains with its reference periods (the training periods, 2017-2019) saved with
+    the model; every history of the run carries their pooled log frequency; the score stage
+    reads them back and scores the dev period as training measured it."""
+    out = tmp_path / "recency-s0"
+    stage.main(argv(project, "recency", out, lr_new=5e-2))
+    model = load_future_lm(out)
+    assert model.reference_periods == ("2017", "2018", "2019") and model.static_periods is None
+    assert model.bias.scale.item() != 0.0   # λ moved off the base LM
+    run = prepared(project, argv(project, "recency", tmp_path / "again"))
+    pooled = frequencies.log_frequencies(sum(
+        frequencies.read_period(project / "freq" / f"{y}.parquet").counts for y in range(2017, 2020)))
+    for h in run.histories.values():
+        assert h.reference_periods == ("2017", "2018", "2019")
+        np.testing.assert_array_equal(h.reference.numpy(), pooled.astype(np.float32))
+    scores = tmp_path / "scores"
+    score_stage.main(["--model", str(out), "--dev", str(project / "dev.parquet"),
+                      "--test", str(project / "test.parquet"), "--tokenizer", str(project / "tokenizer"),
+                      "--frequencies", str(project / "freq"), "--stopwords", str(STOPWORDS),
+                      "--batch-size", "3", "--n-generate", "1", "--max-new-tokens", "8",
+                      "--device", "cpu", "--out", str(scores)])
+    trained, scored = read_json(out / "train_metrics.json"), read_json(scores / "metrics.json")
+    assert scored["dev"]["ppl"] == pytest.approx(trained["best_dev_ppl"], rel=1e-6)
+
+
 def test_baseline_n_uses_the_latest_periods_and_no_features(project, tmp_path) -> None:
     out = tmp_path / "baseline-1-s0"
     stage.main(argv(project, "baseline-1", out, frequencies=tmp_path / "none",

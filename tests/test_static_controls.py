@@ -93,8 +93,9 @@ def test_a_missing_pooling_period_names_it(feature_dirs) -> None:
 
 def test_registry_pairs_each_control_with_its_variant() -> None:
     assert sorted(control_for(v) for v in CONTROLLED) == sorted(f"{v}-static" for v in CONTROLLED)
-    assert CONTROLLED == ["frequency-nolstm", "forecast", "frequency", "context", "context2",
-                          "temporal-temperature", "temporal-attention"]
+    assert CONTROLLED == ["frequency-nolstm", "forecast", "frequency", "recency",
+                          "frequency-drift", "context", "context2", "temporal-temperature",
+                          "temporal-attention"]
     controls = {n for n, v in all_variants().items() if v.static}
     assert controls == {f"{v}-static" for v in CONTROLLED}
     for variant in CONTROLLED:
@@ -116,6 +117,8 @@ def test_registry_pairs_each_control_with_its_variant() -> None:
 def control_and_variant(variant: str):
     window = 2
     kw = {"feature_dim": 6}
+    if lookup(variant).relative:   # reads its window against the training periods' level
+        kw["reference_periods"] = POOL
     own = settings(variant)
     plain = make_future_lm(tiny_lm(), variant, window, settings=own, **kw)
     static = make_future_lm(tiny_lm(), f"{variant}-static", window, settings=own,

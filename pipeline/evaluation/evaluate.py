@@ -160,7 +160,8 @@ def evaluate_model(model: FutureLM, tok: PreTrainedTokenizerBase, data: EvalPeri
     def history_of(period: str) -> PeriodHistory | None:
         return load_histories([period], model.window, model.history_kinds, frequencies,
                               embeddings, tokenizer=tokenizer_dir,
-                              static_periods=model.static_periods).get(period)
+                              static_periods=model.static_periods,
+                              reference_periods=model.reference_periods).get(period)
 
     for period, abstracts in data.abstracts.items():
         history = history_of(period)

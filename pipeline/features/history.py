@@ -9,6 +9,8 @@ periods of the label's kind (:func:`pipeline.features.windows.history_periods`).
 tables (seen tokens only) into the dense ``[|V|, m, d]`` tensor the LSTMs consume, with the
 documented rule for unseen tokens. With ``static_periods`` it gives a time-free control's
 history instead (:mod:`pipeline.features.static_history`): the same for every target period.
+With ``reference_periods`` the history also carries the *reference level* a relative variant
+reads its window against: each word's log frequency pooled over the LM's training periods.
 
 The ``forecasts`` kind is a forecaster's predicted log frequency of the target period itself,
 made from earlier periods only (stage ``forecast_features``,
@@ -58,6 +60,13 @@ class PeriodHistory:
     ``pooled`` (a time-free control's history, :mod:`pipeline.features.static_history`): the
     periods whose features were pooled into every window position; then the features do not
     depend on ``period`` and ``periods`` only names the window. Empty for a windowed history.
+
+    ``reference`` float32 ``[|V|]`` (when loaded with ``reference_periods``): each word's log
+    frequency pooled over the LM's training periods (``reference_periods``, the same estimate as
+    a time-free control's pooled history, :func:`pipeline.features.static_history.pooled_log_freq`):
+    the level a base LM trained on those periods already holds, against which a relative variant
+    (:attr:`pipeline.models.variant.VariantSpec.relative`) reads the window. The same for every
+    period. ``reference_periods``: those periods, empty without a reference.
     """
 
     period: str
@@ -68,6 +77,13 @@ class PeriodHistory:
     observed: Tensor | None = field(default=None)
     forecast: Tensor | None = field(default=None)
     pooled: tuple[str, ...] = ()
+    reference: Tensor | None = field(default=None)
+    reference_periods: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.reference is not None and tuple(self.reference.shape) != (self.vocab_size,):
+            raise ValueError(f"the reference level has shape {tuple(self.reference.shape)}, the "
+                             f"history |V| = {self.vocab_size}: both must come from one tokenizer")
 
     @property
     def window(self) -> int:
@@ -86,6 +102,7 @@ class PeriodHistory:
             emb_seen=None if self.emb_seen is None else self.emb_seen.to(device),
             observed=None if self.observed is None else self.observed.to(device),
             forecast=None if self.forecast is None else self.forecast.to(device),
+            reference=None if self.reference is None else self.reference.to(device),
         )
 
 
@@ -121,7 +138,8 @@ def load_history(period: str | int, window: int, frequencies_dir: str | Path,
                  embeddings_dir: str | Path | None,
                  kinds: Collection[str] = ("frequencies",), *,
                  tokenizer: str | os.PathLike[str] | None = None,
-                 static_periods: Sequence[str | int] | None = None) -> PeriodHistory:
+                 static_periods: Sequence[str | int] | None = None,
+                 reference_periods: Sequence[str | int] | None = None) -> PeriodHistory:
     """The history of ``period`` (a label; an int is a year) from the periods ``period-window ..
     period-1`` of its kind, oldest first (``2020Q1``, window 2: ``2019Q3``, ``2019Q4``).
 
@@ -134,6 +152,10 @@ def load_history(period: str | int, window: int, frequencies_dir: str | Path,
     periods' files instead and put their pooled features in all ``window`` positions
     (:mod:`pipeline.features.static_history`), the same history for every ``period``; its
     forecast is the mean of those periods' forecasts.
+
+    ``reference_periods`` (a relative variant's, its training periods): also read those periods'
+    frequency files and give their pooled log frequency as ``reference``
+    (:attr:`PeriodHistory.reference`); a control whose pooling periods they are reads them once.
 
     ``tokenizer`` is the LM tokenizer folder in use (``data/tokenizer``): every file must have been
     computed with it (:mod:`pipeline.infra.identity`), else it is refused with the ``dvc repro`` command
@@ -172,8 +194,37 @@ def load_history(period: str | int, window: int, frequencies_dir: str | Path,
     if "forecasts" in kinds:
         forecast = _read_forecast(period, pooled or (period,), frequencies_dir, tokenizer,
                                   freqs[0])
+    references = () if reference_periods is None else tuple(map(str, reference_periods))
+    if reference_periods is not None and not references:
+        raise ValueError("a reference level needs at least one training period")
+    reference = None
+    if references:
+        reference = _reference_level(period, references, frequencies_dir, tokenizer,
+                                     freqs if references == pooled else None, freqs[0])
     return PeriodHistory(period=period, periods=periods, log_freq=log_freq, emb=emb, emb_seen=seen,
-                         observed=observed, forecast=forecast, pooled=pooled)
+                         observed=observed, forecast=forecast, pooled=pooled, reference=reference,
+                         reference_periods=references)
+
+
+def _reference_level(period: str, references: Sequence[str], frequencies_dir: str | Path,
+                     tokenizer: str | os.PathLike[str] | None,
+                     read: Sequence[frequencies_io.PeriodFrequencies] | None,
+                     first: frequencies_io.PeriodFrequencies) -> Tensor:
+    """float32 ``[|V|]``: the pooled log frequency of the ``references`` periods (``read``:
+    their files, when the history read them already), checked against the history's first
+    frequency file."""
+    if read is None:
+        read, _ = _read_features(period, references, frequencies_dir, None, ("frequencies",),
+                                 tokenizer)
+    other = read[0]
+    if (other.vocab_size, other.tokenizer_id) != (first.vocab_size, first.tokenizer_id):
+        paths = [Path(frequencies_dir) / f"{p}.parquet" for p in (first.period, other.period)]
+        raise UserError(f"the frequencies of the training period {other.period} (the reference "
+                        f"level) and of {first.period} (the history of {period}) disagree on the "
+                        "tokenizer or |V|", path=paths[1],
+                        fix="recompute them with one tokenizer: "
+                            + _repro_all([(p, None) for p in paths]))
+    return torch.as_tensor(pooled_log_freq(read), dtype=torch.float32)
 
 
 def forecasts_dir(frequencies_dir: str | Path) -> Path:

@@ -208,7 +208,8 @@ def period_history(model: FutureLM, period: str | int,
                         f"{sorted(kinds)}", fix=f"pass {flags}")
     try:
         return load_history(period, model.window, frequencies_dir, embeddings_dir, kinds=kinds,
-                            tokenizer=tokenizer, static_periods=model.static_periods)
+                            tokenizer=tokenizer, static_periods=model.static_periods,
+                            reference_periods=model.reference_periods)
     except UserError as err:
         raise UserError(f"cannot {purpose}: {err.what}", path=err.path, fix=err.fix) from None
     except FileNotFoundError as err:

@@ -2,8 +2,9 @@
 training regime (``train.base``, ``train.cache``: :mod:`pipeline.graph.regimes`) and the two
 reports over all runs. Each run's stages depend on exactly the per-period feature files its variant reads (the registry's ``feature_files``) and declare only
 the params they read, so changing a bias's own param reruns only that variant. A time-free
-control's stages read the features of the training periods too (its pooled history); a score
-stage reads only its scored periods' own histories. Of the variant modules, a run's stages depend
+control's stages read the features of the training periods too (its pooled history), and a
+relative variant's their frequency files (its reference level); a score stage reads only its
+scored periods' own histories besides. Of the variant modules, a run's stages depend
 on its own variant's alone and the reports on those of the variants they report
 (:class:`pipeline.graph.code_deps.Code`), so editing one variant reruns only its runs.
 
@@ -75,15 +76,18 @@ def base_cache_stage(plan: Plan, cache: Cache, code: Code) -> dict[str, Any]:
         {**lm, **inputs, "tokenizer": TOKENIZER, "out": cache.out}, code=code("base_cache"))
 
 
-def _features(kinds: Iterable[str], periods: Iterable[str],
-              forecasts: Iterable[str] = ()) -> tuple[dict, dict, list[str]]:
+def _features(kinds: Iterable[str], periods: Iterable[str], forecasts: Iterable[str] = (),
+              reference: Iterable[str] = ()) -> tuple[dict, dict, list[str]]:
     """The ``--frequencies``/``--embeddings`` folders of a run's feature ``kinds`` (as values),
-    their files of ``periods`` (as the DVC paths) and, for a variant reading ``forecasts`` (read
+    their files of ``periods`` (as the DVC paths; the frequency files of the ``reference``
+    periods too, :meth:`Plan.reference_periods`) and, for a variant reading ``forecasts`` (read
     from beside the frequency folder, no option of their own), the forecast files of the target
     periods ``forecasts`` (:meth:`Plan.forecast_targets`)."""
     periods, kinds = list(periods), list(kinds)
     folders = {k: f"data/features/{k}" for k in kinds if k != "forecasts"}
-    return (folders, {k: feature_files([k], periods) for k in folders},
+    extra = {"frequencies": list(reference)}
+    return (folders, {k: feature_files([k], in_time_order([*periods, *extra.get(k, [])]))
+                      for k in folders},
             feature_files(["forecasts"], forecasts) if "forecasts" in kinds else [])
 
 
@@ -105,7 +109,7 @@ def train_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     start = plan.regime.train_from(plan, variant, seed)   # its LM and the states it trains from
     folders, files, forecasts = _features(
         kinds, in_time_order([*plan.train_history, *plan.static_periods(variant)]),
-        plan.forecast_targets(variant, "train"))
+        plan.forecast_targets(variant, "train"), plan.reference_periods(variant))
     return train.INTERFACE.entry(
         {"variant": variant, "seed": seed, "train": TRAIN, "dev": DEV, "tokenizer": TOKENIZER,
          **folders, "window": bool(kinds), "lr_new": entry.has_module,
@@ -123,7 +127,7 @@ def score_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str, An
     extra = plan.extra_periods
     folders, files, forecasts = _features(
         kinds, plan.score_feature_periods(variant),
-        plan.forecast_targets(variant, "score"))
+        plan.forecast_targets(variant, "score"), plan.reference_periods(variant))
     # PPL/CPL from the cached states when the regime's caches hold the test period
     return score.INTERFACE.entry(
         {"model": model, "dev": DEV, "test": TEST,
@@ -143,7 +147,7 @@ def forecast_stage(plan: Plan, variant: str, seed: int, code: Code) -> dict[str,
     kinds = feature_kinds(variant)
     folders, files, forecasts = _features(
         kinds, in_time_order([*plan.forecast_history, *plan.static_periods(variant)]),
-        plan.forecast_targets(variant, "forecast"))
+        plan.forecast_targets(variant, "forecast"), plan.reference_periods(variant))
     return forecast.INTERFACE.entry(
         {"model": model_dir(variant, seed), "abstracts": ABSTRACTS, "tokenizer": TOKENIZER,
          **folders, "frequencies": "data/features/frequencies",

@@ -277,6 +277,12 @@ class Plan:
         stages read besides its variant's: the training periods; none for other variants."""
         return list(self.train_periods) if lookup(variant).static else []
 
+    def reference_periods(self, variant: str) -> list[str]:
+        """A relative variant's reference periods (:attr:`pipeline.models.variant.VariantSpec.relative`),
+        whose frequency files its train, score and forecast stages read besides its history's (its
+        reference level, their pooled log frequency): the training periods; none for the others."""
+        return list(self.train_periods) if lookup(variant).relative else []
+
     def score_feature_periods(self, variant: str) -> list[str]:
         """Feature periods ``variant``'s score stage reads (for the kinds it reads)."""
         return in_time_order([*self.score_history, *self.static_periods(variant)])
@@ -322,6 +328,8 @@ class Plan:
         for v in self.variants:
             if kind in feature_kinds(v):
                 periods += self.static_periods(v)
+            if kind == "frequencies":
+                periods += self.reference_periods(v)
         if kind == "frequencies":
             periods += [*self.report_periods, *self.forecast_report_periods]
         return in_time_order(periods)

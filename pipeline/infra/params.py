@@ -406,6 +406,7 @@ DEFAULT_RUN: dict[str, dict[str, Any]] = {
     "forecast": {"period": 2022, "backtest_periods": [2020, 2021], "n_generate": 5},
     "variants": {
         "frequency": {"lstm_hidden": 32},    # paper: 768 (for the contextual models)
+        "frequency-drift": {"lstm_hidden": 32},   # the size of Frequency's, its comparison
         "context": {"lstm_hidden": 32},
         "context2": {"lstm_hidden": 32, "alpha": "learned"},
         "forecast": {"fit_periods": "all"},   # every earlier period the graph counts

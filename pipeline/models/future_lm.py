@@ -128,6 +128,13 @@ class FutureLM(nn.Module):
         return self.bias_config.static_periods
 
     @property
+    def reference_periods(self) -> tuple[str, ...] | None:
+        """A relative variant's reference periods (its training periods, recorded in its
+        ``BiasConfig``), whose pooled log frequency its histories carry: pass them to
+        :func:`load_histories` / ``load_history``; ``None`` for every other model."""
+        return self.bias_config.reference_periods
+
+    @property
     def history_kinds(self) -> set[str]:
         """The features :func:`pipeline.features.history.load_history` must load for this model."""
         return set(by_kind(self.bias_config.kind).reads)
@@ -144,6 +151,12 @@ class FutureLM(nn.Module):
         if missing:
             raise ValueError(f"the {self.variant} model needs history kinds {sorted(missing)}: "
                              f"load_history(..., kinds={sorted(self.history_kinds)})")
+        if history is not None and self.reference_periods is not None \
+                and history.reference_periods != self.reference_periods:
+            raise ValueError(f"the {self.variant} model reads its history relative to the pooled "
+                             f"level of {list(self.reference_periods)}, the history carries "
+                             f"{list(history.reference_periods) or 'none'}: load it with "
+                             "reference_periods=model.reference_periods")
         weight = self.lm.get_output_embeddings().weight
         if history is not None and history.vocab_size > weight.shape[0]:
             raise ValueError(f"history has |V|={history.vocab_size} but the LM only "
@@ -305,18 +318,25 @@ def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, settings: 
                    dropout: float = 0.0, feature_dim: int | None = None,
                    context_length: int | None = None, seed: int | None = None,
                    target_vectors: Tensor | None = None,
-                   static_periods: Sequence[str] | None = None) -> FutureLM:
+                   static_periods: Sequence[str] | None = None,
+                   reference_periods: Sequence[str] | None = None) -> FutureLM:
     """Wrap ``lm`` as the future LM ``variant`` (a registry name) with its ``settings`` (its
     variant module's settings class; its defaults if ``None``); ``feature_dim``: the contextual
     embedding size (variants reading embeddings); ``target_vectors`` ``[|V|, E]``: the fixed
     targets of a variant with ``targets_from_baseline`` (required for it); ``static_periods``:
     a time-free control's pooling periods, its training periods (required for it, refused for
-    any other variant)."""
+    any other variant); ``reference_periods``: a relative variant's reference periods, its
+    training periods (required for it, refused for any other)."""
     entry = lookup(variant)
     if entry.static != (static_periods is not None):
         raise ValueError(f"the {variant} variant " + (
             "is a time-free control: pass its pooling periods (static_periods=, its training "
             "periods)" if entry.static else f"pools no history, got static_periods={static_periods}"))
+    if entry.relative != (reference_periods is not None):
+        raise ValueError(f"the {variant} variant " + (
+            "reads its history relative to the training periods' pooled level: pass them "
+            "(reference_periods=)" if entry.relative
+            else f"reads no reference level, got reference_periods={reference_periods}"))
     spec = entry.spec
     if spec is not None and settings is None:
         settings = spec.default_settings()
@@ -336,7 +356,9 @@ def make_future_lm(lm: PreTrainedModel, variant: str, window: int, *, settings: 
                                     if needs_targets else None),
                         settings=settings if spec is not None else None,
                         static_periods=(None if static_periods is None
-                                        else tuple(in_time_order(static_periods))))
+                                        else tuple(in_time_order(static_periods))),
+                        reference_periods=(None if reference_periods is None
+                                           else tuple(in_time_order(reference_periods))))
     model = FutureLM(lm, config, variant, context_length=context_length, seed=seed)
     if needs_targets:
         model.bias.set_targets(target_vectors)   # type: ignore[union-attr, operator]
@@ -353,11 +375,14 @@ def build_module(config: BiasConfig) -> TemporalBias | None:
 def load_histories(periods: Iterable[str | int], window: int, kinds: Collection[str],
                    frequencies_dir: str | Path | None, embeddings_dir: str | Path | None, *,
                    tokenizer: str | Path | None = None,
-                   static_periods: Sequence[str] | None = None) -> dict[str, PeriodHistory]:
+                   static_periods: Sequence[str] | None = None,
+                   reference_periods: Sequence[str] | None = None) -> dict[str, PeriodHistory]:
     """The history of each of ``periods`` (labels, :mod:`pipeline.corpus.periods`; an int is a
     year), keyed by label in time order, for a model reading ``kinds`` (``{}`` when it reads none).
     ``static_periods`` (a time-free control's, :attr:`FutureLM.static_periods`): every period
-    gets the one history pooled over them, read once.
+    gets the one history pooled over them, read once. ``reference_periods`` (a relative
+    variant's, :attr:`FutureLM.reference_periods`): every history carries their pooled log
+    frequency (:attr:`PeriodHistory.reference`), read once and shared.
 
     ``tokenizer``: the LM tokenizer folder in use; feature files computed with another one are
     refused (:func:`pipeline.features.history.load_history`). A missing feature folder or period is a
@@ -370,13 +395,22 @@ def load_histories(periods: Iterable[str | int], window: int, kinds: Collection[
         raise UserError(f"a model reading {sorted(kinds)} needs the per-period feature folders",
                         fix=f"pass {needed}")
     ordered = in_time_order(periods)
-    if static_periods is not None and ordered:
-        pooled = load_history(ordered[0], window, frequencies_dir, embeddings_dir, kinds=kinds,
-                              tokenizer=tokenizer, static_periods=static_periods)
-        return {p: replace(pooled, period=p, periods=history_periods(p, window)) for p in ordered}
-    return {period: load_history(period, window, frequencies_dir, embeddings_dir, kinds=kinds,
-                                 tokenizer=tokenizer)
-            for period in ordered}
+    if not ordered:
+        return {}
+    first = load_history(ordered[0], window, frequencies_dir, embeddings_dir, kinds=kinds,
+                         tokenizer=tokenizer, static_periods=static_periods,
+                         reference_periods=reference_periods)
+    if static_periods is not None:
+        return {p: replace(first, period=p, periods=history_periods(p, window)) for p in ordered}
+    histories = {ordered[0]: first}
+    for period in ordered[1:]:
+        history = load_history(period, window, frequencies_dir, embeddings_dir, kinds=kinds,
+                               tokenizer=tokenizer)
+        if reference_periods is not None:   # the same for every period: read once, shared
+            history = replace(history, reference=first.reference,
+                              reference_periods=first.reference_periods)
+        histories[period] = history
+    return histories
 
 
 def scratch_gpt2(vocab_size: int, eos_token_id: int, *, n_layer: int, n_head: int, n_embd: int,

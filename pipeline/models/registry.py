@@ -155,6 +155,13 @@ class Variant:
         return spec is not None and spec.static_history
 
     @property
+    def relative(self) -> bool:
+        """Reads its history relative to the pooled log frequency of the training periods
+        (:attr:`VariantSpec.relative`): its stages read those periods' frequency files too."""
+        spec = self.spec
+        return spec is not None and spec.relative
+
+    @property
     def temporal(self) -> bool:
         """Its module reads a history that changes with the period, so its predictions move from
         one period to the next (a time-free control reads one that does not)."""

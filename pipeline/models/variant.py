@@ -22,6 +22,11 @@ A *variant* of the future LM is one module under :mod:`pipeline.models.variants`
   and repeated in all m window positions. Its difference to its variant is the temporal gain.
   A control is the variant's spec with ``static_history=True``, which the registry derives as
   ``<variant>-static`` (:func:`pipeline.models.registry.control_of`);
+* ``relative`` — it reads its history relative to the pooled level of the training periods: the
+  history carries ``reference``, each word's log frequency pooled over the LM's training periods
+  (:attr:`pipeline.features.history.PeriodHistory.reference`, the level a shared base LM already
+  holds), and the model records those periods (``BiasConfig.reference_periods``). Its time-free
+  control has both, its history pooled and the reference;
 * ``module`` — ``"package.module:Class"``, the ``torch.nn.Module`` holding its equations (the
   interface of :class:`pipeline.models.temporal.TemporalBias`), imported only when a model is
   built. Everything else here is plain data: the graph and the reports read it without torch.
@@ -58,11 +63,15 @@ class VariantSpec:
     targets_from_baseline: bool = False
     distribution: str = "softmax"
     static_history: bool = False
+    relative: bool = False
 
     def __post_init__(self) -> None:
         if self.static_history and not self.reads:
             raise ValueError("static_history controls a variant that reads a history; this "
                              "spec reads none")
+        if self.relative and "frequencies" not in self.reads:
+            raise ValueError("a relative variant reads its log frequencies relative to their "
+                             "pooled level: its reads need 'frequencies'")
         unknown = set(self.reads) - set(HISTORY_KINDS)
         if unknown:
             raise ValueError(f"unknown history features {sorted(unknown)}; expected some of "
@@ -95,6 +104,9 @@ def setting_fields(settings: type | None) -> tuple[Any, ...]:
     return () if settings is None else fields(settings)
 
 
+_PERIOD_LISTS = ("static_periods", "reference_periods")   # BiasConfig's optional period lists
+
+
 @dataclass(frozen=True)
 class BiasConfig:
     """Everything needed to rebuild a variant's module (stored in the model's ``config.json``).
@@ -106,6 +118,9 @@ class BiasConfig:
     settings (its :class:`VariantSpec` ``settings`` class, or ``None``). ``static_periods``: a
     time-free control's pooling periods (the training periods it was trained with, time order;
     ``None`` for every other variant, and then left out of the saved record).
+    ``reference_periods``: the periods a relative variant's reference level is pooled over (its
+    training periods, time order; :attr:`VariantSpec.relative`), ``None`` and left out likewise
+    for every other variant.
     """
 
     kind: str
@@ -117,17 +132,21 @@ class BiasConfig:
     target_dim: int | None = None
     settings: Any = None
     static_periods: tuple[str, ...] | None = None
+    reference_periods: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        if self.static_periods is not None:
-            object.__setattr__(self, "static_periods", tuple(map(str, self.static_periods)))
+        for name in _PERIOD_LISTS:
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, tuple(map(str, value)))
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("settings", "static_periods")}
+                if f.name != "settings" and f.name not in _PERIOD_LISTS}
         data["settings"] = None if self.settings is None else asdict(self.settings)
-        if self.static_periods is not None:   # a control's only: other records stay as they were
-            data["static_periods"] = list(self.static_periods)
+        for name in _PERIOD_LISTS:   # only when set: the records of other variants stay as they were
+            if getattr(self, name) is not None:
+                data[name] = list(getattr(self, name))
         return data
 
     @classmethod

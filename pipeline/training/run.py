@@ -158,9 +158,11 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig, config: Tr
     kinds = variant.reads
     # a time-free control pools its history over the training periods (and records them)
     static = in_time_order(train_data) if variant.static else None
+    # a relative variant reads its window against the training periods' pooled level
+    reference = in_time_order(train_data) if variant.relative else None
     histories = load_histories({*train_data, *dev_data}, spec.window, kinds, inputs.frequencies,
                                inputs.embeddings, tokenizer=inputs.tokenizer,
-                               static_periods=static)
+                               static_periods=static, reference_periods=reference)
     feature_dim = next((int(h.emb.shape[-1]) for h in histories.values() if h.emb is not None), None)
 
     torch.manual_seed(config.seed)   # the same seed gives every variant the same initial base LM
@@ -170,14 +172,15 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig, config: Tr
                            dropout=spec.dropout, feature_dim=feature_dim,
                            context_length=config.max_length, seed=config.seed,
                            target_vectors=target_vectors(variant.name, inputs.targets_from),
-                           static_periods=static)
+                           static_periods=static, reference_periods=reference)
 
     # Resume only from a checkpoint of this very configuration and these very inputs.
     history_periods = in_time_order({p for h in histories.values()
                                      for p in (h.pooled or h.periods)})
     files = [inputs.train, inputs.dev, inputs.tokenizer]
-    if kinds:
-        files += [Path(inputs.frequencies or "") / f"{p}.parquet" for p in history_periods]
+    if kinds:   # the reference level is read from the frequency files alone
+        files += [Path(inputs.frequencies or "") / f"{p}.parquet"
+                  for p in in_time_order({*history_periods, *(reference or ())})]
     if "embeddings" in kinds:
         files += [Path(inputs.embeddings or "") / f"{p}.safetensors" for p in history_periods]
     if "forecasts" in kinds:   # the forecast of each target period (a control: its pooled ones)
