@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 VERDICTS = json.loads((REPO / "reports" / "verdicts.json").read_text())
 IDS = {r["id"]: r for r in VERDICTS["verdicts"]}
 REPORT_FILE = {"results": "results.md", "forecast": "forecast.md",
-               "semantic_benchmark": "semantic_benchmark.md"}
+               "semantic_benchmark": "semantic_benchmark.md", "signal": "signal.md"}
 # a record id in a code span: `<report>/<family>/...`, for any report that makes records
 CITED = re.compile(r"`((?:%s)/[^`]+)`" % "|".join(map(re.escape, REPORT_FILE)))
 HISTORICAL_NOTE = ("Historical record: made before the verdict engine; its comparisons are not judged "
