@@ -7,7 +7,8 @@ bucket, Table 2 examples), metrics/variants/<variant>.json (dev and test PPL, CP
 metrics), reports/results.json (every number behind them; under "verdicts" the records of the
 report's claims) and, for DVC plots, plots/results.csv, plots/staleness.csv, plots/buckets.csv
 and PNGs of the last two. With --train-split, --dev, --test, --abstracts and --stopwords it adds
-the section "CM anchors and fluency" and its `cm-anchor` verdicts.
+the section "CM anchors and fluency" and its `cm-anchor` verdicts; with --signal (the signal
+stage's JSON) the section "Share of the signal".
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     seeds = seeds_by_variant(args.variants, args.seeds, args.other_seeds)
     report = build_report(args.scores, args.variants, seeds, args.baseline, args.examples,
                           args.frequencies, args.window, args.train_periods, args.corpus_counts,
-                          anchors, files)
+                          anchors, files, signal=args.signal)
     write_report(report, files, args.baseline)
     results_figures(report.staleness, report.buckets, report.pngs, display_name(args.baseline))
     print(f"wrote {args.out}, {args.metrics_dir}/, {args.details} and the plots", file=sys.stderr)

@@ -27,6 +27,7 @@ from pipeline.graph.files import (
     LONGTAIL_DETAILS,
     LONGTAIL_METRICS,
     RESULTS_DETAILS,
+    SIGNAL_DETAILS,
     STOPWORDS,
     TEST,
     TOKENIZER,
@@ -169,7 +170,8 @@ def report_stage(plan: Plan, code: Code) -> dict[str, Any]:
              corpus_counts=CORPUS_COUNTS, out="reports/results.md", metrics_dir=VARIANT_METRICS,
              details=RESULTS_DETAILS, plots="plots/results.csv",
              staleness="plots/staleness.csv", buckets="plots/buckets.csv", train_split=TRAIN,
-             dev=DEV, test=TEST, abstracts=ABSTRACTS, stopwords=STOPWORDS),
+             dev=DEV, test=TEST, abstracts=ABSTRACTS, stopwords=STOPWORDS,
+             signal=SIGNAL_DETAILS),
         files={"scores": [f"data/scores/{r}" for r in runs],
                "frequencies": feature_files(["frequencies"], plan.report_periods)},
         code=code("report", plan.variants))

@@ -16,13 +16,14 @@ from pipeline.corpus.periods import span
 from pipeline.evaluation.content import load_stopwords
 from pipeline.evaluation.staleness import last_corpus_date, staleness_frame, staleness_markdown
 from pipeline.infra.errors import UserError
-from pipeline.infra.io import atomic_path, write_csv, write_json
+from pipeline.infra.io import atomic_path, read_json, write_csv, write_json
 from pipeline.models.registry import display_name
 from pipeline.reports.cm_anchors_report import AnchorInputs
 from pipeline.reports.model_verdicts import report_verdicts
 from pipeline.reports.results import (bucket_frame, bucket_plot_frame, details_json, headline,
                                       plot_rows, render, unigram_reference)
 from pipeline.reports.scored_runs import RunSeeds, load_runs, summarize
+from pipeline.reports.signal_share import share_markdown, shares, yardstick
 from pipeline.stats.verdict import Verdict, to_records
 
 
@@ -55,9 +56,11 @@ class Report:
 def build_report(scores: str, variants: Sequence[str], seeds: RunSeeds, baseline: str,
                  examples: int, frequencies: str, window: int, train_periods: Sequence[str],
                  corpus_counts: str | None, anchors: tuple[str, str, str, str, str] | None,
-                 files: ReportFiles) -> Report:
+                 files: ReportFiles, signal: str | None = None) -> Report:
     """The report of ``variants`` (each with its ``seeds``) against ``baseline``; ``anchors``: the train
-    split, dev, test, abstracts and stopwords files of the CM anchors section (None: none)."""
+    split, dev, test, abstracts and stopwords files of the CM anchors section (None: none);
+    ``signal``: the signal stage's JSON, for each model's share of the signal (None: no such
+    section)."""
     runs = load_runs(scores, variants, seeds)
     summary = summarize(runs, variants, seeds, baseline)
     names = {v: display_name(v) for v in variants}
@@ -80,6 +83,10 @@ def build_report(scores: str, variants: Sequence[str], seeds: RunSeeds, baseline
                   buckets=buckets, window=window, figures=figures,
                   staleness=staleness_markdown(stale, last_corpus_date(corpus_counts)),
                   unigram=unigram, sections=sections)
+    if signal is not None:
+        stick = yardstick(read_json(signal), summary[baseline]["test"]["period"])
+        text = text.rstrip("\n") + "\n\n" + share_markdown(
+            shares(summary, variants, baseline, stick), stick, names, baseline)
     return Report(text, summary, stale, buckets, pngs, verdicts)
 
 

@@ -26,6 +26,9 @@ INTERFACE = StageInterface("report", (
     Value("--train-periods", "first and last training period, labels (split.train_first, "
           "split.train_last): their frequency files give the unigram reference perplexity",
           many=2, metavar=("FIRST", "LAST"), param=("split.train_first", "split.train_last")),
+    Input("--signal", "reports/signal.json (stage signal): the unigram yardstick each model's "
+          "share of the signal is read against (the section 'Share of the signal'; without it "
+          "the section is left out)", required=False),
     Input("--corpus-counts", "reports/corpus.json (stage filter's per-year counts): marks "
           "periods in the corpus's last year as possibly partial", required=False),
     Output("--out", "Markdown report (reports/results.md)", dvc={"cache": False}),
