@@ -61,6 +61,17 @@ def test_the_baseline_takes_none_and_the_oracles_gain_is_one() -> None:
     assert rows["worse"].share < 0 and rows["worse"].change == pytest.approx(5.0)
     text = share_markdown(list(rows.values()), stick, {v: v for v in summary}, "baseline")
     assert "| oracle-like | 192.00 | -4.00 % | +1.00 |" in text
+    assert "| baseline | 200.00 | +0.00 % | +0.00 |" in text
+
+
+def test_no_share_where_the_oracle_gains_nothing() -> None:
+    """A small test period: the split-half oracle's noisy counts lose to the pooled ones."""
+    stick = Yardstick("2021/first-127", 980.0, 1008.0)
+    summary = {"baseline": {"test": {"ppl": 447.0}}, "frequency": {"test": {"ppl": 427.0}}}
+    rows = shares(summary, list(summary), "baseline", stick)
+    assert all(math.isnan(r.share) for r in rows)
+    text = share_markdown(rows, stick, {v: v for v in summary}, "baseline")
+    assert "no signal to take a share of" in text and "| frequency | 427.00 | -4.47 % | – |" in text
 
 
 def test_the_report_stage_adds_the_section_from_the_signal_json(scores, frequencies,  # noqa: F811

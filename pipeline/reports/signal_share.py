@@ -10,7 +10,9 @@ trained on the training periods pooled holds that level, so a model's share of t
     share = (ln PPL_Baseline − ln PPL_model) / (ln PPL_pooled − ln PPL_oracle)
 
 with each PPL the model's test-period PPL averaged over its seeds (Table 3's). 1 would be the
-oracle's whole unigram gain added to the Baseline; 0 none of it; a negative share a loss. It is
+oracle's whole unigram gain added to the Baseline; 0 none of it; a negative share a loss. Where
+the oracle is no better than the pooled counts (a small test period: each half's counts are
+noisy) there is no yardstick and no share (NaN, shown as –). It is
 a ratio of two measured gains, not a bound: a bias on a contextual LM's logits need not add what
 it adds to a unigram model. Descriptive, like Table 3: which gains are real is said by the
 records of the ``variant`` family (the model against the Baseline) and the ``signal`` family
@@ -82,24 +84,32 @@ def shares(summary: Mapping[str, Mapping[str, Any]], variants: Sequence[str], ba
     rows = []
     for v in variants:
         ppl = float(summary[v]["test"]["ppl"])
+        gain = math.log(base) - math.log(ppl)
         rows.append(Share(v, ppl, 100.0 * (ppl / base - 1.0),
-                          (math.log(base) - math.log(ppl)) / stick.gain))
+                          gain / stick.gain if stick.gain > 0 else math.nan))
     return rows
+
+
+def _share(x: float) -> str:
+    return "–" if math.isnan(x) else f"{x + 0.0:+.2f}"   # + 0.0: no "-0.00"
 
 
 def share_markdown(rows: Sequence[Share], stick: Yardstick, names: Mapping[str, str],
                    baseline: str) -> str:
     """The report's section: the yardstick and one row per model."""
-    head = (f"## Share of the signal\n\nThe unigram yardstick (`reports/signal.md`, scope "
-            f"`{stick.scope}`: the tokens the models predict): the pooled training counts give "
-            f"unigram PPL {stick.pooled:.2f}, a same-period split-half oracle {stick.oracle:.2f}, "
-            f"a gain of {stick.gain:.4f} nats per token. A model's share is its test-PPL "
-            f"gain over {names[baseline]} (which holds the pooled level) in log PPL, divided by "
-            "the oracle's: 1 would add the oracle's whole unigram gain, 0 none "
-            "(`pipeline/reports/signal_share.py`). Descriptive: whether a gain is real is said "
-            "by the verdicts above and the `signal` records.\n\n"
-            f"| Model | Test PPL (mean over seeds) | change vs {names[baseline]} | share of the "
-            "signal |\n|---|---:|---:|---:|\n")
-    body = "".join(f"| {names[r.variant]} | {r.ppl:.2f} | {r.change:+.2f} % | {r.share:+.2f} |\n"
-                   for r in rows)
-    return head + body
+    intro = (f"## Share of the signal\n\nThe unigram yardstick (`reports/signal.md`, scope "
+             f"`{stick.scope}`: the tokens the models predict): the pooled training counts give "
+             f"unigram PPL {stick.pooled:.2f}, a same-period split-half oracle {stick.oracle:.2f}, "
+             f"a gain of {stick.gain:.4f} nats per token. A model's share is its test-PPL "
+             f"gain over {names[baseline]} (which holds the pooled level) in log PPL, divided by "
+             "the oracle's: 1 would add the oracle's whole unigram gain, 0 none "
+             "(`pipeline/reports/signal_share.py`). Descriptive: whether a gain is real is said "
+             "by the verdicts above and the `signal` records.\n\n")
+    if stick.gain <= 0:
+        intro += ("Here the oracle is no better than the pooled counts: there is no signal to "
+                  "take a share of.\n\n")
+    table = (f"| Model | Test PPL (mean over seeds) | change vs {names[baseline]} | share of the "
+             "signal |\n|---|---:|---:|---:|\n")
+    body = "".join(f"| {names[r.variant]} | {r.ppl:.2f} | {r.change + 0.0:+.2f} % | "
+                   f"{_share(r.share)} |\n" for r in rows)
+    return intro + table + body
