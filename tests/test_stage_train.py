@@ -93,6 +93,18 @@ def argv(project: Path, variant: str, out: Path, **overrides) -> list[str]:
     return [tok for k, v in opts.items() for tok in (f"--{k}", str(v))]
 
 
+
+def scored_metrics(project, model, tmp_path) -> dict:
+    """The score stage's metrics.json for ``model`` (a tiny scoring run on the project's splits,
+    written to ``tmp_path / "scores"``)."""
+    scores = tmp_path / "scores"
+    score_stage.main(["--model", str(model), "--dev", str(project / "dev.parquet"),
+                      "--test", str(project / "test.parquet"), "--tokenizer", str(project / "tokenizer"),
+                      "--frequencies", str(project / "freq"), "--stopwords", str(STOPWORDS),
+                      "--batch-size", "3", "--n-generate", "1", "--max-new-tokens", "8",
+                      "--device", "cpu", "--out", str(scores)])
+    return read_json(scores / "metrics.json")
+
 def test_help_explains_every_option(capsys) -> None:
     parser_help = stage_help(capsys, stage.main)
     for option in ("--variant", "--window", "--base", "--lr-lm", "--lr-new", "--grad-accum",
@@ -162,13 +174,7 @@ def test_a_relative_variant_trains_and_scores_against_the_training_periods_level
     for h in run.histories.values():
         assert h.reference_periods == ("2017", "2018", "2019")
         np.testing.assert_array_equal(h.reference.numpy(), pooled.astype(np.float32))
-    scores = tmp_path / "scores"
-    score_stage.main(["--model", str(out), "--dev", str(project / "dev.parquet"),
-                      "--test", str(project / "test.parquet"), "--tokenizer", str(project / "tokenizer"),
-                      "--frequencies", str(project / "freq"), "--stopwords", str(STOPWORDS),
-                      "--batch-size", "3", "--n-generate", "1", "--max-new-tokens", "8",
-                      "--device", "cpu", "--out", str(scores)])
-    trained, scored = read_json(out / "train_metrics.json"), read_json(scores / "metrics.json")
+    trained, scored = read_json(out / "train_metrics.json"), scored_metrics(project, out, tmp_path)
     assert scored["dev"]["ppl"] == pytest.approx(trained["best_dev_ppl"], rel=1e-6)
 
 
@@ -249,18 +255,12 @@ def test_trained_dev_ppl_is_the_scored_dev_ppl_at_the_trained_context_length(pro
     out = tmp_path / "frequency-s0"
     stage.main(argv(project, "frequency", out, epochs=2, max_length=32))
     assert load_future_lm(out).context_length == 32
-    scores = tmp_path / "scores"
-    score_stage.main(["--model", str(out), "--dev", str(project / "dev.parquet"),
-                      "--test", str(project / "test.parquet"), "--tokenizer", str(project / "tokenizer"),
-                      "--frequencies", str(project / "freq"), "--stopwords", str(STOPWORDS),
-                      "--batch-size", "3", "--n-generate", "1", "--max-new-tokens", "8",
-                      "--device", "cpu", "--out", str(scores)])
-    trained, scored = read_json(out / "train_metrics.json"), read_json(scores / "metrics.json")
+    trained, scored = read_json(out / "train_metrics.json"), scored_metrics(project, out, tmp_path)
     assert trained["context_length"] == 32
     assert scored["dev"]["ppl"] == pytest.approx(trained["best_dev_ppl"], rel=1e-6)
     dev = read_parquet(project / "dev.parquet")
     full = encode_abstracts(load_tokenizer(project / "tokenizer"), dev["abstract"].tolist(), 10**6)
-    tokens = read_parquet(scores / "tokens_2020.parquet")
+    tokens = read_parquet(tmp_path / "scores" / "tokens_2020.parquet")   # scored_metrics' run
     assert tokens["n_tokens"].tolist() == [min(len(ids), 32) - 1 for ids in full]
     assert scored["dev"]["n_truncated"] == sum(len(ids) > 32 for ids in full) > 0
 
