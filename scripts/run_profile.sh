@@ -30,6 +30,17 @@ on_worktree_exit() {
 open_worktree "run-$profile"
 started=$(date -u +%FT%TZ)
 mkdir -p "$root/$dest"
+if [ -n "${FROM:-}" ]; then
+  from="$root/$FROM"
+  [ -s "$from/dvc.lock" ] || { echo "error: FROM=$FROM has no dvc.lock (a kept report folder?)" >&2; exit 2; }
+  .venv/bin/python -m stages.params --profile "$profile" >/dev/null
+  .venv/bin/python -m stages.graph >/dev/null
+  cp "$from/dvc.lock" dvc.lock
+  # a stage whose outputs are not all back simply runs again
+  .venv/bin/dvc checkout --quiet 2>/dev/null || true
+  for folder in metrics plots; do [ -d "$from/$folder" ] && cp -r "$from/$folder/." "$folder/"; done
+  for file in "$from"/*.json; do cp "$file" reports/; done
+fi
 # -o: the shared environment is the checkout's, installed there; the worktree's fresh files are
 # newer than its stamp only because they were just checked out.
 flags=$([ "${COLD:-0}" = 1 ] && echo --no-run-cache || true)
