@@ -8,15 +8,21 @@ Kept rows go to --kept, every dropped row with its reason (too_short, shared_tas
 language:<code>, duplicate_of:<key>) to --dropped, the DVC metrics (papers, kept, dropped) to
 --metrics and per-year kept / dropped-by-reason counts to --counts. Language detection is langdetect with a fixed seed, one fresh detector per
 abstract, so the result is the same for any --workers (pipeline.corpus.language).
+
+--permute-first/--permute-last make a time-free control corpus: the kept documents of those
+years swap dates at random (pipeline.corpus.permuted_dates); --counts then counts the permuted
+years, which hold as many documents as the real ones.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import parquet_metadata, read_parquet, write_json, write_parquet
 from pipeline.corpus.language import corpus_counts, corpus_headline, filter_papers
+from pipeline.corpus.permuted_dates import permute_dates
 from pipeline.infra.interfaces.filter import INTERFACE
 from stages._args import parser_for
 from stages._cli import stage_main
@@ -37,6 +43,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.min_words < 0:
         raise UserError(f"min_words must be >= 0, got {args.min_words}",
                         path="params.yaml: filter.min_words", fix="use 0 or more")
+    if (args.permute_first is None) != (args.permute_last is None):
+        raise UserError("filter.permute_first and filter.permute_last go together",
+                        path="params.yaml: filter.permute_first, filter.permute_last",
+                        fix="set both (a range of years) or neither")
 
     papers = read_parquet(args.papers)
     source_format = parquet_metadata(args.papers).get(
@@ -45,6 +55,11 @@ def main(argv: list[str] | None = None) -> None:
                                              and source_format == "bibtex")
     result = filter_papers(papers, language=args.language, seed=args.seed,
                            min_words=args.min_words, workers=workers, acl_rules=acl_rules)
+    if args.permute_first is not None:
+        result = dataclasses.replace(result, kept=permute_dates(
+            result.kept, args.permute_first, args.permute_last, args.permute_seed))
+        print(f"dates permuted among the kept documents of {args.permute_first}-"
+              f"{args.permute_last} (seed {args.permute_seed}): a time-free control corpus")
     write_parquet(result.kept, args.kept)
     write_parquet(result.dropped, args.dropped)
     counts = corpus_counts(result)

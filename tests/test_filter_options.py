@@ -93,10 +93,12 @@ def test_nulls_and_false_reach_the_stages_through_dvc(tmp_path):
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     params["data"]["columns"] = {"id": "doc_id", "date": "published", "title": None,
                                  "text": "body"}
-    params["filter"].update(language=None, acl_rules=False)
+    params["filter"].update(language=None, acl_rules=False, permute_first=2003,
+                            permute_last=2019)
     argv = resolved_commands(tmp_path, params)
     args = filter_stage.build_parser().parse_args(argv["filter"])
     assert (args.language, args.acl_rules) == (None, "false")
+    assert (args.permute_first, args.permute_last, args.permute_seed) == (2003, 2019, 0)
     for stage in (download, parse):
         args = stage.build_parser().parse_args(argv[stage.__name__.split(".")[-1]])
         assert (args.id, args.date, args.title, args.text) == ("doc_id", "published", None,
@@ -107,6 +109,7 @@ def test_the_defaults_reach_the_stages_through_dvc(tmp_path):
     argv = resolved_commands(tmp_path, yaml.safe_load((REPO / "params.yaml").read_text()))
     args = filter_stage.build_parser().parse_args(argv["filter"])
     assert (args.language, args.acl_rules, args.min_words) == ("en", "auto", 10)
+    assert (args.permute_first, args.permute_last) == (None, None)   # the real dates
     args = parse.build_parser().parse_args(argv["parse"])
     assert (args.id, args.date, args.title, args.text) == ("id", "date", "title", "text")
 

@@ -67,6 +67,15 @@ class FilterConfig:
     acl_rules: Literal["auto", "true", "false"] = field(default="auto", metadata=_help(
         "drop shared-task and SemEval papers (the paper's ACL Anthology rules); auto: on when "
         "the corpus is BibTeX, off for CSV, TSV, JSON Lines and Parquet"))
+    # A control corpus, not a filter: the one place every later stage reads dates from is this
+    # stage's output, so a permutation here reaches the splits and every feature alike.
+    permute_first: int | None = field(default=None, metadata=_help(
+        "a time-free control corpus: the kept documents of years permute_first..permute_last "
+        "swap dates among themselves at random (pipeline/corpus/permuted_dates.py); null (None "
+        "on the command line): the real dates", none="None"))
+    permute_last: int | None = field(default=None, metadata=_help(
+        "the last year whose documents' dates are permuted (with permute_first)", none="None"))
+    permute_seed: int = field(default=0, metadata=_help("seed of that permutation"))
 
 
 @dataclass(frozen=True)

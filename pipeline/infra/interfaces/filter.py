@@ -14,7 +14,8 @@ INTERFACE = StageInterface("filter", (
     Output("--counts", "output JSON of the counts by reason, language and year "
            "(reports/corpus.json)", dvc={"cache": False}),
     Params(FilterConfig, "filter", "filters (params filter.*)",
-           keys=("language", "acl_rules", "seed", "min_words")),
+           keys=("language", "acl_rules", "seed", "min_words", "permute_first", "permute_last",
+                 "permute_seed")),
     Value("--workers", "processes for language detection; the result does not depend on it "
           "(default: the runtime setting `workers`, runtime.yaml or FUTURELM_WORKERS)",
           type=int, default=None, graph=False),
