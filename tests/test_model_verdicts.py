@@ -172,3 +172,22 @@ def test_the_sides_of_a_temporal_gain_claim_may_run_more_seeds_than_the_rest() -
     text = "\n".join(verdict_sections(verdicts, seeds, "year"))
     assert "Runs per variant here: 5 or 3 (seeds 0, 1, 2, 3, 4 (Baseline-all, Frequency, " \
            "Frequency-static) and 0, 1, 2 (Context))." in text
+
+
+def test_a_continued_baseline_is_judged_against_the_widest_continued_window() -> None:
+    """continued-2 beside continued-17: the same extra steps from the same Baseline, so their
+    difference is the window's recency, a temporal-gain claim (and both run every seed); the
+    widest window has no such claim, and neither has a lone continued Baseline."""
+    variants = ["baseline", "continued-2", "continued-17", "word-bias"]
+    seeds = seeds_by_variant(variants, [0, 1, 2, 3, 4], [0, 1, 2])
+    assert seeds == {"baseline": (0, 1, 2, 3, 4), "continued-2": (0, 1, 2, 3, 4),
+                     "continued-17": (0, 1, 2, 3, 4), "word-bias": (0, 1, 2)}
+    runs = {(v, s): _run(scale, 10 * i + s) for i, (v, scale) in enumerate(
+        {"baseline": 1.0, "continued-2": 0.6, "continued-17": 0.63, "word-bias": 1.0}.items())
+        for s in seeds[v]}
+    verdicts = judge(model_claims(runs, variants, seeds, "2021"))
+    gains = {(v.a, v.b, v.metric): v.verdict for v in verdicts if v.family == "temporal-gain"}
+    assert gains == {("Baseline-continued-2", "Baseline-continued-17", "PPL"): "better",
+                     ("Baseline-continued-2", "Baseline-continued-17", "CPL"): "better"}
+    alone = _claims(runs, ["baseline", "continued-2"], [0, 1, 2])
+    assert not any(c.family == "temporal-gain" for c in alone)

@@ -321,6 +321,18 @@ def control_for(variant: str) -> str | None:
     return name if control_of(name) == variant else None
 
 
+def window_control(variant: str, variants: Sequence[str]) -> str | None:
+    """A continued Baseline's control among ``variants``: the continued Baseline with the most
+    latest periods (``continued-2`` -> ``continued-17`` of a 17-period training run). Both take
+    the Baseline's steps from the same seed's Baseline, so what differs is only how recent the
+    window is; ``None`` for any other variant and for the widest itself."""
+    continued = [v for v in variants if v.startswith(f"{CONTINUED}-")]
+    if variant not in continued or len(continued) < 2:
+        return None
+    widest = max(continued, key=lambda v: lookup(v).latest_periods)
+    return None if lookup(variant).latest_periods >= lookup(widest).latest_periods else widest
+
+
 def params_section(name: str) -> str:
     """The ``variants.<section>`` whose settings the variant ``name`` reads: its own, or for a
     time-free control its variant's (``frequency-static``: ``frequency``), so that the two
@@ -340,13 +352,14 @@ def seeds_by_variant(variants: Sequence[str], seeds: Sequence[int],
                      other_seeds: Sequence[int] = ()) -> dict[str, tuple[int, ...]]:
     """The seeds each of ``variants`` runs (params ``experiment.seeds`` and ``.other_seeds``).
 
-    The two sides of a temporal-gain claim (a variant whose time-free control is among
-    ``variants``, and that control) and the Baseline run every seed of ``seeds``; the rest run
+    The two sides of a temporal-gain claim (a variant whose time-free control or window control
+    is among ``variants``, and that control) and the Baseline run every seed of ``seeds``; the rest run
     ``other_seeds`` (empty: ``seeds`` too). The Baseline is the reference of every variant claim
     and, when the variants start from a trained Baseline, each seed's base."""
     chosen = tuple(other_seeds) or tuple(seeds)
-    full = {BASELINE} | {v for v in variants
-                         if control_for(v) in variants or control_of(v) in variants}
+    windows = {window_control(v, variants) for v in variants} - {None}
+    full = {BASELINE} | windows | {v for v in variants if control_for(v) in variants
+                                   or control_of(v) in variants or window_control(v, variants)}
     return {v: tuple(seeds) if v in full else chosen for v in variants}
 
 

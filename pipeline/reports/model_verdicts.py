@@ -15,7 +15,9 @@ runs is untested):
 * ``temporal-gain``: every variant that reads a history against its time-free control
   (``<variant>-static``: the same module and parameter count, a history pooled over the training
   periods), on PPL and CPL. This separates "history helps" from "more parameters" and "domain
-  adaptation": the control has both;
+  adaptation": the control has both. A continued Baseline (``continued-N``) is set against the
+  continued Baseline of the widest window in the run (:func:`window_control`): the same steps
+  from the same Baseline, so the difference is the window's recency, not the extra training;
 * ``output-layer``: the output-layer questions of papers 002 and 004 that set a variant against
   another variant than the Baseline, each named by the variant's module (``COMPARED_WITH``:
   temporal temperature against the temperature, does history add anything over context alone?).
@@ -33,7 +35,7 @@ import numpy as np
 
 from pipeline.corpus.periods import NOUN, kind_of
 from pipeline.models.registry import (BASELINE, UNADAPTED, common_seeds, control_for, display_name,
-                                      lookup)
+                                      lookup, window_control)
 from pipeline.reports.cm_anchors_report import AnchorInputs, anchors_section
 from pipeline.reports.results import seeds_text
 from pipeline.reports.scored_runs import RunSeeds
@@ -110,7 +112,7 @@ def model_claims(runs: Mapping[tuple[str, int], object], variants: Sequence[str]
                 claims += [_claim(runs, "variant", v, baseline, seeds, period, m)
                            for m in _metrics(v, baseline, ("PPL", "CPL", "CM"))]
     for v in variants:
-        control = control_for(v)
+        control = control_for(v) or window_control(v, variants)
         if control in variants:
             claims += [_claim(runs, "temporal-gain", v, control, seeds, period, m)
                        for m in ("PPL", "CPL")]
@@ -135,7 +137,9 @@ FAMILY_TEXT = {
                       "parameters, reading each word's history pooled over the training {noun}s "
                       "(the same for every {noun}): it has the extra parameters and the domain "
                       "adaptation, not the time. A variant's temporal gain is its difference "
-                      "to its control."),
+                      "to its control. A continued Baseline's control is the continued Baseline "
+                      "of the widest window in the run: the same extra steps from the same "
+                      "Baseline, on all its {noun}s rather than the latest."),
     "output-layer": ("Output layers (papers 002, 004)",
                      "Output-layer variants against each other (against the Baseline: the first "
                      "family)."),
