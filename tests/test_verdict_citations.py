@@ -1,8 +1,9 @@
 """Every result the project's prose states is a record of a committed verdicts.json, cited by its
 id, and every record of it is rendered by its report (prose quotes records, none is hand-written).
 
-- README.md and every docs/*.md cite only records of the default run's reports/verdicts.json,
-  except a README section naming another report's verdicts file, which cites that file's;
+- README.md, the results page reports/README.md and every docs/*.md cite only records of the
+  default run's reports/verdicts.json, except a section of the two pages naming another report's
+  verdicts file, which cites that file's;
 - every reports/<name>/README.md cites only records of its own reports/<name>/verdicts.json; a
   report without one (made before the verdict engine) cites none, starts with the historical
   note, and its text carries none of the verdict words below (a short list: a floor, not a proof
@@ -30,6 +31,13 @@ VERDICT_WORDS = re.compile(r"\b(?:better|worse|beats?|helps?)\b|significan|\bp ?
 REPORT_READMES = sorted(p.parent.name for p in (REPO / "reports").glob("*/README.md"))
 HISTORICAL = [name for name in REPORT_READMES if not (REPO / "reports" / name / "verdicts.json").exists()]
 DOCS = sorted(p.name for p in (REPO / "docs").glob("*.md"))
+# the front door and the results page it links: the pages whose sections may quote any report
+RESULT_PAGES = ("README.md", "reports/README.md")
+
+
+def _sections() -> list[str]:
+    return [s for page in RESULT_PAGES
+            for s in re.split(r"^## ", (REPO / page).read_text(), flags=re.M)]
 
 
 def cited(text: str) -> list[str]:
@@ -48,28 +56,32 @@ def _unquoted(text: str) -> str:
 NAMED_FILE = re.compile(r"`(reports/[\w./-]+/verdicts\.json)`")
 
 
-def test_the_readme_cites_only_records_that_exist() -> None:
+def test_the_result_pages_cite_only_records_that_exist() -> None:
     """A section (``## ``) that names a report's verdicts file in a code span cites records of
     that file (the full-export runs reuse the default run's ids for other numbers); every other
     section cites the default run's."""
-    sections = re.split(r"^## ", (REPO / "README.md").read_text(), flags=re.M)
     found, missing = 0, []
-    for section in sections:
+    for section in _sections():
         named = NAMED_FILE.findall(section)
         ids = {r["id"] for f in named for r in json.loads((REPO / f).read_text())["verdicts"]} \
             if named else set(IDS)
         quoted = cited(section)
         found += len(quoted)
         missing += [c for c in quoted if c not in ids]
-    assert found, "the README's results quote no verdict record"
+    assert found, "the result pages quote no verdict record"
     assert not missing, missing
 
 
-def test_a_readme_section_naming_another_verdicts_file_is_checked_against_it() -> None:
-    """The rule above is not vacuous: the full-export section's ids are not all the default's."""
-    section = next(s for s in re.split(r"^## ", (REPO / "README.md").read_text(), flags=re.M)
-                   if NAMED_FILE.search(s))
-    assert any(c not in IDS for c in cited(section))
+def test_a_section_naming_another_verdicts_file_is_checked_against_it() -> None:
+    """The rule above is not vacuous: some section naming a file cites ids the default lacks."""
+    assert any(c not in IDS for s in _sections() if NAMED_FILE.search(s) for c in cited(s))
+
+
+def test_the_front_door_states_its_answer_as_a_record() -> None:
+    """The README's short answer cites a record of a named verdicts file, like the results page."""
+    answer = re.split(r"^## ", (REPO / "README.md").read_text(), flags=re.M)
+    answer = next(s for s in answer if s.startswith("The answer"))
+    assert NAMED_FILE.search(answer) and cited(answer)
 
 
 @pytest.mark.parametrize("name", DOCS)
@@ -142,9 +154,10 @@ SKILL_IDS = {r["id"] for r in json.loads(
 SKILL_CITED = re.compile(r"`(forecast-skill/forecast-skill/[^`]+)`")
 
 
-def test_the_readme_cites_only_forecast_skill_records_that_exist() -> None:
-    text = re.sub(r"[ \t]*\n[ \t]*(?:> ?)?", " ", (REPO / "README.md").read_text())
+def test_the_result_pages_cite_only_forecast_skill_records_that_exist() -> None:
+    text = re.sub(r"[ \t]*\n[ \t]*(?:> ?)?", " ",
+                  "\n".join((REPO / page).read_text() for page in RESULT_PAGES))
     found = SKILL_CITED.findall(text)
-    assert found, "the README quotes no forecast-skill record"
+    assert found, "the result pages quote no forecast-skill record"
     missing = [c for c in found if c not in SKILL_IDS]
     assert not missing, missing
