@@ -21,7 +21,8 @@ OPTIONS = {
     download: ["--source", "--out", "--info", "--timeout", "--id", "--date", "--title", "--text"],
     parse: ["--raw", "--papers", "--rejects", "--workers", "--id", "--date", "--title", "--text"],
     filter_stage: ["--papers", "--kept", "--dropped", "--metrics", "--counts", "--language", "--seed",
-                   "--min-words", "--acl-rules", "--workers"],
+                   "--min-words", "--acl-rules", "--workers", "--permute-first", "--permute-last",
+                   "--permute-seed"],
     split: ["--abstracts", "--out-dir", "--period", "--train-first", "--train-last", "--dev",
             "--test", "--min-documents", "--window", "--needs", "--rejects", "--counts-plot"],
 }
