@@ -147,3 +147,16 @@ def test_merge_replaces_only_the_rows_it_ran(script, committed):
     assert merged["runtime_s"]["x"] == 2.0 and merged["runtime_s"]["total"] >= 2.0
     with pytest.raises(SystemExit, match="rerun with the file's own size"):
         script.merge(committed, {**part, "sims": committed["sims"] + 1})
+
+
+def test_rate_comparisons_count_each_variance_once(committed):
+    """The reported standard error of every model comparison is within 10 % of the true one,
+    and where seeds and abstracts are crossed with the interaction dominating (5 seeds, 6,000
+    abstracts) the 95 % interval covers 94-96 % of the time."""
+    rows = {**committed["tests"]["model-comparison"],
+            **committed["tests"]["model-comparison, paired by seed"]}
+    ratios = {size: r["extra"]["se_ratio"] for size, r in rows.items()}
+    assert all(0.9 <= v <= 1.1 for v in ratios.values()), ratios
+    crossed = [r for size, r in rows.items() if "5 seeds, 6,000 abstracts" in size
+               and "run × abstract" in size]
+    assert crossed and all(0.94 <= r["coverage"] <= 0.96 for r in crossed), crossed

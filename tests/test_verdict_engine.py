@@ -12,7 +12,7 @@ from pipeline.stats.collect import collect, verdicts_of
 from pipeline.stats.multiple import holm
 from pipeline.stats.comparisons import Side, compare_rates
 from pipeline.stats.power import mde_function
-from pipeline.stats.resampling import FIXED_POINT, document_weights, per_token_rate, weighted_sums
+from pipeline.stats.fixed_point import FIXED_POINT, fixed_sum
 from pipeline.stats.verdict import Claim, claim_of, judge, sentence, table
 
 
@@ -24,22 +24,14 @@ def test_holm_matches_the_step_down_by_hand() -> None:
     assert math.isnan(adjusted[0]) and adjusted[1] == pytest.approx(0.01)   # NaN is not counted
 
 
-def test_weighted_sums_are_exact_fixed_point_sums() -> None:
+def test_fixed_point_sums_are_exact_in_any_order() -> None:
     rng = np.random.default_rng(0)
     values = rng.normal(500.0, 200.0, size=(300, 2))
-    weights = document_weights(300, n_boot=5, seed=1)
-    assert (weights.sum(axis=1) == 300).all()
-    got = weighted_sums(weights, values)
-    for b in range(5):            # the same as exact rational arithmetic on the rounded values
-        for j in range(2):
-            exact = sum(Fraction(int(w)) * Fraction(int(np.rint(v * FIXED_POINT)))
-                        for w, v in zip(weights[b], values[:, j]))
-            assert got[b, j] == float(exact / Fraction(int(FIXED_POINT)))
-
-
-def test_per_token_rate_of_unit_weights_is_the_plain_mean() -> None:
-    nll, tokens = np.array([10.0, 30.0]), np.array([5, 10])
-    assert per_token_rate(np.ones((1, 2), dtype=np.int64), nll, tokens)[0] == pytest.approx(40 / 15)
+    got = fixed_sum(values)
+    assert (fixed_sum(values[::-1]) == got).all() and (fixed_sum(values[rng.permutation(300)]) == got).all()
+    for j in range(2):            # the same as exact rational arithmetic on the rounded values
+        exact = sum(Fraction(int(np.rint(v * FIXED_POINT))) for v in values[:, j])
+        assert got[j] == float(exact / Fraction(int(FIXED_POINT)))
 
 
 def _claim(a: str, effect: float, p: float, seeds=(3, 3), family: str = "variant",
@@ -106,3 +98,23 @@ def test_collect_round_trips_and_refuses_duplicate_ids() -> None:
         collect({"x.json": {"verdicts": records}, "y.json": {"verdicts": records}})
     with pytest.raises(ValueError, match="lacks"):
         collect({"x.json": {"verdicts": [{"id": "x"}]}})
+
+
+def test_the_interval_shown_agrees_with_the_verdict() -> None:
+    """An unadjusted 95 % interval clear of zero beside a Holm null: the family-wise interval
+    (Bonferroni, 1 - 0.05/m) contains zero, and a `better` one's unadjusted interval does not."""
+    from pipeline.stats.comparisons import t_result
+    from pipeline.stats.verdict import claim_of, judge, sentence
+    # raw p-values 0.004, 0.03, 0.2 (t with 50 df): Holm rejects the first only
+    results = [t_result(effect, 1.0, 50.0, 100, (5, 5), "t", "abstracts")
+               for effect in (-3.0, -2.23, -1.3)]
+    claims = [claim_of(r, report="results", family="variant", a=f"V{i}", b="B", metric="PPL",
+                       effect_unit="% PPL") for i, r in enumerate(results)]
+    verdicts = judge(claims)
+    assert [v.verdict for v in verdicts] == ["better", "not distinguishable", "not distinguishable"]
+    assert verdicts[0].ci[1] < 0
+    assert verdicts[1].ci[1] < 0 < verdicts[1].ci_family[1]        # the case a reader trips on
+    for v in verdicts[1:]:
+        assert v.ci_family[0] < 0 < v.ci_family[1]
+        assert "family-wise 98.33 % CI" in sentence(v) and "unadjusted" in sentence(v)
+    assert verdicts[1].as_record()["ci_family"][0] < verdicts[1].as_record()["ci"][0]

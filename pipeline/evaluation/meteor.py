@@ -253,14 +253,6 @@ class GoldIndex:
         return BestMatch(score=best, index=best_index, n_exact=n_exact)
 
 
-def brute_force_best(hypothesis: Sequence[str], references: Sequence[Sequence[str]]) -> float:
-    """The reference computation: nltk's ``single_meteor_score`` against every gold abstract."""
-    from nltk.translate.meteor_score import single_meteor_score
-    if len(references) == 0:
-        raise ValueError("no gold abstracts to compare with")
-    return max(single_meteor_score(r, hypothesis) for r in references)
-
-
 def content_meteor(generated: Sequence[str], gold: Sequence[str], stopwords: frozenset[str],
                    gold_words: Sequence[Sequence[str]] | None = None) -> list[BestMatch]:
     """CM (§4.6) of each generated abstract: max METEOR over the gold abstracts of the target

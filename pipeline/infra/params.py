@@ -442,13 +442,6 @@ def section_keys(section: str) -> set[str]:
             if names is None or f.name in names}
 
 
-def section_params(section: str, *classes: type) -> list[str]:
-    """The keys of ``section`` that the schema gives to ``classes`` (all of its classes when none
-    are named), in schema order: how the stage graph lists a stage's options of that section."""
-    return [param_key(f) for cls, names in SECTIONS[section] if not classes or cls in classes
-            for f in fields(cls) if names is None or f.name in names]
-
-
 def default(cls: type, name: str) -> Any:
     """The schema default of field ``name`` of ``cls`` (for options a stage declares by hand)."""
     for f in fields(cls):

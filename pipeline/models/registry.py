@@ -357,9 +357,9 @@ def seeds_by_variant(variants: Sequence[str], seeds: Sequence[int],
     ``other_seeds`` (empty: ``seeds`` too). The Baseline is the reference of every variant claim
     and, when the variants start from a trained Baseline, each seed's base."""
     chosen = tuple(other_seeds) or tuple(seeds)
-    windows = {window_control(v, variants) for v in variants} - {None}
-    full = {BASELINE} | windows | {v for v in variants if control_for(v) in variants
-                                   or control_of(v) in variants or window_control(v, variants)}
+    window = {v: window_control(v, variants) for v in variants}
+    full = {BASELINE} | {w for v, w in window.items() if w} | {
+        v for v in variants if control_for(v) in variants or control_of(v) in variants or window[v]}
     return {v: tuple(seeds) if v in full else chosen for v in variants}
 
 

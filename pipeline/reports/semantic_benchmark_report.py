@@ -19,7 +19,7 @@ from pipeline.reports.semantic_change_report import truth_lines
 from pipeline.semantic.methods import registry
 from pipeline.semantic.methods.interface import MethodResult
 from pipeline.stats.power import mde_function
-from pipeline.stats.ranks import SPEARMAN_TEST
+from pipeline.stats.ranks import SPEARMAN_TEST, fisher_interval
 from pipeline.stats.verdict import Claim, Verdict, sentence
 
 CHANCE = "chance (ρ = 0)"
@@ -47,7 +47,9 @@ def benchmark_claims(correlated: Mapping[str, dict]) -> list[Claim]:
             tuple(c["spearman_ci"]) if tested else (float("nan"), float("nan")),
             c["spearman_p"] if tested else float("nan"), SPEARMAN_TEST, "words", int(c["n"]),
             (_runs(method), 0), better_when="higher", note="" if tested else str(c["error"]),
-            mde_of=mde_function(c["spearman_se"], math.inf, "fisher-z") if tested else None))
+            mde_of=mde_function(c["spearman_se"], math.inf, "fisher-z") if tested else None,
+            ci_of=(lambda level, c=c: fisher_interval(c["spearman"], c["spearman_se"], 1 - level))
+            if tested else None))
     return claims
 
 

@@ -178,34 +178,46 @@ def simulate_rates(rng: np.random.Generator, n_docs: int, runs: int, run_sd: flo
 def calibrate_model_comparison(runs: int, run_sd: float, n_sims: int,
                                n_docs: int = SAMPLE_TEST_DOCS,
                                gains: Sequence[float] = (0.02, 0.05, 0.10),
-                               seed: int = 0, shared_sd: float | None = None) -> Calibration:
+                               seed: int = 0, shared_sd: float | None = None,
+                               run_doc_sd: float | None = None) -> Calibration:
     """Two trained variants (``runs`` seeds a side, log-PPL run spread ``run_sd``) on ``n_docs``
     paired abstracts; power at relative PPL gains ``gains`` (A's PPL ``1 − g`` times B's).
     ``shared_sd`` (not None): runs paired by seed, each seed adding an offset of that sd to both
-    sides (the test ``model-comparison, paired by seed``)."""
+    sides (the test ``model-comparison, paired by seed``). ``run_doc_sd`` (not None): the run ×
+    abstract interaction's sd instead of :data:`RATE_MODEL`'s. ``extra`` holds ``se_ratio``, the
+    root mean square of the reported standard errors under the null over the simulated effects'
+    sd (1: each variance counted once; the mean of the standard errors would be below 1 at three
+    runs however right the variance, ``E s < σ``)."""
+    model = dict(RATE_MODEL) if run_doc_sd is None else dict(RATE_MODEL, run_doc_sd=run_doc_sd)
     truths = {"null": 0.0, **{f"{100 * g:g} %": math.log1p(-g) for g in gains}}
     out: dict[str, list[tuple[float, bool]]] = {}
     nulls = []
     stream = [] if shared_sd is None else [int(1e4 * shared_sd)]   # the unpaired rows' draws stay
+    stream += [] if run_doc_sd is None else [int(1e4 * run_doc_sd)]
     for i, (label, truth) in enumerate(truths.items()):
         rng = np.random.default_rng([seed, runs, int(1e4 * run_sd), n_docs, i, *stream])
         rows = []
         for _ in range(n_sims):
-            r = compare_rates(*simulate_rates(rng, n_docs, runs, run_sd, truth,
+            r = compare_rates(*simulate_rates(rng, n_docs, runs, run_sd, truth, model,
                                               shared_sd=shared_sd))
             rows.append((r.p, covers(r, truth)))
             if label == "null":
                 nulls.append(r)
         out[label] = rows
     settings = dict(n_docs=n_docs, runs=runs, run_sd=run_sd, tokens=dict(mean=TOKENS_MEAN,
-                    sd=TOKENS_SD, law="log-normal"), **RATE_MODEL, gains=list(gains))
+                    sd=TOKENS_SD, law="log-normal"), **model, gains=list(gains))
     test, size = "model-comparison", f"{runs} runs, run sd {run_sd:g}"
     if shared_sd is not None:
         settings.update(shared_seed_sd=shared_sd)
         test = "model-comparison, paired by seed"
         size = f"{runs} seeds, {n_docs:,} abstracts, run sd {run_sd:g}, seed sd {shared_sd:g}"
+    if run_doc_sd is not None:
+        size += f", run × abstract sd {run_doc_sd:g}"
+    se_ratio = float(np.sqrt(np.mean([r.se ** 2 for r in nulls]))
+                     / np.std([r.effect for r in nulls], ddof=1))
     return _summary(test, size, n_sims, out, settings,
-                    fpr_verdict=_aa_verdicts(nulls, "variant", "relative"))
+                    fpr_verdict=_aa_verdicts(nulls, "variant", "relative"),
+                    extra={"se_ratio": se_ratio})
 
 
 def cm_items(rng: np.random.Generator, runs: int, items: int, mean: float, item_sd: float,

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from pipeline.stats.verdict import FAMILIES, VERDICTS, Verdict, from_record
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 REQUIRED = ("id", "report", "family", "a", "b", "metric", "effect", "ci", "p", "p_adjusted",
             "unit", "n", "seeds", "verdict", "reason", "test", "mde")
 

@@ -1,12 +1,17 @@
-"""Minimal detectable effects: what a test could have seen, so that a null says how large.
+"""Minimal detectable effects: what a test finds with 80 % power, so that a null says how large.
 
 For a test with a t (or normal) reference, standard error ``se`` and ``df`` degrees of freedom,
-the effect found with probability :data:`POWER` by a two-sided test at level α is
+the minimal detectable effect is the true effect ``δ`` that a two-sided test at level α finds
+with probability :data:`POWER`: the statistic is then noncentral t with noncentrality ``δ/se``,
+and ``δ`` solves
 
-    mde = (t_{df}(1 − α/2) + t_{df}(POWER)) · se
+    P(|T_{df}(δ/se)| > t_{df}(1 − α/2)) = POWER
 
-on the test's native scale, then mapped to the effect's units (a log-PPL difference to a relative
-PPL change in per cent, a Fisher z back to a correlation). The verdict engine asks for it at the
+exactly. The textbook shortcut ``(t_{df}(1 − α/2) + t_{df}(POWER)) · se`` has less power where
+the t is far from normal: 0.71-0.77 at α = 0.05/21 (Holm's strictest level in a family of 21)
+with 4-10 degrees of freedom, 0.79 at α = 0.05 with 4. The effect is on the test's native scale,
+then mapped to the effect's units (a log-PPL difference to a relative PPL change in per cent, a
+Fisher z back to a correlation). The verdict engine asks for it at the
 strictest level Holm can apply in the claim's family, α / m, so the stated power holds for every
 claim of the family.
 """
@@ -17,16 +22,33 @@ import math
 from collections.abc import Callable
 
 from scipy import stats as sps
+from scipy.optimize import brentq
 
 POWER = 0.8
 
 
+def t_power(shift: float, df: float, level: float) -> float:
+    """The power of a two-sided t test at ``level`` when the true effect is ``shift`` standard
+    errors (noncentral t with ``df`` degrees of freedom; normal when ``df`` is infinite)."""
+    if math.isinf(df):
+        crit = float(sps.norm.ppf(1 - level / 2))
+        return float(sps.norm.sf(crit - shift) + sps.norm.cdf(-crit - shift))
+    crit = float(sps.t.ppf(1 - level / 2, df))
+    lower = float(sps.nct.cdf(-crit, df, shift))    # NaN where it underflows (far below 1e-9)
+    return float(sps.nct.sf(crit, df, shift)) + (lower if math.isfinite(lower) else 0.0)
+
+
 def t_mde(se: float, df: float, level: float, power: float = POWER) -> float:
-    """The native-scale MDE of a two-sided t test at ``level`` (NaN without a standard error)."""
+    """The native-scale MDE of a two-sided t test at ``level``: the effect found with
+    probability ``power`` (NaN without a standard error)."""
     if not (se > 0 and math.isfinite(se)) or not df > 0:
         return math.nan
-    q = (sps.norm if math.isinf(df) else sps.t(df))
-    return float((q.ppf(1 - level / 2) + q.ppf(power)) * se)
+    q = sps.norm if math.isinf(df) else sps.t(df)
+    upper = float(q.ppf(1 - level / 2) + q.ppf(power))    # the shortcut: power below ``power``
+    while t_power(upper, df, level) < power:
+        upper *= 2
+    shift = brentq(lambda k: t_power(k, df, level) - power, 0.0, upper, xtol=1e-10)
+    return float(shift * se)
 
 
 def mde_function(se: float, df: float, scale: str = "identity"

@@ -38,8 +38,14 @@ def spearman_test(predicted: np.ndarray, observed: np.ndarray,
     t = r * math.sqrt((n - 2) / (1 - r * r))
     p = float(2 * sps.t.sf(abs(t), n - 2))
     se = math.sqrt(FIELLER / (n - 3)) if n > 3 else math.nan
+    return rho, fisher_interval(r, se, level), p, se
+
+
+def fisher_interval(rho: float, se: float, level: float = LEVEL) -> tuple[float, float]:
+    """The ``level`` interval of a correlation ``rho`` whose Fisher z has standard error ``se``."""
+    r = min(max(rho, -1 + 1e-12), 1 - 1e-12)
     z, q = math.atanh(r), float(sps.norm.ppf(0.5 + level / 2))
-    return rho, (math.tanh(z - q * se), math.tanh(z + q * se)), p, se
+    return math.tanh(z - q * se), math.tanh(z + q * se)
 
 
 def top_k(n: int, share: float = 0.01, minimum: int = 10) -> int:

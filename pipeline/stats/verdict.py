@@ -8,12 +8,19 @@ into a :class:`Verdict`:
 
 * ``better`` / ``worse``: the adjusted p-value is below :data:`ALPHA` and the effect says which;
 * ``not distinguishable`` otherwise, with its **minimal detectable effect** (``mde``): the
-  effect the test would find with 80 % power at the strictest level Holm may apply in the family
-  (α / m), so a null says "no effect larger than this", not just "nothing";
+  effect the test finds with 80 % power at the strictest level Holm may apply in the family
+  (α / m), so a null says how large an effect it would have detected, not just "nothing";
 * ``untested`` when the claim could not be tested: a side that is a trained model with fewer than
   :data:`MIN_SEEDS` runs (its run-to-run spread is unknown: one seed can flip the order), a
   zero-width interval (nothing varies to test against), too few units. The ``reason`` says which;
   an untested record is never shown as a result.
+
+**Intervals that agree with the verdict.** ``ci`` is the test's unadjusted 95 % interval:
+it excludes zero wherever Holm says ``better`` or ``worse`` (an adjusted p below α has a raw p
+below α). ``ci_family`` is the family-wise interval, Bonferroni's at ``1 − α/m`` over the
+family's ``m`` tested claims: it contains zero wherever Holm says ``not distinguishable`` (a raw
+p at or below α/m is always rejected by Holm's first steps). A null is shown with both, labelled,
+so that an unadjusted interval clear of zero beside a Holm null reads as what it is.
 
 ``seeds`` is read from the data by the test (:mod:`pipeline.stats.comparisons`): the runs of a
 trained side, 0 for a side without training (a count-based forecaster, a sampler). The records
@@ -25,10 +32,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
-from pipeline.stats.comparisons import TestResult, relative_percent
+from pipeline.stats.comparisons import TestResult, relative_percent, t_result
 from pipeline.stats.multiple import holm
 from pipeline.stats.power import POWER, mde_function
 
@@ -70,6 +77,8 @@ class Claim:
     scope: str = ""
     note: str = ""
     mde_of: Callable[[float], float] | None = field(default=None, compare=False, repr=False)
+    ci_of: Callable[[float], tuple[float, float]] | None = field(default=None, compare=False,
+                                                                 repr=False)
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -87,15 +96,17 @@ class Verdict(Claim):
     reason: str = ""
     family_size: int = 0
     mde: float = float("nan")
+    ci_family: tuple[float, float] = (float("nan"), float("nan"))
 
     def as_record(self) -> dict[str, object]:
         """The JSON record (floats to :data:`SIGNIFICANT_DIGITS` significant digits: a verdict
         is not a measurement store, and the last digits of a float depend on the CPU)."""
         record = {"id": self.id, **{f.name: getattr(self, f.name) for f in fields(self)
-                                    if f.name != "mde_of"}}
+                                    if f.name not in ("mde_of", "ci_of")}}
         for key in ("effect", "p", "p_adjusted", "mde"):
             record[key] = _rounded(record[key])
         record["ci"] = [_rounded(x) for x in self.ci]
+        record["ci_family"] = [_rounded(x) for x in self.ci_family]
         record["seeds"] = list(self.seeds)
         return record
 
@@ -141,10 +152,16 @@ def claim_of(result: TestResult, *, report: str, family: str, a: str, b: str, me
     (log PPL), shown as a relative change in per cent (``effect_unit`` "% <metric>")."""
     convert = relative_percent if scale == "relative" else (lambda x: x)
     ci = tuple(math.nan if math.isnan(x) else convert(x) for x in result.ci)
+
+    def ci_of(level: float) -> tuple[float, float]:
+        lo, hi = t_result(result.effect, result.se, result.df, result.n, result.runs,
+                          result.test, result.unit, 1 - level).ci
+        return (math.nan, math.nan) if math.isnan(lo) else (convert(lo), convert(hi))
+
     return Claim(report, family, a, b, metric, convert(result.effect), ci, result.p,  # type: ignore[arg-type]
                  result.test, result.unit, result.n, result.runs, better_when=better_when,
                  effect_unit=effect_unit, scope=scope, note=result.note,
-                 mde_of=mde_function(result.se, result.df, scale))
+                 mde_of=mde_function(result.se, result.df, scale), ci_of=ci_of)
 
 
 def _short(c: Claim) -> list[str]:
@@ -155,7 +172,7 @@ def _short(c: Claim) -> list[str]:
 def _decide(c: Claim, p_adj: float, family_size: int, alpha: float) -> Verdict:
     base = {f: getattr(c, f) for f in Claim.__dataclass_fields__}
     short = _short(c)
-    mde = math.nan
+    mde, ci_family = math.nan, (math.nan, math.nan)
     if short:
         verdict = "untested"
         reason = (f"{' and '.join(short)}: fewer than {MIN_SEEDS} trained runs, so the run-to-run "
@@ -165,6 +182,7 @@ def _decide(c: Claim, p_adj: float, family_size: int, alpha: float) -> Verdict:
     else:
         level = alpha / max(family_size, 1)
         mde = c.mde_of(level) if c.mde_of is not None else math.nan
+        ci_family = c.ci_of(level) if c.ci_of is not None else (math.nan, math.nan)
         if p_adj < alpha:
             good = (c.effect < 0) == (c.better_when == "lower")
             verdict = "better" if good else "worse"
@@ -176,7 +194,7 @@ def _decide(c: Claim, p_adj: float, family_size: int, alpha: float) -> Verdict:
                 reason += (f"; smallest effect detectable with {POWER:.0%} power: "
                            f"±{_magnitude(mde)}{_unit(c)}")
     return Verdict(**base, p_adjusted=p_adj, verdict=verdict, reason=reason,
-                   family_size=family_size, mde=mde)
+                   family_size=family_size, mde=mde, ci_family=ci_family)
 
 
 def _unit(c: Claim) -> str:
@@ -200,6 +218,9 @@ def sentence(v: Verdict) -> str:
     else:
         unit, what = (f" {v.effect_unit}" if v.effect_unit else ""), "difference"
     ci = "" if math.isnan(lo) else f", 95 % CI [{_number(lo)}, {_number(hi)}]"
+    if v.verdict == "not distinguishable" and not math.isnan(v.ci_family[0]):
+        ci = (f", 95 % CI unadjusted [{_number(lo)}, {_number(hi)}], family-wise "
+              f"{_confidence(v)} CI [{_number(v.ci_family[0])}, {_number(v.ci_family[1])}]")
     stats = (f"{v.metric} {what} {_number(v.effect)}{unit}{ci}; {v.test} over {v.n} "
              f"{v.unit}; {v.reason}; record `{v.id}`")
     if v.verdict == "better":
@@ -213,18 +234,27 @@ def sentence(v: Verdict) -> str:
     return f"{head} ({stats})."
 
 
+def _confidence(v: Verdict) -> str:
+    """The family-wise interval's confidence, ``1 − α/m`` in per cent."""
+    return f"{100 * (1 - ALPHA / max(v.family_size, 1)):.4g} %"
+
+
 def table(verdicts: Sequence[Verdict]) -> str:
-    """A Markdown table of verdicts (one row each), for a report section."""
-    rows = ["| A | B | metric | effect [95 % CI] | p | p (Holm) | MDE (80 %) | verdict |",
-            "|---|---|---|---:|---:|---:|---:|---|"]
+    """A Markdown table of verdicts (one row each), for a report section: the unadjusted 95 %
+    interval and the family-wise one (``1 − α/m``, Bonferroni), which contains zero wherever the
+    verdict is a Holm null."""
+    rows = ["| A | B | metric | effect [95 % CI] | family-wise CI | p | p (Holm) | MDE (80 %) "
+            "| verdict |", "|---|---|---|---:|---:|---:|---:|---:|---|"]
     for v in verdicts:
         lo, hi = v.ci
         ci = "" if math.isnan(lo) else f" [{_number(lo)}, {_number(hi)}]"
+        flo, fhi = v.ci_family
+        family = "—" if math.isnan(flo) else f"[{_number(flo)}, {_number(fhi)}]"
         p = "—" if math.isnan(v.p) else f"{v.p:.3g}"
         pa = "—" if math.isnan(v.p_adjusted) else f"{v.p_adjusted:.3g}"
         mde = "—" if math.isnan(v.mde) else f"±{_magnitude(v.mde)}"
-        rows.append(f"| {v.a} | {v.b} | {v.metric} | {_number(v.effect)}{ci} | {p} | {pa} | "
-                    f"{mde} | {v.verdict} |")
+        rows.append(f"| {v.a} | {v.b} | {v.metric} | {_number(v.effect)}{ci} | {family} | {p} | "
+                    f"{pa} | {mde} | {v.verdict} |")
     return "\n".join(rows)
 
 
@@ -238,9 +268,9 @@ def from_record(record: dict[str, object]) -> Verdict:
     for key in ("effect", "p", "p_adjusted", "mde"):
         values[key] = float("nan") if values.get(key) is None else values[key]
     values["ci"] = tuple(float("nan") if x is None else x for x in values["ci"])  # type: ignore[union-attr]
+    # records of format 2 (kept reports judged before the family-wise interval) have none
+    values["ci_family"] = tuple(float("nan") if x is None else x  # type: ignore[union-attr]
+                                for x in values.get("ci_family") or (None, None))
     values["seeds"] = tuple(values["seeds"])  # type: ignore[arg-type]
     return Verdict(**values)  # type: ignore[arg-type]
 
-
-def rescoped(verdict: Verdict, **changes: object) -> Verdict:
-    return replace(verdict, **changes)  # type: ignore[arg-type]
