@@ -23,8 +23,11 @@ VERDICTS = json.loads((REPO / "reports" / "verdicts.json").read_text())
 IDS = {r["id"]: r for r in VERDICTS["verdicts"]}
 REPORT_FILE = {"results": "results.md", "forecast": "forecast.md",
                "semantic_benchmark": "semantic_benchmark.md", "signal": "signal.md"}
-# a record id in a code span: `<report>/<family>/...`, for any report that makes records
-CITED = re.compile(r"`((?:%s)/[^`]+)`" % "|".join(map(re.escape, REPORT_FILE)))
+# a record id in a code span: `<report>/<family>/...`, for any report that makes records, or the
+# same with a kept run's folder before it (`test-2021/results/...` of reports/anthology/verdicts.json;
+# a folder of reports/anthology/ names its test year)
+CITED = re.compile(r"`((?:[a-z][a-z-]*-\d{4}(?:-[a-z]+)*/)?(?:%s)/[^`]+)`"
+                   % "|".join(map(re.escape, REPORT_FILE)))
 HISTORICAL_NOTE = ("Historical record: made before the verdict engine; its comparisons are not judged "
                    "and carry no verdict (see")
 VERDICT_WORDS = re.compile(r"\b(?:better|worse|beats?|helps?)\b|significan|\bp ?[=<≤] ?\d", re.I)
@@ -161,3 +164,20 @@ def test_the_result_pages_cite_only_forecast_skill_records_that_exist() -> None:
     assert found, "the result pages quote no forecast-skill record"
     missing = [c for c in found if c not in SKILL_IDS]
     assert not missing, missing
+
+
+def test_a_record_id_means_one_thing_on_the_result_pages() -> None:
+    """Across the verdicts files the front door and the results page cite (the default run's and
+    every file a section names), an id that appears twice carries the same numbers and verdict:
+    a reader who looks a cited id up finds one record, whichever file they open."""
+    files = {"reports/verdicts.json"} | {f for page in RESULT_PAGES
+                                         for f in NAMED_FILE.findall((REPO / page).read_text())}
+    seen: dict[str, tuple[str, tuple]] = {}
+    clashes = []
+    for f in sorted(files):
+        for r in json.loads((REPO / f).read_text())["verdicts"]:
+            value = (r["effect"], tuple(r["ci"]), r["verdict"])
+            if r["id"] in seen and seen[r["id"]][1] != value:
+                clashes.append(f"{r['id']}: {seen[r['id']][0]} and {f}")
+            seen.setdefault(r["id"], (f, value))
+    assert len(files) > 1 and not clashes, clashes
