@@ -31,7 +31,8 @@ def collect(sources: Mapping[str, Mapping[str, object]]) -> dict[str, object]:
             if record["id"] in seen:
                 raise ValueError(f"{path}: verdict id {record['id']!r} also in {seen[record['id']]}")
             seen[str(record["id"])] = path
-            records.append(dict(record))
+            # a record judged before the family-wise interval existed has none (format 2)
+            records.append({**record, "ci_family": record.get("ci_family", [None, None])})
     order = {f: i for i, f in enumerate(FAMILIES)}
     records.sort(key=lambda r: (str(r["report"]), order[str(r["family"])]))
     counts: dict[str, dict[str, int]] = {}
