@@ -51,15 +51,21 @@ PAIRED = ((3, scal.SAMPLE_TEST_DOCS, 0.05, 0.0, (0.02, 0.05, 0.10), None),
           (3, scal.FULL_TEST_DOCS, 0.002, 0.07, (0.005, 0.01, 0.02), None),
           (5, scal.FULL_TEST_DOCS, 0.002, 0.07, (0.005, 0.01, 0.02), None),
           (5, scal.FULL_TEST_DOCS, 0.0005, 0.07, (0.005, 0.01, 0.02), 0.1))
+# Paired by seed, the full export's sizes, abstracts in venue clusters (scal.venue_groups: ~120
+# volumes of export-like sizes) with each side offset by a venue sd (nats/token) on a venue's
+# abstracts: 0.02 and 0.05 put the ICC of the per-abstract differences near the export's
+# measured 0.02-0.21 (docs/verdicts.md). Tested with the venues as the unit.
+CLUSTERED = ((5, scal.FULL_TEST_DOCS, 0.002, 0.07, (0.005, 0.01, 0.02), 0.02),
+             (5, scal.FULL_TEST_DOCS, 0.002, 0.07, (0.005, 0.01, 0.02), 0.05))
 # The pooled forecast-skill test: the export's 16 origins (2008-2023), AR(1) loss differentials.
 SKILL_ORIGINS, SKILL_PHIS = 16, (0.0, 0.2, 0.4)
 # Share of --sims each costly simulation runs (seconds per simulation on one core: ~0.12 for a
 # 250-document trend corpus, ~0.33 for 1,200, ~0.14 for a permuted sample or 6,000 documents).
 # The paired rows run more than --sims: their coverage at 3 seeds sits near the bound, and the
 # smallest of four coverages estimated from 1,000 simulations each lies ~0.01 below the truth.
-SHARES = {"paired 259": 3.0, "paired 6000": 2.0, "forecast 6000": 0.5, "trend 250": 1.0, "trend 250 planted": 0.25,
+SHARES = {"paired 259": 3.0, "paired 6000": 2.0, "clustered": 1.0, "forecast 6000": 0.5, "trend 250": 1.0, "trend 250 planted": 0.25,
           "trend 1200": 0.4, "trend 1200 planted": 0.2, "sample": 0.5}
-QUICK_SHARES = {"paired 259": 1.0, "paired 6000": 0.15, "forecast 6000": 0.15, "trend 250": 0.4, "trend 250 planted": 0.2}
+QUICK_SHARES = {"paired 259": 1.0, "paired 6000": 0.15, "clustered": 0.1, "forecast 6000": 0.15, "trend 250": 0.4, "trend 250 planted": 0.2}
 
 
 def _n(sims: int, share: float) -> int:
@@ -110,6 +116,11 @@ def plan(sims: int, quick: bool) -> list[tuple[str, Callable[[], list[scal.Calib
                      lambda r=runs, d=docs, s=sd, h=shared, g=gains, k=n, c=crossed: [
                          scal.calibrate_model_comparison(r, s, k, d, g, shared_sd=h,
                                                          run_doc_sd=c)]))
+    for runs, docs, sd, shared, gains, venue_sd in CLUSTERED:
+        jobs.append((f"clustered {runs} seeds {docs} venue sd {venue_sd}",
+                     lambda r=runs, d=docs, s=sd, h=shared, g=gains, v=venue_sd: [
+                         scal.calibrate_model_comparison(r, s, _n(sims, shares["clustered"]), d,
+                                                         g, shared_sd=h, venue_sd=v)]))
     for items in (1, 10, 20):
         jobs.append((f"cm {items}", lambda i=items: [scal.calibrate_cm(i, sims)]))
     for items in (2, 10, 20, 100):

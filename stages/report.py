@@ -7,7 +7,8 @@ bucket, Table 2 examples), metrics/variants/<variant>.json (dev and test PPL, CP
 metrics), reports/results.json (every number behind them; under "verdicts" the records of the
 report's claims) and, for DVC plots, plots/results.csv, plots/staleness.csv, plots/buckets.csv
 and PNGs of the last two. With --train-split, --dev, --test, --abstracts and --stopwords it adds
-the section "CM anchors and fluency" and its `cm-anchor` verdicts; with --signal (the signal
+the section "CM anchors and fluency" and its `cm-anchor` verdicts (--abstracts also groups the
+test abstracts by report.cluster_by for the verdicts' document variance); with --signal (the signal
 stage's JSON) the section "Share of the signal".
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pipeline.corpus.groups import abstract_groups
 from pipeline.infra.errors import UserError
 from pipeline.infra.interfaces.report import INTERFACE
 from pipeline.models.registry import display_name, seeds_by_variant
@@ -35,6 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     given = [a for a in ANCHOR_ARGS if getattr(args, a.replace("-", "_")) is not None]
     if given and len(given) != len(ANCHOR_ARGS):
         raise UserError(f"the CM anchors need --{', --'.join(ANCHOR_ARGS)} together")
+    groups = None if args.abstracts is None else abstract_groups(args.abstracts, args.cluster_by)
     if args.examples < 0:
         raise UserError(f"--examples must be >= 0, got {args.examples}", path="report.examples")
     files = ReportFiles(args.out, args.metrics_dir, args.details, args.plots, args.staleness,
@@ -44,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     seeds = seeds_by_variant(args.variants, args.seeds, args.other_seeds)
     report = build_report(args.scores, args.variants, seeds, args.baseline, args.examples,
                           args.frequencies, args.window, args.train_periods, args.corpus_counts,
-                          anchors, files, signal=args.signal)
+                          anchors, files, signal=args.signal, groups=groups)
     write_report(report, files, args.baseline)
     results_figures(report.staleness, report.buckets, report.pngs, display_name(args.baseline))
     print(f"wrote {args.out}, {args.metrics_dir}/, {args.details} and the plots", file=sys.stderr)

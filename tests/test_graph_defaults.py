@@ -70,13 +70,13 @@ def test_defaults_are_written_as_dvc_writes_those_values() -> None:
     assert "--source ${data.source} --id id --date date --title title --text text " in cmd["download"]
     assert "--tokenizer data/tokenizer --plot_words neural embedding bert transformer pretraining " \
            "--out" in cmd["frequency_plot"]
-    assert "--examples 3 " in cmd["report"]
+    assert "--examples 3 --cluster-by venue " in cmd["report"]
     assert "params" not in stages["frequency_plot"] and "report" not in stages["report"]["params"]
     # a structural key (read by the plan): its default, and no param of the graph stage
     assert "train.cache" not in stages["graph"]["params"]
     keys = [n.key for n in notes]
     assert keys == ["train.cache", "data.columns", "filter.language", "frequencies.plot_words",
-                    "variants.context2.alpha", "report.examples"]   # first use first; no section-wide twin
+                    "variants.context2.alpha", "report.examples", "report.cluster_by"]   # first use first; no section-wide twin
     shown = {n.key: n.note for n in notes}
     assert "its default {id: id, date: date, title: title, text: text};" in shown["data.columns"]
     assert "its default false;" in shown["train.cache"]

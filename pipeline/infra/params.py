@@ -221,6 +221,10 @@ class ReportConfig:
     examples: int = field(default=3, metadata=_help("generated examples per variant (Table 2)"))
     baseline: str = field(default="baseline", metadata=_help(
         "the variant every other one is tested against (paper: Baseline-all)"))
+    cluster_by: str = field(default="venue", metadata=_help(
+        "the corpus column that groups the abstracts (venue: each proceedings volume): the "
+        "verdicts resample a group's abstracts together, as they share topics and style; none: "
+        "every abstract independent"))
 
 
 @dataclass(frozen=True)
@@ -382,7 +386,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
     "score": ((ScoreConfig, ("batch_size", "periods", "precision")), (ScoreGeneration, None),
               (GenerationSettings, None)),
     "forecast": ((ForecastConfig, None), (GenerationSettings, ("n",))),
-    "report": ((ReportConfig, ("examples",)),),
+    "report": ((ReportConfig, ("examples", "cluster_by")),),
     "longtail": ((LongtailConfig, None),),
     "signal": ((SignalConfig, None),),
     "semantic_change": ((SemanticChangeGroups, None), (SemanticChangeConfig, None)),

@@ -33,14 +33,17 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from pipeline.corpus.groups import group_labels
 from pipeline.corpus.periods import NOUN, kind_of
 from pipeline.models.registry import (BASELINE, UNADAPTED, common_seeds, control_for, display_name,
                                       lookup, window_control)
 from pipeline.reports.cm_anchors_report import AnchorInputs, anchors_section
 from pipeline.reports.results import seeds_text
 from pipeline.reports.scored_runs import RunSeeds
+from pipeline.stats.clusters import design_effect, effective_size, intra_cluster_correlation
 from pipeline.stats.comparisons import Side, TestResult, compare_items, compare_rates
-from pipeline.stats.verdict import Claim, Verdict, claim_of, judge, sentence, table
+from pipeline.stats.fixed_point import fixed_sum
+from pipeline.stats.verdict import Claim, Verdict, claim_of, judge, rounded, sentence, table
 
 REPORT = "results"
 _COLUMNS = {"PPL": ("nll_sum", "n_tokens"), "CPL": ("content_nll_sum", "n_content")}
@@ -67,8 +70,9 @@ def _trained(variant: str) -> bool:
 
 
 def compare_runs(runs: Mapping[tuple[str, int], object], a: str, b: str, seeds: RunSeeds,
-                 period: str, metric: str) -> TestResult:
-    """``a`` vs ``b`` on ``period`` (``metric``: PPL, CPL or CM; :mod:`pipeline.stats.comparisons`)."""
+                 period: str, metric: str, groups: Mapping[str, str] | None = None) -> TestResult:
+    """``a`` vs ``b`` on ``period`` (``metric``: PPL, CPL or CM; :mod:`pipeline.stats.comparisons`);
+    ``groups``: each abstract's group (:mod:`pipeline.corpus.groups`), resampled together."""
     names = (display_name(a), display_name(b))
     if metric == "CM":
         sides = [Side([runs[(v, s)].generations[period]["cm"].to_numpy() for s in seeds[v]],  # type: ignore[attr-defined]
@@ -80,7 +84,8 @@ def compare_runs(runs: Mapping[tuple[str, int], object], a: str, b: str, seeds: 
         raise ValueError(f"{a} and {b} scored different abstracts or tokens of {period}")
     keep = tok_a > 0                                   # CPL: abstracts with content tokens
     return compare_rates(Side(nll_a[keep], _trained(a), tuple(seeds[a])),
-                         Side(nll_b[keep], _trained(b), tuple(seeds[b])), tok_a[keep], names=names)
+                         Side(nll_b[keep], _trained(b), tuple(seeds[b])), tok_a[keep], names=names,
+                         groups=group_labels(keys_a[keep], groups or {}))
 
 
 def _metrics(variant: str, reference: str, wanted: Sequence[str]) -> list[str]:
@@ -89,8 +94,8 @@ def _metrics(variant: str, reference: str, wanted: Sequence[str]) -> list[str]:
 
 
 def _claim(runs: Mapping[tuple[str, int], object], family: str, a: str, b: str,
-           seeds: RunSeeds, period: str, metric: str) -> Claim:
-    result = compare_runs(runs, a, b, seeds, period, metric)
+           seeds: RunSeeds, period: str, metric: str, groups: Mapping[str, str]) -> Claim:
+    result = compare_runs(runs, a, b, seeds, period, metric, groups)
     cm = metric == "CM"
     return claim_of(result, report=REPORT, family=family, a=display_name(a), b=display_name(b),
                     metric=metric, scale="identity" if cm else "relative",
@@ -98,30 +103,60 @@ def _claim(runs: Mapping[tuple[str, int], object], family: str, a: str, b: str,
                     better_when="higher" if cm else "lower", scope=period)
 
 
-def model_claims(runs: Mapping[tuple[str, int], object], variants: Sequence[str],
-                 seeds: RunSeeds, period: str, baseline: str = BASELINE) -> list[Claim]:
-    """Every claim of the three families (module doc) for the runs of ``variants`` (each with
-    its ``seeds``)."""
-    claims: list[Claim] = []
+def comparisons(variants: Sequence[str], baseline: str = BASELINE
+                ) -> list[tuple[str, str, str, list[str]]]:
+    """``(family, a, b, metrics)`` of every comparison of the three families (module doc)."""
+    found: list[tuple[str, str, str, list[str]]] = []
     if baseline in variants:
         if UNADAPTED in variants:
-            claims += [_claim(runs, "domain-gain", baseline, UNADAPTED, seeds, period, m)
-                       for m in ("PPL", "CPL", "CM")]
-        for v in variants:
-            if v not in (baseline, UNADAPTED):
-                claims += [_claim(runs, "variant", v, baseline, seeds, period, m)
-                           for m in _metrics(v, baseline, ("PPL", "CPL", "CM"))]
+            found.append(("domain-gain", baseline, UNADAPTED, ["PPL", "CPL", "CM"]))
+        found += [("variant", v, baseline, _metrics(v, baseline, ("PPL", "CPL", "CM")))
+                  for v in variants if v not in (baseline, UNADAPTED)]
     for v in variants:
         control = control_for(v) or window_control(v, variants)
         if control in variants:
-            claims += [_claim(runs, "temporal-gain", v, control, seeds, period, m)
-                       for m in ("PPL", "CPL")]
+            found.append(("temporal-gain", v, control, ["PPL", "CPL"]))
     for v in variants:
         reference = lookup(v).compared_with
         if reference in variants and reference != baseline:
-            claims += [_claim(runs, "output-layer", v, reference, seeds, period, m)
-                       for m in _metrics(v, reference, ("PPL", "CPL", "CM"))]
-    return claims
+            found.append(("output-layer", v, reference,
+                          _metrics(v, reference, ("PPL", "CPL", "CM"))))
+    return found
+
+
+def model_claims(runs: Mapping[tuple[str, int], object], variants: Sequence[str],
+                 seeds: RunSeeds, period: str, baseline: str = BASELINE,
+                 groups: Mapping[str, str] | None = None) -> list[Claim]:
+    """Every claim of the three families (module doc) for the runs of ``variants`` (each with
+    its ``seeds``); ``groups``: each abstract's group (none: abstracts independent)."""
+    return [_claim(runs, family, a, b, seeds, period, m, groups or {})
+            for family, a, b, metrics in comparisons(variants, baseline) for m in metrics]
+
+
+def venue_clustering(runs: Mapping[tuple[str, int], object], variants: Sequence[str],
+                     seeds: RunSeeds, period: str, baseline: str,
+                     groups: Mapping[str, str]) -> list[dict[str, object]]:
+    """For each PPL comparison: how much the abstracts of one group move together — the
+    intra-cluster correlation of the per-abstract contributions of A − B (run-averaged) and the
+    design effect (the grouped document variance over the independent one,
+    :mod:`pipeline.stats.clusters`); empty without groups."""
+    rows: list[dict[str, object]] = []
+    for family, a, b, metrics in comparisons(variants, baseline):
+        if "PPL" not in metrics:
+            continue
+        keys, nll_a, tokens = nll_matrix(runs, a, seeds[a], period, "PPL")
+        _, nll_b, _ = nll_matrix(runs, b, seeds[b], period, "PPL")
+        labels = group_labels(keys, groups)
+        if labels is None:
+            return []
+        diff = nll_a.mean(axis=1) - nll_b.mean(axis=1)
+        u = diff - float(fixed_sum(diff)) / float(tokens.sum()) * tokens
+        rows.append({"family": family, "a": display_name(a), "b": display_name(b),
+                     "icc": rounded(intra_cluster_correlation(u, labels)),
+                     "design_effect": rounded(design_effect(u, labels)),
+                     "groups": len(set(labels)),
+                     "effective_size": rounded(effective_size(labels))})
+    return rows
 
 
 FAMILY_TEXT = {
@@ -146,8 +181,10 @@ FAMILY_TEXT = {
 }
 
 
-def verdict_sections(verdicts: Sequence[Verdict], seeds: RunSeeds, noun: str) -> list[str]:
-    """Markdown lines: one subsection per family with its table and one sentence per verdict."""
+def verdict_sections(verdicts: Sequence[Verdict], seeds: RunSeeds, noun: str,
+                     grouped: bool = False) -> list[str]:
+    """Markdown lines: one subsection per family with its table and one sentence per verdict;
+    ``grouped``: the abstracts were resampled by group."""
     counts = sorted({len(mine) for mine in seeds.values()}, reverse=True)
     runs, many = " or ".join(map(str, counts)), counts != [1]
     parts = ["", "## Verdicts", "",
@@ -156,7 +193,11 @@ def verdict_sections(verdicts: Sequence[Verdict], seeds: RunSeeds, noun: str) ->
              "by seed (the run part of the variance from the per-seed differences, over the "
              "seeds both sides ran) where they share at least 3 seeds and Welch's otherwise, "
              f"with the variance of the test {noun}'s abstracts added (abstracts paired: every "
-             "model scores the same ones); of CM: Welch's t over per-run means. Their "
+             "model scores the same ones; "
+             + ("the abstracts of one venue resampled together, as they share topics and style: "
+                "the cluster-robust variance, `pipeline/stats/clusters.py`"
+                if grouped else "abstracts taken as independent: the corpus names no venue")
+             + "); of CM: Welch's t over per-run means. Their "
              "false-positive rates and coverage are simulated in `reports/calibration.json`. "
              "PPL and CPL effects are relative "
              "changes of A against B, CM effects differences of the mean. p-values are "
@@ -174,14 +215,37 @@ def verdict_sections(verdicts: Sequence[Verdict], seeds: RunSeeds, noun: str) ->
 
 
 def report_verdicts(runs: Mapping[tuple[str, int], object], variants: Sequence[str],
-                    seeds: RunSeeds, baseline: str, anchors: AnchorInputs | None = None
-                    ) -> tuple[list[Verdict], list[str]]:
-    """Every verdict of the results report and its Markdown sections: the three families on the
-    test period and, with ``anchors``, the ``cm-anchor`` family (its section after them)."""
+                    seeds: RunSeeds, baseline: str, anchors: AnchorInputs | None = None,
+                    groups: Mapping[str, str] | None = None
+                    ) -> tuple[list[Verdict], list[str], list[dict[str, object]]]:
+    """Every verdict of the results report, its Markdown sections and the venue clustering of
+    its PPL comparisons (:func:`venue_clustering`): the three families on the test period and,
+    with ``anchors``, the ``cm-anchor`` family (its section after them); ``groups``: each
+    abstract's group (none: abstracts independent)."""
     test = runs[(variants[0], common_seeds(seeds)[0])].split_period("test")   # type: ignore[attr-defined]
-    verdicts = judge(model_claims(runs, variants, seeds, test, baseline))
-    sections = verdict_sections(verdicts, seeds, NOUN[kind_of(test)])
+    verdicts = judge(model_claims(runs, variants, seeds, test, baseline, groups))
+    clustering = venue_clustering(runs, variants, seeds, test, baseline, groups or {})
+    sections = verdict_sections(verdicts, seeds, NOUN[kind_of(test)], bool(clustering))
+    sections += clustering_section(clustering, NOUN[kind_of(test)])
     if anchors is not None:
         anchor_verdicts, section = anchors_section(runs, variants, seeds, anchors)
         verdicts, sections = verdicts + anchor_verdicts, [*sections, "", section]
-    return verdicts, sections
+    return verdicts, sections, clustering
+
+
+def clustering_section(rows: Sequence[Mapping[str, object]], noun: str) -> list[str]:
+    """Markdown lines: the venue clustering of each PPL comparison (none without groups)."""
+    if not rows:
+        return []
+    first = rows[0]
+    lines = ["", "### Venue clusters", "",
+             f"The test {noun}'s abstracts fall in {first['groups']} venues, and an abstract sits "
+             f"in a venue of {float(first['effective_size']):.0f} abstracts on average "
+             "(Σ m²/n). How much a venue's abstracts move together in each PPL comparison: the "
+             "intra-cluster correlation of the per-abstract contributions of A − B (run means) "
+             "and the design effect, the venue-grouped document variance over the independent "
+             "one. The verdicts above use the grouped variance.", "",
+             "| A | B | ICC | design effect |", "|---|---|---:|---:|"]
+    lines += [f"| {r['a']} | {r['b']} | {float(r['icc']):+.3f} | {float(r['design_effect']):.1f} |"
+              for r in rows]
+    return lines

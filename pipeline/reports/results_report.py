@@ -6,7 +6,7 @@ and the files it writes."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +43,8 @@ class ReportFiles:
 @dataclass(frozen=True)
 class Report:
     """Everything the stage writes: the Markdown, the per-variant summary (metrics, plot rows),
-    the staleness and bucket tables (CSVs and figures) and the figures' paths."""
+    the staleness and bucket tables (CSVs and figures), the figures' paths, the verdicts and the
+    venue clustering of the PPL comparisons."""
 
     text: str
     summary: dict[str, dict]
@@ -51,16 +52,19 @@ class Report:
     buckets: pd.DataFrame
     pngs: dict[str, str]
     verdicts: list[Verdict]
+    clustering: list[dict[str, object]]
 
 
 def build_report(scores: str, variants: Sequence[str], seeds: RunSeeds, baseline: str,
                  examples: int, frequencies: str, window: int, train_periods: Sequence[str],
                  corpus_counts: str | None, anchors: tuple[str, str, str, str, str] | None,
-                 files: ReportFiles, signal: str | None = None) -> Report:
+                 files: ReportFiles, signal: str | None = None,
+                 groups: Mapping[str, str] | None = None) -> Report:
     """The report of ``variants`` (each with its ``seeds``) against ``baseline``; ``anchors``: the train
     split, dev, test, abstracts and stopwords files of the CM anchors section (None: none);
     ``signal``: the signal stage's JSON, for each model's share of the signal (None: no such
-    section)."""
+    section); ``groups``: each abstract's group, whose abstracts the verdicts resample together
+    (None: every abstract independent)."""
     runs = load_runs(scores, variants, seeds)
     summary = summarize(runs, variants, seeds, baseline)
     names = {v: display_name(v) for v in variants}
@@ -78,7 +82,8 @@ def build_report(scores: str, variants: Sequence[str], seeds: RunSeeds, baseline
     figures = {k: os.path.relpath(Path(v).resolve(), report_dir) for k, v in pngs.items()}
     anchor_inputs = None if anchors is None else AnchorInputs(
         *anchors[:4], load_stopwords(anchors[4]))
-    verdicts, sections = report_verdicts(runs, variants, seeds, baseline, anchor_inputs)
+    verdicts, sections, clustering = report_verdicts(runs, variants, seeds, baseline,
+                                                     anchor_inputs, groups)
     text = render(runs, summary, variants, seeds, examples,
                   buckets=buckets, window=window, figures=figures,
                   staleness=staleness_markdown(stale, last_corpus_date(corpus_counts)),
@@ -87,7 +92,7 @@ def build_report(scores: str, variants: Sequence[str], seeds: RunSeeds, baseline
         stick = yardstick(read_json(signal), summary[baseline]["test"]["period"])
         text = text.rstrip("\n") + "\n\n" + share_markdown(
             shares(summary, variants, baseline, stick), stick, names, baseline)
-    return Report(text, summary, stale, buckets, pngs, verdicts)
+    return Report(text, summary, stale, buckets, pngs, verdicts, clustering)
 
 
 def write_report(report: Report, files: ReportFiles, baseline: str) -> None:
@@ -98,7 +103,7 @@ def write_report(report: Report, files: ReportFiles, baseline: str) -> None:
         tmp.mkdir()
         for variant, entry in report.summary.items():
             write_json(headline(entry, variant), Path(tmp) / f"{variant}.json")
-    write_json({**details_json(report.summary, baseline),
+    write_json({**details_json(report.summary, baseline), "venue_clusters": report.clustering,
                 "verdicts": to_records(report.verdicts)}, files.details)
     write_csv(plot_rows(report.summary), files.plots)
     write_csv(report.staleness, files.staleness)

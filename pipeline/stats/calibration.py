@@ -46,6 +46,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from pipeline.stats.clusters import design_effect, intra_cluster_correlation
 from pipeline.stats.comparisons import MIN_RUNS, Side, TestResult, compare_items, compare_rates
 from pipeline.stats.diebold_mariano import diebold_mariano
 from pipeline.stats.power import t_mde
@@ -61,6 +62,10 @@ FPR_GOAL, COVERAGE_GOAL = 0.05, 0.95          # what an exact test gives
 # 4,096-token scratch BPE have mean 193, sd 65 tokens (measured once; a log-normal with them).
 TOKENS_MEAN, TOKENS_SD = 193.0, 65.0
 SAMPLE_TEST_DOCS, FULL_TEST_DOCS = 259, 6000   # test abstracts: the sample's, the full export's
+# Venue clusters of the export's test years: ~120 proceedings volumes, the largest ~1,000
+# abstracts, so that an abstract sits in a volume of Σ m²/n ≈ 0.08 n on average (2023: 575 of
+# 7,079 abstracts in 123 volumes). Log-normal shares with log-sd 1.5 give exp(1.5²)/120 ≈ 0.08.
+VENUES, VENUE_SIZE_SD = 120, 1.5
 # The document model of a model comparison (nats per token; module doc).
 RATE_MODEL = dict(difficulty_mean=6.0, difficulty_sd=0.3, variant_doc_sd=0.08, run_doc_sd=0.03,
                   shared_token_sd=2.5, token_sd=0.5)
@@ -151,22 +156,35 @@ def _aa_verdicts(results: Sequence[TestResult], family: str, scale: str) -> floa
     return bad / len(results)
 
 
+def venue_groups(rng: np.random.Generator, n_docs: int, venues: int = VENUES,
+                 spread: float = VENUE_SIZE_SD) -> np.ndarray:
+    """int64 ``[n_docs]``: each abstract's venue, ``venues`` of them with log-normal shares of
+    log-sd ``spread`` (a few volumes of ~1,000 abstracts and many small workshops, module doc)."""
+    shares = rng.lognormal(0.0, spread, venues)
+    return rng.choice(venues, size=n_docs, p=shares / shares.sum())
+
+
 def simulate_rates(rng: np.random.Generator, n_docs: int, runs: int, run_sd: float,
                    effect: float, model: Mapping[str, float] = RATE_MODEL,
-                   shared_sd: float | None = None) -> tuple[Side, Side, np.ndarray]:
+                   shared_sd: float | None = None, venues: np.ndarray | None = None,
+                   venue_sd: float = 0.0) -> tuple[Side, Side, np.ndarray]:
     """One data set of a model comparison (module doc): sides A (true mean ``effect`` nats/token
     above B's) and B with ``runs`` trained runs each, and the token counts. ``shared_sd``: the
     sd of each seed's offset common to both sides, whose runs then name their seeds (paired);
-    None: independent runs without seeds (Welch)."""
+    None: independent runs without seeds (Welch). ``venues [n_docs]`` with ``venue_sd``: each
+    side gains its own offset of that sd (nats/token) on every abstract of a venue, so that the
+    difference is correlated within a venue."""
     t = token_counts(rng, n_docs)
+    by_venue = None if venues is None else rng.normal(0, venue_sd, (2, int(venues.max()) + 1))
     d = rng.normal(model["difficulty_mean"], model["difficulty_sd"], n_docs)
     shared = model["shared_token_sd"] * np.sqrt(t) * rng.standard_normal(n_docs)
     paired = shared_sd is not None            # (no draw otherwise: the Welch rows keep their data)
     seed_offset = rng.normal(0, shared_sd, runs) if paired else np.zeros(runs)
     seeds = tuple(range(runs)) if paired else ()
     sides = []
-    for mu in (effect, 0.0):
-        per_token = (d + mu + rng.normal(0, model["variant_doc_sd"], n_docs))[:, None] \
+    for side, mu in enumerate((effect, 0.0)):
+        venue = 0.0 if by_venue is None else by_venue[side][venues]
+        per_token = (d + mu + venue + rng.normal(0, model["variant_doc_sd"], n_docs))[:, None] \
             + (seed_offset + rng.normal(0, run_sd, runs))[None, :] \
             + rng.normal(0, model["run_doc_sd"], (n_docs, runs))
         nll = t[:, None] * per_token + shared[:, None] \
@@ -179,7 +197,8 @@ def calibrate_model_comparison(runs: int, run_sd: float, n_sims: int,
                                n_docs: int = SAMPLE_TEST_DOCS,
                                gains: Sequence[float] = (0.02, 0.05, 0.10),
                                seed: int = 0, shared_sd: float | None = None,
-                               run_doc_sd: float | None = None) -> Calibration:
+                               run_doc_sd: float | None = None,
+                               venue_sd: float | None = None) -> Calibration:
     """Two trained variants (``runs`` seeds a side, log-PPL run spread ``run_sd``) on ``n_docs``
     paired abstracts; power at relative PPL gains ``gains`` (A's PPL ``1 − g`` times B's).
     ``shared_sd`` (not None): runs paired by seed, each seed adding an offset of that sd to both
@@ -187,22 +206,35 @@ def calibrate_model_comparison(runs: int, run_sd: float, n_sims: int,
     abstract interaction's sd instead of :data:`RATE_MODEL`'s. ``extra`` holds ``se_ratio``, the
     root mean square of the reported standard errors under the null over the simulated effects'
     sd (1: each variance counted once; the mean of the standard errors would be below 1 at three
-    runs however right the variance, ``E s < σ``)."""
+    runs however right the variance, ``E s < σ``).``venue_sd`` (not None): abstracts
+    in :func:`venue_groups` clusters, each side offset by that sd on a venue's abstracts, tested
+    with the venues as the unit (``extra``: the false-positive rate of the same data taken as
+    independent abstracts, and the mean intra-cluster correlation and design effect of the
+    per-abstract contributions under the null)."""
     model = dict(RATE_MODEL) if run_doc_sd is None else dict(RATE_MODEL, run_doc_sd=run_doc_sd)
     truths = {"null": 0.0, **{f"{100 * g:g} %": math.log1p(-g) for g in gains}}
     out: dict[str, list[tuple[float, bool]]] = {}
     nulls = []
     stream = [] if shared_sd is None else [int(1e4 * shared_sd)]   # the unpaired rows' draws stay
     stream += [] if run_doc_sd is None else [int(1e4 * run_doc_sd)]
+    stream += [] if venue_sd is None else [int(1e4 * venue_sd), VENUES]
+    independent: list[float] = []
+    clustering: list[tuple[float, float]] = []
     for i, (label, truth) in enumerate(truths.items()):
         rng = np.random.default_rng([seed, runs, int(1e4 * run_sd), n_docs, i, *stream])
         rows = []
         for _ in range(n_sims):
-            r = compare_rates(*simulate_rates(rng, n_docs, runs, run_sd, truth, model,
-                                              shared_sd=shared_sd))
+            venues = None if venue_sd is None else venue_groups(rng, n_docs)
+            a, b, t = simulate_rates(rng, n_docs, runs, run_sd, truth, model,
+                                     shared_sd=shared_sd, venues=venues,
+                                     venue_sd=venue_sd or 0.0)
+            r = compare_rates(a, b, t, groups=venues)
             rows.append((r.p, covers(r, truth)))
             if label == "null":
                 nulls.append(r)
+                if venues is not None:
+                    independent.append(compare_rates(a, b, t).p)
+                    clustering.append(_clustering(a, b, t, venues))
         out[label] = rows
     settings = dict(n_docs=n_docs, runs=runs, run_sd=run_sd, tokens=dict(mean=TOKENS_MEAN,
                     sd=TOKENS_SD, law="log-normal"), **model, gains=list(gains))
@@ -215,9 +247,22 @@ def calibrate_model_comparison(runs: int, run_sd: float, n_sims: int,
         size += f", run × abstract sd {run_doc_sd:g}"
     se_ratio = float(np.sqrt(np.mean([r.se ** 2 for r in nulls]))
                      / np.std([r.effect for r in nulls], ddof=1))
+    extra: dict[str, object] = {"se_ratio": se_ratio}
+    if venue_sd is not None:
+        settings.update(venues=VENUES, venue_size_sd=VENUE_SIZE_SD, venue_sd=venue_sd)
+        size += f", {VENUES} venues, venue sd {venue_sd:g}"
+        extra.update(fpr_independent=float(np.mean(np.asarray(independent) < ALPHA)),
+                     icc=float(np.mean([c for c, _ in clustering])),
+                     design_effect=float(np.mean([d for _, d in clustering])))
     return _summary(test, size, n_sims, out, settings,
-                    fpr_verdict=_aa_verdicts(nulls, "variant", "relative"),
-                    extra={"se_ratio": se_ratio})
+                    fpr_verdict=_aa_verdicts(nulls, "variant", "relative"), extra=extra)
+
+
+def _clustering(a: Side, b: Side, tokens: np.ndarray, venues: np.ndarray) -> tuple[float, float]:
+    """``(ICC, design effect)`` of the run-averaged per-abstract contributions of A − B."""
+    diff = np.mean(a.values, axis=1) - np.mean(b.values, axis=1)
+    u = diff - diff.sum() / tokens.sum() * tokens
+    return intra_cluster_correlation(u, venues), design_effect(u, venues)
 
 
 def cm_items(rng: np.random.Generator, runs: int, items: int, mean: float, item_sd: float,

@@ -20,7 +20,8 @@ variance is the sum of
 * the **document** part, the variance of the difference of run means under resampling of
   abstracts: the ratio estimator's linearisation, ``n/(n−1) Σ_j u_j² / T²`` with
   ``u_j = Δnll_j − Δ·tokens_j`` (the delta method of a cluster sample: abstracts, not tokens,
-  are the unit);
+  are the unit); where the corpus names each abstract's venue, the venues are the unit instead
+  (the cluster-robust variance of :mod:`pipeline.stats.clusters`, ``G − 1`` degrees of freedom);
 
 and the reference is Student's t with the Welch–Satterthwaite degrees of freedom of that sum.
 With one run a side there is no run part and the test is the paired cluster test on documents
@@ -68,6 +69,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from pipeline.stats.clusters import document_variance
 from pipeline.stats.fixed_point import fixed_sum
 
 MIN_RUNS = 3
@@ -132,6 +134,11 @@ def _short(names: tuple[str, str], sides: tuple[Side, Side], counts: tuple[int, 
                                  "the run-to-run spread is unknown")
 
 
+def _unit(groups: np.ndarray | None) -> str:
+    """The unit a rate test resamples: abstracts, or their groups."""
+    return "abstracts" if groups is None else "abstracts in venue clusters"
+
+
 def _welch_df(terms: Sequence[tuple[float, float]]) -> float:
     """Welch–Satterthwaite degrees of freedom of a sum of variance terms ``(v, df)``."""
     total = sum(v for v, _ in terms)
@@ -158,10 +165,12 @@ def shared_seeds(a: Side, b: Side) -> tuple[int, ...]:
 
 
 def compare_rates(a: Side, b: Side, tokens: np.ndarray, names: tuple[str, str] = ("A", "B"),
-                  level: float = LEVEL) -> TestResult:
+                  level: float = LEVEL, groups: np.ndarray | None = None) -> TestResult:
     """A vs B on the same abstracts: ``a.values``/``b.values`` ``[n, r]`` NLL sums per abstract
     and run, ``tokens [n]`` the abstracts' token counts. The effect is mean log PPL of A's runs
-    minus B's; runs of the seeds both sides ran are paired (:func:`shared_seeds`; module doc)."""
+    minus B's; runs of the seeds both sides ran are paired (:func:`shared_seeds`; module doc).
+    ``groups [n]``: each abstract's group (its venue), whose abstracts are resampled together
+    (:mod:`pipeline.stats.clusters`); None: abstracts are independent."""
     tokens = np.asarray(tokens, dtype=np.float64)
     va, vb = _values(a), _values(b)
     n = len(tokens)
@@ -181,9 +190,9 @@ def compare_rates(a: Side, b: Side, tokens: np.ndarray, names: tuple[str, str] =
     effect = float(per_run_a.mean() - per_run_b.mean())
     why = _short(names, (a, b), (ra, rb))
     if why:
-        return _untested(effect, n, runs, test, "abstracts", why)
+        return _untested(effect, n, runs, test, _unit(groups), why)
     u = va.mean(axis=1) - vb.mean(axis=1) - effect * tokens          # linearised contributions
-    doc_var = float(n / (n - 1) * fixed_sum(u * u) / (total * total))
+    doc = document_variance(u, total, groups)
     run_terms, interaction = [], []
     if paired:
         run_terms.append((float((per_run_a - per_run_b).var(ddof=1)) / ra, ra - 1.0))
@@ -192,8 +201,8 @@ def compare_rates(a: Side, b: Side, tokens: np.ndarray, names: tuple[str, str] =
         if side.trained and r > 1 and not paired:
             run_terms.append((float(per_run.var(ddof=1)) / r, r - 1.0))
             interaction.append(_interaction(values, float(per_run.mean()), tokens))
-    variance, df = _once([(doc_var, n - 1.0)], run_terms, interaction)
-    return t_result(effect, math.sqrt(variance), df, n, runs, test, "abstracts", level)
+    variance, df = _once([doc], run_terms, interaction)
+    return t_result(effect, math.sqrt(variance), df, n, runs, test, _unit(groups), level)
 
 
 def _interaction(values: np.ndarray, rate: float, tokens: np.ndarray) -> tuple[float, float]:
@@ -287,10 +296,11 @@ def relative_percent(log_ratio: float) -> float:
     return 100.0 * math.expm1(log_ratio)
 
 
-def rate_interval(side: Side, tokens: np.ndarray, level: float = LEVEL
-                  ) -> tuple[float, float, float]:
+def rate_interval(side: Side, tokens: np.ndarray, level: float = LEVEL,
+                  groups: np.ndarray | None = None) -> tuple[float, float, float]:
     """``(log rate, lo, hi)`` of one side's mean log PPL over its runs, with the same variance as
-    :func:`compare_rates` (abstracts, plus runs for a trained side): a description, not a test."""
+    :func:`compare_rates` (abstracts or their ``groups``, plus runs for a trained side): a
+    description, not a test."""
     tokens = np.asarray(tokens, dtype=np.float64)
     values = np.asarray(side.values, dtype=np.float64)
     values = values[:, None] if values.ndim == 1 else values
@@ -298,7 +308,7 @@ def rate_interval(side: Side, tokens: np.ndarray, level: float = LEVEL
     per_run = fixed_sum(values) / total
     rate = float(per_run.mean())
     u = values.mean(axis=1) - rate * tokens
-    terms = [(float(n / (n - 1) * fixed_sum(u * u) / (total * total)), n - 1.0)]
+    terms = [document_variance(u, total, groups)]
     interaction = [_interaction(values, rate, tokens)] if side.trained and r > 1 else []
     runs = [(float(per_run.var(ddof=1)) / r, r - 1.0)] if interaction else []
     variance, df = _once(terms, runs, interaction)

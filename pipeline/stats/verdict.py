@@ -104,9 +104,9 @@ class Verdict(Claim):
         record = {"id": self.id, **{f.name: getattr(self, f.name) for f in fields(self)
                                     if f.name not in ("mde_of", "ci_of")}}
         for key in ("effect", "p", "p_adjusted", "mde"):
-            record[key] = _rounded(record[key])
-        record["ci"] = [_rounded(x) for x in self.ci]
-        record["ci_family"] = [_rounded(x) for x in self.ci_family]
+            record[key] = rounded(record[key])
+        record["ci"] = [rounded(x) for x in self.ci]
+        record["ci_family"] = [rounded(x) for x in self.ci_family]
         record["seeds"] = list(self.seeds)
         return record
 
@@ -117,7 +117,8 @@ class Verdict(Claim):
                                     self.metric) if x)
 
 
-def _rounded(x: float) -> float | None:
+def rounded(x: float) -> float | None:
+    """``x`` to :data:`SIGNIFICANT_DIGITS` significant digits, None for NaN: a record's float."""
     if x is None or math.isnan(x):
         return None
     return float(f"{x:.{SIGNIFICANT_DIGITS}g}")

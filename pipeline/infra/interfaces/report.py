@@ -19,7 +19,7 @@ INTERFACE = StageInterface("report", (
     EXPERIMENT,
     Params(ReportConfig, "report", "the reference variant (given by the graph)", keys=GIVEN,
            filled=True),
-    Params(ReportConfig, "report", "report (params report.*)", keys=("examples",), whole=True),
+    Params(ReportConfig, "report", "report (params report.*)", keys=("examples", "cluster_by"), whole=True),
     Input("--frequencies", "per-period frequency folder (data/features/frequencies), for the "
           "buckets"),
     Value("--window", "history periods m (features.window)", type=int, param="features.window"),
@@ -52,6 +52,8 @@ INTERFACE = StageInterface("report", (
     Input("--dev", "data/splits/dev.parquet (gold abstracts; CM anchors)", required=False),
     Input("--test", "data/splits/test.parquet (gold abstracts; CM anchors)", required=False),
     Input("--abstracts", "data/corpus/abstracts.parquet: other periods' gold abstracts and the "
-          "previous period's abstracts (CM anchors)", required=False),
+          "previous period's abstracts (CM anchors), and each test abstract's group "
+          "(report.cluster_by; without it the abstracts are taken as independent)",
+          required=False),
     Input("--stopwords", "data/reference/stopwords.txt (CM anchors)", required=False),
 ))
