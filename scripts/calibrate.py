@@ -239,6 +239,16 @@ def render(doc: dict[str, object]) -> str:
             "comparisons' standard errors under the null over the sd of their effects; 1 when "
             "each variance is counted once, the run × abstract interaction included): " + "; ".join(ratios)
             + ".")
+    venues = [f"{size}: FPR {r['extra']['fpr_independent']:.3f} taken as independent against "
+              f"{r['fpr']:.3f} by venue (ICC {r['extra']['icc']:.3f}, design effect "
+              f"{r['extra']['design_effect']:.1f})"
+              for test, sizes in doc["tests"].items() for size, r in sizes.items()
+              if "fpr_independent" in r.get("extra", {})]
+    if venues:
+        lines += _paragraph(
+            "Abstracts in venue clusters (each side offset on a venue's abstracts; ~120 venues of "
+            "export-like sizes), tested with the venues as the unit and, on the same data, with "
+            "the abstracts taken as independent: " + "; ".join(venues) + ".")
     m, cm, corpus = scal.RATE_MODEL, scal.CM_MODEL, fcal.TopicCorpus()
     lines += _paragraph(
         f"Settings (the JSON's `settings` per row): model comparisons on the sample's "
