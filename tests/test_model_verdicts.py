@@ -191,3 +191,28 @@ def test_a_continued_baseline_is_judged_against_the_widest_continued_window() ->
                      ("Baseline-continued-2", "Baseline-continued-17", "CPL"): "better"}
     alone = _claims(runs, ["baseline", "continued-2"], [0, 1, 2])
     assert not any(c.family == "temporal-gain" for c in alone)
+
+
+def test_venues_group_the_abstracts_and_the_report_shows_their_clustering() -> None:
+    from pipeline.reports.model_verdicts import clustering_section, venue_clustering
+    variants = ["baseline", "frequency", "frequency-static"]
+    runs = _runs({"baseline": 1.0, "frequency": 0.99, "frequency-static": 1.0}, [0, 1, 2])
+    seeds = dict.fromkeys(variants, [0, 1, 2])
+    # ten venues of 20 abstracts, and ten abstracts with no venue (each then a group of one)
+    groups = {f"a{i:03d}": f"venue {i // 20}" for i in range(N_ABSTRACTS - 10)}
+    grouped = model_claims(runs, variants, seeds, "2021", groups=groups)
+    alone = model_claims(runs, variants, seeds, "2021")
+    for g, a in zip(grouped, alone):
+        assert (g.a, g.b, g.metric, g.effect) == (a.a, a.b, a.metric, a.effect)
+        if g.metric in ("PPL", "CPL"):
+            assert g.unit == "abstracts in venue clusters" and a.unit == "abstracts"
+            assert g.ci != a.ci
+    rows = venue_clustering(runs, variants, seeds, "2021", "baseline", groups)
+    assert [(r["a"], r["b"]) for r in rows] == [("Frequency", "Baseline-all"),
+                                                ("Frequency-static", "Baseline-all"),
+                                                ("Frequency", "Frequency-static")]
+    assert all(r["groups"] == 20 for r in rows)     # 10 venues and 10 abstracts alone
+    text = "\n".join(clustering_section(rows, "year"))
+    assert "### Venue clusters" in text and "| Frequency | Frequency-static |" in text
+    assert venue_clustering(runs, variants, seeds, "2021", "baseline", {}) == []
+    assert clustering_section([], "year") == []
