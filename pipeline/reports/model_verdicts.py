@@ -3,7 +3,8 @@
 Four families, each on the test period, each tested by :mod:`pipeline.stats.comparisons` (PPL and
 CPL: a t test over the trained runs, paired by seed where both sides ran at least three of the
 same seeds and Welch's otherwise, with the abstracts' variance added, abstracts paired; CM:
-Welch's t over per-run means of generated abstracts) and judged by
+Welch's t over per-run means of generated abstracts; where the corpus names each abstract's
+venue, a venue's abstracts are resampled together, :mod:`pipeline.stats.clusters`) and judged by
 :func:`pipeline.stats.verdict.judge` (Holm within the family; a trained side with fewer than three
 runs is untested):
 

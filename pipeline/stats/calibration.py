@@ -18,8 +18,10 @@ Seeds are fixed, so a calibration is the same numbers on every run.
   interaction, and token noise shared by both variants or not (:data:`RATE_MODEL`). The truth
   is ``μ_A − μ_B``. Paired by seed (``shared_sd``): run ``r`` of both sides adds the seed's
   offset ``σ_seed z_r`` (a shared Baseline) and the sides name their seeds, so the engine pairs
-  them. The A/A simulations also go through :func:`pipeline.stats.verdict.judge`
-  (a family of one), counting ``better``/``worse``.
+  them. In venue clusters (``venue_sd``, :func:`venue_groups`), each side gains an offset per
+  venue, so the difference is correlated within a venue, and the test resamples venues. The A/A
+  simulations also go through :func:`pipeline.stats.verdict.judge` (a family of one), counting
+  ``better``/``worse``.
 * :func:`calibrate_cm`: CM of generated abstracts
   (:func:`~pipeline.stats.comparisons.compare_items`), items Gamma-distributed (mean 0.04,
   sd 0.03), a run offset per trained run (:data:`CM_MODEL`); a trained variant against another
