@@ -8,8 +8,9 @@ distributions (pipeline/forecast/signal.py): pooled (the training periods' count
 (the period before the test period), recent-2 (the two before it), a same-period split-half
 oracle, and recent-2 of the past with its documents' period labels permuted (a falsification
 check: no gain over pooled expected). Two scopes: whole abstracts, and each abstract cut to the
-max_length - 1 tokens a model of that context predicts. Writes reports/signal.json (the table,
-the settings, the verdict records of family `signal`) and reports/signal.md.
+max_length - 1 tokens a model of that context predicts. The claims resample the test abstracts of one
+venue together (report.cluster_by). Writes reports/signal.json (the table, the settings, the
+verdict records of family `signal`) and reports/signal.md.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     config = build(SignalConfig, args)
     found, scopes, verdicts = measure(args.abstracts, args.tokenizer, args.train_periods,
-                                      args.test, args.max_length, config.seed)
+                                      args.test, args.max_length, config.seed, args.cluster_by)
     write_signal(found, scopes, verdicts, args.max_length, args.json, args.out)
     print(f"wrote {args.json} and {args.out}: {len(verdicts)} verdicts", file=sys.stderr)
 

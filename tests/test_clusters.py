@@ -104,3 +104,24 @@ def test_degrees_of_freedom_match_the_dense_matrices(rho):
     aq = a[:, None] * ((1 - rho) * p + rho * p @ p)
     dense = np.trace(aq) ** 2 / np.trace(aq @ aq)
     assert bell_mccaffrey_df(m, a, rho) == pytest.approx(dense, rel=1e-9)
+
+
+def test_a_table_without_venues_leaves_the_abstracts_independent(tmp_path):
+    path = tmp_path / "abstracts.parquet"
+    pd.DataFrame({"key": ["a", "b"], "abstract": ["x", "y"]}).to_parquet(path)
+    assert abstract_groups(str(path), "venue") == {}
+
+
+def test_the_signal_claims_resample_venues():
+    from pipeline.forecast.signal import DISTRIBUTIONS, PERMUTED, Scope
+    rng = np.random.default_rng(4)
+    n = 120
+    lengths = rng.integers(50, 150, n)
+    nll = {d: lengths * rng.normal(7.0, 0.1, n) for d in DISTRIBUTIONS}
+    nll[PERMUTED] = np.stack([nll["past"] * (1 + rng.normal(0, 1e-3)) for _ in range(10)], axis=1)
+    venues = np.array([f"v{i % 12}" for i in range(n)], dtype=object)
+    grouped = Scope("2021/whole", nll, lengths, groups=venues).claims()
+    alone = Scope("2021/whole", nll, lengths).claims()
+    assert {c.unit for c in grouped} == {"abstracts in venue clusters"}
+    assert {c.unit for c in alone} == {"abstracts"}
+    assert [c.effect for c in grouped] == [c.effect for c in alone]

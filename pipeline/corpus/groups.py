@@ -17,14 +17,18 @@ import pyarrow.parquet as pq
 from pipeline.infra.errors import UserError
 
 NONE = "none"   # report.cluster_by: every abstract independent
+VENUE = "venue"   # the parsed corpus's venue column, which a table of another source may lack
 
 
 def abstract_groups(abstracts: str, column: str) -> dict[str, str]:
     """``{key: group}`` from the filtered corpus ``abstracts`` (a Parquet file with ``key``),
-    leaving out abstracts whose ``column`` is empty; ``column`` :data:`NONE`: no groups."""
+    leaving out abstracts whose ``column`` is empty; ``column`` :data:`NONE`, or :data:`VENUE`
+    where the table has no such column: no groups. Any other column must exist."""
     if column == NONE:
         return {}
     names = pq.read_schema(abstracts).names
+    if column == VENUE and column not in names:
+        return {}
     if column not in names:
         raise UserError(f"{abstracts} has no column {column!r} to group the abstracts by",
                         path="report.cluster_by",

@@ -39,7 +39,8 @@ are); only the scored tokens are cut.
 ``recent-1``, ``recent-2`` and ``oracle`` each against ``pooled``, ``recent-2`` against
 ``oracle``, and the permuted check against ``past``; the paired t over the test period's
 abstracts (:func:`pipeline.stats.comparisons.compare_rates`: the unit is the abstract, not the
-token), no trained side (seeds ``(0, 0)``); Holm within each scope. The permuted check is the
+token; where the corpus names each abstract's venue, the venue: a year's topics sit in its
+volumes), no trained side (seeds ``(0, 0)``); Holm within each scope. The permuted check is the
 exception: one permutation is one draw, whose own deviation from the pool a test over the test
 abstracts alone takes for signal (on the whole export one draw was "better" than ``past`` by
 0.06 %, p < 1e-7). Its draws are its runs (seeds ``(PERMUTATIONS, 0)``): the Welch t over
@@ -114,6 +115,7 @@ class Scope:
     nll: dict[str, np.ndarray]
     lengths: np.ndarray
     untested: dict[str, str] = field(default_factory=dict)
+    groups: np.ndarray | None = None     # each abstract's group (venue); None: independent
 
     @property
     def n_tokens(self) -> int:
@@ -139,7 +141,8 @@ class Scope:
         claims = []
         for a, b in COMPARISONS:
             result = compare_rates(Side(self.nll[a], trained=a == PERMUTED),
-                                   Side(self.nll[b], trained=False), self.lengths, (a, b))
+                                   Side(self.nll[b], trained=False), self.lengths, (a, b),
+                                   groups=self.groups)
             if a in self.untested:
                 result = replace(result, p=math.nan, ci=(math.nan, math.nan),
                                  note=self.untested[a])
@@ -160,9 +163,11 @@ class Signal:
     seed: int
     untested: dict[str, str] = field(default_factory=dict)
 
-    def score(self, max_tokens: int | None = None) -> Scope:
+    def score(self, max_tokens: int | None = None,
+              groups: np.ndarray | None = None) -> Scope:
         """Every distribution's per-abstract NLL on the test period, each abstract cut to its
-        first ``max_tokens`` tokens when given (the counts stay whole abstracts')."""
+        first ``max_tokens`` tokens when given (the counts stay whole abstracts'); ``groups``:
+        each test abstract's group, whose abstracts the claims resample together."""
         docs = self.test if max_tokens is None else cut(self.test, max_tokens)
         nll = {name: document_nll(docs, np.stack([log_frequencies(r) for r in np.atleast_2d(c)]))
                for name, c in self.counts.items()}
@@ -175,7 +180,7 @@ class Signal:
         nll[ORACLE] = oracle
         scope = "whole" if max_tokens is None else f"first-{max_tokens}"
         return Scope(f"{self.test.period}/{scope}", {d: nll[d] for d in DISTRIBUTIONS},
-                     docs.lengths, self.untested)
+                     docs.lengths, self.untested, groups)
 
 
 def signal(past: Sequence[PeriodDocuments], n_train: int, test: PeriodDocuments,

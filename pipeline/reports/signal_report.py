@@ -15,6 +15,7 @@ import os
 from collections.abc import Sequence
 
 from pipeline.corpus.by_period import read_period
+from pipeline.corpus.groups import NONE, abstract_groups, group_labels
 from pipeline.corpus.periods import kind_of, ordinal, shift, span
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.forecast.documents import PeriodDocuments, tokenize_documents
@@ -60,9 +61,10 @@ def read_documents(corpus: str | os.PathLike[str], tokenizer: str | os.PathLike[
 
 
 def measure(corpus: str | os.PathLike[str], tokenizer: str | os.PathLike[str],
-            train_periods: Sequence[str], test: str, max_length: int, seed: int
-            ) -> tuple[Signal, list[Scope], list[Verdict]]:
-    """The signal of ``test``, its two scopes and their judged claims (module doc)."""
+            train_periods: Sequence[str], test: str, max_length: int, seed: int,
+            cluster_by: str = NONE) -> tuple[Signal, list[Scope], list[Verdict]]:
+    """The signal of ``test``, its two scopes and their judged claims (module doc), the test
+    abstracts grouped by the corpus column ``cluster_by`` (:data:`NONE`: independent)."""
     if max_length < 2:
         raise UserError(f"--max-length {max_length} leaves no token to score after the "
                         "leading EOS", path="params.yaml: train.max_length", fix="use >= 2")
@@ -70,7 +72,8 @@ def measure(corpus: str | os.PathLike[str], tokenizer: str | os.PathLike[str],
     docs = read_documents(corpus, tokenizer, [*past, test])
     n_train = len(span(*train_periods))
     found = signal(docs[:-1], n_train, docs[-1], seed)
-    scopes = [found.score(), found.score(max_length - 1)]
+    groups = group_labels(found.test.keys, abstract_groups(str(corpus), cluster_by))
+    scopes = [found.score(groups=groups), found.score(max_length - 1, groups)]
     return found, scopes, judge(c for s in scopes for c in s.claims())
 
 

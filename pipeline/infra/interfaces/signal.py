@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pipeline.infra.interface import Output, Params, StageInterface, Value
 from pipeline.infra.interfaces.shared import ABSTRACTS, TOKENIZER
-from pipeline.infra.params import SignalConfig
+from pipeline.infra.params import ReportConfig, SignalConfig, default
 
 INTERFACE = StageInterface("signal", (
     ABSTRACTS,
@@ -18,6 +18,9 @@ INTERFACE = StageInterface("signal", (
     Value("--max-length", "the models' context length (train.max_length): the second scope "
           "scores each abstract's first max_length - 1 tokens, those such a model predicts",
           type=int, param="train.max_length"),
+    Value("--cluster-by", "the corpus column that groups the test abstracts, resampled "
+          "together by the claims (report.cluster_by; none: every abstract independent)",
+          param="report.cluster_by", default=default(ReportConfig, "cluster_by")),
     Params(SignalConfig, "signal", "the permuted-dates check (params signal.*)"),
     Output("--json", "table and verdict records (reports/signal.json)", dvc={"cache": False}),
     Output("--out", "Markdown report (reports/signal.md)", dvc={"cache": False}),
