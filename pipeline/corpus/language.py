@@ -85,7 +85,13 @@ def detect_languages(texts: Sequence[str], seed: int = 0, workers: int = 1,
     # fork shares the already imported code; chunks keep inter-process traffic small.
     context = multiprocessing.get_context("fork")
     with context.Pool(workers) as pool:
-        return list(tqdm(pool.imap(_detect_with_seed, jobs, chunksize=64), **bar))
+        found = list(tqdm(pool.imap(_detect_with_seed, jobs, chunksize=64), **bar))
+        # Close and join before the block's terminate(): terminate can race the pool's
+        # respawn of a worker and then wait forever on the new, idle one (a filter stage hung
+        # 10 min so on the export, its pool worker idle in SimpleQueue.get).
+        pool.close()
+        pool.join()
+    return found
 
 
 def is_shared_task(title: str, abstract: str, url: str | None) -> bool:
