@@ -37,9 +37,6 @@ import numpy as np
 
 from pipeline.stats.fixed_point import FIXED_POINT, fixed_sum, to_fixed
 
-INDEPENDENT = "abstracts taken as independent (the corpus names no group)"
-
-
 def group_codes(groups: Sequence[object] | np.ndarray) -> tuple[np.ndarray, int]:
     """``(codes [n], G)``: each item's group as an index ``0 .. G−1`` (in sorted group order)."""
     values = np.asarray(groups, dtype=object).astype(str)
@@ -96,7 +93,8 @@ def bell_mccaffrey_df(sizes: np.ndarray, adjust: np.ndarray, rho: float) -> floa
     m = np.asarray(sizes, dtype=np.float64)
     a = np.asarray(adjust, dtype=np.float64)
     n, q = math.fsum(m), m * m
-    c1 = -(1.0 - rho) / n + rho * math.fsum(q) / (n * n)   # Q = diag(d) + c1 m m' + c2 (q m' + m q')
+    # Q = diag(d) + c1 m m' + c2 (q m' + m q')
+    c1 = -(1.0 - rho) / n + rho * math.fsum(q) / (n * n)
     c2 = -rho / n
     d = (1.0 - rho) * m + rho * q
     low = c1 * q + 2.0 * c2 * q * m                         # the rank-two term's diagonal
@@ -106,7 +104,6 @@ def bell_mccaffrey_df(sizes: np.ndarray, adjust: np.ndarray, rho: float) -> floa
     first = math.fsum(a * (d + low))
     second = math.fsum(a * a * (d * d + 2.0 * d * low)) + float(np.trace(cw @ cw))
     return first * first / second
-    return variance, df
 
 
 def intra_cluster_correlation(u: np.ndarray, groups: np.ndarray) -> float:
