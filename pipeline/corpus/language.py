@@ -87,8 +87,7 @@ def detect_languages(texts: Sequence[str], seed: int = 0, workers: int = 1,
     with context.Pool(workers) as pool:
         found = list(tqdm(pool.imap(_detect_with_seed, jobs, chunksize=64), **bar))
         # Close and join before the block's terminate(): terminate can race the pool's
-        # respawn of a worker and then wait forever on the new, idle one (a filter stage hung
-        # 10 min so on the export, its pool worker idle in SimpleQueue.get).
+        # respawn of a worker and then wait forever on the new one, idle in SimpleQueue.get.
         pool.close()
         pool.join()
     return found
