@@ -200,7 +200,10 @@ def test_cli_writes_report_metrics_staleness_and_buckets(scores, frequencies, tm
     for entry in every["variants"].values():
         assert entry["dev"].keys() == entry["test"].keys() == SPLIT_KEYS
     assert not INFERENCE.search(json.dumps(every["variants"]))
-    assert every.keys() == {"baseline", "variants", "verdicts"}
+    assert every.keys() == {"baseline", "variants", "venue_clusters", "verdicts"}
+    # the stage ran without --abstracts: no groups, the abstracts taken as independent
+    assert every["venue_clusters"] == []
+    assert {r["unit"] for r in every["verdicts"] if r["metric"] == "PPL"} == {"abstracts"}
     assert {r["family"] for r in every["verdicts"]} >= {"variant"}
     # results.md: the only p-values and verdict words are the verdict sections'
     assert text.index("## Table 3") < text.index("## Verdicts")
