@@ -21,7 +21,8 @@ variance is the sum of
   abstracts: the ratio estimator's linearisation, ``n/(n−1) Σ_j u_j² / T²`` with
   ``u_j = Δnll_j − Δ·tokens_j`` (the delta method of a cluster sample: abstracts, not tokens,
   are the unit); where the corpus names each abstract's venue, the venues are the unit instead
-  (the cluster-robust variance of :mod:`pipeline.stats.clusters`, ``G − 1`` degrees of freedom);
+  (the cluster-robust variance of :mod:`pipeline.stats.clusters`, with Bell and McCaffrey's
+  degrees of freedom);
 
 and the reference is Student's t with the Welch–Satterthwaite degrees of freedom of that sum.
 With one run a side there is no run part and the test is the paired cluster test on documents
