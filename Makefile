@@ -115,7 +115,7 @@ profile-report: install
 	bash scripts/run_profile.sh $(PROFILE) $(DEST)
 
 # A kept profile report judged again by the engine as it is now, from the run's outputs in the
-# DVC cache (only the report and verdicts stages run; scripts/rejudge_profile.sh):
+# DVC cache (only the judging stages report, forecast_report and verdicts run; scripts/rejudge_profile.sh):
 #   make profile-rejudge PROFILE=anthology DEST=reports/anthology/test-2021
 profile-rejudge: install
 	bash scripts/rejudge_profile.sh $(PROFILE) $(DEST)

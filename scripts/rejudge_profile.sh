@@ -6,7 +6,7 @@
 # Nothing is trained or scored again. In a throwaway worktree of HEAD, params.yaml and dvc.yaml
 # are rendered for PROFILE, the kept run's dvc.lock puts its outputs back from the shared DVC
 # cache (`dvc checkout`; the uncached reports are the kept copies under DEST), and only the
-# stages that judge (report, verdicts) run, with HEAD's code. The reports, metrics and plots
+# stages that judge (report, forecast_report, verdicts) run, with HEAD's code. The reports, metrics and plots
 # replace the kept ones under DEST, as does dvc.lock (it then records the judging stages' code at
 # HEAD beside the run's own stages); DEST/rejudged.md says when, at which commit, and which params
 # of HEAD's rendering differ from the run's. Stops if a param the judging stages read differs
@@ -24,16 +24,16 @@ open_worktree "rejudge-$profile"
 # The params the judging stages read must be the run's (a key the run's params.yaml lacks is new:
 # the run's code could not read it); the others may differ and are listed in rejudged.md.
 changed=$(.venv/bin/python scripts/rejudge_support.py params "$root/$dest/params.yaml" params.yaml \
-          --stages report verdicts)
+          --stages report forecast_report verdicts)
 cp "$root/$dest/dvc.lock" dvc.lock
 .venv/bin/dvc checkout --quiet
 cp "$root/$dest"/*.json reports/          # reports are not cached (cache: false): the kept ones
-for stage in report verdicts; do
+for stage in report forecast_report verdicts; do
   .venv/bin/dvc repro --single-item --force "$stage"
 done
 
 # what the judging stages wrote, where run_profile.sh kept it: reports/x -> DEST/x, else DEST/path
-for out in $(.venv/bin/python scripts/rejudge_support.py outs report verdicts); do
+for out in $(.venv/bin/python scripts/rejudge_support.py outs report forecast_report verdicts); do
   case "$out" in
     reports/*) target="$root/$dest/${out#reports/}" ;;
     *) target="$root/$dest/$out" ;;
@@ -44,8 +44,8 @@ done
 cp dvc.lock "$root/$dest/"
 {
   echo "Judged again on $(date -u +%FT%TZ) at commit $(git rev-parse --short HEAD) from the run's"
-  echo "outputs in the DVC cache (\`scripts/rejudge_profile.sh $profile $dest\`): stages report and"
-  echo "verdicts only; every other output is the run's (stage_times.md, repro.log)."
+  echo "outputs in the DVC cache (\`scripts/rejudge_profile.sh $profile $dest\`): stages report,"
+  echo "forecast_report and verdicts only; every other output is the run's (stage_times.md, repro.log)."
   echo
   if [ -n "$changed" ]; then
     echo "Params of HEAD's rendering of \`profiles/$profile.yaml\` that differ from the run's"
