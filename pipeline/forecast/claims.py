@@ -26,8 +26,8 @@ prediction, and its null is **no skill**: the forecast carries no information on
 Words are not independent — a topic whose share of the papers drifted (or that a period happens to
 hold more papers on) moves hundreds of words at once, and a forecast with topic structure lines up
 with that movement by chance: with topic shares drifting between half B and Y, a test that held
-the forecast fixed and resampled documents called a skill-free forecaster ``better`` in about one
-simulation in five. So the words' shared directions are partialled out first: the test is the
+the forecast fixed and resampled documents rejected the null for a skill-free forecaster far more
+often than its level. So the words' shared directions are partialled out first: the test is the
 regression t of the weights on the z's given an intercept, each word's log count in half A and the
 leading principal components of the words' document incidence in half A
 (:mod:`pipeline.forecast.topics`, one per 10 trend tokens, at most 50), with the word as the unit
