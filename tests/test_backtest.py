@@ -10,7 +10,7 @@ import pytest
 from pipeline.forecast import backtest as bt
 from pipeline.features.frequencies import log_frequencies
 from pipeline.forecast.claims import (Forecaster, mover_weights, standardised_change,
-                                      trend_claims, vocabulary_claims)
+                                      trend_claims, vocabulary_claims, weighted_change)
 from pipeline.forecast.documents import PeriodDocuments, document_nll
 from pipeline.models.perplexity import cross_entropy
 
@@ -115,8 +115,8 @@ def test_trend_claims_find_a_forecast_of_the_real_movers_and_mark_untested_ones(
     assert {a for a, _ in by} == {"right", "wrong", "model", "trained"}   # "none": no claim
     rho = by[("right", "correlation")]
     assert rho.effect > 0.3 and rho.ci[0] > 0 and rho.p < 0.01
-    assert rho.unit == "words" and rho.n == 30 and rho.better_when == "higher"
-    assert by[("wrong", "correlation")].effect == pytest.approx(-rho.effect, abs=0.15)
+    assert rho.unit == "documents" and rho.n == 450 and rho.better_when == "higher"
+    assert by[("wrong", "correlation")].effect == pytest.approx(-rho.effect, abs=0.05)
     movers = by[("right", "movers")]
     assert movers.metric == "top-10 movers" and movers.effect > 1 and movers.p < 0.01
     assert math.isnan(by[("model", "correlation")].p)
@@ -135,13 +135,16 @@ def test_trend_tokens_are_chosen_on_half_a_only():
     assert rows["f"]["n_trend"] == int((half_a.counts() >= 5).sum()) < 30
 
 
-def test_the_standardised_change_and_mover_weights():
+def test_the_weighted_change_is_a_sum_of_standardised_changes():
     y = PeriodDocuments("2021", ("a", "b", "c", "d"), np.array([0, 0, 0, 1, 0, 1]),
                         np.array([3, 1, 1, 1]), 2)
     b = PeriodDocuments("2020", ("e", "f", "g", "h"), np.array([1, 1, 1, 0]),
                         np.array([1, 1, 1, 1]), 2)
-    z, s = standardised_change(y, b, np.array([0, 1]))
+    ids = np.array([0, 1])
+    z, s = standardised_change(y, b, ids)
     # token 0 in 2/4 documents of Y, 1/4 of B: pooled 3/8
     assert z[0] == pytest.approx((0.5 - 0.25) / np.sqrt(3 / 8 * 5 / 8 * 0.5)) and z[1] < 0
-    assert s[0] == pytest.approx(np.sqrt(3 / 8 * 5 / 8 * 0.5))
+    weights = np.array([0.7, -0.3])
+    result = weighted_change(y, b, ids, weights, s)
+    assert result.effect == pytest.approx(float(weights @ z)) and result.unit
     assert mover_weights(np.array([3.0, 1.0, 2.0, 0.0]), 1).tolist() == [0.5, 0, 0, -0.5]

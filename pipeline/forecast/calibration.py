@@ -14,9 +14,7 @@ Each simulation draws new documents; seeds are fixed. Results are
   uniform distribution until its population PPL is 1, 2, 5 % higher (exact cross-entropies).
 * :func:`calibrate_trend`: five periods Y−4 .. Y, stationary baselines fitted on the first three,
   every claim of period Y (halves of Y−1 by the project's key-hash rule on synthetic keys). Null:
-  the periods i.i.d., or with **drifting topics** (each topic's share of the documents a random
-  walk over the periods: words move with their topics, but no move is foreseeable, so no
-  forecaster has skill). Planted: :data:`N_PAIRS` word pairs trade places, a share
+  the periods i.i.d. Planted: :data:`N_PAIRS` word pairs trade places, a share
   :data:`REWRITE_SHARES` of one word's occurrences rewritten as the other's in Y−4 .. Y.
 * :func:`calibrate_permuted`: the same claims on a real corpus with its dates permuted across
   documents (``scripts/calibrate.py`` passes the tokenized sample).
@@ -37,8 +35,7 @@ import numpy as np
 from pipeline.forecast.counted import LINEAR, backtest_period
 from pipeline.forecast.documents import PeriodDocuments, document_nll
 from pipeline.forecast.stationary import MEAN_REVERSION, POOLED, fit_stationary, smoothed
-from pipeline.forecast.synthetic import (TopicCorpus, corpus_settings, cross_entropy,
-                                         drifting_topic_weights, planted_pairs)
+from pipeline.forecast.synthetic import TopicCorpus, corpus_settings, cross_entropy, planted_pairs
 from pipeline.stats.calibration import ALPHA, Calibration, covers
 from pipeline.stats.comparisons import Side, compare_rates
 from pipeline.stats.verdict import claim_of, judge
@@ -171,21 +168,18 @@ def _summarise_trend(runs: Sequence[dict], n_trend: Sequence[int], size: str, se
 
 def calibrate_trend(n_docs: int, n_sims: int, n_planted: int | None = None,
                     corpus: TopicCorpus | None = None, min_count: int = 20,
-                    drift: float = 0.0, seed: int = 0) -> list[Calibration]:
+                    seed: int = 0) -> list[Calibration]:
     """The ``forecast-trend`` claims of period Y with ``n_docs`` documents a period (module doc):
-    ``n_sims`` null simulations, ``n_planted`` (default ``n_sims``) with planted pairs; ``drift``:
-    the sd of the topics' log-share steps from one period to the next (0: fixed shares)."""
+    ``n_sims`` null simulations, ``n_planted`` (default ``n_sims``) with planted pairs."""
     corpus = corpus or TopicCorpus()
     content = corpus.content
     runs, planted, n_trend, moving = [], [], [], []
     n_planted = n_sims if n_planted is None else n_planted
     for i, plant in enumerate([False] * n_sims + [True] * n_planted):
-        rng = np.random.default_rng([seed, n_docs, i, *([round(1000 * drift)] if drift else [])])
+        rng = np.random.default_rng([seed, n_docs, i])
         pairs = planted_pairs(corpus, rng, n_docs, min_count, N_PAIRS) if plant else {}
-        shares = (drifting_topic_weights(rng, corpus.topics, len(PERIODS), drift) if drift
-                  else [None] * len(PERIODS))
-        docs = {y: corpus.sample(rng, n_docs, y, f"s{i}-", pairs, s if plant else 0.0, w)
-                for y, s, w in zip(PERIODS, REWRITE_SHARES, shares)}
+        docs = {y: corpus.sample(rng, n_docs, y, f"s{i}-", pairs, s if plant else 0.0)
+                for y, s in zip(PERIODS, REWRITE_SHARES)}
         records, k = _trend_records(docs, content, min_count)
         (planted if plant else runs).append(records)
         if plant:
@@ -196,10 +190,8 @@ def calibrate_trend(n_docs: int, n_sims: int, n_planted: int | None = None,
     settings = dict(n_docs=n_docs, periods=list(PERIODS), window=WINDOW,
                     fitted_on=list(PERIODS[:3]), min_count=min_count,
                     corpus=corpus_settings(corpus), n_pairs=N_PAIRS,
-                    rewrite_shares=list(REWRITE_SHARES), halves="pipeline.corpus.halves (key hash)",
-                    topic_drift_sd=drift)
-    size = f"{n_docs} documents" + (f", drifting topics (sd {drift:g})" if drift else "")
-    out = _summarise_trend(runs, n_trend, size, settings, planted)
+                    rewrite_shares=list(REWRITE_SHARES), halves="pipeline.corpus.halves (key hash)")
+    out = _summarise_trend(runs, n_trend, f"{n_docs} documents", settings, planted)
     for c in out:
         c.extra.update(n_planted=n_planted, planted_share_of_trend_tokens_moving=
                        float(np.mean(moving)) if moving else None)

@@ -22,31 +22,24 @@ as they moved? Three choices keep its null honest:
   change every word's z has mean 0 and variance 1 whatever its frequency or burstiness.
 
 Each claim is a weighted sum of the z's, ``T = Σ_w a_w z_w``, with weights ``a`` fixed by the
-prediction, and its null is **no skill**: the forecast carries no information on which words move.
-Words are not independent — a topic whose share of the papers drifted (or that a period happens to
-hold more papers on) moves hundreds of words at once, and a forecast with topic structure lines up
-with that movement by chance: with topic shares drifting between half B and Y, a test that held
-the forecast fixed and resampled documents rejected the null for a skill-free forecaster far more
-often than its level. So the words' shared directions are partialled out first: the test is the
-regression t of the weights on the z's given an intercept, each word's log count in half A and the
-leading principal components of the words' document incidence in half A
-(:mod:`pipeline.forecast.topics`, one per 10 trend tokens, at most 50), with the word as the unit
-(:mod:`pipeline.stats.adjusted`). The directions are read on the predictor's side, like the trend
-tokens: with Y's documents among them, a set of words that rose together would itself be a
-direction, and partialled out.
-What it credits is skill within the topic structure — which words of a topic rise — not foreseeing
-which topic grows (a topic-level forecast has as many units as there are topics). Two claims per
-forecaster:
+prediction. ``T`` is a difference of two means over **documents** — ``Σ_w a_w 1[w ∈ d] / s_w``
+averaged over Y's documents minus over half B's — so it is tested by Welch's t over the
+documents (:func:`pipeline.stats.comparisons.compare_items`). Documents are the unit because
+words are not independent: a period with a few more papers on one topic moves hundreds of
+words at once, and a test with the word as the unit (a Spearman p over words) said ``better``
+for forecasters of a corpus whose dates were permuted. Two claims per forecaster:
 
-* **rank correlation**: ``a`` = the centred ranks of the predicted change — the partial
-  correlation of predicted ranks with the standardised change, over every trend token;
+* **rank correlation**: ``a`` = the centred ranks of the predicted change (unit norm), ``T``
+  divided by the norm of the centred z's — the correlation of predicted ranks with the
+  standardised change, over every trend token;
 * **top-k movers**: ``a`` = +1/(2k) on the k words predicted to rise most and −1/(2k) on the k
   predicted to fall most (k = 1 % of the trend tokens, at least 10): half the difference of the
-  mean adjusted z of the predicted risers and fallers. A field's vocabulary moves a few words at a
-  time; a statistic over every word dilutes them, the extremes of a ranking do not.
+  mean z of the predicted risers and fallers. A field's vocabulary moves a few words at a time;
+  a statistic over every word dilutes them, the extremes of a ranking do not.
 
-The calibration simulates the null with topic shares fixed, drifting, and on a real corpus with
-its dates permuted (``reports/calibration.json``). A trained forecaster whose training (or early
+The tests are conditional on the forecast (it is fixed; only the documents of Y and half B are
+resampled): under no change, ``T`` has mean 0 and the test holds its level, which the calibration
+simulates (``reports/calibration.json``). A trained forecaster whose training (or early
 stopping) read Y−1 has seen half B: its trend claims are untested (``seen``). A forecaster without
 a predicted change makes no trend claim; one whose half-A change could not be computed makes an
 untested one (NaN p, ``note``).
@@ -63,10 +56,8 @@ from scipy.stats import rankdata
 
 from pipeline.forecast import backtest as bt
 from pipeline.forecast.documents import PeriodDocuments, document_nll
-from pipeline.forecast.topics import topic_directions
-from pipeline.stats.adjusted import (ADJUSTED_TEST, adjusted_correlation, adjusted_sum,
-                                     covariate_basis)
-from pipeline.stats.comparisons import Side, compare_rates, rate_interval
+from pipeline.stats.comparisons import (Side, TestResult, compare_items, compare_rates,
+                                        rate_interval)
 from pipeline.stats.ranks import top_k
 from pipeline.stats.verdict import Claim, claim_of
 
@@ -74,7 +65,8 @@ REPORT = "forecast"
 VOCABULARY, TREND = "forecast-vocabulary", "forecast-trend"
 CHANCE = "chance (ρ = 0)"
 NO_MOVE = "chance (0)"
-TREND_TEST = ADJUSTED_TEST
+TREND_TEST = ("Welch t over the documents of Y and half B (a weighted sum of standardised "
+              "changes; the forecast fixed)")
 
 
 @dataclass(frozen=True)
@@ -131,6 +123,16 @@ def standardised_change(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.
         return np.where(s > 0, (in_y / n_y - in_b / n_b) / s, 0.0), s
 
 
+def weighted_change(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray,
+                    weights: np.ndarray, s: np.ndarray) -> TestResult:
+    """The test of ``T = Σ_w weights_w z_w`` (module doc): Welch's t over the per-document sums
+    ``Σ_{w ∈ d} weights_w / s_w`` of Y's documents against half B's."""
+    per_word = np.where(s > 0, weights / np.where(s > 0, s, 1.0), 0.0)
+    in_y = np.asarray(_incidence(docs, ids) @ per_word).ravel()
+    in_b = np.asarray(_incidence(half_b, ids) @ per_word).ravel()
+    return compare_items(Side([in_y], trained=False), Side([in_b], trained=False))
+
+
 def rank_weights(predicted: np.ndarray) -> np.ndarray:
     """Centred mid-ranks of ``predicted`` scaled to unit norm (zeros where it is constant)."""
     r = rankdata(predicted) - (len(predicted) + 1) / 2
@@ -147,13 +149,10 @@ def mover_weights(predicted: np.ndarray, k: int) -> np.ndarray:
     return w
 
 
-def trend_basis(half_a: PeriodDocuments, ids: np.ndarray, counts_a: np.ndarray) -> np.ndarray:
-    """The orthonormal basis the trend test partials out over the trend tokens ``ids``: an
-    intercept, each token's log count in half A and the topic directions of half A's documents
-    (module doc)."""
-    directions = topic_directions((half_a,), ids)
-    return covariate_basis(np.column_stack([np.log(counts_a[ids].astype(np.float64)),
-                                            directions]))
+def _scaled(result: TestResult, factor: float) -> TestResult:
+    """A test result whose effect, interval and standard error are divided by ``factor``."""
+    return replace(result, effect=result.effect / factor, se=result.se / factor,
+                   ci=(result.ci[0] / factor, result.ci[1] / factor))
 
 
 def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
@@ -168,9 +167,9 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
                                          min_count))
     z, s = standardised_change(docs, half_b, ids)
     keep = s > 0
-    ids, z = ids[keep], z[keep]
+    ids, z, s = ids[keep], z[keep], s[keep]
     n, k = len(ids), top_k(len(ids))
-    basis = None
+    z_norm = float(np.sqrt(((z - z.mean()) ** 2).sum())) if n else 0.0
     claims: list[Claim] = []
     rows: dict[str, dict[str, float]] = {}
     where = dict(report=REPORT, family=TREND, scope=period, better_when="higher")
@@ -178,21 +177,25 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
         note = f.trend_note if f.change is None else (seen if f.runs > 0 else "")
         if f.change is None and not note:
             continue
-        if note or n < 2 * k or np.ptp(z) == 0:
+        if note or n < 2 * k or z_norm == 0:
             claims.append(Claim(a=f.name, b=CHANCE, metric="rank correlation", effect=math.nan,
                                 ci=(math.nan, math.nan), p=math.nan, test=TREND_TEST,
-                                unit="words", n=n, seeds=(f.runs, 0),
-                                note=note or f"{n} trend tokens: too few", **where))
+                                unit="documents", n=docs.n_documents + half_b.n_documents,
+                                seeds=(f.runs, 0), note=note or f"{n} trend tokens: too few",
+                                **where))                                 # type: ignore[arg-type]
             continue
-        if basis is None:
-            basis = trend_basis(half_a, ids, counts_a)
         pred = np.asarray(f.change, dtype=np.float64)[ids]
-        rho = adjusted_correlation(z, rank_weights(pred), basis)
-        movers = adjusted_sum(z, mover_weights(pred, k), basis)
-        claims += [claim_of(replace(rho, runs=(f.runs, 0)), a=f.name, b=CHANCE,
-                            metric="rank correlation", **where),
-                   claim_of(replace(movers, runs=(f.runs, 0)), a=f.name, b=NO_MOVE,
+        rho = _scaled(weighted_change(docs, half_b, ids, rank_weights(pred), s), z_norm)
+        movers = weighted_change(docs, half_b, ids, mover_weights(pred, k), s)
+        claims += [claim_of(_runs(rho, f.runs), a=f.name, b=CHANCE, metric="rank correlation",
+                            **where),
+                   claim_of(_runs(movers, f.runs), a=f.name, b=NO_MOVE,
                             metric=f"top-{k} movers", effect_unit="z", **where)]
         rows[f.name] = {"rho": rho.effect, "rho_lo": rho.ci[0], "rho_hi": rho.ci[1],
                         "movers": movers.effect, "k": k, "n_trend": n}
     return claims, rows
+
+
+def _runs(result: TestResult, runs: int) -> TestResult:
+    """The result with the forecaster's runs (the test itself resamples documents only)."""
+    return replace(result, runs=(runs, 0), test=TREND_TEST, unit="documents")
