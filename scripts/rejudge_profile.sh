@@ -23,17 +23,18 @@ open_worktree "rejudge-$profile"
 .venv/bin/python -m stages.graph >/dev/null
 # The params the judging stages read must be the run's (a key the run's params.yaml lacks is new:
 # the run's code could not read it); the others may differ and are listed in rejudged.md.
+judging="report forecast_report verdicts"     # the stages that judge: nothing else reruns
 changed=$(.venv/bin/python scripts/rejudge_support.py params "$root/$dest/params.yaml" params.yaml \
-          --stages report forecast_report verdicts)
+          --stages $judging)
 cp "$root/$dest/dvc.lock" dvc.lock
 .venv/bin/dvc checkout --quiet
 cp "$root/$dest"/*.json reports/          # reports are not cached (cache: false): the kept ones
-for stage in report forecast_report verdicts; do
+for stage in $judging; do
   .venv/bin/dvc repro --single-item --force "$stage"
 done
 
 # what the judging stages wrote, where run_profile.sh kept it: reports/x -> DEST/x, else DEST/path
-for out in $(.venv/bin/python scripts/rejudge_support.py outs report forecast_report verdicts); do
+for out in $(.venv/bin/python scripts/rejudge_support.py outs $judging); do
   case "$out" in
     reports/*) target="$root/$dest/${out#reports/}" ;;
     *) target="$root/$dest/$out" ;;
