@@ -1,7 +1,8 @@
 """Every result the project's prose states is a record of a committed verdicts.json, cited by its
 id, and every record of it is rendered by its report (prose quotes records, none is hand-written).
 
-- README.md, the results page reports/README.md and every docs/*.md cite only records of the
+- README.md quotes numbers of the results page and cites no record id;
+- the results page reports/README.md and every docs/*.md cite only records of the
   default run's reports/verdicts.json, except a section of the two pages naming another report's
   verdicts file, which cites that file's;
 - every reports/<name>/README.md cites only records of its own reports/<name>/verdicts.json; a
@@ -80,11 +81,16 @@ def test_a_section_naming_another_verdicts_file_is_checked_against_it() -> None:
     assert any(c not in IDS for s in _sections() if NAMED_FILE.search(s) for c in cited(s))
 
 
-def test_the_front_door_states_its_answer_as_a_record() -> None:
-    """The README's short answer cites a record of a named verdicts file, like the results page."""
-    answer = re.split(r"^## ", (REPO / "README.md").read_text(), flags=re.M)
-    answer = next(s for s in answer if s.startswith("The answer"))
-    assert NAMED_FILE.search(answer) and cited(answer)
+def test_the_front_door_quotes_the_results_page_without_record_ids() -> None:
+    """The README's short answer carries no record id (the results page does): every signed
+    percentage it quotes is one the results page states, so the two cannot drift apart."""
+    readme = (REPO / "README.md").read_text()
+    answer = next(s for s in re.split(r"^## ", readme, flags=re.M) if s.startswith("The answer"))
+    assert not cited(readme)
+    quoted = re.findall(r"[+−-]\d+\.\d+ %", answer)
+    assert quoted, "the README's answer quotes no number"
+    results = " ".join((REPO / "reports" / "README.md").read_text().split())
+    assert not [q for q in quoted if q not in results], quoted
 
 
 @pytest.mark.parametrize("name", DOCS)
