@@ -144,7 +144,7 @@ def backtest_markdown(result: PeriodBacktest, judged: Sequence[Verdict]) -> list
         lines.append(f"- **No forecaster has temporal skill in {result.period}**: none is better "
                      "than every stationary baseline.")
     k = next((int(r["k"]) for r in result.trend.values()), 0)
-    rows = [f"| Forecaster | rank correlation [95 % CI] | top-{k} movers (mean z) |",
+    rows = [f"| Forecaster | partial rank correlation [95 % CI] | top-{k} movers (mean z) |",
             "|---|---:|---:|"]
     for name, r in result.trend.items():
         rows.append(f"| {name} | {r['rho']:+.3f} [{r['rho_lo']:+.3f}, {r['rho_hi']:+.3f}] | "
@@ -152,7 +152,10 @@ def backtest_markdown(result: PeriodBacktest, judged: Sequence[Verdict]) -> list
     lines += ["", f"Trend detection over {result.n_trend} trend tokens (content tokens seen ≥ "
               f"{bt.MIN_COUNT} times in half A of Y−1; predicted change from half A, observed "
               "change: the standardised change of document frequency from half B to Y; family "
-              f"`{TREND}`, the documents of Y and half B as the unit):", "", *rows, "",
+              f"`{TREND}`, the documents of Y and half B as the unit; the forecast's weights freed "
+              "of each word's half-A log count and of half A's topic directions, so that a "
+              "forecast with no skill beyond the topic structure is not credited with a topic's "
+              "drift):", "", *rows, "",
               table(trend), ""]
     lines += [f"- {sentence(v)}" for v in trend if v.verdict != "not distinguishable"]
     return lines
