@@ -32,9 +32,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pipeline.forecast.counted import LINEAR, backtest_period
+from pipeline.forecast.counted import backtest_period
 from pipeline.forecast.documents import PeriodDocuments, document_nll
-from pipeline.forecast.stationary import MEAN_REVERSION, POOLED, fit_stationary, smoothed
+from pipeline.forecast.fits import fit_forecasters
+from pipeline.forecast.forecasters import linear_extrapolation, mean_reversion, pooled
+from pipeline.forecast.stationary import smoothed
 from pipeline.forecast.synthetic import TopicCorpus, corpus_settings, cross_entropy, planted_pairs
 from pipeline.stats.calibration import ALPHA, Calibration, covers
 from pipeline.stats.comparisons import Side, compare_rates
@@ -44,6 +46,9 @@ PERIODS = ("2017", "2018", "2019", "2020", "2021")     # Y−4 .. Y; the first t
 WINDOW = 2
 REWRITE_SHARES = (0.0, 0.2, 0.4, 0.6, 0.8)             # per period, Y−4 .. Y
 N_PAIRS = 10
+# the forecasters whose trend claims are calibrated, by the names their claims carry
+POOLED, MEAN_REVERSION, LINEAR = (module.FORECASTER.report_name
+                                  for module in (pooled, mean_reversion, linear_extrapolation))
 TREND_FORECASTERS = (POOLED, MEAN_REVERSION, LINEAR)
 TREND_TESTS = {"ρ": "forecast-trend rank correlation", "top-k": "forecast-trend top-k movers"}
 TESTS = ("forecast-comparison", *TREND_TESTS.values())      # what this module calibrates
@@ -110,7 +115,7 @@ def _trend_records(docs: Mapping[str, PeriodDocuments], content: np.ndarray, min
     period's other claims; linear extrapolation's vocabulary claims under ``"vocabulary <b>"``)
     and the number of trend tokens."""
     counts = {y: d.counts() for y, d in docs.items()}
-    fits = fit_stationary(counts, list(periods[:-2]), WINDOW)
+    fits = fit_forecasters(counts, list(periods[:-2]), WINDOW)
     result = backtest_period(periods[-1], docs[periods[-1]], docs[periods[-2]], counts, fits,
                              content, WINDOW, min_count=min_count)
     out: dict[tuple[str, str], Record] = {}

@@ -1,8 +1,9 @@
 """The backtest claims of one period Y.
 
 **Family ``forecast-vocabulary``** (``scope`` = Y): every forecaster that is not a stationary
-baseline against **each** stationary baseline (persistence, the pooled past, mean reversion; each
-smoothed by a rule fitted on the training periods only, :mod:`pipeline.forecast.stationary`):
+baseline against **each** stationary baseline (the registry's stationary forecasters of the
+report: persistence, the pooled past, mean reversion; each smoothed by a rule fitted on the
+training periods only, :mod:`pipeline.forecast.fits`):
 the relative change of unigram PPL on Y's documents, tested by
 :func:`pipeline.stats.comparisons.compare_rates` (documents paired; a trained forecaster's runs
 add their spread, Welch's t). A forecaster has *temporal skill* only where it is ``better`` than
@@ -70,10 +71,11 @@ TREND_TEST = ("Welch t over the documents of Y and half B (a weighted sum of sta
 
 
 @dataclass(frozen=True)
-class Forecaster:
-    """``log_ps``: one forecast ``[≥|V|]`` per trained run (one for a forecaster without
-    training, ``runs = 0``). ``change``: the predicted change from half-A inputs (mean over runs),
-    None for no trend claim, or — with ``trend_note`` — for an untested one."""
+class Predictions:
+    """What one forecaster predicted for period Y, all the claims read of it. ``log_ps``: one
+    forecast ``[≥|V|]`` per trained run (one for a forecaster without training, ``runs = 0``).
+    ``change``: the predicted change from half-A inputs (mean over runs), None for no trend
+    claim, or — with ``trend_note`` — for an untested one."""
 
     name: str
     log_ps: tuple[np.ndarray, ...]
@@ -83,7 +85,7 @@ class Forecaster:
     changes: tuple[np.ndarray, ...] = ()     # per run (their mean is ``change``)
 
 
-def vocabulary_claims(period: str, docs: PeriodDocuments, forecasters: Sequence[Forecaster],
+def vocabulary_claims(period: str, docs: PeriodDocuments, forecasters: Sequence[Predictions],
                       references: Sequence[str]
                       ) -> tuple[list[Claim], dict[str, dict[str, float]]]:
     """``forecast-vocabulary`` claims of every forecaster not in ``references`` against each of
@@ -156,7 +158,7 @@ def _scaled(result: TestResult, factor: float) -> TestResult:
 
 
 def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
-                 half_b: PeriodDocuments, forecasters: Sequence[Forecaster], content: np.ndarray,
+                 half_b: PeriodDocuments, forecasters: Sequence[Predictions], content: np.ndarray,
                  min_count: int = bt.MIN_COUNT, seen: str = ""
                  ) -> tuple[list[Claim], dict[str, dict[str, float]]]:
     """``forecast-trend`` claims (module doc) and each ranking forecaster's point values
