@@ -39,7 +39,7 @@ def _discovered() -> tuple[Forecaster, ...]:
     for what, values in (("ORDER", [o for o, _ in found]), ("name", [f.name for _, f in found]),
                          ("report name", [f.report_name for _, f in found])):
         if len(set(values)) != len(values):
-            raise TypeError(f"forecaster modules repeat an {what}: {values}")
+            raise TypeError(f"forecaster modules repeat a value of {what}: {values}")
     return tuple(f for _, f in found)
 
 
