@@ -1,8 +1,8 @@
 """Stage `forecast_report`: reports/forecast.md from every model's forecast.
 
 Reads data/forecast/<variant>-s<seed>/ for every variant x seed (stage `forecast`), the observed
-per-period counts (data/features/frequencies; those of --train-periods alone fit the stationary
-baselines' smoothing), the tokenizer and stopwords (content tokens, words), the abstracts of the
+per-period counts (data/features/frequencies; those of --train-periods alone fit the settings of
+the count forecasters, pipeline/forecast/forecasters/), the tokenizer and stopwords (content tokens, words), the abstracts of the
 period before the forecast period (which tokens are whole words) and those of every backtest
 period and the period before it, tokenized as the frequencies stage counts (the documents the
 backtests resample; half B of the period before is the trend test's reference).

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.forecast import backtest as bt
 from pipeline.features.frequencies import log_frequencies
-from pipeline.forecast.claims import (Forecaster, mover_weights, standardised_change,
+from pipeline.forecast.claims import (Predictions, mover_weights, standardised_change,
                                       trend_claims, vocabulary_claims, weighted_change)
 from pipeline.forecast.documents import PeriodDocuments, document_nll
 from pipeline.models.perplexity import cross_entropy
@@ -59,7 +59,7 @@ def test_vocabulary_claims_are_paired_document_tests():
     counts = docs.counts()
     good = np.log((counts + 1) / (counts + 1).sum())
     flat = np.log(np.full(30, 1 / 30))
-    fs = [Forecaster("good", (good,)), Forecaster("flat", (flat,))]
+    fs = [Predictions("good", (good,)), Predictions("flat", (flat,))]
     claims, rows = vocabulary_claims("2021", docs, fs, ["good"])
     assert [c.a for c in claims] == ["flat"] and claims[0].b == "good"
     c = claims[0]
@@ -81,8 +81,8 @@ def test_a_trained_forecaster_s_runs_add_their_spread():
     runs = (tempered(1.5),) * 3                        # three runs, one model: no spread
     mixed = tuple(tempered(w) for w in (0.0, 1.0, 3.0))  # three runs far apart
     def width(log_ps):
-        (claim,), _ = vocabulary_claims("2021", docs, [Forecaster("ref", (good,)),
-                                                        Forecaster("m", log_ps, runs=3)],
+        (claim,), _ = vocabulary_claims("2021", docs, [Predictions("ref", (good,)),
+                                                        Predictions("m", log_ps, runs=3)],
                                         ["ref"])
         assert claim.seeds == (3, 0)
         return claim.ci[1] - claim.ci[0]
@@ -104,11 +104,11 @@ def test_trend_claims_find_a_forecast_of_the_real_movers_and_mark_untested_ones(
     docs, half_a, half_b = _topical(rng, 300, rising=up), _topical(rng, 150), _topical(rng, 150)
     truth = np.zeros(30)
     truth[list(up)] = 1.0
-    fs = [Forecaster("none", (np.zeros(30),)),
-          Forecaster("right", (np.zeros(30),), truth + rng.normal(0, 0.01, 30)),
-          Forecaster("wrong", (np.zeros(30),), -truth + rng.normal(0, 0.01, 30)),
-          Forecaster("model", (np.zeros(30),), None, 1, "reads embeddings"),
-          Forecaster("trained", (np.zeros(30),) * 3, truth, 3)]
+    fs = [Predictions("none", (np.zeros(30),)),
+          Predictions("right", (np.zeros(30),), truth + rng.normal(0, 0.01, 30)),
+          Predictions("wrong", (np.zeros(30),), -truth + rng.normal(0, 0.01, 30)),
+          Predictions("model", (np.zeros(30),), None, 1, "reads embeddings"),
+          Predictions("trained", (np.zeros(30),) * 3, truth, 3)]
     claims, rows = trend_claims("2021", docs, half_a, half_b, fs, np.ones(30, bool),
                                 min_count=5, seen="its training read Y−1")
     by = {(c.a, c.metric.split(" ")[-1]): c for c in claims}
@@ -130,7 +130,7 @@ def test_trend_tokens_are_chosen_on_half_a_only():
     read the counts the observed change is measured on."""
     rng = np.random.default_rng(2)
     docs, half_a, half_b = _docs(rng, 200), _docs(rng, n_docs=8), _docs(rng, 200)
-    fs = [Forecaster("f", (np.zeros(30),), rng.normal(size=30))]
+    fs = [Predictions("f", (np.zeros(30),), rng.normal(size=30))]
     _, rows = trend_claims("2021", docs, half_a, half_b, fs, np.ones(30, bool), min_count=5)
     assert rows["f"]["n_trend"] == int((half_a.counts() >= 5).sum()) < 30
 

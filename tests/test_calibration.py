@@ -17,7 +17,7 @@ import math
 import pytest
 
 from pipeline.forecast import calibration as fcal
-from pipeline.forecast.counted import LINEAR
+from pipeline.forecast.calibration import LINEAR
 from pipeline.stats import calibration as scal
 from tests.conftest import REPO
 

@@ -30,7 +30,7 @@ import pytest
 
 from pipeline.corpus.anthology import parse_file
 from pipeline.evaluation.content import load_stopwords
-from pipeline.forecast.counted import LINEAR
+from pipeline.forecast.calibration import LINEAR
 from tests.conftest import SAMPLE_BIB, SHARED_DATA, STOPWORDS
 from tests.dvc_project import make_project, run_dvc
 from tests.test_e2e_own_corpus import TINY_MODEL

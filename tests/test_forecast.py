@@ -1,6 +1,6 @@
-"""Predicted vocabulary (batched = naive loop, sums to 1), naive forecasters (persistence, linear
-extrapolation, history-adjusted persistence, mean reversion and its fitted strength), whole words,
-ranking."""
+"""Predicted vocabulary (batched = naive loop, sums to 1), count forecasters (persistence, linear
+extrapolation, history-adjusted persistence, mean reversion and the forecast report's fitted
+settings), whole words, ranking."""
 
 from __future__ import annotations
 
@@ -13,21 +13,34 @@ from transformers import PreTrainedTokenizerFast
 
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import write_parquet
-from pipeline.forecast.stationary import (ALPHA_GRID, MEAN_REVERSION, PERSISTENCE, POOLED,
-                                          best_stationary, fit_stationary, smoothed)
+from pipeline.forecast.fits import best_fit, fit_forecasters
+from pipeline.forecast.forecasters.base import PeriodCounts
+from pipeline.forecast.forecasters.linear_extrapolation import linear_extrapolation
+from pipeline.forecast.forecasters.registry import lookup
+from pipeline.forecast.stationary import ALPHA_GRID, smoothed
 from pipeline.forecast.baselines import (LAMBDA_GRID, fit_targets,
                                          history_adjusted_persistence, mean_reversion_change,
                                          mean_reverting)
 from pipeline.stats.ranks import spearman_test
-from pipeline.forecast.vocabulary import (linear_extrapolation, persistence, predicted_distribution,
-                               predicted_distributions,
-                               rank_terms, reference_texts, vocabulary_forecast, whole_word_mask)
+from pipeline.forecast.vocabulary import (predicted_distribution, predicted_distributions,
+                                          rank_terms, reference_texts, vocabulary_forecast,
+                                          whole_word_mask)
 from pipeline.features.frequencies import log_frequencies, write_period
 from pipeline.models.future_lm import make_future_lm, scratch_gpt2
 from pipeline.features.history import load_history
 from tests.variant_settings import sized
 
 VOCAB = 30
+PERSISTENCE, POOLED, MEAN_REVERSION, LINEAR = (
+    lookup(n).report_name
+    for n in ("persistence", "pooled-past", "mean-reversion", "linear-extrapolation"))
+
+
+def persistence(last_counts: np.ndarray) -> np.ndarray:
+    """The report's persistence forecast with its unfitted (add-one) setting, as probabilities."""
+    f = lookup("persistence")
+    return np.exp(f.forecast(PeriodCounts.of_token_counts(["2020"], [last_counts]), 1,
+                             f.unfitted()))
 
 
 @pytest.fixture()
@@ -245,18 +258,25 @@ def test_stationary_fit_reads_training_periods_only_and_picks_the_best_fit():
     (mean reversion, λ > 0), not by 2018 alone; 2020 (a dev period) must never be read."""
     counts = _Recording({"2017": np.array([1, 7]), "2018": np.array([7, 1]),
                          "2019": np.array([200, 100]), "2020": np.array([500, 500])})
-    fits = fit_stationary(counts, ["2017", "2018", "2019"], window=2)
+    fits = fit_forecasters(counts, ["2017", "2018", "2019"], window=2)
     assert counts.read == {"2017", "2018", "2019"}                # never the dev period
     assert all(f.targets == ("2019",) for f in fits.values())
     mr, pers = fits[MEAN_REVERSION], fits[PERSISTENCE]
-    assert mr.lam > 0 and mr.train_ppl < pers.train_ppl and mr.alpha in ALPHA_GRID
-    want = np.exp(-(counts["2019"] @ mr.log_p([counts["2017"], counts["2018"]])) / 300)
+    assert mr.setting["lam"] > 0 and mr.train_ppl < pers.train_ppl
+    assert mr.setting["alpha"] in ALPHA_GRID
+    window = PeriodCounts.of_token_counts(["2017", "2018"], [counts["2017"], counts["2018"]])
+    want = np.exp(-(counts["2019"] @ mr.log_p(window)) / 300)
     assert mr.train_ppl == pytest.approx(want)
-    assert best_stationary(fits) in (MEAN_REVERSION, POOLED) and best_stationary(fits) != PERSISTENCE
+    assert best_fit(fits) in (MEAN_REVERSION, POOLED) and best_fit(fits) != PERSISTENCE
     assert LAMBDA_GRID[0] == 0.0 and LAMBDA_GRID[-1] == 1.0 and len(LAMBDA_GRID) == 21
+    # linear extrapolation has nothing to choose; it is fitted (scored) all the same
+    assert fits[LINEAR].setting == {} and list(fits) == [PERSISTENCE, POOLED, MEAN_REVERSION,
+                                                         LINEAR]
     # nothing to fit on: add-one smoothing, no mean reversion, the pooled past is the reference
-    none = fit_stationary(counts, ["2017", "2018"], 2)
-    assert set(none) == {PERSISTENCE, POOLED} and best_stationary(none) == POOLED
+    none = fit_forecasters(counts, ["2017", "2018"], 2)
+    assert set(none) == {PERSISTENCE, POOLED, LINEAR} and best_fit(none) == POOLED
+    assert none[POOLED].setting == {"alpha": 1.0}
+    assert "α = 1; not fitted" in none[PERSISTENCE].describe()
     assert smoothed(np.array([1, 3]), 1.0) == pytest.approx(np.log([2 / 6, 4 / 6]))
 
 

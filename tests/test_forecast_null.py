@@ -12,9 +12,11 @@ import pytest
 
 from pipeline.corpus.anthology import parse_file
 from pipeline.features.tokenizer import train_scratch_tokenizer
-from pipeline.forecast.counted import LINEAR, backtest_period
+from pipeline.forecast.calibration import LINEAR
+from pipeline.forecast.counted import backtest_period
 from pipeline.forecast.documents import PeriodDocuments, tokenize_documents
-from pipeline.forecast.stationary import STATIONARY, fit_stationary
+from pipeline.forecast.fits import fit_forecasters
+from pipeline.forecast.forecasters.registry import stationary
 from pipeline.stats.verdict import judge
 from tests.conftest import SHARED_DATA
 
@@ -76,7 +78,7 @@ def planted_pairs(docs: dict[str, PeriodDocuments], seed: int = 1
 
 def verdicts(docs: dict[str, PeriodDocuments], period: str):
     counts = {y: d.counts() for y, d in docs.items()}
-    fits = fit_stationary(counts, TRAIN, WINDOW)
+    fits = fit_forecasters(counts, TRAIN, WINDOW)
     content = np.ones(next(iter(docs.values())).vocab_size, dtype=bool)
     prev = YEARS[YEARS.index(period) - 1]
     result = backtest_period(period, docs[period], docs[prev], counts, fits, content, WINDOW,
@@ -93,7 +95,8 @@ def test_permuted_dates_give_no_temporal_skill_and_no_trend(sample, seed):
         trend = [v for v in judged if v.family == "forecast-trend"]
         vocab = [v for v in judged if v.family == "forecast-vocabulary"]
         assert result.n_trend >= 1000 and len(trend) >= 6 and len(vocab) >= 3   # tested
-        assert {v.a for v in vocab} == {LINEAR} and {v.b for v in vocab} == set(STATIONARY)
+        assert {v.a for v in vocab} == {LINEAR} and {v.b for v in vocab} == {
+            f.report_name for f in stationary("forecast")}
         assert all(v.verdict != "untested" for v in trend + vocab)
         assert not [v.id for v in trend if v.verdict == "better"], (seed, period)
         assert not [v.id for v in vocab if v.verdict == "better"], (seed, period)

@@ -54,7 +54,8 @@ def permuted(docs: list[PeriodDocuments], seed: int = 0) -> list[PeriodDocuments
 def judged(docs: list[PeriodDocuments], first: int = 5):
     """The backtest's verdicts, with warm-up origins before ``first`` as the stage runs it."""
     data = period_counts(docs)
-    rolling = rolling_origins(data, docs, all_forecasters(), first=first, last=len(docs) - 1,
+    rolling = rolling_origins(data, docs, all_forecasters("forecast-skill"), first=first,
+                              last=len(docs) - 1,
                               warmup=0)
     claims = [c for o in rolling.origins for c in origin_claims(o)]
     claims += pooled_claims(rolling, 1) + pooled_claims(rolling, 2)
@@ -134,7 +135,8 @@ def test_forecasts_read_only_the_past_and_settings_come_from_earlier_origins() -
 def test_no_usable_origin_is_one_clear_error() -> None:
     docs = corpus(0.0, periods=2, n_docs=10, length=20)
     with pytest.raises(UserError, match="2 consecutive period"):
-        rolling_origins(period_counts(docs), docs, all_forecasters(), first=1, last=1)
+        rolling_origins(period_counts(docs), docs, all_forecasters("forecast-skill"), first=1,
+                        last=1)
 
 
 def test_a_target_without_documents_is_skipped() -> None:

@@ -37,6 +37,35 @@ def test_registry_finds_every_module_in_order() -> None:
         lookup("oracle")
 
 
+def test_each_backtest_takes_its_forecasters_from_the_registry() -> None:
+    """The forecast report's count forecasters under the names its claims carry; the skill
+    report's; a forecaster names the backtests it stays out of, never the other way round."""
+    report = all_forecasters("forecast")
+    assert [f.report_name for f in report] == ["Persistence", "Pooled past", "Mean reversion",
+                                               "Linear extrapolation"]
+    assert [f.name for f in all_forecasters("forecast-skill")] == [
+        "persistence", "pooled-past", "same-parity", "mean-reversion", "damped-trend",
+        "linear-trend", "learned"]
+    assert [f.name for f in stationary("forecast")] == ["persistence", "pooled-past",
+                                                        "mean-reversion"]
+    with pytest.raises(ValueError, match="no backtest"):
+        all_forecasters("forecast.md")
+
+
+def test_the_predicted_change_is_the_forecast_against_persistence() -> None:
+    past = _random()
+    assert lookup("persistence").change(past, 1, {"alpha": 0.5}) is None     # no change
+    setting = {"window": 2, "lam": 0.5, "alpha": 0.5}
+    change = lookup("mean-reversion").change(past, 1, setting)
+    persistence = lookup("persistence").forecast(past, 1, {"alpha": 0.5})
+    np.testing.assert_allclose(change, lookup("mean-reversion").forecast(past, 1, setting)
+                               - persistence)
+    # a setting without a window pools the whole past (the forecast report hands the window)
+    np.testing.assert_array_equal(lookup("pooled-past").forecast(past.until(3), 1, {"alpha": 1.0}),
+                                  lookup("pooled-past").forecast(past.until(3), 1,
+                                                                 {"window": 3, "alpha": 1.0}))
+
+
 @pytest.mark.parametrize("forecaster", all_forecasters(), ids=lambda f: f.name)
 @pytest.mark.parametrize("horizon", [1, 2])
 def test_every_setting_gives_normalised_finite_log_probs(forecaster, horizon: int) -> None:

@@ -19,7 +19,7 @@ import yaml
 
 from pipeline.infra.errors import UserError
 from pipeline.graph.build import build
-from pipeline.graph.code_deps import import_closure, module_path, runs_code
+from pipeline.graph.code_deps import FORECASTERS, import_closure, module_path, runs_code
 from pipeline.graph.render import render, stale_message
 from pipeline.models.registry import all_variants, lookup
 from tests.dvc_project import deep_merge, make_project, run_dvc, write_graph, write_params
@@ -85,10 +85,17 @@ def _variants_read(name: str) -> tuple[list[str], bool]:
     return [], False
 
 
+def _reads_forecasters(name: str) -> bool:
+    """Whether stage ``name`` reads the forecaster registry, which imports every module of its
+    package at run time (no import statement names them)."""
+    return name == "forecast_report" or name.startswith("forecast_features")
+
+
 @pytest.mark.parametrize("name", [name for name, _ in _committed_stages()])
 def test_code_deps_are_exactly_the_stages_import_closure(name: str) -> None:
     """The stage module's closure, plus the modules of the variants it runs or reports (a
-    control's: its variant's) with theirs; no other variant's module."""
+    control's: its variant's) with theirs, and every forecaster module with its closure for a
+    stage reading the forecaster registry; no other variant's module."""
     spec = body(dict(_committed_stages())[name])
     module = re.match(r"python -m stages\.(\w+)", spec["cmd"]).group(1)
     code = {d for d in spec["deps"] if d.endswith(".py")}
@@ -102,6 +109,11 @@ def test_code_deps_are_exactly_the_stages_import_closure(name: str) -> None:
            for m in {lookup(v).module for v in variants} if m is not None}
     for path in own:
         expected |= {str(path), *map(str, import_closure(REPO, path, classes=built))}
+    if _reads_forecasters(name):
+        for path in sorted((REPO / FORECASTERS).glob("*.py")):
+            if runs_code(path):
+                path = path.relative_to(REPO)
+                expected |= {str(path), *map(str, import_closure(REPO, path))}
     assert code == expected
     in_package = {d for d in code if d.startswith("pipeline/models/variants/")}
     assert in_package - {"pipeline/models/variants/__init__.py"} == set(map(str, own))

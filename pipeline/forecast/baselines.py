@@ -8,7 +8,7 @@ Both are torch-free and read only what the forecast report already has: the obse
 the history periods and, for the first, a model's predicted change from its forecast stage.
 
 **History-adjusted persistence** (one per model). Let ``p_k`` be period Y−1's add-one smoothed
-distribution (:func:`pipeline.forecast.vocabulary.persistence`) and ``Δ̂_k = log p̂_Y(k) −
+distribution (:func:`pipeline.features.frequencies.log_frequencies`) and ``Δ̂_k = log p̂_Y(k) −
 log p̂'_{Y−1}(k)`` the model's predicted change of token k (its forecast stage's ``log_prob −
 log_prob_prev``, the Δ̂ whose Spearman ρ the backtests report)::
 
@@ -35,7 +35,8 @@ opposite ranking to linear extrapolation's. Its predicted change (ranked for ρ)
 *Why*: linear extrapolation's negative ρ says that words which just rose tend to fall back; mean
 reversion is the forecaster that bets on it, with a strength fitted rather than assumed.
 
-**Fitting λ** (and the smoothing): :mod:`pipeline.forecast.stationary`, on training periods only.
+The forecaster of the registry: :mod:`pipeline.forecast.forecasters.mean_reversion`. **Fitting
+λ** (and the smoothing): :mod:`pipeline.forecast.fits`, on training periods only.
 """
 
 from __future__ import annotations

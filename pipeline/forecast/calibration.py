@@ -34,10 +34,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pipeline.forecast.claims import Forecaster
-from pipeline.forecast.counted import LINEAR, backtest_period
+from pipeline.forecast.claims import Predictions
+from pipeline.forecast.counted import backtest_period
 from pipeline.forecast.documents import PeriodDocuments, document_nll
-from pipeline.forecast.stationary import MEAN_REVERSION, POOLED, fit_stationary, smoothed
+from pipeline.forecast.fits import fit_forecasters
+from pipeline.forecast.forecasters import linear_extrapolation, mean_reversion, pooled
+from pipeline.forecast.stationary import smoothed
 from pipeline.forecast.synthetic import (TopicCorpus, corpus_settings, cross_entropy,
                                          drifting_topic_weights, planted_pairs)
 from pipeline.stats.calibration import ALPHA, Calibration, covers
@@ -48,6 +50,9 @@ PERIODS = ("2017", "2018", "2019", "2020", "2021")     # Y−4 .. Y; the first t
 WINDOW = 2
 REWRITE_SHARES = (0.0, 0.2, 0.4, 0.6, 0.8)             # per period, Y−4 .. Y
 N_PAIRS = 10
+# the forecasters whose trend claims are calibrated, by the names their claims carry
+POOLED, MEAN_REVERSION, LINEAR = (module.FORECASTER.report_name
+                                  for module in (pooled, mean_reversion, linear_extrapolation))
 # A forecaster with no skill and the topic structure real forecasts have: it guesses how each
 # topic's share moves (independently of how it does move) and predicts every word's change from
 # the topics; on drifting topics it is the case a test that holds the weights fixed gets wrong.
@@ -113,15 +118,16 @@ def calibrate_forecast_comparison(n_docs: int, n_sims: int,
 
 
 def _trend_records(docs: Mapping[str, PeriodDocuments], content: np.ndarray, min_count: int,
-                   periods: Sequence[str] = PERIODS, others: Sequence[Forecaster] = ()
+                   periods: Sequence[str] = PERIODS, others: Sequence[Predictions] = ()
                    ) -> tuple[dict[tuple[str, str], Record], int]:
     """``{(forecaster, "ρ"|"top-k"): record}`` of the last period's trend claims (judged with the
     period's other claims; linear extrapolation's vocabulary claims under ``"vocabulary <b>"``)
     and the number of trend tokens."""
     counts = {y: d.counts() for y, d in docs.items()}
-    fits = fit_stationary(counts, list(periods[:-2]), WINDOW)
+    fits = fit_forecasters(counts, list(periods[:-2]), WINDOW)
     result = backtest_period(periods[-1], docs[periods[-1]], docs[periods[-2]], counts, fits,
-                             content, WINDOW, others, min_count=min_count)
+                             content, WINDOW, others, min_count=min_count,
+                             history=[docs[p] for p in periods[:-2]])
     out: dict[tuple[str, str], Record] = {}
     for claim, v in zip(result.claims, judge(result.claims)):
         lo, hi = claim.ci
@@ -176,13 +182,13 @@ def _summarise_trend(runs: Sequence[dict], n_trend: Sequence[int], size: str, se
 
 
 def topic_guess(corpus: TopicCorpus, rng: np.random.Generator, shares: np.ndarray,
-                sd: float) -> Forecaster:
+                sd: float) -> Predictions:
     """:data:`TOPIC_GUESS`: every word's change predicted from a guess of the topics' moves (log
     shares stepping by ``sd``, drawn here, independent of the corpus's own steps) from the
     shares ``shares`` of Y−1."""
     now = corpus.mixture(shares)
     guess = corpus.mixture(np.asarray(shares) * np.exp(rng.normal(0.0, sd, corpus.topics)))
-    return Forecaster(TOPIC_GUESS, (np.log(guess),), np.log(guess) - np.log(now))
+    return Predictions(TOPIC_GUESS, (np.log(guess),), np.log(guess) - np.log(now))
 
 
 def calibrate_trend(n_docs: int, n_sims: int, n_planted: int | None = None,

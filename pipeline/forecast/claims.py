@@ -1,8 +1,9 @@
 """The backtest claims of one period Y.
 
 **Family ``forecast-vocabulary``** (``scope`` = Y): every forecaster that is not a stationary
-baseline against **each** stationary baseline (persistence, the pooled past, mean reversion; each
-smoothed by a rule fitted on the training periods only, :mod:`pipeline.forecast.stationary`):
+baseline against **each** stationary baseline (the registry's stationary forecasters of the
+report: persistence, the pooled past, mean reversion; each smoothed by a rule fitted on the
+training periods only, :mod:`pipeline.forecast.fits`):
 the relative change of unigram PPL on Y's documents, tested by
 :func:`pipeline.stats.comparisons.compare_rates` (documents paired; a trained forecaster's runs
 add their spread, Welch's t). A forecaster has *temporal skill* only where it is ``better`` than
@@ -67,7 +68,7 @@ from scipy.stats import rankdata
 
 from pipeline.forecast import backtest as bt
 from pipeline.forecast.documents import PeriodDocuments, document_nll
-from pipeline.forecast.topics import topic_directions
+from pipeline.forecast.topics import HISTORY, topic_directions
 from pipeline.stats.comparisons import (Side, TestResult, compare_items, compare_rates,
                                         rate_interval)
 from pipeline.stats.projection import covariate_basis, residual
@@ -83,10 +84,11 @@ TREND_TEST = ("Welch t over the documents of Y and half B (a weighted sum of sta
 
 
 @dataclass(frozen=True)
-class Forecaster:
-    """``log_ps``: one forecast ``[≥|V|]`` per trained run (one for a forecaster without
-    training, ``runs = 0``). ``change``: the predicted change from half-A inputs (mean over runs),
-    None for no trend claim, or — with ``trend_note`` — for an untested one."""
+class Predictions:
+    """What one forecaster predicted for period Y, all the claims read of it. ``log_ps``: one
+    forecast ``[≥|V|]`` per trained run (one for a forecaster without training, ``runs = 0``).
+    ``change``: the predicted change from half-A inputs (mean over runs), None for no trend
+    claim, or — with ``trend_note`` — for an untested one."""
 
     name: str
     log_ps: tuple[np.ndarray, ...]
@@ -96,7 +98,7 @@ class Forecaster:
     changes: tuple[np.ndarray, ...] = ()     # per run (their mean is ``change``)
 
 
-def vocabulary_claims(period: str, docs: PeriodDocuments, forecasters: Sequence[Forecaster],
+def vocabulary_claims(period: str, docs: PeriodDocuments, forecasters: Sequence[Predictions],
                       references: Sequence[str]
                       ) -> tuple[list[Claim], dict[str, dict[str, float]]]:
     """``forecast-vocabulary`` claims of every forecaster not in ``references`` against each of
@@ -168,22 +170,27 @@ def _scaled(result: TestResult, factor: float) -> TestResult:
                    ci=(result.ci[0] / factor, result.ci[1] / factor))
 
 
-def trend_basis(half_a: PeriodDocuments, ids: np.ndarray, counts_a: np.ndarray) -> np.ndarray:
+def trend_basis(half_a: PeriodDocuments, ids: np.ndarray, counts_a: np.ndarray,
+                history: Sequence[PeriodDocuments] = ()) -> np.ndarray:
     """The orthonormal basis projected out of the trend weights over the trend tokens ``ids``:
     an intercept, each token's log count in half A and the topic directions of half A's documents
-    (module doc)."""
-    directions = topic_directions((half_a,), ids)
+    and of the last :data:`pipeline.forecast.topics.HISTORY` periods of ``history`` (module
+    doc)."""
+    directions = topic_directions((*history[max(0, len(history) - HISTORY):], half_a), ids)
     return covariate_basis(np.column_stack([np.log(counts_a[ids].astype(np.float64)),
                                             directions]))
 
 
 def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
-                 half_b: PeriodDocuments, forecasters: Sequence[Forecaster], content: np.ndarray,
-                 min_count: int = bt.MIN_COUNT, seen: str = ""
+                 half_b: PeriodDocuments, forecasters: Sequence[Predictions], content: np.ndarray,
+                 min_count: int = bt.MIN_COUNT, seen: str = "",
+                 history: Sequence[PeriodDocuments] = ()
                  ) -> tuple[list[Claim], dict[str, dict[str, float]]]:
     """``forecast-trend`` claims (module doc) and each ranking forecaster's point values
     (``{name: {rho, rho_lo, rho_hi, movers, k, n_trend}}``). ``seen``: why a trained
-    forecaster's trend claims are untested here (its training read Y−1), or empty."""
+    forecaster's trend claims are untested here (its training read Y−1), or empty. ``history``:
+    the documents of periods before Y−1 in time order (the topic directions read the last
+    few)."""
     counts_a = half_a.counts()
     ids = np.flatnonzero(bt.trend_tokens(counts_a, np.asarray(content)[:len(counts_a)],
                                          min_count))
@@ -191,7 +198,7 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
     keep = s > 0
     ids, z, s = ids[keep], z[keep], s[keep]
     n, k = len(ids), top_k(len(ids))
-    basis = trend_basis(half_a, ids, counts_a) if n >= 2 * k else np.zeros((n, 0))
+    basis = trend_basis(half_a, ids, counts_a, history) if n >= 2 * k else np.zeros((n, 0))
     z_free = residual(basis, z)
     z_norm = float(np.sqrt(z_free @ z_free))
     claims: list[Claim] = []

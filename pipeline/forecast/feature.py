@@ -36,9 +36,7 @@ from pipeline.infra.errors import UserError
 
 def period_counts(freqs: Sequence[PeriodFrequencies]) -> PeriodCounts:
     """The forecasters' input from consecutive periods' frequency files, oldest first."""
-    counts = np.stack([f.counts for f in freqs]).astype(np.int64)
-    return PeriodCounts(tuple(f.period for f in freqs), counts, counts.copy(),
-                        counts.sum(axis=1).astype(np.int64))
+    return PeriodCounts.of_token_counts([f.period for f in freqs], [f.counts for f in freqs])
 
 
 def chosen_setting(forecaster: Forecaster, past: PeriodCounts) -> Mapping[str, Any]:

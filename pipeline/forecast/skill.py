@@ -17,7 +17,8 @@ Family ``forecast-skill`` (report ``forecast-skill``), metric unigram PPL, ``b``
 Family ``forecast-trend`` (report ``forecast-skill``, ``scope`` ``h1/<Y>``): the split-half
 trend claims of :func:`pipeline.forecast.claims.trend_claims` at each horizon-1 origin — the
 forecaster re-run on the same past with period ``Y − 1`` replaced by its half A, its predicted
-change = that forecast minus persistence of half A (add-α with the forecaster's α, else 1),
+change = that forecast minus persistence of half A (add-α with the forecaster's α, else 1;
+:meth:`pipeline.forecast.forecasters.base.Forecaster.change`, as in the forecast report),
 the observed change from half B of ``Y − 1`` to ``Y``. A forecaster whose predicted change is
 constant (persistence) makes no trend claim.
 
@@ -34,12 +35,11 @@ from dataclasses import replace
 import numpy as np
 
 from pipeline.forecast import backtest as bt
-from pipeline.forecast.claims import Forecaster as TrendForecaster
-from pipeline.forecast.claims import trend_claims
+from pipeline.forecast.claims import Predictions, trend_claims
 from pipeline.forecast.documents import PeriodDocuments
 from pipeline.forecast.forecasters.base import PeriodCounts
 from pipeline.forecast.rolling import OriginScore, Rolling
-from pipeline.forecast.stationary import smoothed
+from pipeline.forecast.topics import HISTORY
 from pipeline.forecast.words import document_frequency
 from pipeline.stats.comparisons import Side, compare_rates
 from pipeline.stats.diebold_mariano import diebold_mariano
@@ -100,17 +100,11 @@ def trend_origin_claims(rolling: Rolling, origin: OriginScore, data: PeriodCount
     y = origin.target
     half_a, half_b = documents[y - 1].halves()
     past = _with_half(data.until(y), half_a)
-    counts_a = half_a.counts()
-    entries = []
-    for f in rolling.forecasters:
-        setting = origin.chosen[f.name].setting
-        lp = np.asarray(f.forecast(past, 1, setting), dtype=np.float64)
-        change = lp - smoothed(counts_a, float(setting.get("alpha", 1.0)))
-        if np.ptp(change) < 1e-12:
-            change = None
-        entries.append(TrendForecaster(f.name, (origin.log_p[f.name],), change))
+    entries = [Predictions(f.name, (origin.log_p[f.name],),
+                           f.change(past, 1, origin.chosen[f.name].setting))
+               for f in rolling.forecasters]
     claims, rows = trend_claims(origin.period, documents[y], half_a, half_b, entries, content,
-                                min_count)
+                                min_count, history=documents[max(0, y - 1 - HISTORY):y - 1])
     return [replace(c, report=REPORT, scope=f"h1/{origin.period}") for c in claims], rows
 
 

@@ -10,9 +10,13 @@ standardised change of :func:`pipeline.forecast.claims.standardised_change`) rec
 between-topic covariance has rank below the number of topics and dominates the leading
 eigenvalues. The trend test partials these directions out of its weights (:mod:`pipeline.stats.projection`).
 
-The trend test reads the incidence of half A only, the predictor's side: documents of two periods
-pooled would make the words that moved between them co-occur (the later period's documents hold
-more of all of them), and their movement would become a direction and be partialled out.
+The trend test reads the predictor's side only: half A of Y−1 and up to :data:`HISTORY` periods
+before it. Each period's incidence is centred on its own mean before the periods are pooled: a
+word that moved from one period to the next would otherwise co-occur with every other mover (the
+later period's documents hold more of all of them), and their movement would become a direction
+and be projected out. Half A alone is too few documents: with more trend tokens than documents
+the leading components are mostly noise, and a forecast guessing at the topics' moves kept most of
+its topic structure after the projection (``reports/calibration.json``, the drifting-topic rows).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pipeline.forecast.documents import PeriodDocuments
 
 WORDS_PER_DIRECTION = 10     # a direction for every 10 trend tokens ...
 MAX_DIRECTIONS = 50          # ... at most 50
+HISTORY = 4                  # predictor-side periods before Y−1 read besides half A
 
 
 def n_directions(n_words: int) -> int:
@@ -36,23 +41,23 @@ def n_directions(n_words: int) -> int:
 def topic_directions(documents: Sequence[PeriodDocuments], ids: np.ndarray,
                      k: int | None = None) -> np.ndarray:
     """float64 ``[len(ids), k]``: the ``k`` leading eigenvectors (default :func:`n_directions`)
-    of the correlation matrix of the words' document incidence over ``documents`` pooled (module
-    doc). A word in no or every document has a zero standard deviation and loads on none."""
+    of the correlation matrix of the words' document incidence within each of ``documents``'
+    periods, pooled (module doc). A word in no or every document has a zero variance and loads on
+    none."""
     ids = np.asarray(ids)
     n = len(ids)
     k = n_directions(n) if k is None else k
     k = max(0, min(k, n - 2))
     if k == 0:
         return np.zeros((n, 0))
-    gram, total, docs = np.zeros((n, n)), np.zeros(n), 0
+    cov, docs = np.zeros((n, n)), 0
     for d in documents:
         x = (d.matrix(ids) > 0).astype(np.float64)
-        gram += (x.T @ x).toarray()
-        total += np.asarray(x.sum(axis=0)).ravel()
+        mean = np.asarray(x.sum(axis=0)).ravel() / max(d.n_documents, 1)
+        cov += (x.T @ x).toarray() - d.n_documents * np.outer(mean, mean)
         docs += d.n_documents
-    mean = total / max(docs, 1)
-    sd = np.sqrt(mean * (1 - mean))
+    cov /= max(docs, 1)
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     scale = np.where(sd > 0, 1 / np.where(sd > 0, sd, 1.0), 0.0)
-    corr = (gram / max(docs, 1) - np.outer(mean, mean)) * np.outer(scale, scale)
-    _, vectors = linalg.eigh(corr, subset_by_index=[n - k, n - 1])
+    _, vectors = linalg.eigh(cov * np.outer(scale, scale), subset_by_index=[n - k, n - 1])
     return vectors[:, ::-1]

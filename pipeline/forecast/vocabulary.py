@@ -1,4 +1,4 @@
-"""Forecasting a period's vocabulary: the future LM's predicted distribution and naive forecasters.
+"""Forecasting a period's vocabulary: the future LM's predicted distribution and its word lists.
 
 Periods are labels (``2024``, ``2024H1``, ``2024Q3``, ``2024-07``; :mod:`pipeline.corpus.periods`);
 ``Y−1`` is the period before ``Y`` (:func:`pipeline.corpus.periods.shift`, across year
@@ -26,13 +26,9 @@ the data (an LM trained periods earlier), which is not a forecast. Baseline's Δ
 a time-free control's (``<variant>-static``: its history, pooled over the training periods, is
 the same for Y and Y−1; one pass gives both): like Baseline it has no trend ranking.
 
-**Naive forecasters** (computed from the observed counts of the history periods only):
-
-* persistence: period Y−1's add-one smoothed unigram distribution (the frequency features'
-  ``exp(log_freq)``), predicted change 0;
-* linear extrapolation: each token's smoothed log frequency over ``Y−m .. Y−1`` fitted by least
-  squares and evaluated at Y, then renormalised; its predicted change is the extrapolated log
-  frequency minus the observed one of Y−1 (for m = 2, the last period's change, repeated).
+**Count forecasters** (persistence, linear extrapolation and the others the forecast report
+compares the models with) read only the observed counts of the history periods: they are the
+registry's (:mod:`pipeline.forecast.forecasters`).
 
 **Whole word** (for showing terms as words): a CPL content token (:mod:`pipeline.evaluation.content`) that
 begins a word (its text starts with the leading-space marker and the rest is letters, digits,
@@ -53,10 +49,9 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from pipeline.corpus.by_period import missing_feature_fix, period_abstracts
-from pipeline.corpus.periods import ordinal, shift
+from pipeline.corpus.periods import shift
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import FutureLM
-from pipeline.features.frequencies import log_frequencies
 from pipeline.features.history import PeriodHistory, load_history
 from pipeline.features.windows import history_periods
 from pipeline.features.words import WordPieces
@@ -124,37 +119,6 @@ def _softmax_sums(model: FutureLM, encoded: Sequence[Sequence[int]], order: list
                 totals[k] += torch.softmax(rows[lo:lo + step].float(), dim=-1).sum(0).double()
         positions += int(keep.sum())
     return totals, positions
-
-
-def persistence(last_counts: np.ndarray) -> np.ndarray:
-    """Period Y−1's add-one smoothed unigram distribution ``(c + 1) / (N + |V|)``: the frequency
-    features' estimate (:func:`pipeline.features.frequencies.log_frequencies`), exponentiated."""
-    return np.exp(log_frequencies(last_counts))
-
-
-def linear_extrapolation(log_freq: np.ndarray, periods: Sequence[str | int],
-                         period: str | int) -> np.ndarray:
-    """Per token, the least-squares line through ``log_freq`` ``[|V|, m]`` (columns =
-    ``periods``, labels) evaluated at ``period``, as a distribution (softmax of the extrapolated
-    log frequencies). Time is the periods' ordinals (consecutive within a kind; for years the
-    years themselves), so the slope is per period.
-
-    With one history period it is persistence.
-    """
-    log_freq = np.asarray(log_freq, dtype=np.float64)
-    x = np.asarray([ordinal(p) for p in periods], dtype=np.float64)
-    at = float(ordinal(period))
-    if log_freq.ndim != 2 or log_freq.shape[1] != len(x):
-        raise ValueError(f"log_freq {log_freq.shape} does not match {len(x)} periods")
-    if len(x) == 1:
-        predicted = log_freq[:, 0]
-    else:
-        xc = x - x.mean()
-        slope = log_freq @ xc / (xc @ xc)
-        predicted = log_freq.mean(axis=1) + slope * (at - x.mean())
-    predicted = predicted - predicted.max()
-    p = np.exp(predicted)
-    return p / p.sum()
 
 
 def whole_word_mask(tokenizer: PreTrainedTokenizerBase, content_mask: np.ndarray,

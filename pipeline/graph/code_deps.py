@@ -24,6 +24,9 @@ from pathlib import Path
 from pipeline.models.registry import lookup
 
 PACKAGES = ("pipeline", "stages")
+# The forecasters' package: its registry imports every module in it, so a stage that reads the
+# registry (forecast_features, forecast_report) depends on all of them.
+FORECASTERS = "pipeline/forecast/forecasters"
 # A string constant that names a project module, e.g. "pipeline.semantic.methods.x" in a
 # registry, imported with importlib: counted as an import of that module. With a class,
 # "pipeline.models.temporal:Context2Bias" in a variant module, it is imported when a model of the

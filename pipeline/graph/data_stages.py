@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.corpus.periods import shift, span
-from pipeline.graph.code_deps import Code
+from pipeline.graph.code_deps import FORECASTERS, Code
 from pipeline.graph.files import (
     ABSTRACTS,
     CORPUS_COUNTS,
@@ -43,9 +43,6 @@ from pipeline.models.variant import setting_fields
 
 from pipeline.infra.interfaces import filter as corpus_filter
 from pipeline.infra.interfaces import tokenizer
-
-# The forecasters' package: its registry imports every module in it (a forecast_features dep).
-FORECASTERS = "pipeline/forecast/forecasters"
 
 
 def data_stages(plan: Plan, code: Code) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pipeline.corpus.periods import in_time_order
-from pipeline.graph.code_deps import Code
+from pipeline.graph.code_deps import FORECASTERS, Code
 from pipeline.graph.files import (
     ABSTRACTS,
     CORPUS_COUNTS,
@@ -202,4 +202,4 @@ def forecast_report_stage(plan: Plan, code: Code) -> dict[str, Any]:
          "plot": "plots/forecast_risers.png"},
         files={"forecasts": [f"data/forecast/{r}" for r in runs],
                "frequencies": feature_files(["frequencies"], plan.forecast_report_periods)},
-        code=code("forecast_report", plan.variants))
+        code=code("forecast_report", plan.variants, discovered=FORECASTERS))

@@ -28,13 +28,13 @@ import pandas as pd
 
 from pipeline.corpus.periods import NOUN, in_time_order, kind_of, ordinal, shift
 from pipeline.forecast import backtest as bt
-from pipeline.forecast.vocabulary import linear_extrapolation, rank_terms
+from pipeline.forecast.vocabulary import rank_terms
 from pipeline.features.frequencies import PeriodFrequencies
 from pipeline.forecast.documents import PeriodDocuments
 from pipeline.reports.forecast_inputs import ModelForecast
 from pipeline.features.windows import history_periods
 from pipeline.models.registry import display_name, lookup
-from pipeline.forecast.counted import LINEAR
+from pipeline.forecast.fits import Fit, window_counts
 from pipeline.reports.forecast_backtests import (backtest, backtest_markdown, fit, fit_metrics,
                                                  fit_text)
 from pipeline.stats.verdict import judge, to_records
@@ -139,7 +139,7 @@ def render(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[s
                   f"{documents[by].n_documents} documents of {by}, halves A/B of "
                   f"{shift(by, -1)}: {result.n_documents[0]}/{result.n_documents[1]} documents.",
                   "", *backtest_markdown(result, judged)]
-    forecast_parts, panels = _forecast_section(forecasts, variants, seeds, period, freqs,
+    forecast_parts, panels = _forecast_section(forecasts, variants, seeds, period, freqs, fits,
                                                whole_word, words, window, figure, plot_words)
     parts += forecast_parts
     parts += ["", f"## Generated abstracts for {period} (seed {seeds[0]})", "",
@@ -175,7 +175,7 @@ def _intro(period: str, window: int, noun: str = "year") -> list[str]:
             f"token's log frequency over the last {window} {noun}s; each temporal model's "
             "history-adjusted persistence multiplies Y−1's distribution by the model's "
             "exp(predicted change). Definitions: `pipeline/forecast/vocabulary.py`, "
-            "`pipeline/forecast/stationary.py`, `pipeline/forecast/counted.py`."]
+            "`pipeline/forecast/forecasters/`, `pipeline/forecast/fits.py`."]
 
 
 def _backtests_intro(seeds: Sequence[int], noun: str = "year") -> list[str]:
@@ -203,17 +203,21 @@ def _backtests_intro(seeds: Sequence[int], noun: str = "year") -> list[str]:
 
 def _forecast_section(forecasts: dict[tuple[str, int], ModelForecast], variants: Sequence[str],
                       seeds: Sequence[int], period: str, freqs: dict[str, PeriodFrequencies],
-                      whole_word: np.ndarray, words: Sequence[str], window: int,
-                      figure: str | None, plot_words: int
+                      fits: Mapping[str, Fit], whole_word: np.ndarray, words: Sequence[str],
+                      window: int, figure: str | None, plot_words: int
                       ) -> tuple[list[str], dict[str, pd.DataFrame]]:
-    """The rising and falling terms of each forecaster with a history, and the plot's panels."""
+    """The rising and falling terms of each forecaster with a history (the count forecasters
+    that are not stationary, then the temporal models), and the plot's panels."""
     hist_periods = list(history_periods(period, window))
     history = {p: freqs[p] for p in hist_periods}
     before = shift(period, -1)
     last = freqs[before]
-    lin = np.log(linear_extrapolation(np.stack([freqs[p].log_freq for p in hist_periods], 1),
-                                      hist_periods, period)) - last.log_freq
-    deltas = {LINEAR: lin}
+    past = window_counts({p: freqs[p].counts for p in hist_periods}, period, window)
+    deltas: dict[str, np.ndarray] = {}
+    for name, f in fits.items():
+        change = None if f.stationary else f.change(past)
+        if change is not None:
+            deltas[name] = change
     for v in variants:
         if lookup(v).temporal:
             deltas[display_name(v)] = np.mean([forecasts[(v, s)].delta(period)[:last.vocab_size]

@@ -1,8 +1,9 @@
 """The backtest sections of ``reports/forecast.md``: every forecaster of a period, judged.
 
-For a backtest period Y the forecasters are the count-based ones
-(:mod:`pipeline.forecast.counted`: persistence, the pooled past and mean reversion, each smoothed
-by a rule fitted on training periods only, and linear extrapolation), every **model** (its own
+For a backtest period Y the forecasters are the registry's count forecasters of the report
+(:mod:`pipeline.forecast.fits`: persistence, the pooled past, mean reversion and linear
+extrapolation, each with its setting fitted on training periods only, and any other forecaster
+module of :mod:`pipeline.forecast.forecasters`), every **model** (its own
 p̂_Y, one forecast per seed) and each temporal model's **history-adjusted persistence** (Y−1's
 add-one smoothed distribution times the model's exp(Δ̂), renormalised). The claims — every
 forecaster against each stationary baseline, every predicted change against chance — are
@@ -22,11 +23,11 @@ from pipeline.corpus.periods import in_time_order, ordinal, shift
 from pipeline.features.frequencies import PeriodFrequencies
 from pipeline.forecast import backtest as bt
 from pipeline.forecast.baselines import history_adjusted_persistence
-from pipeline.forecast.claims import TREND, VOCABULARY, Forecaster
+from pipeline.forecast.claims import TREND, VOCABULARY, Predictions
 from pipeline.forecast.counted import PeriodBacktest, backtest_period
 from pipeline.forecast.documents import PeriodDocuments
+from pipeline.forecast.fits import Fit, best_fit, fit_forecasters
 from pipeline.forecast.half import HALF_COLUMNS
-from pipeline.forecast.stationary import StationaryFit, best_stationary, fit_stationary
 from pipeline.models.registry import display_name, lookup
 from pipeline.stats.verdict import Verdict, sentence, table
 
@@ -52,7 +53,7 @@ def _half_changes(forecasts: Sequence[ModelForecast], period: str, vocab: int
 
 def model_forecasters(forecasts: Mapping[tuple[str, int], ModelForecast], variants: Sequence[str],
                       seeds: Sequence[int], period: str, last_counts: np.ndarray
-                      ) -> list[Forecaster]:
+                      ) -> list[Predictions]:
     """Every model (its trend claim from its half-A change; untested without one), then every
     temporal model's history-adjusted persistence (no trend claim: its change is the model's)."""
     vocab, out, adjusted = len(last_counts), [], []
@@ -60,12 +61,12 @@ def model_forecasters(forecasts: Mapping[tuple[str, int], ModelForecast], varian
         runs = [forecasts[(v, s)] for s in seeds]
         log_ps = tuple(f.vocab[period]["log_prob"].to_numpy() for f in runs)
         if not lookup(v).temporal:
-            out.append(Forecaster(display_name(v), log_ps, runs=len(seeds)))
+            out.append(Predictions(display_name(v), log_ps, runs=len(seeds)))
             continue
         changes, note = _half_changes(runs, period, vocab)
         change = np.mean(changes, axis=0) if changes else None
-        out.append(Forecaster(display_name(v), log_ps, change, len(seeds), note, changes))
-        adjusted.append(Forecaster(adjusted_name(v), tuple(
+        out.append(Predictions(display_name(v), log_ps, change, len(seeds), note, changes))
+        adjusted.append(Predictions(adjusted_name(v), tuple(
             history_adjusted_persistence(last_counts, f.delta(period)[:vocab]) for f in runs),
             runs=len(seeds)))
     return out + adjusted
@@ -74,48 +75,64 @@ def model_forecasters(forecasts: Mapping[tuple[str, int], ModelForecast], varian
 def backtest(forecasts: Mapping[tuple[str, int], ModelForecast], variants: Sequence[str],
              seeds: Sequence[int], period: str, freqs: Mapping[str, PeriodFrequencies],
              documents: Mapping[str, PeriodDocuments], content: np.ndarray, window: int,
-             fits: Mapping[str, StationaryFit], read_by_training: Sequence[str] = ()
+             fits: Mapping[str, Fit], read_by_training: Sequence[str] = ()
              ) -> PeriodBacktest:
     """Every claim of backtest ``period`` (module doc). ``read_by_training``: the periods the
     models' training read (training periods and the dev period of early stopping): where Y−1 is
-    one of them or earlier, a model has seen half B and makes no tested trend claim."""
+    one of them or earlier, a model has seen half B and makes no tested trend claim. The
+    documents of periods before Y−1 in ``documents`` give the trend test its topic directions."""
     prev = shift(period, -1)
     models = model_forecasters(forecasts, variants, seeds, period, freqs[prev].counts)
     last = max((ordinal(p) for p in read_by_training), default=None)
     seen = ("its training read all of Y−1 (half B included), so its predicted change is not "
             "independent of the observed one" if last is not None and ordinal(prev) <= last
             else "")
+    earlier = [documents[p] for p in in_time_order(documents) if ordinal(p) < ordinal(prev)]
     return backtest_period(period, documents[period], documents[prev],
                            {p: f.counts for p, f in freqs.items()}, fits, content, window, models,
-                           seen=seen)
+                           seen=seen, history=earlier)
 
 
-def fit_text(fits: Mapping[str, StationaryFit], noun: str) -> str:
-    """What the stationary baselines are, how they were fitted, and which one is the reference."""
-    best = best_stationary(fits)
+def fit_text(fits: Mapping[str, Fit], noun: str) -> str:
+    """What the stationary baselines are, how they were fitted, and which one is the reference;
+    the settings fitted for the other count forecasters that have a choice."""
+    best = best_fit(fits)
     targets = next((f.targets for f in fits.values() if f.targets), ())
+    stationary = [f for f in fits.values() if f.stationary]
+    others = [f for f in fits.values()
+              if not f.stationary and len(f.forecaster.fit_grid()) > 1]
     fitted = (f"fitted on one-step forecasts of the training {noun}s {', '.join(targets)} only"
               if targets else f"not fitted: no training {noun} has its whole window among the "
               "training periods, so add-one smoothing and no mean reversion")
     return (f"Stationary baselines, additive smoothing (and mean reversion's λ) {fitted}: "
-            + "; ".join(f.describe() for f in fits.values())
+            + "; ".join(f.describe() for f in stationary)
             + f". Best fit on the training {noun}s: {best}; every vocabulary claim is made against "
             "each of them. "
-            "Definitions: `pipeline/forecast/stationary.py`, `pipeline/forecast/claims.py`.")
+            + ("Other forecasters' settings: " + "; ".join(f.describe() for f in others) + ". "
+               if others else "")
+            + "Definitions: `pipeline/forecast/fits.py`, `pipeline/forecast/forecasters/`, "
+            "`pipeline/forecast/claims.py`.")
 
 
-def fit_metrics(fits: Mapping[str, StationaryFit]) -> dict:
-    """The fitted baselines for ``reports/forecast.json``."""
-    return {"reference": best_stationary(fits),
-            "baselines": {n: {"alpha": f.alpha, "lambda": f.lam,
-                              "train_ppl": None if np.isnan(f.train_ppl) else f.train_ppl,
-                              "fitted_on": list(f.targets)} for n, f in fits.items()}}
+def fit_metrics(fits: Mapping[str, Fit]) -> dict:
+    """The fitted stationary baselines for ``reports/forecast.json`` (α and λ: ``alpha`` and
+    ``lambda``, None where the setting has none; any other setting under ``setting``)."""
+    def row(f: Fit) -> dict:
+        out = {"alpha": f.setting.get("alpha"), "lambda": f.setting.get("lam"),
+               "train_ppl": None if np.isnan(f.train_ppl) else f.train_ppl,
+               "fitted_on": list(f.targets)}
+        rest = {k: v for k, v in f.setting.items() if k not in ("alpha", "lam")}
+        return {**out, "setting": rest} if rest else out
+
+    return {"reference": best_fit(fits),
+            "baselines": {n: row(f) for n, f in fits.items() if f.stationary}}
 
 
 def fit(freqs: Mapping[str, PeriodFrequencies], train: Sequence[str],
-        window: int) -> dict[str, StationaryFit]:
-    return fit_stationary({p: freqs[p].counts for p in in_time_order(train)},
-                          in_time_order(train), window)
+        window: int) -> dict[str, Fit]:
+    """Every count forecaster of the report fitted on the training periods ``train``."""
+    return fit_forecasters({p: freqs[p].counts for p in in_time_order(train)},
+                           in_time_order(train), window)
 
 
 def _fmt(x: float, digits: int) -> str:

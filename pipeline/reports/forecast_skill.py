@@ -75,14 +75,15 @@ def forecast_skill(abstracts: str, period: str, first: str, last: str | None,
                    log: Callable[[str], None] = print) -> SkillRun:
     """The backtest of the forecast-skill stage from its options: reads the corpus table
     ``abstracts`` into words by ``period`` (:func:`read_skill_input`), then :func:`run_skill`
-    with the named forecasters (default: every one of the registry); the wall times of each
+    with the named forecasters (default: every one of the registry that enters the skill
+    backtest); the wall times of each
     part are in the run's ``seconds``."""
     if any(h < 1 for h in horizons):
         raise UserError(f"horizons must be at least 1, got {list(horizons)}", path="--horizons")
     min_count = MIN_COUNT if min_count is None else min_count
     if min_count < 1:
         raise UserError(f"--min-count must be at least 1, got {min_count}", path="--min-count")
-    forecasters = (all_forecasters() if forecaster_names is None
+    forecasters = (all_forecasters("forecast-skill") if forecaster_names is None
                    else [lookup(n) for n in forecaster_names])
     start = time.perf_counter()
     inp = read_skill_input(abstracts, period, min_count, stopwords, drop_stopwords)

@@ -6,12 +6,18 @@ forecaster ``data.until(end)``, so a forecast cannot see the period it predicts,
 log-probabilities over the whole vocabulary (smoothed: a word unseen so far still gets mass, as
 the held-out documents it is scored on may hold it). The engine chooses the setting per origin on
 earlier origins only, so a forecaster never tunes itself on what it is scored on.
+
+Two backtests read the registry (:data:`BACKTESTS`): the forecast report's backtest periods
+(``reports/forecast.md``; :mod:`pipeline.forecast.fits` fits one setting per forecaster on the
+training periods, from :meth:`Forecaster.fit_grid`) and the rolling-origin skill report
+(:mod:`pipeline.forecast.rolling`, from :meth:`Forecaster.grid`). A forecaster enters both unless
+its ``backtests`` names fewer.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,6 +27,12 @@ from pipeline.forecast.stationary import ALPHA_GRID, smoothed
 from pipeline.infra.errors import UserError
 
 KINDS: tuple[str, ...] = ("stationary", "trend", "learned")
+# "forecast": the backtest periods of reports/forecast.md; "forecast-skill": the rolling origins.
+BACKTESTS: tuple[str, ...] = ("forecast", "forecast-skill")
+# The skill report only: the forecasters added with the rolling backtests stay out of
+# reports/forecast.md, whose claims (Holm within each period, against every stationary reference)
+# are recorded across runs (reports/anthology); entering it would change all of them at once.
+SKILL_ONLY: frozenset[str] = frozenset({"forecast-skill"})
 # The frequency features' add-one rule: the smoothing where no earlier origin chose one, so it
 # leads every grid over α (the engine falls back to a grid's first entry).
 DEFAULT_ALPHA = 1.0
@@ -60,6 +72,14 @@ class PeriodCounts:
         return PeriodCounts(self.periods[:end], self.counts[:end], self.doc_counts[:end],
                             self.n_docs[:end])
 
+    @classmethod
+    def of_token_counts(cls, periods: Sequence[str], counts: Sequence[np.ndarray]) -> PeriodCounts:
+        """Consecutive periods' token counts (oldest first) where no document counts exist (the
+        frequency files): ``doc_counts`` are the token counts and ``n_docs`` each period's
+        token total, so a forecaster reading document shares sees token shares in their place."""
+        matrix = np.stack([np.asarray(c) for c in counts]).astype(np.int64)
+        return cls(tuple(periods), matrix, matrix.copy(), matrix.sum(axis=1).astype(np.int64))
+
 
 class Forecaster(ABC):
     """A forecast of one future period's unigram distribution from the counts of past periods."""
@@ -68,11 +88,33 @@ class Forecaster(ABC):
     kind: ClassVar[str]           # "stationary" | "trend" | "learned"
     description: ClassVar[str]    # one line for the report
     min_periods: ClassVar[int]    # the fewest past periods it needs
+    # The backtests it enters (a subset of BACKTESTS); a new forecaster enters every one.
+    backtests: ClassVar[frozenset[str]] = frozenset(BACKTESTS)
+    # Its name in reports/forecast.md where that differs from `name`: the forecasters that were
+    # in that report before the registry keep the names its recorded claims use.
+    title: ClassVar[str] = ""
+
+    @property
+    def report_name(self) -> str:
+        """The name its claims carry in ``reports/forecast.md``."""
+        return self.title or self.name
 
     def grid(self) -> list[Mapping[str, Any]]:
         """Candidate settings (``[{}]``: none), in order; the engine picks one per origin on
         earlier origins only and falls back to the first where none is earlier."""
         return [{}]
+
+    def fit_grid(self) -> list[Mapping[str, Any]]:
+        """The settings the forecast report chooses from, once, on the training periods
+        (:mod:`pipeline.forecast.fits`; ties: the earlier entry). One fit is cheap where the
+        rolling engine forecasts every setting at every origin, so a forecaster may search a
+        finer grid here; by default the engine's :meth:`grid`."""
+        return self.grid()
+
+    def unfitted(self) -> Mapping[str, Any] | None:
+        """The setting the forecast report uses where no training forecast can fit one; None
+        leaves the forecaster out there (a setting it would only be guessing)."""
+        return self.fit_grid()[0]
 
     @abstractmethod
     def forecast(self, past: PeriodCounts, horizon: int, setting: Mapping[str, Any]) -> np.ndarray:
@@ -88,6 +130,15 @@ class Forecaster(ABC):
                 f"forecaster {self.name!r} needs at least {self.min_periods} past periods, "
                 f"got {past.n_periods} ({', '.join(past.periods) or 'none'})",
                 fix="start the forecasts later or give the corpus more periods")
+
+    def change(self, past: PeriodCounts, horizon: int,
+               setting: Mapping[str, Any]) -> np.ndarray | None:
+        """float64 ``[V]``: the forecast minus persistence of ``past``'s last period (add-α with
+        the setting's α, else add-one), the change the trend claims rank; None where it is the
+        same for every word (persistence predicts no change)."""
+        log_p = np.asarray(self.forecast(past, horizon, setting), dtype=np.float64)
+        change = log_p - smoothed(past.counts[-1], float(setting.get("alpha", DEFAULT_ALPHA)))
+        return None if np.ptp(change) < 1e-12 else change
 
 
 def log_normalise(values: np.ndarray) -> np.ndarray:

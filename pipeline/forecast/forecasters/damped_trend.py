@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.forecast.forecasters.base import (DEFAULT_ALPHA, Forecaster, PeriodCounts,
-                                                 log_frequency_series, log_normalise)
+                                                 SKILL_ONLY, log_frequency_series, log_normalise)
 
 ORDER = 50
 # Each grid's first value makes the first setting, the engine's fallback: a moderate trend.
@@ -45,6 +45,7 @@ class DampedTrend(Forecaster):
     kind = "trend"
     description = "Holt's damped linear trend on each word's smoothed log frequency"
     min_periods = 2
+    backtests = SKILL_ONLY
 
     def grid(self) -> list[Mapping[str, Any]]:
         return [{"alpha": alpha, "level": a, "slope": b, "phi": phi}

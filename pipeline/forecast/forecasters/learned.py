@@ -32,7 +32,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
 
 from pipeline.forecast.forecasters.base import (DEFAULT_ALPHA, Forecaster, PeriodCounts,
-                                                 log_frequency_series, log_normalise)
+                                                 SKILL_ONLY, log_frequency_series, log_normalise)
 from pipeline.infra.errors import UserError
 
 ORDER = 70
@@ -92,6 +92,7 @@ class Learned(Forecaster):
     kind = "learned"
     description = "gradient-boosted change of log frequency from each word's recent past"
     min_periods = 4               # horizon 2 needs rows r = 1 and r + 2 = 3
+    backtests = SKILL_ONLY
 
     def __init__(self) -> None:
         self._last: tuple[tuple[Any, ...], np.ndarray] | None = None

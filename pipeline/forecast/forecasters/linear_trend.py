@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.forecast.forecasters.base import (DEFAULT_ALPHA, Forecaster, PeriodCounts,
-                                                 log_frequency_series, log_normalise)
+                                                 SKILL_ONLY, log_frequency_series, log_normalise)
 
 ORDER = 60
 # Each grid's first value makes the first setting, the engine's fallback: a moderate trend.
@@ -39,6 +39,7 @@ class LinearTrend(Forecaster):
     kind = "trend"
     description = "last period plus c × the least-squares slope of the last k periods"
     min_periods = 2
+    backtests = SKILL_ONLY
 
     def grid(self) -> list[Mapping[str, Any]]:
         return [{"alpha": alpha, "window": k, "shrinkage": c}

@@ -2,7 +2,9 @@
 
 A module of the package declares ``FORECASTER`` (an instance) and ``ORDER`` (an int: its place in
 reports, stationary references first); modules without ``FORECASTER`` (``base``, this one,
-helpers) are skipped. Names and orders must be unique.
+helpers) are skipped. Names, report names and orders must be unique. Both backtests, the forecast
+report's and the skill report's, take their forecasters from here
+(:data:`pipeline.forecast.forecasters.base.BACKTESTS`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import importlib
 import pkgutil
 from functools import cache
 
-from pipeline.forecast.forecasters.base import KINDS, Forecaster
+from pipeline.forecast.forecasters.base import BACKTESTS, KINDS, Forecaster
 from pipeline.infra.errors import UserError
 
 
@@ -27,19 +29,26 @@ def _discovered() -> tuple[Forecaster, ...]:
         if not isinstance(forecaster, Forecaster) or forecaster.kind not in KINDS:
             raise TypeError(f"{module.__name__}.FORECASTER must be a Forecaster of a kind in "
                             f"{KINDS}, got {forecaster!r}")
+        if not forecaster.backtests <= set(BACKTESTS):
+            raise TypeError(f"{module.__name__}.FORECASTER enters unknown backtests "
+                            f"{sorted(forecaster.backtests - set(BACKTESTS))}; known: {BACKTESTS}")
         if not isinstance(getattr(module, "ORDER", None), int):
             raise TypeError(f"{module.__name__} declares FORECASTER but no int ORDER")
         found.append((module.ORDER, forecaster))
     found.sort(key=lambda pair: pair[0])
-    for what, values in (("ORDER", [o for o, _ in found]), ("name", [f.name for _, f in found])):
+    for what, values in (("ORDER", [o for o, _ in found]), ("name", [f.name for _, f in found]),
+                         ("report name", [f.report_name for _, f in found])):
         if len(set(values)) != len(values):
-            raise TypeError(f"forecaster modules repeat an {what}: {values}")
+            raise TypeError(f"forecaster modules repeat a value of {what}: {values}")
     return tuple(f for _, f in found)
 
 
-def all_forecasters() -> list[Forecaster]:
-    """Every forecaster, in report order."""
-    return list(_discovered())
+def all_forecasters(backtest: str | None = None) -> list[Forecaster]:
+    """Every forecaster, in report order; with ``backtest`` (one of
+    :data:`~pipeline.forecast.forecasters.base.BACKTESTS`) those that enter it."""
+    if backtest is not None and backtest not in BACKTESTS:
+        raise ValueError(f"no backtest {backtest!r}; known: {BACKTESTS}")
+    return [f for f in _discovered() if backtest is None or backtest in f.backtests]
 
 
 def lookup(name: str) -> Forecaster:
@@ -51,6 +60,7 @@ def lookup(name: str) -> Forecaster:
     raise UserError(f"no forecaster named {name!r}", fix=f"use one of: {names}")
 
 
-def stationary() -> list[Forecaster]:
-    """The stationary forecasters: the references a forecaster with temporal skill must beat."""
-    return [f for f in _discovered() if f.kind == "stationary"]
+def stationary(backtest: str | None = None) -> list[Forecaster]:
+    """The stationary forecasters (of ``backtest``): the references a forecaster with temporal
+    skill must beat."""
+    return [f for f in all_forecasters(backtest) if f.kind == "stationary"]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.forecast.forecasters.base import (DEFAULT_ALPHA, Forecaster, PeriodCounts,
-                                                 alpha_grid)
+                                                 SKILL_ONLY, alpha_grid)
 from pipeline.forecast.stationary import smoothed
 
 ORDER = 30
@@ -33,6 +33,7 @@ class SameParity(Forecaster):
     kind = "stationary"
     description = "summed counts of the last k periods of the target's parity (t−2, t−4, …)"
     min_periods = 2
+    backtests = SKILL_ONLY
 
     def grid(self) -> list[Mapping[str, Any]]:
         return [{"window": k, **a} for k in WINDOWS for a in alpha_grid()]
