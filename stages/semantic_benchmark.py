@@ -29,7 +29,7 @@ from pipeline.evaluation.content import load_stopwords
 from pipeline.infra.device import pick_device
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.numerics import configure_torch
-from pipeline.infra.params import ChangeMethodsConfig, SemanticBenchmarkConfig
+from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig, SemanticBenchmarkConfig
 from pipeline.reports.figures import notice, scatter_panels
 from pipeline.reports.semantic_benchmark_report import (benchmark_claims, markdown, method_notes,
                                                        skipped_markdown)
@@ -62,12 +62,14 @@ def write_skipped(args: argparse.Namespace, message: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     config, learned = build(SemanticBenchmarkConfig, args), build(ChangeMethodsConfig, args)
+    contextual = build(ContextualConfig, args)
     runtime = runtime_from(args)
     configure_torch(runtime.threads, args.kernels)
     encoding = EncoderSettings(args.layer, args.max_length, args.batch_size,
                                pick_device(runtime.device))
     bench = run_benchmark(args.first, args.last, args.semeval, args.abstracts,
-                          load_stopwords(args.stopwords), args.encoder, encoding, config, learned)
+                          load_stopwords(args.stopwords), args.encoder, encoding, config, learned,
+                          contextual)
     if bench.skipped is not None:
         write_skipped(args, bench.skipped)
         return

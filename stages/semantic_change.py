@@ -29,7 +29,7 @@ from pipeline.corpus.periods import in_time_order
 from pipeline.evaluation.content import load_stopwords
 from pipeline.infra.io import atomic_path, read_json, write_json, write_parquet
 from pipeline.infra.numerics import configure_torch
-from pipeline.infra.params import ChangeMethodsConfig, SemanticChangeConfig
+from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig, SemanticChangeConfig
 from pipeline.reports.semantic_change_report import benchmark_lines, examples, markdown
 from pipeline.semantic.change import analyse
 from pipeline.semantic.methods.interface import EncoderSettings
@@ -48,12 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     config, learned = build(SemanticChangeConfig, args), build(ChangeMethodsConfig, args)
+    contextual = build(ContextualConfig, args)
     first, last = in_time_order(args.first), in_time_order(args.last)
     configure_torch(kernels=args.kernels)
     encoding = EncoderSettings(args.layer, args.max_length, args.batch_size)
     done = analyse(first, last, args.frequencies, args.embeddings, args.abstracts, args.tokenizer,
                    load_stopwords(args.stopwords), args.targets, args.encoder, config, learned,
-                   encoding)
+                   encoding, contextual)
     run = done.run
 
     bench = None
