@@ -4,7 +4,10 @@ Reads the abstracts of the first and last group of periods (--first, --last: sem
 groups, resolved) and the stopwords; merges word pairs into pseudo-words whose mix of the two
 usages shifts by a known amount (pipeline/corpus/pseudowords.py), scores them with each method of
 the method registry (pipeline/semantic/methods/registry.py: contextual, paper
-003's Algorithm 1 with the embeddings stage's encoder and layer; temporal-attention, a masked LM
+003's Algorithm 1 with the embeddings stage's encoder and layer (or the mean of
+semantic_benchmark.contextual_layers layers); apd, the average pairwise distance between the
+groups' usages; apd-corrected, apd minus its mean over shuffles of the usages' group labels;
+temporal-attention, a masked LM
 with paper 003's temporal attention trained on the two groups, then Algorithm 1; time-token, the
 same MLM with a period token per text, masked more often than words, Rosin et al. 2022; sgns,
 SGNS per group aligned by Procrustes; frequency, the baseline) and correlates each with the

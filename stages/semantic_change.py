@@ -8,7 +8,10 @@ benchmark's reports/semantic_benchmark.json. Scores every target by each method 
 registry (pipeline/semantic/methods/registry.py: contextual, paper 003's
 Algorithm 1 on the pooled embeddings, or with a targets file on the targets' sentences encoded
 here with the embeddings stage's encoder and layer, at most semantic_change.max_usages per target
-and period, and then the embeddings are not read; temporal-attention, paper 003's temporal-attention MLM
+and period, and then the embeddings are not read; apd, the average pairwise distance between
+the two groups' usages, at most semantic_benchmark.apd_usages per target and group encoded here;
+apd-corrected, apd minus its mean over semantic_benchmark.apd_permutations shuffles of the
+usages' group labels; temporal-attention, paper 003's temporal-attention MLM
 trained on the two groups' abstracts, then Algorithm 1; time-token, the same MLM with a period
 token per text instead, masked more often than words, Rosin et al. 2022's time masking; sgns,
 SGNS per group, Procrustes-aligned; frequency, the log-frequency baseline), with the learned
