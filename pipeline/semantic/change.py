@@ -168,12 +168,13 @@ def analyse(first: Sequence[str], last: Sequence[str], frequencies: str | os.Pat
     if config.max_usages is not None and config.max_usages < 1:
         raise UserError("semantic_change.max_usages must be >= 1 or null",
                         path="params.yaml: semantic_change")
+    if encoding is None:
+        raise UserError("the apd methods need encoder settings", path="semantic_change",
+                        fix="pass --layer/--max-length/--batch-size")
     from_texts = targets_path is not None
-    if (encoding if from_texts else embeddings) is None:
-        need = "encoder settings" if from_texts else "the embeddings folder"
-        raise UserError(f"the contextual method needs {need} here", path="semantic_change",
-                        fix="pass --layer/--max-length/--batch-size with --targets, else "
-                            "--embeddings")
+    if not from_texts and embeddings is None:
+        raise UserError("the contextual method needs the embeddings folder here",
+                        path="semantic_change", fix="pass --embeddings, or --targets")
     counts = period_counts(frequencies, first, last)
     targets = report_targets(counts, tokenizer, stopwords, config.n_targets, config.min_count,
                              targets_path)
