@@ -12,7 +12,7 @@ import sys
 
 BENCHMARKS = ["parse_filter", "parse_speed", "read_corpus", "features", "step_time", "scoring", "meteor",
               "forecast", "temperature_step", "continuous_step", "variant_step",
-              "temporal_attention_step", "semantic_change_scale", "base_cache",
+              "temporal_attention_step", "semantic_change_scale", "semantic_layers", "base_cache",
               "continuous_targets"]
 
 

@@ -4,7 +4,10 @@ Reads the abstracts of the first and last group of periods (--first, --last: sem
 groups, resolved) and the stopwords; merges word pairs into pseudo-words whose mix of the two
 usages shifts by a known amount (pipeline/corpus/pseudowords.py), scores them with each method of
 the method registry (pipeline/semantic/methods/registry.py: contextual, paper
-003's Algorithm 1 with the embeddings stage's encoder and layer; temporal-attention, a masked LM
+003's Algorithm 1 with the embeddings stage's encoder and layer (or the mean of
+semantic_benchmark.contextual_layers layers); apd, the average pairwise distance between the
+groups' usages; apd-corrected, apd minus its mean over shuffles of the usages' group labels;
+temporal-attention, a masked LM
 with paper 003's temporal attention trained on the two groups, then Algorithm 1; time-token, the
 same MLM with a period token per text, masked more often than words, Rosin et al. 2022; sgns,
 SGNS per group aligned by Procrustes; frequency, the baseline) and correlates each with the
@@ -29,7 +32,7 @@ from pipeline.evaluation.content import load_stopwords
 from pipeline.infra.device import pick_device
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.numerics import configure_torch
-from pipeline.infra.params import ChangeMethodsConfig, SemanticBenchmarkConfig
+from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig, SemanticBenchmarkConfig
 from pipeline.reports.figures import notice, scatter_panels
 from pipeline.reports.semantic_benchmark_report import (benchmark_claims, markdown, method_notes,
                                                        skipped_markdown)
@@ -62,12 +65,14 @@ def write_skipped(args: argparse.Namespace, message: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     config, learned = build(SemanticBenchmarkConfig, args), build(ChangeMethodsConfig, args)
+    contextual = build(ContextualConfig, args)
     runtime = runtime_from(args)
     configure_torch(runtime.threads, args.kernels)
     encoding = EncoderSettings(args.layer, args.max_length, args.batch_size,
                                pick_device(runtime.device))
     bench = run_benchmark(args.first, args.last, args.semeval, args.abstracts,
-                          load_stopwords(args.stopwords), args.encoder, encoding, config, learned)
+                          load_stopwords(args.stopwords), args.encoder, encoding, config, learned,
+                          contextual)
     if bench.skipped is not None:
         write_skipped(args, bench.skipped)
         return

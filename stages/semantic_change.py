@@ -8,7 +8,10 @@ benchmark's reports/semantic_benchmark.json. Scores every target by each method 
 registry (pipeline/semantic/methods/registry.py: contextual, paper 003's
 Algorithm 1 on the pooled embeddings, or with a targets file on the targets' sentences encoded
 here with the embeddings stage's encoder and layer, at most semantic_change.max_usages per target
-and period, and then the embeddings are not read; temporal-attention, paper 003's temporal-attention MLM
+and period, and then the embeddings are not read; apd, the average pairwise distance between
+the two groups' usages, at most semantic_benchmark.apd_usages per target and group encoded here;
+apd-corrected, apd minus its mean over semantic_benchmark.apd_permutations shuffles of the
+usages' group labels; temporal-attention, paper 003's temporal-attention MLM
 trained on the two groups' abstracts, then Algorithm 1; time-token, the same MLM with a period
 token per text instead, masked more often than words, Rosin et al. 2022's time masking; sgns,
 SGNS per group, Procrustes-aligned; frequency, the log-frequency baseline), with the learned
@@ -29,7 +32,7 @@ from pipeline.corpus.periods import in_time_order
 from pipeline.evaluation.content import load_stopwords
 from pipeline.infra.io import atomic_path, read_json, write_json, write_parquet
 from pipeline.infra.numerics import configure_torch
-from pipeline.infra.params import ChangeMethodsConfig, SemanticChangeConfig
+from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig, SemanticChangeConfig
 from pipeline.reports.semantic_change_report import benchmark_lines, examples, markdown
 from pipeline.semantic.change import analyse
 from pipeline.semantic.methods.interface import EncoderSettings
@@ -48,12 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     config, learned = build(SemanticChangeConfig, args), build(ChangeMethodsConfig, args)
+    contextual = build(ContextualConfig, args)
     first, last = in_time_order(args.first), in_time_order(args.last)
     configure_torch(kernels=args.kernels)
     encoding = EncoderSettings(args.layer, args.max_length, args.batch_size)
     done = analyse(first, last, args.frequencies, args.embeddings, args.abstracts, args.tokenizer,
                    load_stopwords(args.stopwords), args.targets, args.encoder, config, learned,
-                   encoding)
+                   encoding, contextual)
     run = done.run
 
     bench = None

@@ -37,8 +37,8 @@ def with_toy(monkeypatch):
 
 
 def test_the_table_in_report_order_and_its_checks(monkeypatch):
-    assert registry.names() == ["contextual", "temporal-attention", "time-token", "sgns",
-                                       "frequency"]
+    assert registry.names() == ["contextual", "apd", "apd-corrected", "temporal-attention",
+                                "time-token", "sgns", "frequency"]
     for method in registry.methods():       # each module's METHOD is its row's
         assert method.reads <= INPUT_FIELDS and method.description and method.benchmark_note
     assert set(registry.AGREEMENT) <= set(registry.names())
@@ -148,7 +148,8 @@ def test_a_registered_method_flows_through_the_benchmark(tmp_path, with_toy):
     assert details[toy.NAME.replace("-", "_")] == {"texts_first": 32, "texts_last": 50}
     text = (tmp_path / "out" / "b.md").read_text()
     assert f"*{toy.NAME}* = {toy.METHOD.benchmark_note}." in text
-    assert f"| word | kind | truth | contextual | temporal-attention | time-token | sgns | " \
+    assert f"| word | kind | truth | contextual | apd | apd-corrected | temporal-attention | " \
+           f"time-token | sgns | " \
            f"frequency | {toy.NAME} |" in text
     plot = pd.read_csv(tmp_path / "plots" / "b.csv")
     mine = plot[plot["method"] == toy.NAME].set_index("word")["score"]

@@ -293,7 +293,8 @@ def check_temporal_attention_and_semantic_change_with_truth(half: Half) -> None:
     print(report)
     assert report.startswith("# Semantic change 2018H1 → 2021H1")
     truth = report.split("## Against the graded truth", 1)[1].split("\n## ", 1)[0]
-    for method in ("contextual", "temporal-attention", "time-token", "sgns", "frequency"):
+    for method in ("contextual", "apd", "apd-corrected", "temporal-attention", "time-token",
+                   "sgns", "frequency"):
         row = re.search(rf"^\| {method} \| (\d+) \| [-\d.]+ \[[-\d.]+, [-\d.]+\] \| [<\de. -]+ \| "
                         rf"[-\d.]+ \[", truth, re.M)
         assert row and int(row[1]) >= 8, (method, truth)

@@ -93,9 +93,11 @@ def test_stage_end_to_end(tmp_path, sample_bib):
     details = json.loads((tmp_path / "out" / "b.json").read_text())
     kinds = [p["kind"] for p in details["pseudo_words"]]
     assert sorted(kinds) == ["changed"] * 4 + ["control"] * 3
-    methods = {"contextual", "temporal-attention", "time-token", "sgns", "frequency"}
+    methods = {"contextual", "apd", "apd-corrected", "temporal-attention", "time-token", "sgns",
+               "frequency"}
     assert set(details["correlations"]) == methods
     assert details["correlations"]["contextual"]["n"] == 7
+    assert details["correlations"]["apd"]["n"] == details["correlations"]["apd-corrected"]["n"] == 7
     text = (tmp_path / "out" / "b.md").read_text()
     assert "## Against the graded truth" in text and "| psw000 |" in text
     assert set(details["time_token"]) == {"skipped_occurrences", "first_loss", "last_loss"}
@@ -103,7 +105,7 @@ def test_stage_end_to_end(tmp_path, sample_bib):
     plot = pd.read_csv(tmp_path / "plots" / "b.csv")
     assert set(plot["method"]) == methods
     # every scored word once per method; a learned method may leave a rare word unscored (NaN)
-    assert len(plot[plot["method"] == "contextual"]) == 7 and len(plot) <= 35
+    assert len(plot[plot["method"] == "contextual"]) == 7 and len(plot) <= 49
     assert (tmp_path / "plots" / "b.png").stat().st_size > 0
 
     # a corpus too small for the pairs: a report that says so, and no failed stage
@@ -155,7 +157,8 @@ def test_stage_on_a_semeval_folder(tmp_path):
     assert [t["word"] for t in details["targets"]] == ["plane_nn", "attack_nn", "tree_nn",
                                                        "record_nn"]
     assert {t["kind"] for t in details["targets"]} == {"target"} and "pseudo_words" not in details
-    methods = ["contextual", "temporal-attention", "time-token", "sgns", "frequency"]
+    methods = ["contextual", "apd", "apd-corrected", "temporal-attention", "time-token", "sgns",
+               "frequency"]
     assert set(details["correlations"]) == set(methods)
     for method in methods:         # every target scored by every method, correlated with truth
         assert details["correlations"][method]["n"] == 4, (method, details["correlations"])
@@ -164,7 +167,8 @@ def test_stage_on_a_semeval_folder(tmp_path):
     assert "# Semantic-change benchmark: SemEval-2020 Task 1, corpus1 → corpus2" in text
     assert "| plane_nn | target | 0.900 |" in text and "merged words" not in text
     plot = pd.read_csv(tmp_path / "plots" / "b.csv")
-    assert len(plot) == 20 and set(plot["kind"]) == {"target"}
+    assert len(plot) == 28 and set(plot["kind"]) == {"target"}
+    assert "*apd-corrected* = APD minus its mean over 20 random splits" in text
 
     (folder / "truth" / "graded.txt").unlink()           # a broken folder: the user's to fix
     with pytest.raises(SystemExit):

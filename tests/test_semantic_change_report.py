@@ -194,21 +194,25 @@ def test_stage_end_to_end(tmp_path):
     assert json.loads((out / "m.json").read_text()) == {"agreement": None}
     scores = read_parquet(out / "scores.parquet")
     n_words = len([w for w in words if len(w) >= 3 and w != "with"])
-    assert set(scores["method"]) == {"contextual", "temporal-attention", "time-token", "sgns",
-                                     "frequency"}
+    assert set(scores["method"]) == {"contextual", "apd", "apd-corrected", "temporal-attention",
+                                     "time-token", "sgns", "frequency"}
     assert (scores.groupby("method").size()[["contextual", "frequency"]] == n_words).all()
     # the learned methods score the words both groups' texts hold (neural, parsers, ...)
     for method in ("temporal-attention", "time-token", "sgns"):
         scored = set(scores.loc[scores["method"] == method, "word"])
         assert {"translate", "text"} <= scored and "quickly" not in scored, (method, scored)
         assert (scores.loc[scores["method"] == method, "score"] > 0).all()
+    # the apd methods score the words both groups' texts hold, from their encoded usages
+    apd_words = set(scores.loc[scores["method"] == "apd", "word"])
+    assert {"translate", "text"} <= apd_words and "quickly" not in apd_words, apd_words
+    assert apd_words == set(scores.loc[scores["method"] == "apd-corrected", "word"])
     # every count is equal, so no word changed in frequency; every vector moved
     assert (scores.loc[scores["method"] == "frequency", "score"] == 0).all()
     assert (scores.loc[scores["method"] == "contextual", "score"] > 0).all()
     text = (out / "report.md").read_text()
     assert "No graded truth" in text and "## How the methods agree" in text
-    assert ("| method | scored | contextual | temporal-attention | time-token | sgns | frequency |"
-            in text)
+    assert ("| method | scored | contextual | apd | apd-corrected | temporal-attention | "
+            "time-token | sgns | frequency |" in text)
     for method in ("temporal-attention", "time-token", "sgns"):
         assert f"## {method}: " in text
     assert "## The methods on words of known change" in text
@@ -222,7 +226,8 @@ def test_stage_end_to_end(tmp_path):
     assert "5 words, 4 are one LM token and scored, 1 are not" in text
     assert "## Against the graded truth" in text and "unknownword" in text
     truth_table = text.split("## Against the graded truth")[1].split("\n\n")[1]
-    for method in ("contextual", "temporal-attention", "time-token", "sgns", "frequency"):
+    for method in ("contextual", "apd", "apd-corrected", "temporal-attention", "time-token",
+                   "sgns", "frequency"):
         assert f"| {method} | " in truth_table          # every method, scored or why not
     # the frequency scores are all 0: constant, so no correlation, said in words
     assert "constant" in text

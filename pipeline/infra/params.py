@@ -361,6 +361,29 @@ class ChangeMethodsConfig:
     sgns_epochs: int = field(default=5, metadata=_help("sgns method: passes over each group's texts"))
 
 
+@dataclass(frozen=True)
+class ContextualConfig:
+    """The settings of the methods that compare an encoder's usage vectors (params
+    ``semantic_benchmark.contextual_layers``, ``.apd_*``): ``contextual``, ``apd`` and
+    ``apd-corrected``, in both semantic stages (one set, like :class:`ChangeMethodsConfig`; none
+    of them trains, so their seed is the stage's)."""
+
+    contextual_layers: int = field(default=1, metadata=_help(
+        "contextual methods (where the encoder runs on the texts): hidden layers averaged per "
+        "occurrence, the k ending at embeddings.layer (paper 003's Algorithm 1 line 7, h); 1: "
+        "embeddings.layer alone. The stored embeddings files keep their one layer"))
+    apd_usages: int = field(default=100, metadata=_help(
+        "apd methods: at most this many usages of a word per group, a seeded sample; APD "
+        "compares every usage of one group with every usage of the other"))
+    apd_permutations: int = field(default=20, metadata=_help(
+        "apd-corrected: shuffles of the usages' group labels whose mean APD is subtracted "
+        "(each costs one APD)"))
+
+    def __post_init__(self) -> None:
+        if self.contextual_layers < 1 or self.apd_usages < 1 or self.apd_permutations < 1:
+            raise ValueError("contextual_layers, apd_usages and apd_permutations must be >= 1")
+
+
 # Which fields hold each params.yaml section's keys: (class, None) = all of its fields, or (class,
 # the fields that are params). The other fields are set by the stage graph from other params
 # (the seed from experiment.seeds, freeze_lm and init_from from train.base) or are not results.
@@ -391,7 +414,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
     "signal": ((SignalConfig, None),),
     "semantic_change": ((SemanticChangeGroups, None), (SemanticChangeConfig, None)),
     "semantic_benchmark": ((SemanticBenchmarkSource, None), (SemanticBenchmarkConfig, None),
-                           (ChangeMethodsConfig, None)),
+                           (ChangeMethodsConfig, None), (ContextualConfig, None)),
 }
 # params.yaml `variants`: one subsection per variant, `variants.<name>.<setting>`, whose keys are
 # that variant's settings class (pipeline/models/variants/<name>.py). The models layer owns those

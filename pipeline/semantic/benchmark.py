@@ -37,7 +37,7 @@ from pipeline.corpus.by_period import read_period
 from pipeline.corpus.periods import in_time_order
 from pipeline.corpus.pseudowords import choose_pairs, count_words, load_semeval, make_benchmark
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import ChangeMethodsConfig, SemanticBenchmarkConfig
+from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig, SemanticBenchmarkConfig
 from pipeline.semantic.methods import registry
 from pipeline.semantic.methods.interface import ChangeInputs, EncoderSettings, MethodResult
 from pipeline.semantic.scores import truth_correlations
@@ -73,13 +73,15 @@ def semeval_benchmark(folder: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str
 
 def benchmark_inputs(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str],
                      encoder: str, encoding: EncoderSettings, learned: ChangeMethodsConfig,
-                     seed: int) -> ChangeInputs:
+                     seed: int, contextual: ContextualConfig = ContextualConfig()
+                     ) -> ChangeInputs:
     """The methods' inputs: the table's texts (columns ``period``, ``abstract``) per period of
-    each group; no stage features, so the encoder embeds texts (``encoding``)."""
+    each group; no stage features, so the encoder embeds texts (``encoding``, with the
+    usage-vector methods' settings ``contextual``)."""
     per_period = tuple([texts[texts["period"] == q]["abstract"].tolist() for q in g]
                        for g in (first, last))
     return ChangeInputs(tuple(first), tuple(last), per_period, encoder, learned, seed,
-                        encoding=encoding)
+                        encoding=encoding, contextual=contextual)
 
 
 def scores_frame(truth: pd.DataFrame, scores: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -136,7 +138,8 @@ class Benchmark:
 
 def run_benchmark(first: Sequence[str], last: Sequence[str], semeval: str | None, abstracts: str,
                   stopwords: frozenset[str], encoder: str, encoding: EncoderSettings,
-                  config: SemanticBenchmarkConfig, learned: ChangeMethodsConfig) -> Benchmark:
+                  config: SemanticBenchmarkConfig, learned: ChangeMethodsConfig,
+                  contextual: ContextualConfig = ContextualConfig()) -> Benchmark:
     """The semantic_benchmark stage from its files to the correlations: the words (a SemEval
     folder's, else pseudo-words of the corpus table ``abstracts``), the methods' inputs
     (:func:`benchmark_inputs`) and every registered method on them (:func:`score_benchmark`),
@@ -158,7 +161,8 @@ def run_benchmark(first: Sequence[str], last: Sequence[str], semeval: str | None
         if semeval:
             raise               # a broken SemEval folder is the user's to fix
         return Benchmark(first, last, skipped=f"No benchmark: {err.what}. Fix: {err.fix}.")
-    inputs = benchmark_inputs(texts, first, last, encoder, encoding, learned, config.seed)
+    inputs = benchmark_inputs(texts, first, last, encoder, encoding, learned, config.seed,
+                              contextual)
     run = score_benchmark(inputs, truth, config.seed)
     for method, result in run.results.items():
         if result.log:

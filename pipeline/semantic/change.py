@@ -34,7 +34,7 @@ from pipeline.features.frequencies import read_period
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.features.words import token_texts
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import ChangeMethodsConfig, SemanticChangeConfig
+from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig, SemanticChangeConfig
 from pipeline.semantic.methods import registry
 from pipeline.semantic.methods.contextual import period_paths
 from pipeline.semantic.methods.interface import ChangeInputs, EncoderSettings, MethodResult
@@ -73,17 +73,19 @@ def feature_inputs(first: Sequence[str], last: Sequence[str], counts: GroupCount
                    embeddings: str | os.PathLike[str] | None, abstracts: str | os.PathLike[str],
                    targets: Targets, encoder: str, learned: ChangeMethodsConfig,
                    seed: int, encoding: EncoderSettings | None = None,
-                   max_usages: int | None = None) -> ChangeInputs:
+                   max_usages: int | None = None,
+                   contextual: ContextualConfig = ContextualConfig()) -> ChangeInputs:
     """The methods' inputs: the corpus's abstracts per period of each group, the count arrays,
     the embeddings files (``<embeddings>/<label>.safetensors``; None: the contextual method
     encodes the targets' sentences instead, by ``encoding``, at most ``max_usages`` per target
-    and period) and the targets' token ids."""
+    and period), the targets' token ids and the usage-vector methods' settings (``contextual``).
+    ``encoding`` is passed either way: the apd methods always encode the targets' usages."""
     texts = tuple([period_abstracts(abstracts, q) for q in g] for g in (first, last))
     files = (None if embeddings is None
              else (period_paths(embeddings, first), period_paths(embeddings, last)))
     return ChangeInputs(tuple(first), tuple(last), texts, encoder, learned, seed, counts=counts,
-                        embeddings=files, token_ids=targets.ids,
-                        encoding=None if files else encoding, max_usages=max_usages)
+                        embeddings=files, token_ids=targets.ids, encoding=encoding,
+                        max_usages=max_usages, contextual=contextual)
 
 
 def scores_frame(targets: Targets, words: Sequence[str], results: Mapping[str, MethodResult],
@@ -150,13 +152,15 @@ def analyse(first: Sequence[str], last: Sequence[str], frequencies: str | os.Pat
             embeddings: str | os.PathLike[str] | None, abstracts: str | os.PathLike[str],
             tokenizer: str | os.PathLike[str], stopwords: frozenset[str], targets_path: str | None,
             encoder: str, config: SemanticChangeConfig, learned: ChangeMethodsConfig,
-            encoding: EncoderSettings | None = None) -> ChangeAnalysis:
+            encoding: EncoderSettings | None = None,
+            contextual: ContextualConfig = ContextualConfig()) -> ChangeAnalysis:
     """The semantic_change stage from its files to the scores: the groups' counts
     (:func:`period_counts`), the targets (:func:`report_targets`), the methods' inputs
     (:func:`feature_inputs`) and every registered method on them (:func:`score_targets`), with a
     line per step and method on stderr. With a targets file the contextual method encodes their
     sentences (``encoding``, ``config.max_usages``) and ``embeddings`` is not read: a few dozen
-    words do not need every abstract of both groups encoded. Settings out of range are a
+    words do not need every abstract of both groups encoded. The apd methods encode a sample of
+    the targets' usages either way (``encoding``, ``contextual``). Settings out of range are a
     :class:`UserError`."""
     if config.n_targets < 1 or config.min_count < 1 or config.top < 1:
         raise UserError("semantic_change.n_targets, min_count and top must be >= 1",
@@ -164,19 +168,21 @@ def analyse(first: Sequence[str], last: Sequence[str], frequencies: str | os.Pat
     if config.max_usages is not None and config.max_usages < 1:
         raise UserError("semantic_change.max_usages must be >= 1 or null",
                         path="params.yaml: semantic_change")
+    if encoding is None:
+        raise UserError("the apd methods need encoder settings", path="semantic_change",
+                        fix="pass --layer/--max-length/--batch-size")
     from_texts = targets_path is not None
-    if (encoding if from_texts else embeddings) is None:
-        need = "encoder settings" if from_texts else "the embeddings folder"
-        raise UserError(f"the contextual method needs {need} here", path="semantic_change",
-                        fix="pass --layer/--max-length/--batch-size with --targets, else "
-                            "--embeddings")
+    if not from_texts and embeddings is None:
+        raise UserError("the contextual method needs the embeddings folder here",
+                        path="semantic_change", fix="pass --embeddings, or --targets")
     counts = period_counts(frequencies, first, last)
     targets = report_targets(counts, tokenizer, stopwords, config.n_targets, config.min_count,
                              targets_path)
     print(f"scoring {len(targets.ids)} targets, {' '.join(first)} -> {' '.join(last)}",
           file=sys.stderr)
     inputs = feature_inputs(first, last, counts, None if from_texts else embeddings, abstracts,
-                            targets, encoder, learned, config.seed, encoding, config.max_usages)
+                            targets, encoder, learned, config.seed, encoding, config.max_usages,
+                            contextual)
     run = score_targets(inputs, targets, config.seed)
     for method, result in run.results.items():
         if result.log:

@@ -1,6 +1,7 @@
 """Which sentences the contextual method encodes when a targets file names the words: each
 period's sentences holding a target, at most ``cap`` per target (Algorithm 1 line 3 of paper 003:
-n sentences sampled per time point and word).
+n sentences sampled per time point and word; :func:`group_usages`); and which usages the apd
+methods compare: at most ``cap`` per target and group (:func:`pooled_group_usages`).
 
 Why: without a targets file the method pools the embeddings stage's vectors, which encode every
 abstract of both groups; a targets file names a few dozen words, and encoding every abstract for
@@ -68,3 +69,11 @@ def group_usages(periods: Sequence[Sequence[str]], words: Sequence[str], cap: in
         sentences += s
         counts_for += c
     return sentences, counts_for
+
+
+def pooled_group_usages(periods: Sequence[Sequence[str]], words: Sequence[str], cap: int,
+                        seed: int) -> Usages:
+    """:func:`capped_usages` over every text of a group at once: at most ``cap`` sentences per
+    target in the whole group (the apd methods' sample, whose cost grows with the product of the
+    two groups' sizes), drawn by the same seeded hash; in key order, not time order."""
+    return capped_usages([t for texts in periods for t in texts], words, cap, seed)

@@ -6,15 +6,18 @@ The per-period embeddings files (:mod:`pipeline.features.embeddings`) pool vecto
 a pseudo-word such as ``psw007`` is several LM tokens, so its vectors are taken here instead:
 each text is split into sentences (Algorithm 1 embeds sentences), the sentences holding a target
 are encoded, and an occurrence's vector is the mean of the encoder sub-tokens whose characters
-overlap the word (line 6; the same rule as the embeddings stage's alignment), at ``layer``
-(line 7 uses the mean of the last h layers; we use one layer, as the embeddings stage does). The
-sums and counts per word give line 10's mean for any group of texts.
+overlap the word (line 6; the same rule as the embeddings stage's alignment), at ``layer``, or
+the mean of the ``layers`` hidden layers ending there (line 7's AvgHiddenLayers(H_w, h);
+:func:`layer_states`; 1, the default, is the one layer the embeddings stage stores). The sums and
+counts per word give line 10's mean for any group of texts (:func:`sentence_sums`); the vectors
+of the single occurrences (:func:`sentence_usages`) give the distances between usages (average
+pairwise distance, :mod:`pipeline.semantic.vectors`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -24,6 +27,7 @@ from pipeline.corpus.pseudowords import word_pattern
 from pipeline.corpus.sentences import split_sentences
 from pipeline.features.alignment import Batch
 from pipeline.features.embeddings import check_layer, encoder_states
+from pipeline.infra.errors import UserError
 
 
 def target_sentences(texts: Sequence[str], pattern: re.Pattern[str]) -> list[str]:
@@ -33,31 +37,62 @@ def target_sentences(texts: Sequence[str], pattern: re.Pattern[str]) -> list[str
 
 def occurrence_sums(encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
                     texts: Sequence[str], words: Sequence[str], layer: int, max_length: int,
-                    batch_size: int, device: torch.device) -> tuple[np.ndarray, np.ndarray, int]:
+                    batch_size: int, device: torch.device, layers: int = 1
+                    ) -> tuple[np.ndarray, np.ndarray, int]:
     """``(sums float64 [W, d], counts int64 [W], skipped)`` over every occurrence of ``words[i]``
     in ``texts``: the sum of the occurrences' vectors and their number; ``skipped`` counts
     occurrences beyond ``max_length`` encoder tokens of their sentence (truncated: no vector)."""
     sentences = target_sentences(texts, word_pattern(words))
     return sentence_sums(encoder, tokenizer, sentences, words, layer, max_length, batch_size,
-                         device)
+                         device, layers=layers)
 
 
-@torch.inference_mode()
-def sentence_sums(encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
-                  sentences: Sequence[str], words: Sequence[str], layer: int, max_length: int,
-                  batch_size: int, device: torch.device,
-                  counts_for: Sequence[frozenset[str]] | None = None
-                  ) -> tuple[np.ndarray, np.ndarray, int]:
-    """:func:`occurrence_sums` over ``sentences`` encoded as given, in batches of ``batch_size``
-    in their order; ``counts_for[i]`` (lower-cased words): the targets whose occurrences in
-    sentence ``i`` count (a capped sample, :mod:`pipeline.semantic.usages`); None: all."""
+def check_layers(encoder: PreTrainedModel, layer: int, layers: int) -> None:
+    """A clear error for a layer the encoder does not have, or more layers than lie at or below
+    ``layer`` (the embedding output counts as one, hidden state 0)."""
     check_layer(encoder, layer)
+    top = layer % (encoder.config.num_hidden_layers + 1)
+    if not 1 <= layers <= top + 1:
+        raise UserError(f"semantic_benchmark.contextual_layers={layers}: embeddings.layer={layer} "
+                        f"has {top + 1} hidden states at or below it",
+                        path="params.yaml semantic_benchmark.contextual_layers",
+                        fix=f"use 1 .. {top + 1}")
+
+
+def layer_states(encoder: PreTrainedModel, batch: Batch, layer: int, layers: int,
+                 device: torch.device) -> torch.Tensor:
+    """Hidden states [B, L, d]: of ``layer`` when ``layers`` is 1 (the embeddings stage's
+    :func:`~pipeline.features.embeddings.encoder_states`, the same bytes), else the mean of the
+    ``layers`` hidden states ending at ``layer`` (HF ``hidden_states`` indices ``top - layers + 1
+    .. top``; with ``layer`` -1, the last ``layers``: Algorithm 1 line 7's h).
+
+    Why a setting: which layers carry lexical meaning differs between encoders, and a word's
+    change is found far better in some than in others (Periti & Tahmasebi, NAACL 2024); paper 003
+    chose h per language from {1, 2, 4, 12} (all 12 for English)."""
+    if layers == 1:
+        return encoder_states(encoder, batch, layer, device)
+    hidden = encoder(input_ids=batch.input_ids.to(device),
+                     attention_mask=batch.attention_mask.to(device),
+                     output_hidden_states=True).hidden_states
+    top = layer % len(hidden)
+    return torch.stack(hidden[top - layers + 1:top + 1]).float().mean(dim=0)
+
+
+def occurrence_vectors(encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
+                       sentences: Sequence[str], words: Sequence[str], layer: int,
+                       max_length: int, batch_size: int, device: torch.device,
+                       counts_for: Sequence[frozenset[str]] | None = None, layers: int = 1
+                       ) -> Iterator[tuple[int, np.ndarray | None]]:
+    """``(i, vector float64 [d])`` per occurrence of ``words[i]`` in ``sentences`` (encoded as
+    given, in batches of ``batch_size`` in their order), in sentence order: the mean of the
+    encoder sub-tokens overlapping the word (:func:`layer_states`); vector None for an occurrence
+    beyond ``max_length`` encoder tokens of its sentence (truncated). ``counts_for[i]``
+    (lower-cased words): the targets whose occurrences in sentence ``i`` count (a capped sample,
+    :mod:`pipeline.semantic.usages`); None: all."""
+    check_layers(encoder, layer, layers)
     encoder.eval()
     index = {w.lower(): i for i, w in enumerate(words)}
     pattern = word_pattern(words)
-    sums = np.zeros((len(words), encoder.config.hidden_size), dtype=np.float64)
-    counts = np.zeros(len(words), dtype=np.int64)
-    skipped = 0
     for at in range(0, len(sentences), batch_size):
         chunk = sentences[at:at + batch_size]
         enc = tokenizer(list(chunk), return_offsets_mapping=True, truncation=True,
@@ -65,7 +100,8 @@ def sentence_sums(encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
         batch = Batch(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
                       positions=torch.zeros(0, dtype=torch.long),
                       token_ids=torch.zeros(0, dtype=torch.long), weights=torch.zeros(0))
-        states = encoder_states(encoder, batch, layer, device).double().cpu().numpy()
+        with torch.inference_mode():
+            states = layer_states(encoder, batch, layer, layers, device).double().cpu().numpy()
         offsets = enc["offset_mapping"].numpy()
         for row, sentence in enumerate(chunk):
             start, end = offsets[row, :, 0], offsets[row, :, 1]
@@ -75,9 +111,43 @@ def sentence_sums(encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
                 if counts_for is not None and word not in counts_for[at + row]:
                     continue
                 inside = real & (start < m.end()) & (end > m.start())
-                if not inside.any():
-                    skipped += 1
-                    continue
-                sums[index[word]] += states[row, inside].mean(axis=0)
-                counts[index[word]] += 1
+                yield index[word], (states[row, inside].mean(axis=0) if inside.any() else None)
+
+
+def sentence_sums(encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
+                  sentences: Sequence[str], words: Sequence[str], layer: int, max_length: int,
+                  batch_size: int, device: torch.device,
+                  counts_for: Sequence[frozenset[str]] | None = None, layers: int = 1
+                  ) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`occurrence_sums` over ``sentences`` (:func:`occurrence_vectors`, summed per word
+    in sentence order)."""
+    sums = np.zeros((len(words), encoder.config.hidden_size), dtype=np.float64)
+    counts = np.zeros(len(words), dtype=np.int64)
+    skipped = 0
+    for i, vector in occurrence_vectors(encoder, tokenizer, sentences, words, layer, max_length,
+                                        batch_size, device, counts_for, layers):
+        if vector is None:
+            skipped += 1
+            continue
+        sums[i] += vector
+        counts[i] += 1
     return sums, counts, skipped
+
+
+def sentence_usages(encoder: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
+                    sentences: Sequence[str], words: Sequence[str], layer: int, max_length: int,
+                    batch_size: int, device: torch.device,
+                    counts_for: Sequence[frozenset[str]] | None = None, layers: int = 1
+                    ) -> tuple[list[np.ndarray], int]:
+    """Each word's occurrence vectors in ``sentences`` (float64 ``[n_i, d]``, sentence order;
+    :func:`occurrence_vectors`) and the number skipped past ``max_length``."""
+    found: list[list[np.ndarray]] = [[] for _ in words]
+    skipped = 0
+    for i, vector in occurrence_vectors(encoder, tokenizer, sentences, words, layer, max_length,
+                                        batch_size, device, counts_for, layers):
+        if vector is None:
+            skipped += 1
+        else:
+            found[i].append(vector)
+    dim = encoder.config.hidden_size
+    return [np.array(v, dtype=np.float64).reshape(-1, dim) for v in found], skipped

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
 from pipeline.infra.params import SemanticBenchmarkConfig
-from pipeline.infra.interfaces.shared import ABSTRACTS, LEARNED, RUNTIME, group_periods
+from pipeline.infra.interfaces.shared import (ABSTRACTS, CONTEXTUAL, LEARNED, RUNTIME,
+                                              group_periods)
 
 INTERFACE = StageInterface("semantic_benchmark", (
     # the groups of semantic_change and the SemEval folder: resolved by the graph into the
@@ -24,6 +25,7 @@ INTERFACE = StageInterface("semantic_benchmark", (
     Params(SemanticBenchmarkConfig, "semantic_benchmark",
            "pseudo-word benchmark (params semantic_benchmark.*)"),
     LEARNED,
+    CONTEXTUAL,
     *RUNTIME,
     Output("--out", "Markdown report (reports/semantic_benchmark.md)", dvc={"cache": False}),
     Output("--details", "JSON (reports/semantic_benchmark.json)", dvc={"cache": False}),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
 from pipeline.infra.params import SemanticChangeConfig
-from pipeline.infra.interfaces.shared import (ABSTRACTS, LEARNED, NUMERICS, TOKENIZER,
-                                              group_periods)
+from pipeline.infra.interfaces.shared import (ABSTRACTS, CONTEXTUAL, LEARNED, NUMERICS,
+                                              TOKENIZER, group_periods)
 
 INTERFACE = StageInterface("semantic_change", (
     # the groups and targets: resolved by the graph into the command, not params
@@ -21,15 +21,17 @@ INTERFACE = StageInterface("semantic_change", (
     Input("--stopwords", "stopword list (default targets skip them)"),
     Input("--abstracts", ABSTRACTS.help + ": the learned methods' texts, example sentences"),
     Params(SemanticChangeConfig, "semantic_change", "semantic change (params semantic_change.*)"),
-    Value("--encoder", "tokenizer of a scratch temporal-attention MLM; with --targets the "
-          "contextual method's encoder (embeddings.encoder)", param="embeddings.encoder"),
-    # with --targets: how the contextual method encodes the targets' sentences
+    Value("--encoder", "tokenizer of a scratch temporal-attention MLM; the apd methods' "
+          "encoder, and with --targets the contextual method's (embeddings.encoder)",
+          param="embeddings.encoder"),
+    # how the apd methods (and with --targets the contextual method) encode the targets' sentences
     Value("--layer", "hidden layer (embeddings.layer)", type=int, param="embeddings.layer"),
     Value("--max-length", "encoder tokens per sentence (embeddings.max_length)", type=int,
           param="embeddings.max_length"),
     Value("--batch-size", "sentences per encoder batch (embeddings.batch_size)", type=int,
           param="embeddings.batch_size"),
     LEARNED,
+    CONTEXTUAL,
     NUMERICS,
     Input("--benchmark", "the benchmark's JSON (reports/semantic_benchmark.json): its table",
           required=False),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Input, Params, Value
-from pipeline.infra.params import ChangeMethodsConfig, ExperimentConfig, NumericsConfig
+from pipeline.infra.params import (ChangeMethodsConfig, ContextualConfig, ExperimentConfig,
+                                   NumericsConfig)
 
 PERIOD_HELP = "a label such as 2020, 2020H2, 2020Q3, 2020-07"
 ABSTRACTS = Input("--abstracts", "corpus Parquet with columns 'date' and 'abstract' "
@@ -31,6 +32,10 @@ RUNTIME = (NUMERICS, DEVICE, THREADS)
 # semantic stages (one set).
 LEARNED = Params(ChangeMethodsConfig, "semantic_benchmark",
                  "learned methods (params semantic_benchmark.temporal_*, .sgns_*)")
+# The usage-vector methods' settings (contextual, apd, apd-corrected): params of
+# semantic_benchmark, read by both semantic stages (one set).
+CONTEXTUAL = Params(ContextualConfig, "semantic_benchmark",
+                    "usage-vector methods (params semantic_benchmark.contextual_layers, .apd_*)")
 
 
 def period(what: str) -> Value:

@@ -12,14 +12,17 @@ the occurrence vectors, one per stage:
   over each group of periods (count-weighted, i.e. the mean over every occurrence in the group,
   exactly line 10 over the group's union) and applies line 12. Differences from the paper: all
   occurrences, not n sampled sentences (line 3: we have them all, sampling only adds noise); the
-  layer is the embeddings stage's, not an average of the last h (line 7);
+  layer is the embeddings stage's one layer, not an average of the last h (line 7);
 * **the texts** (the benchmark, whose pseudo-words are several LM tokens and whose texts are
   rewritten; the semantic_change stage with a targets file, which then needs no embeddings
   stage): each group's sentences holding a target are embedded with the encoder
   (:func:`pipeline.semantic.word_vectors.sentence_sums`, the embeddings stage's encoder and
-  layer), at most ``max_usages`` per target and period, a seeded sample
-  (:mod:`pipeline.semantic.usages`; line 3's n sentences), and :func:`occurrence_change`
-  compares the two groups' mean vectors.
+  layer, or line 7's mean of the ``contextual_layers`` layers ending there), at most
+  ``max_usages`` per target and period, a seeded sample (:mod:`pipeline.semantic.usages`; line
+  3's n sentences), and :func:`occurrence_change` compares the two groups' mean vectors.
+
+The prototype distance compares the groups' means only; the ``apd`` methods (:mod:`.apd`) compare
+the usages pair by pair.
 
 All scoring is numpy over arrays; only :func:`read_group` touches files (and imports torch).
 """
@@ -151,7 +154,8 @@ def _from_texts(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
         sentences, counts_for = group_usages(periods, targets, inputs.max_usages, inputs.seed)
         sums, counts, missed = sentence_sums(encoder, tokenizer, sentences, list(targets),
                                              how.layer, how.max_length, how.batch_size,
-                                             how.device, counts_for)
+                                             how.device, counts_for,
+                                             inputs.contextual.contextual_layers)
         groups.append((sums, counts))
         skipped += missed
     return MethodResult(occurrence_change(groups[0], groups[1]), groups[0][1], groups[1][1],
@@ -175,5 +179,5 @@ METHOD = ChangeMethod(
                    "vectors; {skipped_occurrences} occurrences past the encoder's window had no "
                    "vector)",
     reads=frozenset({"embeddings", "token_ids", "texts", "encoder", "encoding", "max_usages",
-                     "seed"}),
+                     "contextual", "seed"}),
     score=score)

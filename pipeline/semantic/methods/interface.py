@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.infra.params import ChangeMethodsConfig
+from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig
 
 # one group's per-period values, in time order (texts, count arrays, embeddings files)
 PerPeriod = Sequence[Any]
@@ -60,7 +60,9 @@ class ChangeInputs:
     ``encoding``: how to embed texts with it (None: use the embeddings files); ``learned``: the
     learned methods' settings; ``seed``: every method's seed. ``max_usages``: from the texts,
     the contextual method encodes at most this many sentences per target and period, a seeded
-    sample (:mod:`pipeline.semantic.usages`); None: every sentence holding a target."""
+    sample (:mod:`pipeline.semantic.usages`); None: every sentence holding a target.
+    ``contextual``: the usage-vector methods' settings (the layers averaged per occurrence, the
+    apd methods' usages per group and shuffles)."""
 
     first: tuple[str, ...]
     last: tuple[str, ...]
@@ -73,6 +75,7 @@ class ChangeInputs:
     token_ids: Mapping[str, int] | None = None
     encoding: EncoderSettings | None = None
     max_usages: int | None = None
+    contextual: ContextualConfig = field(default_factory=ContextualConfig)
 
     @property
     def group_texts(self) -> tuple[list[str], list[str]]:

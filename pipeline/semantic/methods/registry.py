@@ -14,7 +14,13 @@ minutes on the shared cores); :func:`enable` adds it to the table for the proces
 method                 what it does                                module (``methods.``)
 =====================  ==========================================  ===============================
 ``contextual``         paper 003's Algorithm 1 on pooled encoder   ``contextual``
-                       vectors (Martinc et al. 2020)
+                       vectors (Martinc et al. 2020): the distance
+                       of the groups' mean vectors (prototypes)
+``apd``                average pairwise distance between the two   ``apd``
+                       groups' usage vectors (Kutuzov & Giulianelli
+                       2020; Periti & Tahmasebi 2024)
+``apd-corrected``      ``apd`` minus its mean with the usages'     ``apd_corrected``
+                       group labels shuffled
 ``temporal-attention`` paper 003's temporal-attention MLM, then    ``temporal_attention``
                        Algorithm 1
 ``time-token``         the same MLM with a period token per text,  ``time_token``
@@ -43,6 +49,8 @@ from pipeline.semantic.methods.interface import ChangeInputs, ChangeMethod, Meth
 # name -> module holding METHOD, in table (report) order
 METHODS: dict[str, str] = {
     "contextual": "pipeline.semantic.methods.contextual",
+    "apd": "pipeline.semantic.methods.apd",
+    "apd-corrected": "pipeline.semantic.methods.apd_corrected",
     "temporal-attention": "pipeline.semantic.methods.temporal_attention",
     "time-token": "pipeline.semantic.methods.time_token",
     "sgns": "pipeline.semantic.methods.sgns",
