@@ -116,7 +116,7 @@ def test_trend_claims_find_a_forecast_of_the_real_movers_and_mark_untested_ones(
     rho = by[("right", "correlation")]
     assert rho.effect > 0.3 and rho.ci[0] > 0 and rho.p < 0.01
     assert rho.unit == "documents" and rho.n == 450 and rho.better_when == "higher"
-    assert by[("wrong", "correlation")].effect == pytest.approx(-rho.effect, abs=0.15)
+    assert by[("wrong", "correlation")].effect == pytest.approx(-rho.effect, abs=0.05)
     movers = by[("right", "movers")]
     assert movers.metric == "top-10 movers" and movers.effect > 1 and movers.p < 0.01
     assert math.isnan(by[("model", "correlation")].p)

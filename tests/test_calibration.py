@@ -75,9 +75,8 @@ def test_planted_sparse_trends_are_found(quick):
     found = rows[f"250 documents, {LINEAR}"]["power"][f"{fcal.N_PAIRS} pairs, ρ or top-k"]
     assert found >= PLANTED_FOUND, found
     # the stationary baselines bet against a trend (they predict the old level): no "better"
-    # (the drifting-topic rows plant nothing)
     assert all(r["power"][f"{fcal.N_PAIRS} pairs, ρ or top-k"] <= 0.05
-               for size, r in rows.items() if LINEAR not in size and r["power"])
+               for size, r in rows.items() if LINEAR not in size)
 
 
 @pytest.mark.slow

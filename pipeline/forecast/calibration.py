@@ -14,9 +14,7 @@ Each simulation draws new documents; seeds are fixed. Results are
   uniform distribution until its population PPL is 1, 2, 5 % higher (exact cross-entropies).
 * :func:`calibrate_trend`: five periods Y−4 .. Y, stationary baselines fitted on the first three,
   every claim of period Y (halves of Y−1 by the project's key-hash rule on synthetic keys). Null:
-  the periods i.i.d., or with **drifting topics** (each topic's share of the documents a random
-  walk over the periods: words move with their topics, but no move is foreseeable, so no
-  forecaster has skill). Planted: :data:`N_PAIRS` word pairs trade places, a share
+  the periods i.i.d. Planted: :data:`N_PAIRS` word pairs trade places, a share
   :data:`REWRITE_SHARES` of one word's occurrences rewritten as the other's in Y−4 .. Y.
 * :func:`calibrate_permuted`: the same claims on a real corpus with its dates permuted across
   documents (``scripts/calibrate.py`` passes the tokenized sample).
@@ -34,14 +32,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from pipeline.forecast.claims import Predictions
 from pipeline.forecast.counted import backtest_period
 from pipeline.forecast.documents import PeriodDocuments, document_nll
 from pipeline.forecast.fits import fit_forecasters
 from pipeline.forecast.forecasters import linear_extrapolation, mean_reversion, pooled
 from pipeline.forecast.stationary import smoothed
-from pipeline.forecast.synthetic import (TopicCorpus, corpus_settings, cross_entropy,
-                                         drifting_topic_weights, planted_pairs)
+from pipeline.forecast.synthetic import TopicCorpus, corpus_settings, cross_entropy, planted_pairs
 from pipeline.stats.calibration import ALPHA, Calibration, covers
 from pipeline.stats.comparisons import Side, compare_rates
 from pipeline.stats.verdict import claim_of, judge
@@ -53,11 +49,7 @@ N_PAIRS = 10
 # the forecasters whose trend claims are calibrated, by the names their claims carry
 POOLED, MEAN_REVERSION, LINEAR = (module.FORECASTER.report_name
                                   for module in (pooled, mean_reversion, linear_extrapolation))
-# A forecaster with no skill and the topic structure real forecasts have: it guesses how each
-# topic's share moves (independently of how it does move) and predicts every word's change from
-# the topics; on drifting topics it is the case a test that holds the weights fixed gets wrong.
-TOPIC_GUESS = "Topic guess (no skill)"
-TREND_FORECASTERS = (POOLED, MEAN_REVERSION, LINEAR, TOPIC_GUESS)
+TREND_FORECASTERS = (POOLED, MEAN_REVERSION, LINEAR)
 TREND_TESTS = {"ρ": "forecast-trend rank correlation", "top-k": "forecast-trend top-k movers"}
 TESTS = ("forecast-comparison", *TREND_TESTS.values())      # what this module calibrates
 NULL_ONLY = ("the null's only: there the population value is 0 (prediction and observation read "
@@ -118,16 +110,14 @@ def calibrate_forecast_comparison(n_docs: int, n_sims: int,
 
 
 def _trend_records(docs: Mapping[str, PeriodDocuments], content: np.ndarray, min_count: int,
-                   periods: Sequence[str] = PERIODS, others: Sequence[Predictions] = ()
-                   ) -> tuple[dict[tuple[str, str], Record], int]:
+                   periods: Sequence[str] = PERIODS) -> tuple[dict[tuple[str, str], Record], int]:
     """``{(forecaster, "ρ"|"top-k"): record}`` of the last period's trend claims (judged with the
     period's other claims; linear extrapolation's vocabulary claims under ``"vocabulary <b>"``)
     and the number of trend tokens."""
     counts = {y: d.counts() for y, d in docs.items()}
     fits = fit_forecasters(counts, list(periods[:-2]), WINDOW)
     result = backtest_period(periods[-1], docs[periods[-1]], docs[periods[-2]], counts, fits,
-                             content, WINDOW, others, min_count=min_count,
-                             history=[docs[p] for p in periods[:-2]])
+                             content, WINDOW, min_count=min_count)
     out: dict[tuple[str, str], Record] = {}
     for claim, v in zip(result.claims, judge(result.claims)):
         lo, hi = claim.ci
@@ -181,35 +171,21 @@ def _summarise_trend(runs: Sequence[dict], n_trend: Sequence[int], size: str, se
     return out
 
 
-def topic_guess(corpus: TopicCorpus, rng: np.random.Generator, shares: np.ndarray,
-                sd: float) -> Predictions:
-    """:data:`TOPIC_GUESS`: every word's change predicted from a guess of the topics' moves (log
-    shares stepping by ``sd``, drawn here, independent of the corpus's own steps) from the
-    shares ``shares`` of Y−1."""
-    now = corpus.mixture(shares)
-    guess = corpus.mixture(np.asarray(shares) * np.exp(rng.normal(0.0, sd, corpus.topics)))
-    return Predictions(TOPIC_GUESS, (np.log(guess),), np.log(guess) - np.log(now))
-
-
 def calibrate_trend(n_docs: int, n_sims: int, n_planted: int | None = None,
                     corpus: TopicCorpus | None = None, min_count: int = 20,
-                    drift: float = 0.0, seed: int = 0) -> list[Calibration]:
+                    seed: int = 0) -> list[Calibration]:
     """The ``forecast-trend`` claims of period Y with ``n_docs`` documents a period (module doc):
-    ``n_sims`` null simulations, ``n_planted`` (default ``n_sims``) with planted pairs; ``drift``:
-    the sd of the topics' log-share steps from one period to the next (0: fixed shares)."""
+    ``n_sims`` null simulations, ``n_planted`` (default ``n_sims``) with planted pairs."""
     corpus = corpus or TopicCorpus()
     content = corpus.content
     runs, planted, n_trend, moving = [], [], [], []
     n_planted = n_sims if n_planted is None else n_planted
     for i, plant in enumerate([False] * n_sims + [True] * n_planted):
-        rng = np.random.default_rng([seed, n_docs, i, *([round(1000 * drift)] if drift else [])])
+        rng = np.random.default_rng([seed, n_docs, i])
         pairs = planted_pairs(corpus, rng, n_docs, min_count, N_PAIRS) if plant else {}
-        shares = (drifting_topic_weights(rng, corpus.topics, len(PERIODS), drift) if drift
-                  else [None] * len(PERIODS))
-        docs = {y: corpus.sample(rng, n_docs, y, f"s{i}-", pairs, s if plant else 0.0, w)
-                for y, s, w in zip(PERIODS, REWRITE_SHARES, shares)}
-        guess = [topic_guess(corpus, rng, shares[-2], drift)] if drift else []
-        records, k = _trend_records(docs, content, min_count, others=guess)
+        docs = {y: corpus.sample(rng, n_docs, y, f"s{i}-", pairs, s if plant else 0.0)
+                for y, s in zip(PERIODS, REWRITE_SHARES)}
+        records, k = _trend_records(docs, content, min_count)
         (planted if plant else runs).append(records)
         if plant:
             ids = np.flatnonzero(content & (docs[PERIODS[-2]].halves()[0].counts() >= min_count))
@@ -219,10 +195,8 @@ def calibrate_trend(n_docs: int, n_sims: int, n_planted: int | None = None,
     settings = dict(n_docs=n_docs, periods=list(PERIODS), window=WINDOW,
                     fitted_on=list(PERIODS[:3]), min_count=min_count,
                     corpus=corpus_settings(corpus), n_pairs=N_PAIRS,
-                    rewrite_shares=list(REWRITE_SHARES), halves="pipeline.corpus.halves (key hash)",
-                    topic_drift_sd=drift)
-    size = f"{n_docs} documents" + (f", drifting topics (sd {drift:g})" if drift else "")
-    out = _summarise_trend(runs, n_trend, size, settings, planted)
+                    rewrite_shares=list(REWRITE_SHARES), halves="pipeline.corpus.halves (key hash)")
+    out = _summarise_trend(runs, n_trend, f"{n_docs} documents", settings, planted)
     for c in out:
         c.extra.update(n_planted=n_planted, planted_share_of_trend_tokens_moving=
                        float(np.mean(moving)) if moving else None)

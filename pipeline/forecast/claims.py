@@ -28,30 +28,19 @@ averaged over Y's documents minus over half B's — so it is tested by Welch's t
 documents (:func:`pipeline.stats.comparisons.compare_items`). Documents are the unit because
 words are not independent: a period with a few more papers on one topic moves hundreds of
 words at once, and a test with the word as the unit (a Spearman p over words) said ``better``
-for forecasters of a corpus whose dates were permuted.
+for forecasters of a corpus whose dates were permuted. Two claims per forecaster:
 
-Resampling documents alone holds the forecast fixed, so on its own it tests "these weights line
-up with no change", not "this forecaster has no skill": when the topics' shares of the papers
-drift between half B and Y, every word of a topic moves with it, and a skill-free forecast with
-topic structure (as real forecasts have) lines up with that drift by chance far more often than
-the test's level. So the weights are first **freed of the topic structure**: an intercept, each
-word's log count in half A and the leading principal components of the words' document
-incidence in half A (:mod:`pipeline.forecast.topics`) are projected out of ``a``
-(:mod:`pipeline.stats.projection`). What is left credits skill within the topic structure —
-which words of a topic rise — not foreseeing which topic grows. The directions are read on the
-predictor's side, like the trend tokens: with Y's documents among them, a set of words that rose
-together would itself be a direction, and be projected out. Two claims per forecaster:
-
-* **rank correlation**: ``a`` = the centred ranks of the predicted change, freed of the topic
-  structure (unit norm), ``T`` divided by the norm of the z's freed the same way — the partial
-  correlation of predicted ranks with the standardised change, over every trend token;
+* **rank correlation**: ``a`` = the centred ranks of the predicted change (unit norm), ``T``
+  divided by the norm of the centred z's — the correlation of predicted ranks with the
+  standardised change, over every trend token;
 * **top-k movers**: ``a`` = +1/(2k) on the k words predicted to rise most and −1/(2k) on the k
-  predicted to fall most (k = 1 % of the trend tokens, at least 10), freed of the topic
-  structure: about half the difference of the mean z of the predicted risers and fallers. A field's vocabulary moves a few words at a time;
+  predicted to fall most (k = 1 % of the trend tokens, at least 10): half the difference of the
+  mean z of the predicted risers and fallers. A field's vocabulary moves a few words at a time;
   a statistic over every word dilutes them, the extremes of a ranking do not.
 
-The calibration simulates the null with topic shares fixed, with topic shares drifting, and on a
-real corpus with its dates permuted (``reports/calibration.json``). A trained forecaster whose training (or early
+The tests are conditional on the forecast (it is fixed; only the documents of Y and half B are
+resampled): under no change, ``T`` has mean 0 and the test holds its level, which the calibration
+simulates (``reports/calibration.json``). A trained forecaster whose training (or early
 stopping) read Y−1 has seen half B: its trend claims are untested (``seen``). A forecaster without
 a predicted change makes no trend claim; one whose half-A change could not be computed makes an
 untested one (NaN p, ``note``).
@@ -68,10 +57,8 @@ from scipy.stats import rankdata
 
 from pipeline.forecast import backtest as bt
 from pipeline.forecast.documents import PeriodDocuments, document_nll
-from pipeline.forecast.topics import HISTORY, topic_directions
 from pipeline.stats.comparisons import (Side, TestResult, compare_items, compare_rates,
                                         rate_interval)
-from pipeline.stats.projection import covariate_basis, residual
 from pipeline.stats.ranks import top_k
 from pipeline.stats.verdict import Claim, claim_of
 
@@ -80,7 +67,7 @@ VOCABULARY, TREND = "forecast-vocabulary", "forecast-trend"
 CHANCE = "chance (ρ = 0)"
 NO_MOVE = "chance (0)"
 TREND_TEST = ("Welch t over the documents of Y and half B (a weighted sum of standardised "
-              "changes; the forecast's weights freed of half A's topic directions)")
+              "changes; the forecast fixed)")
 
 
 @dataclass(frozen=True)
@@ -170,27 +157,13 @@ def _scaled(result: TestResult, factor: float) -> TestResult:
                    ci=(result.ci[0] / factor, result.ci[1] / factor))
 
 
-def trend_basis(half_a: PeriodDocuments, ids: np.ndarray, counts_a: np.ndarray,
-                history: Sequence[PeriodDocuments] = ()) -> np.ndarray:
-    """The orthonormal basis projected out of the trend weights over the trend tokens ``ids``:
-    an intercept, each token's log count in half A and the topic directions of half A's documents
-    and of the last :data:`pipeline.forecast.topics.HISTORY` periods of ``history`` (module
-    doc)."""
-    directions = topic_directions((*history[max(0, len(history) - HISTORY):], half_a), ids)
-    return covariate_basis(np.column_stack([np.log(counts_a[ids].astype(np.float64)),
-                                            directions]))
-
-
 def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
                  half_b: PeriodDocuments, forecasters: Sequence[Predictions], content: np.ndarray,
-                 min_count: int = bt.MIN_COUNT, seen: str = "",
-                 history: Sequence[PeriodDocuments] = ()
+                 min_count: int = bt.MIN_COUNT, seen: str = ""
                  ) -> tuple[list[Claim], dict[str, dict[str, float]]]:
     """``forecast-trend`` claims (module doc) and each ranking forecaster's point values
     (``{name: {rho, rho_lo, rho_hi, movers, k, n_trend}}``). ``seen``: why a trained
-    forecaster's trend claims are untested here (its training read Y−1), or empty. ``history``:
-    the documents of periods before Y−1 in time order (the topic directions read the last
-    few)."""
+    forecaster's trend claims are untested here (its training read Y−1), or empty."""
     counts_a = half_a.counts()
     ids = np.flatnonzero(bt.trend_tokens(counts_a, np.asarray(content)[:len(counts_a)],
                                          min_count))
@@ -198,9 +171,7 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
     keep = s > 0
     ids, z, s = ids[keep], z[keep], s[keep]
     n, k = len(ids), top_k(len(ids))
-    basis = trend_basis(half_a, ids, counts_a, history) if n >= 2 * k else np.zeros((n, 0))
-    z_free = residual(basis, z)
-    z_norm = float(np.sqrt(z_free @ z_free))
+    z_norm = float(np.sqrt(((z - z.mean()) ** 2).sum())) if n else 0.0
     claims: list[Claim] = []
     rows: dict[str, dict[str, float]] = {}
     where = dict(report=REPORT, family=TREND, scope=period, better_when="higher")
@@ -208,23 +179,16 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
         note = f.trend_note if f.change is None else (seen if f.runs > 0 else "")
         if f.change is None and not note:
             continue
-        if not note and (n < 2 * k or z_norm == 0):
-            note = f"{n} trend tokens: too few"
-        ranks = np.zeros(n)
-        if not note:
-            pred = np.asarray(f.change, dtype=np.float64)[ids]
-            ranks = residual(basis, rank_weights(pred))
-            if not ranks.any():
-                note = "the forecast lies along the topic directions only"
-        if note:
+        if note or n < 2 * k or z_norm == 0:
             claims.append(Claim(a=f.name, b=CHANCE, metric="rank correlation", effect=math.nan,
                                 ci=(math.nan, math.nan), p=math.nan, test=TREND_TEST,
                                 unit="documents", n=docs.n_documents + half_b.n_documents,
-                                seeds=(f.runs, 0), note=note, **where))   # type: ignore[arg-type]
+                                seeds=(f.runs, 0), note=note or f"{n} trend tokens: too few",
+                                **where))                                 # type: ignore[arg-type]
             continue
-        rank_norm = float(np.sqrt(ranks @ ranks))
-        rho = _scaled(weighted_change(docs, half_b, ids, ranks, s), rank_norm * z_norm)
-        movers = weighted_change(docs, half_b, ids, residual(basis, mover_weights(pred, k)), s)
+        pred = np.asarray(f.change, dtype=np.float64)[ids]
+        rho = _scaled(weighted_change(docs, half_b, ids, rank_weights(pred), s), z_norm)
+        movers = weighted_change(docs, half_b, ids, mover_weights(pred, k), s)
         claims += [claim_of(_runs(rho, f.runs), a=f.name, b=CHANCE, metric="rank correlation",
                             **where),
                    claim_of(_runs(movers, f.runs), a=f.name, b=NO_MOVE,

@@ -51,22 +51,18 @@ class PeriodBacktest:
 def backtest_period(period: str, docs: PeriodDocuments, previous: PeriodDocuments,
                     counts: Mapping[str, np.ndarray], fits: Mapping[str, Fit],
                     content: np.ndarray, window: int, others: Sequence[Predictions] = (),
-                    min_count: int = bt.MIN_COUNT, seen: str = "",
-                    history: Sequence[PeriodDocuments] = ()) -> PeriodBacktest:
+                    min_count: int = bt.MIN_COUNT, seen: str = "") -> PeriodBacktest:
     """Every claim of backtest ``period``: ``docs`` its documents, ``previous`` those of Y−1
     (split in halves here), ``counts`` the window's counts, ``fits`` the count forecasters
     (:func:`pipeline.forecast.fits.fit_forecasters`), ``others`` the models' predictions;
-    ``seen``: why the trained ones make no trend claim here (their training read Y−1), or empty;
-    ``history``: documents of the periods before Y−1, in time order (the trend test's topic
-    directions read them)."""
+    ``seen``: why the trained ones make no trend claim here (their training read Y−1), or empty."""
     if previous.period != shift(period, -1):
         raise ValueError(f"the documents before {period} are {shift(period, -1)}'s, "
                          f"not {previous.period}'s")
     half_a, half_b = previous.halves()
     forecasters = [*count_predictions(period, window, counts, half_a.counts(), fits), *others]
     vocab, ppl = vocabulary_claims(period, docs, forecasters, references(fits))
-    trend, rho = trend_claims(period, docs, half_a, half_b, forecasters, content, min_count, seen,
-                              history)
+    trend, rho = trend_claims(period, docs, half_a, half_b, forecasters, content, min_count, seen)
     n_trend = next((r["n_trend"] for r in rho.values()), 0)
     return PeriodBacktest(period, best_fit(fits), vocab + trend, ppl, rho, int(n_trend),
                           (half_a.n_documents, half_b.n_documents))

@@ -39,7 +39,6 @@ from pipeline.forecast.claims import Predictions, trend_claims
 from pipeline.forecast.documents import PeriodDocuments
 from pipeline.forecast.forecasters.base import PeriodCounts
 from pipeline.forecast.rolling import OriginScore, Rolling
-from pipeline.forecast.topics import HISTORY
 from pipeline.forecast.words import document_frequency
 from pipeline.stats.comparisons import Side, compare_rates
 from pipeline.stats.diebold_mariano import diebold_mariano
@@ -104,7 +103,7 @@ def trend_origin_claims(rolling: Rolling, origin: OriginScore, data: PeriodCount
                            f.change(past, 1, origin.chosen[f.name].setting))
                for f in rolling.forecasters]
     claims, rows = trend_claims(origin.period, documents[y], half_a, half_b, entries, content,
-                                min_count, history=documents[max(0, y - 1 - HISTORY):y - 1])
+                                min_count)
     return [replace(c, report=REPORT, scope=f"h1/{origin.period}") for c in claims], rows
 
 

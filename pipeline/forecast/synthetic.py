@@ -13,9 +13,7 @@ whether a word's frequency moves — are exact, while the documents are as clump
   once tends to recur). Token counts are log-normal like the sample's abstracts
   (:func:`pipeline.stats.calibration.token_counts`); every token's marginal law is the corpus's,
   whatever the document's length;
-* a **rewrite** moves a share of one word's occurrences to another (a planted trend);
-* **topic weights** change how many documents each topic gets (drifting topics: a field's
-  subjects gaining and losing papers, with no word-level trend).
+* a **rewrite** moves a share of one word's occurrences to another (a planted trend).
 
 Used by :mod:`pipeline.forecast.calibration`.
 """
@@ -70,13 +68,6 @@ class TopicCorpus:
             p[x] *= 1 - share
         return p
 
-    def mixture(self, topic_weights: np.ndarray) -> np.ndarray:
-        """Every token's probability when the topics hold ``topic_weights`` of the documents
-        (normalised; equal weights give :meth:`marginal` without a rewrite)."""
-        d = self._dists                                       # type: ignore[attr-defined]
-        w = np.asarray(topic_weights, dtype=np.float64)
-        return (1 - self.topic_share) * d[0] + self.topic_share * (w / w.sum()) @ d[1:]
-
     @property
     def content(self) -> np.ndarray:
         """bool ``[vocab]``: all but the :data:`STOPWORDS` most frequent ids."""
@@ -85,19 +76,13 @@ class TopicCorpus:
         return keep
 
     def sample(self, rng: np.random.Generator, n_docs: int, period: str = "Y", tag: str = "",
-               rewrite: Mapping[int, int] | None = None, share: float = 0.0,
-               topic_weights: np.ndarray | None = None) -> PeriodDocuments:
+               rewrite: Mapping[int, int] | None = None, share: float = 0.0) -> PeriodDocuments:
         """``n_docs`` documents (keys ``<tag><period>-<j>``); ``rewrite``/``share`` as in
-        :meth:`marginal`; ``topic_weights``: each topic's share of the documents (default equal;
-        :meth:`marginal` holds for equal shares only)."""
+        :meth:`marginal`."""
         lengths = token_counts(rng, n_docs).astype(np.int64)
         n = int(lengths.sum())
         owner = np.repeat(np.arange(n_docs), lengths)
-        if topic_weights is None:
-            topic = rng.integers(1, self.topics + 1, n_docs)
-        else:
-            topic = rng.choice(self.topics, n_docs, p=np.asarray(topic_weights) /
-                               np.sum(topic_weights)) + 1
+        topic = rng.integers(1, self.topics + 1, n_docs)
         src = np.where(rng.random(n) < self.topic_share, topic[owner], 0)
         u = rng.random(n) * self.vocab                 # Walker's alias method, source by source
         cell = u.astype(np.int64)
@@ -116,15 +101,6 @@ class TopicCorpus:
             flat = np.where(moved, partner[flat], flat)
         keys = tuple(f"{tag}{period}-{j}" for j in range(n_docs))
         return PeriodDocuments(period, keys, flat.astype(np.int64), lengths, self.vocab)
-
-
-def drifting_topic_weights(rng: np.random.Generator, topics: int, periods: int,
-                           sd: float) -> np.ndarray:
-    """``[periods, topics]`` topic shares whose logs follow a random walk with steps of ``sd``:
-    each period's change is independent of the past ones, so no forecast of it has skill."""
-    logs = np.cumsum(rng.normal(0.0, sd, (periods, topics)), axis=0)
-    weights = np.exp(logs - logs.max(axis=1, keepdims=True))
-    return weights / weights.sum(axis=1, keepdims=True)
 
 
 def alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -79,18 +79,16 @@ def backtest(forecasts: Mapping[tuple[str, int], ModelForecast], variants: Seque
              ) -> PeriodBacktest:
     """Every claim of backtest ``period`` (module doc). ``read_by_training``: the periods the
     models' training read (training periods and the dev period of early stopping): where Y−1 is
-    one of them or earlier, a model has seen half B and makes no tested trend claim. The
-    documents of periods before Y−1 in ``documents`` give the trend test its topic directions."""
+    one of them or earlier, a model has seen half B and makes no tested trend claim."""
     prev = shift(period, -1)
     models = model_forecasters(forecasts, variants, seeds, period, freqs[prev].counts)
     last = max((ordinal(p) for p in read_by_training), default=None)
     seen = ("its training read all of Y−1 (half B included), so its predicted change is not "
             "independent of the observed one" if last is not None and ordinal(prev) <= last
             else "")
-    earlier = [documents[p] for p in in_time_order(documents) if ordinal(p) < ordinal(prev)]
     return backtest_period(period, documents[period], documents[prev],
                            {p: f.counts for p, f in freqs.items()}, fits, content, window, models,
-                           seen=seen, history=earlier)
+                           seen=seen)
 
 
 def fit_text(fits: Mapping[str, Fit], noun: str) -> str:
@@ -161,7 +159,7 @@ def backtest_markdown(result: PeriodBacktest, judged: Sequence[Verdict]) -> list
         lines.append(f"- **No forecaster has temporal skill in {result.period}**: none is better "
                      "than every stationary baseline.")
     k = next((int(r["k"]) for r in result.trend.values()), 0)
-    rows = [f"| Forecaster | partial rank correlation [95 % CI] | top-{k} movers (mean z) |",
+    rows = [f"| Forecaster | rank correlation [95 % CI] | top-{k} movers (mean z) |",
             "|---|---:|---:|"]
     for name, r in result.trend.items():
         rows.append(f"| {name} | {r['rho']:+.3f} [{r['rho_lo']:+.3f}, {r['rho_hi']:+.3f}] | "
@@ -169,10 +167,7 @@ def backtest_markdown(result: PeriodBacktest, judged: Sequence[Verdict]) -> list
     lines += ["", f"Trend detection over {result.n_trend} trend tokens (content tokens seen ≥ "
               f"{bt.MIN_COUNT} times in half A of Y−1; predicted change from half A, observed "
               "change: the standardised change of document frequency from half B to Y; family "
-              f"`{TREND}`, the documents of Y and half B as the unit; the forecast's weights freed "
-              "of each word's half-A log count and of half A's topic directions, so that a "
-              "forecast with no skill beyond the topic structure is not credited with a topic's "
-              "drift):", "", *rows, "",
+              f"`{TREND}`, the documents of Y and half B as the unit):", "", *rows, "",
               table(trend), ""]
     lines += [f"- {sentence(v)}" for v in trend if v.verdict != "not distinguishable"]
     return lines

@@ -10,11 +10,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.corpus.periods import in_time_order, ordinal, shift
+from pipeline.corpus.periods import in_time_order, shift
 from pipeline.evaluation.content import content_token_mask, load_stopwords
 from pipeline.features.tokenizer import encode_abstracts, load_tokenizer
 from pipeline.features.windows import history_periods
-from pipeline.forecast.topics import HISTORY
 from pipeline.forecast.vocabulary import reference_texts, whole_word_mask
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path, write_json
@@ -53,11 +52,8 @@ def forecast_report(forecasts_dir: str, variants: Sequence[str], seeds: Sequence
     content = content_token_mask(tok, load_stopwords(stopwords))
     reference = encode_abstracts(tok, reference_texts(abstracts, period), max_length=sys.maxsize)
     whole = whole_word_mask(tok, content, reference)
-    # each backtest's period, Y−1 and up to HISTORY periods before it (the trend test's topic
-    # directions), of those whose counts are read
-    documents = read_documents(abstracts, tok, {q for b in backtests for q in (b, shift(b, -1))}
-                               | {q for b in backtests for q in freqs
-                                  if 2 <= ordinal(b) - ordinal(q) <= 1 + HISTORY}, freqs)
+    documents = read_documents(abstracts, tok, {q for b in backtests for q in (b, shift(b, -1))},
+                               freqs)
     words = [w.strip() for w in tok.batch_decode([[i] for i in range(len(content))])]
     figure = os.path.relpath(Path(plot).resolve(), Path(out).resolve().parent)
     text, metrics, panels = render(forecasts, variants, seeds, period, backtests, freqs, content,
