@@ -3,8 +3,9 @@
 Reads the per-period frequency and embedding files of both groups (--first, --last: period
 labels of split.period's kind), the LM tokenizer (which targets are one token), the stopwords,
 the abstracts (the learned methods' texts, an example sentence per word and group), optionally a
-targets file (.csv with `word` and an optional graded `truth`, or one word per line) and the
-benchmark's reports/semantic_benchmark.json. Scores every target by each method of the method
+targets file (.csv with `word` and an optional graded `truth`, or one word per line) and, given
+--benchmark (by hand; the DVC stage does not, so that scoring targets never waits for the
+benchmark), the benchmark's reports/semantic_benchmark.json. Scores every target by each method of the method
 registry (pipeline/semantic/methods/registry.py: contextual, paper 003's
 Algorithm 1 on the pooled embeddings, or with a targets file on the targets' sentences encoded
 here with the embeddings stage's encoder and layer, at most semantic_change.max_usages per target
@@ -17,7 +18,7 @@ token per text instead, masked more often than words, Rosin et al. 2022's time m
 SGNS per group, Procrustes-aligned; frequency, the log-frequency baseline), with the learned
 methods' settings of the benchmark (params semantic_benchmark.temporal_*, .sgns_*). Writes
 data/semantic_change/scores.parquet (method, word, token_id, score, rank, first_count, last_count),
-reports/semantic_change.md (with the benchmark's table) and metrics/semantic_change.json
+reports/semantic_change.md (with the benchmark's table, or where to find it) and metrics/semantic_change.json
 (contextual vs frequency agreement; with truth, each method's rho).
 """
 
@@ -37,6 +38,7 @@ from pipeline.reports.semantic_change_report import benchmark_lines, examples, m
 from pipeline.semantic.change import analyse
 from pipeline.semantic.methods.interface import EncoderSettings
 from pipeline.semantic.scores import change_metrics
+from pipeline.infra.interfaces import semantic_benchmark as benchmark_stage
 from pipeline.infra.interfaces.semantic_change import INTERFACE
 from stages._args import parser_for
 from stages._options import build
@@ -60,11 +62,9 @@ def main(argv: list[str] | None = None) -> None:
                    encoding, contextual)
     run = done.run
 
-    bench = None
-    if args.benchmark:
-        link = os.path.relpath(Path(args.benchmark).with_suffix(".md").resolve(),
-                               Path(args.out).resolve().parent)
-        bench = benchmark_lines(read_json(args.benchmark), link)
+    benchmark = Path(args.benchmark or benchmark_stage.REPORT)
+    link = os.path.relpath(benchmark.with_suffix(".md").resolve(), Path(args.out).resolve().parent)
+    bench = benchmark_lines(read_json(benchmark) if args.benchmark else None, link)
     write_parquet(run.frame, args.scores, {"first": " ".join(first), "last": " ".join(last)})
     with atomic_path(args.out) as tmp:
         tmp.write_text(markdown(done.targets, run.frame, first, last,

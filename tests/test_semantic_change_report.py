@@ -231,7 +231,10 @@ def test_stage_end_to_end(tmp_path):
         assert f"| {method} | " in truth_table          # every method, scored or why not
     # the frequency scores are all 0: constant, so no correlation, said in words
     assert "constant" in text
-    assert "words of known change" not in text          # no --benchmark: no section
+    # no --benchmark: the section says where the benchmark's report is made
+    pointer = text.split("## The methods on words of known change")[1]
+    assert "`dvc repro semantic_benchmark` writes [its report](" in pointer
+    assert pointer.strip().endswith("reports/semantic_benchmark.md).")
 
     run("--min-count", "1000")          # a corpus too small for the default targets
     assert json.loads((out / "m.json").read_text()) == {"agreement": None}

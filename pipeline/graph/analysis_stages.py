@@ -25,7 +25,8 @@ def signal_stage(plan: Plan, code: Code) -> dict[str, Any]:
 def semantic_change_stage(plan: Plan, code: Code) -> dict[str, Any]:
     """Both groups' frequency and embedding files, the groups resolved into the cmd (like the
     forecast periods: semantic_change.first/last may be null or a range), the targets file if
-    any, the learned methods' settings of the benchmark and the benchmark's JSON (its table).
+    any and the learned methods' settings of the benchmark, but not the benchmark itself: its
+    report is linked, so that scoring targets does not wait for the benchmark's MLMs.
     With a targets file no embeddings: the stage encodes the targets' sentences itself."""
     targets = plan.semantic_targets or None
     features = ("frequencies",) if targets else ("embeddings", "frequencies")
@@ -33,7 +34,7 @@ def semantic_change_stage(plan: Plan, code: Code) -> dict[str, Any]:
         {"first": plan.semantic_first, "last": plan.semantic_last, "targets": targets,
          "embeddings": None if targets else "data/features/embeddings",
          "frequencies": "data/features/frequencies", "tokenizer": TOKENIZER,
-         "stopwords": STOPWORDS, "abstracts": ABSTRACTS, "benchmark": SEMANTIC_BENCHMARK,
+         "stopwords": STOPWORDS, "abstracts": ABSTRACTS,
          "scores": SEMANTIC_SCORES, "out": "reports/semantic_change.md",
          "metrics": SEMANTIC_METRICS},
         files={k: feature_files([k], plan.semantic_periods) for k in features},
@@ -46,7 +47,7 @@ def semantic_benchmark_stage(plan: Plan, code: Code) -> dict[str, Any]:
     return semantic_benchmark.INTERFACE.entry(
         {"first": plan.semantic_first, "last": plan.semantic_last,
          "semeval": plan.semeval or None, "abstracts": ABSTRACTS, "stopwords": STOPWORDS,
-         "out": "reports/semantic_benchmark.md", "details": SEMANTIC_BENCHMARK,
+         "out": semantic_benchmark.REPORT, "details": SEMANTIC_BENCHMARK,
          "plot": "plots/semantic_benchmark.csv"},
         code=code("semantic_benchmark"))
 

@@ -103,8 +103,9 @@ class NumericsConfig:
     :mod:`pipeline.infra.numerics`). It changes results, so it is a param."""
 
     kernels: Literal["portable", "native"] = field(default="portable", metadata=_help(
-        "portable: the same bytes on any x86-64 CPU with AVX2, Intel or AMD, with or without "
-        "AVX-512 (MKL's vendor-neutral SGEMM; a training step costs ~1.7x native at 2 threads, "
+        "portable: the same bytes on the AMD CPUs measured (Zen 3, Zen 5), with or without "
+        "AVX-512, not on a 2-core Intel Xeon measured (docs/numerics.md; MKL's vendor-neutral "
+        "SGEMM: a training step costs ~1.7x native at 2 threads, "
         "benchmarks/results/numerics.md); native: MKL's fastest code path for this CPU, whose "
         "bytes differ between CPU vendors and generations"))
 

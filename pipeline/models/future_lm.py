@@ -25,8 +25,8 @@ Attention runs through PyTorch's scaled-dot-product kernel (SDPA, :func:`use_sdp
 LM built or loaded here. Every future LM's dropout (attention dropout included) is the portable
 one of :mod:`pipeline.models.portable` (swapped in by :class:`FutureLM` itself, so models built,
 trained and loaded alike): with the pinned CPU kernels (:mod:`pipeline.infra.numerics`) and the
-same thread count its weights, scores and generations are the same bytes on any x86-64 CPU with
-AVX2.
+same thread count its weights, scores and generations are the same bytes on the AMD CPUs
+measured (Zen 3, Zen 5), though not on an Intel Xeon (``docs/numerics.md``).
 
 A future LM also carries its *context length*: the tokens per abstract it was trained on
 (``train.max_length``). Scoring cuts abstracts at that same length, so the reported perplexity

@@ -7,8 +7,8 @@ method's scores, correlations with a graded truth) and :mod:`pipeline.semantic.s
 the method registry (:mod:`pipeline.semantic.methods.registry`). The report
 prints every pair of methods' Spearman ρ (:func:`agreement_lines`): a method that agrees closely
 with *frequency* detects frequency shifts rather than new meanings. It ends with the synthetic
-benchmark's table (:func:`benchmark_lines`, from ``reports/semantic_benchmark.json``): the same
-methods on words of known change.
+benchmark's table (:func:`benchmark_lines`, from ``reports/semantic_benchmark.json``) when given
+one, and otherwise with where that report is: the same methods on words of known change.
 """
 
 from __future__ import annotations
@@ -90,10 +90,13 @@ def agreement_lines(frame: pd.DataFrame) -> list[str]:
 def benchmark_lines(details: Mapping | None, link: str) -> list[str]:
     """The synthetic benchmark's section: its correlation table from
     ``reports/semantic_benchmark.json`` (``details``, rows in the registry's order whatever the
-    JSON's), a link to its report, or why it is absent."""
+    JSON's) and a link to its report; without ``details``, where that report is made. The
+    benchmark trains its own MLMs, so scoring a user's targets does not wait for it."""
     lines = ["## The methods on words of known change", ""]
     if details is None:
-        return lines + ["No benchmark was given to this report.", ""]
+        return lines + ["How each method ranks words of known change is measured by a separate "
+                        "stage, so that scoring these targets does not wait for it: "
+                        f"`dvc repro semantic_benchmark` writes [its report]({link}).", ""]
     if "skipped" in details:
         return lines + [f"The benchmark was skipped ([its report]({link})): {details['skipped']}",
                         ""]

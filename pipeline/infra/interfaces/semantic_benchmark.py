@@ -7,6 +7,9 @@ from pipeline.infra.params import SemanticBenchmarkConfig
 from pipeline.infra.interfaces.shared import (ABSTRACTS, CONTEXTUAL, LEARNED, RUNTIME,
                                               group_periods)
 
+# Where the DVC graph writes the stage's report; the semantic-change report links it.
+REPORT = "reports/semantic_benchmark.md"
+
 INTERFACE = StageInterface("semantic_benchmark", (
     # the groups of semantic_change and the SemEval folder: resolved by the graph into the
     # command, not params

@@ -33,8 +33,9 @@ INTERFACE = StageInterface("semantic_change", (
     LEARNED,
     CONTEXTUAL,
     NUMERICS,
-    Input("--benchmark", "the benchmark's JSON (reports/semantic_benchmark.json): its table",
-          required=False),
+    Input("--benchmark", "the benchmark's JSON (reports/semantic_benchmark.json): its table in "
+          "the report; without it the report links the benchmark's report (the DVC stage does "
+          "not pass it, so that scoring targets never waits for the benchmark)", required=False),
     Output("--scores", "Parquet of every score (data/semantic_change/scores.parquet)"),
     Output("--out", "Markdown report (reports/semantic_change.md)", dvc={"cache": False}),
     Output("--metrics", "DVC metrics (metrics/semantic_change.json)", kind="metrics",
