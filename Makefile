@@ -72,11 +72,12 @@ repro: install
 # The import contract first (pyproject.toml [tool.importlinter]: layers, no pipeline -> stages,
 # no torch in the graph), then the tests on two workers: a module is one unit of work (its
 # shared fixtures, e.g. a DVC repo reproduced once, are built once), the longest modules first
-# (tests/conftest.py). docs/testing.md "How long the tests take".
+# (tests/conftest.py); the slowest 20 tests are listed at the end, so every run (CI's too)
+# says where the time went. docs/testing.md "How long the tests take".
 PYTEST_WORKERS := -n 2 --dist loadscope --no-loadscope-reorder
 test: install
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest $(PYTEST_WORKERS) -q -rs
+	$(BIN)/python -m pytest $(PYTEST_WORKERS) -q -rs --durations=20
 
 # The quick check after each edit (≤ 2 min on 2 cores): every test not marked `slow`, i.e. no
 # `dvc repro`, no real encoder, nothing over ~1.5 s. `make test` (all of them) before a commit.

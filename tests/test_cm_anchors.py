@@ -1,5 +1,6 @@
-"""CM anchors and fluency on the embedded real sample: the content-word sampler, the
-previous-period anchor, the stopword share, and the cm-anchor claims through the verdict engine."""
+"""CM anchors and fluency on the embedded real sample: the content-word sampler and its
+stopword-matched draw, the previous-period anchor, the stopword share, and the cm-anchor claims
+through the verdict engine."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from pipeline.evaluation.cm_anchors import (ContentSampler, gold_abstracts, mean
                                             period_anchors, previous_abstracts,
                                             previous_period_sample, stopword_share)
 from pipeline.evaluation.content import content_words, load_stopwords
-from pipeline.reports.cm_anchors_report import ModelCM, cm_anchor_claims, render_cm_anchors
+from pipeline.reports.cm_anchors_report import (MATCHED, ModelCM, cm_anchor_claims,
+                                                render_cm_anchors, with_matched)
 from pipeline.stats.verdict import judge
 
 REPO = Path(__file__).resolve().parents[1]
@@ -128,8 +130,33 @@ def anchors_and_model(entries, sampler, stopwords, generations: list[list[str]])
     from pipeline.evaluation.meteor import content_meteor
     per_run = tuple(np.array([b.score for b in content_meteor(texts, gold, stopwords)])
                     for texts in generations)
-    model = ModelCM("Fake", "2021", per_run, mean_stopword_share(generations[0], stopwords))
-    return {"2021": anchor}, [model]
+    texts = tuple(t for run in generations for t in run)
+    model = ModelCM("Fake", "2021", per_run, mean_stopword_share(list(texts), stopwords), texts)
+    return {"2021": anchor}, with_matched([model], sampler, {"2021": gold}, stopwords)
+
+
+def test_the_matched_sampler_copies_each_texts_content_word_count(sampler, stopwords):
+    texts = ["the model of the data and the parser", "we show that it is", "neural parsing"]
+    drawn = sampler.sample_matching(texts, "2021", stopwords)
+    assert drawn == sampler.sample_matching(texts, "2021", stopwords)         # deterministic
+    assert [len(t.split()) for t in drawn] == [len(content_words(t, stopwords)) for t in texts]
+    assert drawn[1] == "" and all(w in set(sampler.words) for t in drawn for w in t.split())
+
+
+@pytest.mark.slow
+def test_a_fluent_model_is_judged_against_its_matched_sampler(entries, sampler, stopwords):
+    """A 'model' that writes sampler words padded with stopwords, a few content words per text:
+    far below the plain sampler's CM (its texts hold few content words), yet its words are the
+    sampler's, so against its stopword-matched sampler it is neither better nor worse."""
+    pad = " ".join(w for w in "the of and to in a is that for we this with on as are by it an be "
+                   "which".split() if w in stopwords)
+    fakes = [[f"{pad} {' '.join(t.split()[:6])}" for t in sampler.sample(10, "2021", seed=s)]
+             for s in (7, 8, 9)]
+    anchors, models = anchors_and_model(entries, sampler, stopwords, fakes)
+    assert models[0].cm < 0.7 * anchors["2021"].sampler_cm.mean()
+    assert models[0].stopword_share > 0.5
+    (verdict,) = judge(cm_anchor_claims(anchors, models))
+    assert verdict.b == MATCHED and verdict.verdict == "not distinguishable", verdict.reason
 
 
 @pytest.mark.slow
@@ -158,7 +185,7 @@ def test_sampler_texts_as_a_model_are_not_better(entries, sampler, stopwords):
     anchors, models = anchors_and_model(entries, sampler, stopwords, fakes)
     (verdict,) = judge(cm_anchor_claims(anchors, models))
     assert verdict.verdict == "not distinguishable" and verdict.mde > 0
-    one = [ModelCM("Fake", "2021", models[0].per_run[:1], 0.0)]
+    one = [ModelCM("Fake", "2021", models[0].per_run[:1], 0.0, (), models[0].matched_cm)]
     (verdict,) = judge(cm_anchor_claims(anchors, one))
     assert verdict.verdict == "untested" and "fewer than 3" in verdict.reason
 
@@ -200,7 +227,7 @@ def test_report_stage_adds_the_section_and_its_verdict_records(entries, stopword
     assert "Real abstracts of 2019" in text and "Real abstracts of 2020" in text
     records = json.loads(details.read_text())["verdicts"]
     assert [(r["family"], r["a"], r["b"], r["metric"], r["seeds"]) for r in records] == [
-        ("cm-anchor", "Baseline-all", "content-word sampler", f"CM {p}", [3, 0])
+        ("cm-anchor", "Baseline-all", MATCHED, f"CM {p}", [3, 0])
         for p in ("2020", "2021")]
     cli.main(base)
     assert "CM anchors" not in out.read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -177,6 +178,11 @@ def test_planted_trends_are_found_by_the_moving_forecasters() -> None:
                 and v.scope != "h1/pooled" and v.verdict == "better"]
         assert len(wins) >= len(origins) / 2, name
         assert log_ratios(origins, name).mean() < 0, name
+    # the per-origin claims of a horizon are one Holm family over all its origins
+    per_origin = [v for v in verdicts if v.scope.startswith("h1/") and v.scope != "h1/pooled"
+                  and not math.isnan(v.p)]
+    assert {v.family_size for v in per_origin} == {len(per_origin)}
+    assert len({v.scope for v in per_origin}) == len(origins)
     gains = word_gains(rolling, corpus(0.15))
     assert set(gains) == {f.name for f in rolling.forecasters}
     assert all(v.family == FAMILY for v in verdicts)

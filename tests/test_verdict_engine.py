@@ -64,6 +64,22 @@ def test_families_are_adjusted_separately() -> None:
     assert all(v.verdict == "not distinguishable" for v in alone[1:])
 
 
+def test_a_holm_scope_corrects_claims_of_several_scopes_together() -> None:
+    """Per-origin claims read together are corrected together: with ``holm_scope`` the two
+    scopes form one family of 2 (p 0.03 each fails 0.025), each record keeping its own scope and
+    id; without it each scope is its own family of 1 (0.03 < 0.05). The grouping is not part of
+    the record."""
+    from dataclasses import replace
+    claims = [_claim("A", -1.0, 0.03), replace(_claim("A", -1.0, 0.03), scope="2022")]
+    apart = judge(claims)
+    assert [v.verdict for v in apart] == ["better", "better"]
+    together = judge([replace(c, holm_scope="origins") for c in claims])
+    assert [v.family_size for v in together] == [2, 2]
+    assert [v.verdict for v in together] == ["not distinguishable"] * 2
+    assert [v.scope for v in together] == ["2021", "2022"] and together[0].id != together[1].id
+    assert "holm_scope" not in together[0].as_record()
+
+
 def test_untrained_sides_are_judged_and_runs_come_from_the_data() -> None:
     rng = np.random.default_rng(0)
     tokens = rng.integers(50, 300, 200)

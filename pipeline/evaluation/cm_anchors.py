@@ -11,13 +11,18 @@ fluency. Two anchors, scored with exactly the same CM function against the same 
   as a real training abstract has (its content-word count, drawn uniformly from those of the
   training abstracts with at least one). A model whose CM does not beat this has shown no
   topical knowledge beyond word frequency.
+- **Stopword-matched sampler** (:meth:`ContentSampler.sample_matching`), one per model: the same
+  draw, but for each of the model's generated texts exactly as many content words as that text
+  has. CM drops stopwords, so a model that writes mostly stopwords leaves few content words to
+  match, and loses to the plain sampler by its fluency, not by its choice of words; against the
+  matched sampler, length and stopword share are equal and only the choice of words differs.
 - **Previous period's real abstracts** (:func:`previous_period_sample`): abstracts of period
   Y−1 drawn without replacement and scored as if generated for Y: what a perfectly fluent,
   perfectly stale writer gets.
 
-Both draw as many texts as each model generates for the period, with a seeded generator that
-depends only on the seed and the period label (integer arithmetic only: the same texts on every
-CPU).
+Each draws as many texts as each model generates for the period, with a seeded generator that
+depends only on the seed, the period label and the anchor (integer arithmetic only: the same
+texts on every CPU).
 
 Fluency (:func:`stopword_share`): the share of a text's word tokens (nltk word tokens with a
 letter) that are on the paper's stopword list, the list CM drops. Real abstracts are around 0.6;
@@ -76,15 +81,37 @@ class ContentSampler:
     def sample(self, n: int, period: str, seed: int = ANCHOR_SEED) -> list[str]:
         """``n`` texts of space-separated content words for ``period`` (deterministic)."""
         rng = _rng(seed, period, 1)
+        return self._draw(rng, self.lengths[rng.integers(0, len(self.lengths), size=n)])
+
+    def sample_matching(self, texts: Sequence[str], period: str, stopwords: frozenset[str],
+                        seed: int = ANCHOR_SEED) -> list[str]:
+        """One text per text of ``texts`` (a model's generations for ``period``), with as many
+        content words as it has, drawn as :meth:`sample` draws them (deterministic; a text
+        without content words gets an empty one)."""
+        counts = np.array([len(content_words(t, stopwords)) for t in texts], dtype=np.int64)
+        return self._draw(_rng(seed, period, 3), counts)
+
+    def _draw(self, rng: np.random.Generator, lengths: np.ndarray) -> list[str]:
+        """One text of ``length`` i.i.d. content words (training frequency) per length."""
         cumulative = np.cumsum(self.counts)
         total = int(cumulative[-1])
-        lengths = self.lengths[rng.integers(0, len(self.lengths), size=n)]
         texts = []
         for length in lengths:
             ids = np.searchsorted(cumulative, rng.integers(0, total, size=int(length)),
                                   side="right")
             texts.append(" ".join(self.words[i] for i in ids))
         return texts
+
+
+def sampler_cms(texts: Sequence[str], gold: Sequence[str], stopwords: frozenset[str]
+                ) -> np.ndarray:
+    """float64 CM of each sampled text against ``gold``; an empty text (no content word) scores
+    0, as a text without content words does in CM."""
+    scores = np.zeros(len(texts), dtype=np.float64)
+    kept = [i for i, t in enumerate(texts) if t]
+    if kept:
+        scores[kept] = [b.score for b in content_meteor([texts[i] for i in kept], gold, stopwords)]
+    return scores
 
 
 def previous_period_sample(texts: Sequence[str], n: int, period: str,

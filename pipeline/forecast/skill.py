@@ -6,7 +6,9 @@ Family ``forecast-skill`` (report ``forecast-skill``), metric unigram PPL, ``b``
 * **per origin** (``scope`` ``h<h>/<Y>``): each forecaster other than that origin's reference
   against it on ``Y``'s documents — the relative change of PPL, tested by the paired t over
   documents (:func:`pipeline.stats.comparisons.compare_rates`, the test of the forecast report's
-  vocabulary claims); Holm over the forecasters of the origin;
+  vocabulary claims); Holm over the forecasters and **every origin** of the horizon
+  (:func:`origins_family`), since the report reads the origins together ("better in 2019 and
+  2021-2023");
 * **pooled** (``scope`` ``h<h>/pooled``, ``b`` = :data:`REFERENCE`): each forecaster's mean
   per-origin log-PPL ratio against the origin's reference (0 where it is the reference), tested
   with the **origin** as the unit by the Diebold–Mariano test
@@ -20,7 +22,8 @@ forecaster re-run on the same past with period ``Y − 1`` replaced by its half 
 change = that forecast minus persistence of half A (add-α with the forecaster's α, else 1;
 :meth:`pipeline.forecast.forecasters.base.Forecaster.change`, as in the forecast report),
 the observed change from half B of ``Y − 1`` to ``Y``. A forecaster whose predicted change is
-constant (persistence) makes no trend claim.
+constant (persistence) makes no trend claim. Holm over the forecasters, metrics and every origin,
+as for the per-origin skill claims.
 
 **Words** (:func:`word_gains`): over the horizon-1 origins, each forecaster's log-likelihood gain
 over the reference per word, ``Σ_Y c_Y(w) (log p̂_f(w) − log p̂_ref(w))``: the words it got most
@@ -50,14 +53,21 @@ METRIC = "unigram PPL"
 MIN_POOLED = 10
 
 
+def origins_family(horizon: int) -> str:
+    """The Holm family's split of every per-origin claim of ``horizon``: one family over all
+    its origins (each claim keeps its origin's scope, ``h<h>/<Y>``, in its record id)."""
+    return f"h{horizon}/origins"
+
+
 def origin_claims(origin: OriginScore) -> list[Claim]:
     """Each forecaster against the origin's reference on its documents (module doc)."""
     ref = Side(origin.nll[origin.reference], trained=False)
-    return [claim_of(compare_rates(Side(nll, trained=False), ref, origin.lengths,
-                                   (name, origin.reference)),
-                     report=REPORT, family=FAMILY, a=name, b=origin.reference, metric=METRIC,
-                     scale="relative", effect_unit="% PPL",
-                     scope=f"h{origin.horizon}/{origin.period}")
+    return [replace(claim_of(compare_rates(Side(nll, trained=False), ref, origin.lengths,
+                                           (name, origin.reference)),
+                             report=REPORT, family=FAMILY, a=name, b=origin.reference,
+                             metric=METRIC, scale="relative", effect_unit="% PPL",
+                             scope=f"h{origin.horizon}/{origin.period}"),
+                    holm_scope=origins_family(origin.horizon))
             for name, nll in origin.nll.items() if name != origin.reference]
 
 
@@ -104,7 +114,8 @@ def trend_origin_claims(rolling: Rolling, origin: OriginScore, data: PeriodCount
                for f in rolling.forecasters]
     claims, rows = trend_claims(origin.period, documents[y], half_a, half_b, entries, content,
                                 min_count)
-    return [replace(c, report=REPORT, scope=f"h1/{origin.period}") for c in claims], rows
+    return [replace(c, report=REPORT, scope=f"h1/{origin.period}", holm_scope=origins_family(1))
+            for c in claims], rows
 
 
 def word_gains(rolling: Rolling, documents: list[PeriodDocuments], horizon: int = 1

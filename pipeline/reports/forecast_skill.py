@@ -2,8 +2,9 @@
 
 :func:`run_skill` runs the backtest of :mod:`pipeline.forecast.rolling` on a
 :class:`pipeline.forecast.skill_inputs.SkillInput`, makes the claims of
-:mod:`pipeline.forecast.skill` and judges them (:func:`pipeline.stats.verdict.judge`, Holm per
-family and scope); :func:`write_report` writes the folder:
+:mod:`pipeline.forecast.skill` and judges them (:func:`pipeline.stats.verdict.judge`: Holm over
+every origin of a horizon for the per-origin and trend claims, over the forecasters for the
+pooled ones); :func:`write_report` writes the folder:
 
 * ``verdicts.json``: ``{"format_version", "verdicts", "origins", "skipped", "settings"}`` — the
   records (schema ``docs/verdicts.md``), per origin the reference, each forecaster's chosen setting
@@ -271,7 +272,8 @@ def readme(run: SkillRun, command: str) -> str:
     lines += [
         "## Skill per origin", "",
         "Verdicts against each origin's reference (family `forecast-skill`, scope `h<h>/<Y>`; "
-        "the records are in `verdicts.json`):", "",
+        "Holm over every forecaster and origin of the horizon, so that the origins can be read "
+        "together; the records are in `verdicts.json`):", "",
         "| forecaster | " + " | ".join(f"horizon {h}" for h in horizons) + " |",
         "|---|" + "---|" * len(horizons),
     ]
@@ -291,7 +293,8 @@ def readme(run: SkillRun, command: str) -> str:
     lines += ["## Trend rankings (split halves)", "",
               "The split-half trend claims (`forecast-trend`, scope `h1/<Y>`) of every horizon-1 "
               "origin: the forecaster's predicted change from half A of Y−1 against the "
-              "standardised change from half B to Y:", "",
+              "standardised change from half B to Y (Holm over every forecaster, test and "
+              "origin):", "",
               "| forecaster | rank correlation | top-k movers |", "|---|---|---|"]
     for name in names:
         rho = [v for v in trend if v.a == name and v.metric == "rank correlation"]

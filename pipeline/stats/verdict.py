@@ -58,7 +58,9 @@ class Claim:
     (NaN: not tested, say why in ``note``). ``unit``: what was resampled ("documents",
     "documents and runs", ...), ``n`` how many. ``seeds``: runs of (a, b); 0 = a side with no
     run-to-run spread (no training, or a frozen model). ``scope`` splits a report's family
-    (for example the backtest period)."""
+    (for example the backtest period); ``holm_scope``, where set, replaces it as the Holm family's
+    split, so that claims of several scopes are corrected together (per-origin claims across
+    every origin of a horizon) while each keeps its own record id."""
 
     report: str
     family: str
@@ -76,6 +78,7 @@ class Claim:
     effect_unit: str = ""
     scope: str = ""
     note: str = ""
+    holm_scope: str | None = field(default=None, compare=False, repr=False)
     mde_of: Callable[[float], float] | None = field(default=None, compare=False, repr=False)
     ci_of: Callable[[float], tuple[float, float]] | None = field(default=None, compare=False,
                                                                  repr=False)
@@ -102,7 +105,7 @@ class Verdict(Claim):
         """The JSON record (floats to :data:`SIGNIFICANT_DIGITS` significant digits: a verdict
         is not a measurement store, and the last digits of a float depend on the CPU)."""
         record = {"id": self.id, **{f.name: getattr(self, f.name) for f in fields(self)
-                                    if f.name not in ("mde_of", "ci_of")}}
+                                    if f.name not in ("holm_scope", "mde_of", "ci_of")}}
         for key in ("effect", "p", "p_adjusted", "mde"):
             record[key] = rounded(record[key])
         record["ci"] = [rounded(x) for x in self.ci]
@@ -125,7 +128,10 @@ def rounded(x: float) -> float | None:
 
 
 def _family(claim: Claim) -> tuple[str, str, str]:
-    return (claim.report, claim.family, claim.scope)
+    """The claims Holm corrects together: a report's family within one scope, or within the
+    claim's ``holm_scope`` where it spans several."""
+    return (claim.report, claim.family,
+            claim.scope if claim.holm_scope is None else claim.holm_scope)
 
 
 def judge(claims: Iterable[Claim], alpha: float = ALPHA) -> list[Verdict]:
