@@ -155,7 +155,7 @@ def test_a_fluent_model_is_judged_against_its_matched_sampler(entries, sampler, 
     anchors, models = anchors_and_model(entries, sampler, stopwords, fakes)
     assert models[0].cm < 0.7 * anchors["2021"].sampler_cm.mean()
     assert models[0].stopword_share > 0.5
-    (verdict,) = judge(cm_anchor_claims(anchors, models))
+    (verdict,) = judge(cm_anchor_claims(models))
     assert verdict.b == MATCHED and verdict.verdict == "not distinguishable", verdict.reason
 
 
@@ -167,7 +167,7 @@ def test_real_gold_abstracts_beat_the_sampler(entries, sampler, stopwords):
     anchor = anchors["2021"]
     assert anchor.n == 10 and len(anchor.previous_cm) == 10
     assert 0 < anchor.sampler_cm.mean() < 0.5
-    claims = cm_anchor_claims(anchors, models)
+    claims = cm_anchor_claims(models)
     (verdict,) = judge(claims)
     assert verdict.family == "cm-anchor" and verdict.seeds == (3, 0)
     assert verdict.verdict == "better", verdict.reason
@@ -183,10 +183,10 @@ def test_sampler_texts_as_a_model_are_not_better(entries, sampler, stopwords):
     better than the sampler, and one seed is never ordered."""
     fakes = [sampler.sample(10, "2021", seed=s) for s in (7, 8, 9)]
     anchors, models = anchors_and_model(entries, sampler, stopwords, fakes)
-    (verdict,) = judge(cm_anchor_claims(anchors, models))
+    (verdict,) = judge(cm_anchor_claims(models))
     assert verdict.verdict == "not distinguishable" and verdict.mde > 0
     one = [ModelCM("Fake", "2021", models[0].per_run[:1], 0.0, (), models[0].matched_cm)]
-    (verdict,) = judge(cm_anchor_claims(anchors, one))
+    (verdict,) = judge(cm_anchor_claims(one))
     assert verdict.verdict == "untested" and "fewer than 3" in verdict.reason
 
 

@@ -103,14 +103,16 @@ class ContentSampler:
         return texts
 
 
-def sampler_cms(texts: Sequence[str], gold: Sequence[str], stopwords: frozenset[str]
-                ) -> np.ndarray:
-    """float64 CM of each sampled text against ``gold``; an empty text (no content word) scores
-    0, as a text without content words does in CM."""
+def sampler_cms(texts: Sequence[str], gold: Sequence[str], stopwords: frozenset[str],
+                gold_words: Sequence[Sequence[str]] | None = None) -> np.ndarray:
+    """float64 CM of each sampled text against ``gold`` (``gold_words``: their content words,
+    if already found); an empty text (no content word) scores 0, as a text without content
+    words does in CM."""
     scores = np.zeros(len(texts), dtype=np.float64)
     kept = [i for i, t in enumerate(texts) if t]
     if kept:
-        scores[kept] = [b.score for b in content_meteor([texts[i] for i in kept], gold, stopwords)]
+        scores[kept] = [b.score for b in content_meteor([texts[i] for i in kept], gold, stopwords,
+                                                        gold_words)]
     return scores
 
 

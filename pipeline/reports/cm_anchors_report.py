@@ -13,7 +13,7 @@ Welch's t over the model's per-run means and the sampler's items
 (``seeds`` = (model's runs, 0)). A model's CM is evidence of content only where it is ``better``
 than its matched sampler.
 
-Use: ``claims = cm_anchor_claims(anchors, models)``, judge them with the report's other claims
+Use: ``claims = cm_anchor_claims(models)``, judge them with the report's other claims
 (:func:`pipeline.stats.verdict.judge`), then ``render_cm_anchors(verdicts, anchors, models)``.
 """
 
@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.corpus.periods import NOUN, in_time_order, kind_of
+from pipeline.evaluation.content import content_words
 from pipeline.evaluation.cm_anchors import (ANCHOR_SEED, ContentSampler, PeriodAnchors,
                                             gold_abstracts, mean_stopword_share, period_anchors,
                                             previous_abstracts, sampler_cms)
@@ -90,10 +91,13 @@ def with_matched(models: Sequence[ModelCM], sampler: ContentSampler,
                  gold: Mapping[str, Sequence[str]], stopwords: frozenset[str],
                  seed: int = ANCHOR_SEED) -> list[ModelCM]:
     """Each model with the CM of its stopword-matched sampler: one sampled text per generated
-    text, as many content words as it has, scored against its period's ``gold``."""
+    text, as many content words as it has, scored against its period's ``gold`` (their content
+    words found once per period, not once per model)."""
+    gold_words = {p: [content_words(text, stopwords) for text in texts]
+                  for p, texts in gold.items()}
     return [replace(m, matched_cm=sampler_cms(
                 sampler.sample_matching(m.texts, m.period, stopwords, seed), gold[m.period],
-                stopwords))
+                stopwords, gold_words[m.period]))
             for m in models]
 
 
@@ -129,8 +133,7 @@ def build_cm_anchors(runs: Mapping[tuple[str, int], Any], variants: Sequence[str
                                  golds, stopwords, seed)
 
 
-def cm_anchor_claims(anchors: Mapping[str, PeriodAnchors], models: Sequence[ModelCM],
-                     report: str = "results") -> list[Claim]:
+def cm_anchor_claims(models: Sequence[ModelCM], report: str = "results") -> list[Claim]:
     """One claim per model and period: its per-abstract CM against its stopword-matched
     sampler's (module doc; :func:`with_matched`). One family for the whole section (every
     period), Holm-adjusted together."""
@@ -215,6 +218,6 @@ def anchors_section(runs: Mapping[tuple[str, int], Any], variants: Sequence[str]
     splits = {first.split_period("dev"): inputs.dev, first.split_period("test"): inputs.test}
     anchors, models = build_cm_anchors(runs, variants, seeds, train=inputs.train, splits=splits,
                                        corpus=inputs.corpus, stopwords=inputs.stopwords)
-    verdicts = judge(cm_anchor_claims(anchors, models))
+    verdicts = judge(cm_anchor_claims(models))
     noun = NOUN[kind_of(first.split_period("test"))]
     return verdicts, render_cm_anchors(verdicts, anchors, models, noun)
