@@ -59,15 +59,14 @@ dag: install
 	python -m stages.graph --dag docs/dag.md
 
 # dvc repro under a warm interpreter: torch and transformers are imported once and each stage
-# forks from it (stages/_preload.py; same bytes, ~7 s less per torch stage), and DVC reads dvc.lock
-# with its safe loader (scripts/fast_dvc.py; same bytes, ~3 s less per stage). Plain `dvc repro`
+# forks from it (stages/_lib/preload.py; same bytes, ~7 s less per torch stage). Plain `dvc repro`
 # works too, each stage in its own process. `make repro PROFILE=<name>` first renders params.yaml
 # for profiles/<name>.yaml; without PROFILE, params.yaml (hand edits included) is left as it is.
 repro: install
 	$(if $(PROFILE),$(BIN)/python -m stages.params --profile $(PROFILE))
 	$(BIN)/python -m stages.graph
 	$(BIN)/python -m stages.graph --dag docs/dag.md >/dev/null
-	$(BIN)/python -m stages._preload run -- $(BIN)/python scripts/fast_dvc.py repro $(REPRO_FLAGS)
+	$(BIN)/python -m stages._lib.preload run -- $(BIN)/dvc repro $(REPRO_FLAGS)
 
 # The import contract first (pyproject.toml [tool.importlinter]: layers, no pipeline -> stages,
 # no torch in the graph), then the tests on two workers: a module is one unit of work (its

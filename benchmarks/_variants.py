@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.models.registry import lookup
-from pipeline.models.variant import setting_fields
+from pipeline.variants._spec import setting_fields
 
 
 def sized(variant: str, lstm_hidden: int) -> Any:

@@ -37,8 +37,8 @@ from pipeline.infra.numerics import configure_torch
 from pipeline.infra.interfaces.base_cache import INTERFACE
 from pipeline.training.run import frozen_lm, write_base_cache
 from pipeline.training.trunk import write_cache_from_trunk, write_trunk_cache
-from stages._args import parser_for, runtime_from
-from stages._cli import stage_main
+from stages._lib.args import parser_for, runtime_from
+from stages._lib.cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,9 +17,9 @@ from pipeline.corpus.download import fetch
 from pipeline.infra.io import write_json
 from pipeline.infra.params import ColumnsConfig
 from pipeline.infra.interfaces.download import INTERFACE
-from stages._args import parser_for
-from stages._options import build
-from stages._cli import stage_main
+from stages._lib.args import parser_for
+from stages._lib.options import build
+from stages._lib.cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -24,9 +24,9 @@ from pipeline.infra.io import parquet_metadata, read_parquet, write_json, write_
 from pipeline.corpus.language import corpus_counts, corpus_headline, filter_papers
 from pipeline.corpus.permuted_dates import permute_dates
 from pipeline.infra.interfaces.filter import INTERFACE
-from stages._args import parser_for
-from stages._cli import stage_main
-from stages._runtime import load_runtime
+from stages._lib.args import parser_for
+from stages._lib.cli import stage_main
+from stages._lib.runtime import load_runtime
 
 
 def build_parser() -> argparse.ArgumentParser:

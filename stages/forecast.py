@@ -1,4 +1,4 @@
-"""Stage `forecast-<variant>-s<seed>`: one trained future LM's forecast of the next period.
+"""Stage `forecast-<variant>@s<seed>`: one trained future LM's forecast of the next period.
 
 Periods are labels of split.period's kind (2024, 2024H1, 2024Q3, 2024-07); Y-1 is the period
 before Y (the one before 2021Q1 is 2020Q4). For every period Y of --period and
@@ -34,9 +34,9 @@ from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings
 from pipeline.training.run import attach_cache
 from pipeline.infra.interfaces.forecast import INTERFACE
-from stages._args import parser_for, runtime_from
-from stages._options import build
-from stages._cli import stage_main
+from stages._lib.args import parser_for, runtime_from
+from stages._lib.options import build
+from stages._lib.cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,8 +13,8 @@ from pipeline.features.forecast_files import write_forecast
 from pipeline.forecast.feature import fit_frequencies, forecast_feature
 from pipeline.forecast.forecasters.registry import lookup
 from pipeline.infra.interfaces.forecast_features import INTERFACE
-from stages._args import parser_for
-from stages._cli import stage_main
+from stages._lib.args import parser_for
+from stages._lib.cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,8 +12,8 @@ from pipeline.features.frequencies import count_tokens, write_period
 from pipeline.infra.identity import corpus_identity, tokenizer_identity
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.infra.interfaces.frequencies import INTERFACE
-from stages._args import parser_for
-from stages._cli import stage_main
+from stages._lib.args import parser_for
+from stages._lib.cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:

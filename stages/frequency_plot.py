@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pipeline.infra.interfaces.frequency_plot import INTERFACE
 from pipeline.reports.word_frequencies import word_frequency_table, write_word_frequencies
-from stages._args import parser_for
-from stages._cli import stage_main
+from stages._lib.args import parser_for
+from stages._lib.cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:

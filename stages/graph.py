@@ -40,8 +40,8 @@ from pipeline.graph.render import render, stale_message
 from pipeline.infra.errors import UserError
 from pipeline.infra.interfaces.graph import INTERFACE
 from pipeline.infra.io import atomic_path
-from stages._args import parser_for
-from stages._cli import stage_main
+from stages._lib.args import parser_for
+from stages._lib.cli import stage_main
 
 # Re-exported for the callers that build or render the graph through this module.
 __all__ = ["SCHEMA", "STAMP", "build", "main", "render", "stale_message"]

@@ -25,7 +25,7 @@ from pipeline.evaluation.layout import METRICS_FILE, generations_file
 from pipeline.infra.io import atomic_path, read_json, read_parquet
 from pipeline.infra.runs import run_name
 from pipeline.models.registry import display_name
-from stages._cli import stage_main
+from stages._lib.cli import stage_main
 
 
 def _export(args: argparse.Namespace) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from pipeline.graph.profiles import render
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path
-from stages._cli import stage_main
+from stages._lib.cli import stage_main
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

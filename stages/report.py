@@ -23,8 +23,8 @@ from pipeline.infra.interfaces.report import INTERFACE
 from pipeline.models.registry import display_name, seeds_by_variant
 from pipeline.reports.figures import results_figures
 from pipeline.reports.results_report import ReportFiles, build_report, write_report
-from stages._args import parser_for
-from stages._cli import stage_main
+from stages._lib.args import parser_for
+from stages._lib.cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""Stage `score@<variant>-<seed>`: evaluate one trained future LM on the dev, test and later periods.
+"""Stage `score-<variant>@s<seed>`: evaluate one trained future LM on the dev, test and later periods.
 
 Periods are labels of split.period's kind: 2021, 2021H1, 2021Q3 or 2021-07. For each evaluated
 period (the dev and test periods, plus --periods, e.g. for staleness curves), with that period's
@@ -29,9 +29,9 @@ from pipeline.infra.io import atomic_path
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.training.run import attach_cache
 from pipeline.infra.interfaces.score import INTERFACE
-from stages._args import parser_for, runtime_from
-from stages._options import build
-from stages._cli import stage_main
+from stages._lib.args import parser_for, runtime_from
+from stages._lib.options import build
+from stages._lib.cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -40,9 +40,9 @@ from pipeline.semantic.benchmark import details, run_benchmark
 from pipeline.semantic.methods.interface import EncoderSettings
 from pipeline.stats.verdict import judge, to_records
 from pipeline.infra.interfaces.semantic_benchmark import INTERFACE
-from stages._args import parser_for, runtime_from
-from stages._options import build
-from stages._cli import stage_main
+from stages._lib.args import parser_for, runtime_from
+from stages._lib.options import build
+from stages._lib.cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -40,9 +40,9 @@ from pipeline.semantic.methods.interface import EncoderSettings
 from pipeline.semantic.scores import change_metrics
 from pipeline.infra.interfaces import semantic_benchmark as benchmark_stage
 from pipeline.infra.interfaces.semantic_change import INTERFACE
-from stages._args import parser_for
-from stages._options import build
-from stages._cli import stage_main
+from stages._lib.args import parser_for
+from stages._lib.options import build
+from stages._lib.cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:

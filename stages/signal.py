@@ -21,9 +21,9 @@ import sys
 from pipeline.infra.interfaces.signal import INTERFACE
 from pipeline.infra.params import SignalConfig
 from pipeline.reports.signal_report import measure, write_signal
-from stages._args import parser_for
-from stages._cli import stage_main
-from stages._options import build
+from stages._lib.args import parser_for
+from stages._lib.cli import stage_main
+from stages._lib.options import build
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -26,8 +26,8 @@ from pipeline.corpus.splits import (
 )
 from pipeline.infra.io import atomic_path, read_parquet, write_parquet
 from pipeline.infra.interfaces.split import INTERFACE
-from stages._args import parser_for
-from stages._cli import stage_main
+from stages._lib.args import parser_for
+from stages._lib.cli import stage_main
 
 
 def build_parser() -> argparse.ArgumentParser:

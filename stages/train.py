@@ -4,7 +4,7 @@ Variants: `baseline` (the base LM fine-tuned on every training period), `baselin
 latest training periods only; --latest-steps matched: for the Baseline's number of steps),
 `continued-N` (`--init-from data/models/baseline-s<seed>`: that Baseline trained further, whole,
 on the N latest periods for the Baseline's number of steps), or any variant of the registry (pipeline/models/registry.py and
-pipeline/models/variants/<name>.py); its own settings (params variants.<name>.*) are options too:
+pipeline/variants/<name>.py); its own settings (params variants.<name>.*) are options too:
 `--variant NAME --help` lists them. Continuous variants read their targets from --targets-from.
 An abstract of period i is scored with the bias predicted from periods i-window .. i-1, every
 batch holding one period. train.base (docs/parameters.md): shared, `--init-from
@@ -44,9 +44,9 @@ from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup
 from pipeline.training.execution import Execution
 from pipeline.training.run import TrainInputs, prepare_run
-from stages._args import parser_for, runtime_from
-from stages._options import build
-from stages._cli import stage_main
+from stages._lib.args import parser_for, runtime_from
+from stages._lib.options import build
+from stages._lib.cli import stage_main
 
 
 def build_parser(variant: str | None = None) -> argparse.ArgumentParser:

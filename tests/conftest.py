@@ -95,7 +95,6 @@ MODULE_SECONDS: dict[str, float] = {
     "test_e2e_features.py": 25,
     "test_resume.py": 24,
     "test_future_lm.py": 21,
-    "test_fast_dvc.py": 20,
     "test_language.py": 20,
     "test_temporal_mlm.py": 19,
     "test_cm_anchors.py": 18,

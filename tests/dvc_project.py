@@ -204,22 +204,20 @@ def run_dvc(proj: Path, *args: str, check: bool = True,
 
     ``preload=True`` runs it as ``make repro`` does: each stage forks from a warm interpreter
     (torch and transformers imported, WordNet read: ~7-10 s less per torch stage; same bytes,
-    tests/test_preload.py), and DVC runs through ``scripts/fast_dvc.py`` (``dvc.lock`` read
-    and written entry by entry: same bytes, tests/test_fast_dvc.py). The warm interpreter is this
+    tests/test_preload.py). The warm interpreter is this
     test process's :func:`warm_server`, shared by every such call with the same import-time
     environment, so it imports this checkout's ``stages`` and ``pipeline``: right for a project
     that copies them unchanged. ``preload="own"`` starts one in ``proj`` for this call
-    (``python -m stages._preload run -- ...``, exactly ``make repro``), for a project whose code
+    (``python -m stages._lib.preload run -- ...``, exactly ``make repro``), for a project whose code
     was edited (a variant added). Plain ``dvc`` (the default) stays covered by the others.
     """
+    dvc = Path(sys.executable).parent / "dvc"
+    cmd = [str(dvc)] if dvc.exists() else [sys.executable, "-m", "dvc"]
     if not preload:
-        dvc = Path(sys.executable).parent / "dvc"
-        cmd = [str(dvc)] if dvc.exists() else [sys.executable, "-m", "dvc"]
         return _run([*cmd, *args], proj, check=check, env=env)
-    fast_dvc = [sys.executable, str(REPO / "scripts" / "fast_dvc.py")]
     if preload != "own":
-        return run_warm([*fast_dvc, *args], proj, check=check, env=env)
-    proc = _run([sys.executable, "-m", "stages._preload", "run", "--", *fast_dvc, *args], proj,
+        return run_warm([*cmd, *args], proj, check=check, env=env)
+    proc = _run([sys.executable, "-m", "stages._lib.preload", "run", "--", *cmd, *args], proj,
                 check=check, env=env)
     if "preload: torch and transformers imported once" not in proc.stderr:
         raise RuntimeError(f"the preload server did not start in {proj}:\n{proc.stderr}")
@@ -260,7 +258,7 @@ def warm_server(env: Mapping[str, str]) -> tuple[subprocess.Popen[bytes], str]:
         return _WARM[key]
     socket = str(Path(tempfile.mkdtemp(prefix="futurelm-test-preload-")) / "socket")
     read, write = os.pipe()
-    server = subprocess.Popen([sys.executable, "-m", "stages._preload", "serve", socket,
+    server = subprocess.Popen([sys.executable, "-m", "stages._lib.preload", "serve", socket,
                                "--ready-fd", str(write)], cwd=REPO, env=dict(env),
                               pass_fds=(write,))
     os.close(write)
@@ -314,3 +312,15 @@ def stages_that_would_run(proj: Path, *targets: str) -> list[str]:
     with dvc_repo(proj) as repo:
         status = repo.status(targets=list(targets), with_deps=True) if targets else repo.status()
     return sorted(name.rpartition(":")[2] for name in status)
+
+
+def expand_runs(stages: Mapping[str, Any]) -> dict[str, Any]:
+    """``stages`` (a graph's) with each per-seed ``foreach`` family (``train-frequency``) as the
+    stages DVC runs (``train-frequency@s0`` …); the period ``foreach`` stages as they are."""
+    from pipeline.graph.fold import expand
+
+    def per_seed(stage: Any) -> bool:
+        return isinstance(stage.get("foreach"), Mapping)
+    out = {n: s for n, s in stages.items() if not per_seed(s)}
+    out.update(expand({n: s for n, s in stages.items() if per_seed(s)}))
+    return out

@@ -11,13 +11,13 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.numerics import THREADS
 from pipeline.models.generation import GenerationSettings
 from pipeline.models.registry import all_variants
-from pipeline.models.variant import setting_fields
-from pipeline.models.variants.context2 import Context2Settings
+from pipeline.variants._spec import setting_fields
+from pipeline.variants.context2 import Context2Settings
 from stages import score, train
 from pipeline.infra.interface import Params, StageInterface
 from pipeline.infra.interfaces.shared import RUNTIME
-from stages._args import parser_for, runtime_from
-from stages._options import build
+from stages._lib.args import parser_for, runtime_from
+from stages._lib.options import build
 
 TRAIN = (LMConfig, ModelConfig, TrainConfig)
 SCORE = (ScoreConfig, GenerationSettings)

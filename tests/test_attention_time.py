@@ -15,7 +15,7 @@ from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import load_future_lm, make_future_lm, save_future_lm
 from pipeline.models.scoring import score_abstracts
 from pipeline.models.temporal_attention import TemporalGPT2Attention
-from pipeline.models.variants.temporal_attention import TemporalAttentionSettings
+from pipeline.variants.temporal_attention import TemporalAttentionSettings
 from pipeline.training.cached import train_cached
 from tests.test_heads import PAD, V, YEARS, batch, history, lm, tiny_data, train_tiny
 

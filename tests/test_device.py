@@ -13,7 +13,7 @@ import torch
 
 from pipeline.features import embeddings as em
 from pipeline.infra.device import pick_device
-from stages._runtime import load_runtime
+from stages._lib.runtime import load_runtime
 
 
 @pytest.fixture

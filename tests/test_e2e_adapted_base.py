@@ -59,11 +59,11 @@ def test_adapted_base_runs_from_the_trunk_and_its_caches_change_no_score(tmp_pat
     stages = yaml.safe_load((proj / "dvc.yaml").read_text())["stages"]
     assert {"trunk_cache", "base_cache", "base_cache-s0"} <= set(stages)
 
-    targets = [f"score-{v}-s0" for v in VARIANTS] + ["forecast-frequency-s0"]
+    targets = [f"score-{v}@s0" for v in VARIANTS] + ["forecast-frequency@s0"]
     proc = run_dvc(proj, "repro", *targets, env=RUNTIME, preload=True)
     ran = set(stages_run(proc))
-    assert {"trunk_cache", "base_cache", "base_cache-s0", "train-baseline-s0",
-            "train-baseline-0-s0", "train-frequency-s0", "train-temperature-s0"} <= ran
+    assert {"trunk_cache", "base_cache", "base_cache-s0", "train-baseline@s0",
+            "train-baseline-0@s0", "train-frequency@s0", "train-temperature@s0"} <= ran
     served = re.findall(r"wrote (data/\w+/[\w-]+) \((\d+) batches from the cache, (\d+) ran the LM",
                         proc.stdout + proc.stderr)
     assert {out for out, _, _ in served} == {*(f"data/scores/{v}-s0" for v in VARIANTS),
@@ -84,4 +84,4 @@ def test_adapted_base_runs_from_the_trunk_and_its_caches_change_no_score(tmp_pat
         assert metrics["init_from"] == "data/models/baseline-s0" and metrics["freeze_lm"]
 
     # The scores read from the caches equal those of the models run in full, to every digit.
-    assert_scores_without_cache_agree(proj, stages, [f"score-{v}-s0" for v in VARIANTS])
+    assert_scores_without_cache_agree(proj, stages, [f"score-{v}@s0" for v in VARIANTS])

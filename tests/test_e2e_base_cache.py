@@ -3,7 +3,7 @@ runs base_cache-s0 after the Baseline and trains Frequency from it; switching th
 only Frequency's train stage (uncached), which reaches the same model.
 
 A throw-away copy of the project (tests/dvc_project.py) at the tiny settings of
-tests/tiny_project.py; only the stages up to train-frequency-s0 run (no encoder, scoring or
+tests/tiny_project.py; only the stages up to train-frequency@s0 run (no encoder, scoring or
 reports)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 PARAMS = deep_merge(TINY, {"experiment": {"variants": ["baseline", "frequency"], "seeds": [0]},
                            "train": {"base": "shared", "cache": True, "epochs": 2,
                                      "lr_new": 5.0e-2}})
-TARGET = "train-frequency-s0"
+TARGET = "train-frequency@s0"
 
 
 def test_cached_and_uncached_frequency_through_dvc_agree(tmp_path: Path, sample_bib) -> None:
@@ -32,7 +32,7 @@ def test_cached_and_uncached_frequency_through_dvc_agree(tmp_path: Path, sample_
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "tiny export")
     first = stages_run(run_dvc(proj, "repro", TARGET, env=RUNTIME, preload=True))
-    assert {"train-baseline-s0", "base_cache-s0", TARGET} <= set(first)
+    assert {"train-baseline@s0", "base_cache-s0", TARGET} <= set(first)
     assert (proj / "data" / "cache" / "baseline-s0" / "identity.json").is_file()
     model = proj / "data" / "models" / "frequency-s0"
     cached = read_json(model / "train_metrics.json")

@@ -27,9 +27,9 @@ def project(tmp_path_factory, sample_bib) -> Path:
     tiny_export(sample_bib, proj / "data" / "tiny.bib.gz")
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "tiny export")
-    ran = stages_run(run_dvc(proj, "repro", "score-forecast-s0", "score-forecast-static-s0",
+    ran = stages_run(run_dvc(proj, "repro", "score-forecast@s0", "score-forecast-static@s0",
                              env=RUNTIME, preload="own"))
-    assert {"forecast_features@2020", "train-forecast-s0", "score-forecast-static-s0"} <= set(ran)
+    assert {"forecast_features@2020", "train-forecast@s0", "score-forecast-static@s0"} <= set(ran)
     return proj
 
 

@@ -53,14 +53,14 @@ def test_frozen_base_runs_from_one_cache_and_changes_no_score(tmp_path: Path, sa
     git(proj, "commit", "-q", "-m", "tiny export and LM")
     stages = yaml.safe_load((proj / "dvc.yaml").read_text())["stages"]
     assert "base_cache" in stages and not any(s.startswith("base_cache-s") for s in stages)
-    for name in ("train-baseline-s1", "train-frequency-s0", "score-frequency-s1",
-                 "forecast-baseline-s0"):
+    for name in ("train-baseline@s1", "train-frequency@s0", "score-frequency@s1",
+                 "forecast-baseline@s0"):
         assert "--cache data/cache/base" in stages[name]["cmd"], name
         assert "data/cache/base" in stages[name]["deps"], name
-    assert "--init-from" not in stages["train-frequency-s0"]["cmd"]
+    assert "--init-from" not in stages["train-frequency@s0"]["cmd"]
 
-    targets = ["score-baseline-s0", "score-frequency-s0", "score-frequency-s1",
-               "forecast-frequency-s0"]
+    targets = ["score-baseline@s0", "score-frequency@s0", "score-frequency@s1",
+               "forecast-frequency@s0"]
     proc = run_dvc(proj, "repro", *targets, env=RUNTIME, preload=True)
     ran = stages_run(proc)
     served = re.findall(r"wrote (data/\w+/[\w-]+) \((\d+) batches from the cache, (\d+) ran the LM",
@@ -70,8 +70,8 @@ def test_frozen_base_runs_from_one_cache_and_changes_no_score(tmp_path: Path, sa
                                               "data/forecast/frequency-s0"}
     for out, hits, misses in served:   # every PPL/CPL pass and reference pass read the cache
         assert int(hits) > 0 and int(misses) == 0, (out, hits, misses)
-    assert {"base_cache", "train-baseline-s0", "train-frequency-s1"} <= set(ran)
-    assert "train-baseline-s1" not in ran   # only what the targets need
+    assert {"base_cache", "train-baseline@s0", "train-frequency@s1"} <= set(ran)
+    assert "train-baseline@s1" not in ran   # only what the targets need
     baseline = read_json(proj / "data" / "models" / "baseline-s0" / "train_metrics.json")
     assert baseline["epochs_run"] == 1 and baseline["steps"] == 0   # never trained
     assert baseline["cache"] == "data/cache/base"
@@ -80,7 +80,7 @@ def test_frozen_base_runs_from_one_cache_and_changes_no_score(tmp_path: Path, sa
     assert s0["steps"] > 0 and s0["best_dev_ppl"] != s1["best_dev_ppl"]   # seeds differ
 
     # The scores read from the cache equal those of the LM run in full, to every printed digit.
-    assert_scores_without_cache_agree(proj, stages, ["score-baseline-s0", "score-frequency-s0"])
+    assert_scores_without_cache_agree(proj, stages, ["score-baseline@s0", "score-frequency@s0"])
 
 
 def assert_scores_without_cache_agree(proj: Path, stages: dict, names: list[str]) -> None:

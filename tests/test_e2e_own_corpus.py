@@ -180,8 +180,8 @@ def check_half_year_graph_is_named_by_labels(half: Half) -> None:
     assert per_period and all(re.fullmatch(r"\w+@\d{4}H[12]", n) for n in per_period), per_period
     assert sorted(ran) == sorted(names)   # every stage of the graph ran, in one `dvc repro`
     for stage in ("graph", "download", "parse", "filter", "split", "tokenizer",
-                  "train-baseline-s0", "train-frequency-s0", "score-baseline-s0",
-                  "score-frequency-s0", "forecast-frequency-s0", "report", "forecast_report"):
+                  "train-baseline@s0", "train-frequency@s0", "score-baseline@s0",
+                  "score-frequency@s0", "forecast-frequency@s0", "report", "forecast_report"):
         assert stage in ran, (stage, ran)
 
 
@@ -376,13 +376,13 @@ def test_quarters_run_with_a_thin_quarter_warning(tmp_path: Path) -> None:
     covers (the whole quarter graph, 30 stages, ran in 164 s on 2 cores: docs/own-corpus.md)."""
     proj = build(tmp_path, QUARTER)
     names = dvc_stages(proj)
-    assert "frequencies@2019Q2" in names and "train-frequency-s0" in names
-    proc = run_dvc(proj, "repro", "train-frequency-s0", env=RUNTIME, preload=True)
+    assert "frequencies@2019Q2" in names and "train-frequency@s0" in names
+    proc = run_dvc(proj, "repro", "train-frequency@s0", env=RUNTIME, preload=True)
     log = proc.stdout + proc.stderr
     # the histories of the training quarters and of the dev quarter 2020Q3: 2017Q3-2020Q2
     history = [f"{y}Q{q}" for y in range(2017, 2021) for q in range(1, 5)][2:-2]
     assert stages_run(proc) == sorted(["graph", "download", "parse", "filter", "split",
-                                       "tokenizer", "train-frequency-s0",
+                                       "tokenizer", "train-frequency@s0",
                                        *(f"frequencies@{q}" for q in history)])
     assert re.search(r"warning: .*fewer than split.min_documents = 10 .*: 2019Q2 \(6\)", log), log
     periods = pd.read_parquet(proj / "data" / "corpus" / "period_rejects.parquet")

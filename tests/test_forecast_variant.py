@@ -25,8 +25,8 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.io import parquet_metadata
 from pipeline.models.future_lm import build_module
 from pipeline.models.registry import lookup
-from pipeline.models.variant import BiasConfig
-from pipeline.models.variants.forecast import ForecastSettings
+from pipeline.variants._spec import BiasConfig
+from pipeline.variants.forecast import ForecastSettings
 from stages import forecast_features
 
 REPO = Path(__file__).resolve().parents[1]
@@ -200,11 +200,11 @@ def test_forecast_stages_appear_only_for_a_variant_reading_forecasts() -> None:
         return [d.split("/")[-1].removesuffix(".parquet") for d in stages[name]["deps"]
                 if d.startswith("data/features/forecasts/")]
 
-    assert forecasts("train-forecast-s0") == ["2017", "2018", "2019", "2020"]
-    assert forecasts("score-forecast-s0") == ["2020", "2021"]
-    assert forecasts("forecast-forecast-s0") == ["2019", "2020", "2021", "2022"]
+    assert forecasts("train-forecast@s0") == ["2017", "2018", "2019", "2020"]
+    assert forecasts("score-forecast@s0") == ["2020", "2021"]
+    assert forecasts("forecast-forecast@s0") == ["2019", "2020", "2021", "2022"]
     for stage in ("train", "score", "forecast"):   # the control: its pooling periods only
-        assert forecasts(f"{stage}-forecast-static-s0") == ["2017", "2018", "2019"]
+        assert forecasts(f"{stage}-forecast-static@s0") == ["2017", "2018", "2019"]
     # every other stage is as it was without the variant, but those reporting every variant
     reporting = ("report", "longtail", "forecast_report")
     assert [n for n, stage in plain.items() if stages[n] != stage] == list(reporting)

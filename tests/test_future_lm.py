@@ -18,7 +18,7 @@ from pipeline.models.future_lm import (
 )
 from pipeline.features.history import PeriodHistory
 from pipeline.models.registry import lookup
-from pipeline.models.variant import setting_fields
+from pipeline.variants._spec import setting_fields
 
 V, D_ENC = 64, 6
 VARIANTS = ["baseline", "frequency-nolstm", "frequency", "context", "context2"]
@@ -200,7 +200,7 @@ def test_save_and_load_round_trip(tmp_path, variant: str, arch: str) -> None:
 def test_config_json_records_the_module_and_the_variant_s_settings(tmp_path) -> None:
     """Format 3: ``bias`` holds the module's shape and the variant's own settings."""
     from pipeline.models.future_lm import FORMAT_VERSION
-    from pipeline.models.variants.context2 import Context2Settings
+    from pipeline.variants.context2 import Context2Settings
 
     assert FORMAT_VERSION == 3
     model = future("context2", alpha=0.5, context_input="paper")
@@ -318,7 +318,7 @@ def test_damaged_model_files_are_user_errors_naming_the_file_and_fix(tmp_path, n
     with pytest.raises(UserError, match=message) as err:
         load_future_lm(saved)
     assert err.value.path == str(path)
-    assert "dvc repro -f train-frequency-s1" in err.value.fix
+    assert "dvc repro -f train-frequency@s1" in err.value.fix
 
 
 def test_config_of_an_older_format_or_missing_keys_is_a_user_error(tmp_path) -> None:

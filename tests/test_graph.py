@@ -19,10 +19,13 @@ import yaml
 
 from pipeline.infra.errors import UserError
 from pipeline.graph.build import build
-from pipeline.graph.code_deps import FORECASTERS, import_closure, module_path, runs_code
+from pipeline.graph.code_deps import (FORECASTERS, import_closure, module_path, package_units,
+                                      runs_code)
+from pipeline.graph.fold import expand
 from pipeline.graph.render import render, stale_message
 from pipeline.models.registry import all_variants, lookup
-from tests.dvc_project import deep_merge, make_project, run_dvc, write_graph, write_params
+from tests.dvc_project import (deep_merge, expand_runs, make_project, run_dvc, write_graph,
+                               write_params)
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -39,7 +42,8 @@ ALL_VARIANTS = ["baseline", "baseline-2", "frequency-nolstm", "frequency", "cont
 
 
 def stages_of(params: dict[str, Any]) -> dict[str, Any]:
-    return build(params, REPO)["stages"]
+    """The stages DVC runs for ``params`` (a per-seed family's ``foreach`` expanded)."""
+    return expand_runs(build(params, REPO)["stages"])
 
 
 def body(stage: dict[str, Any]) -> dict[str, Any]:
@@ -72,13 +76,13 @@ def test_committed_dvc_yaml_is_generated_from_committed_params() -> None:
 
 
 def _committed_stages() -> list[tuple[str, dict[str, Any]]]:
-    return list(yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"].items())
+    return list(expand(yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]).items())
 
 
 def _variants_read(name: str) -> tuple[list[str], bool]:
     """The variants whose modules stage ``name`` imports through the registry, and whether it
     builds their models: a run's stages their own variant's, the reports the experiment's."""
-    if run := re.fullmatch(r"(?:train|score|forecast)-(.+)-s\d+", name):
+    if run := re.fullmatch(r"(?:train|score|forecast)-(.+)@s\d+", name):
         return [run.group(1)], True
     if name in ("report", "longtail", "forecast_report"):
         return COMMITTED["experiment"]["variants"], False
@@ -95,12 +99,13 @@ def _reads_forecasters(name: str) -> bool:
 def test_code_deps_are_exactly_the_stages_import_closure(name: str) -> None:
     """The stage module's closure, plus the modules of the variants it runs or reports (a
     control's: its variant's) with theirs, and every forecaster module with its closure for a
-    stage reading the forecaster registry; no other variant's module."""
+    stage reading the forecaster registry; no other variant's module. Listed by package: each
+    package folder it imports from (at most 15 code deps in all), a variant module as a file."""
     spec = body(dict(_committed_stages())[name])
     module = re.match(r"python -m stages\.(\w+)", spec["cmd"]).group(1)
-    code = {d for d in spec["deps"] if d.endswith(".py")}
+    code = {d for d in spec["deps"] if d.startswith(("pipeline", "stages"))}
     if name == "graph":  # it reads every source file to compute the others' closures
-        assert {"pipeline", "stages"} <= set(spec["deps"]) and not code
+        assert code == {"pipeline", "stages"}
         return
     entry = Path("stages") / f"{module}.py"
     expected = {str(entry), *map(str, import_closure(REPO, entry))}
@@ -114,9 +119,11 @@ def test_code_deps_are_exactly_the_stages_import_closure(name: str) -> None:
             if runs_code(path):
                 path = path.relative_to(REPO)
                 expected |= {str(path), *map(str, import_closure(REPO, path))}
-    assert code == expected
-    in_package = {d for d in code if d.startswith("pipeline/models/variants/")}
-    assert in_package - {"pipeline/models/variants/__init__.py"} == set(map(str, own))
+    assert code == set(package_units(expected))
+    assert len(code) <= 15, sorted(code)
+    in_package = {d for d in code if d.startswith("pipeline/variants/")}
+    assert in_package - {"pipeline/variants/__init__.py", "pipeline/variants/_spec.py"} == \
+        set(map(str, own))
 
 
 def test_import_closure_on_a_hand_made_package(tmp_path: Path) -> None:
@@ -191,7 +198,7 @@ def test_building_the_graph_imports_no_torch() -> None:
     code = ("import sys, yaml; from pathlib import Path; import pipeline.graph; "
             "from pipeline.graph.render import render; import stages.graph; "
             "text = render(yaml.safe_load(Path('params.yaml').read_text()), Path('.')); "
-            "assert 'train-frequency-static-s0' in text; "
+            "assert 'train-frequency-static:' in text; "
             "heavy = sorted(m for m in ('torch', 'transformers') if m in sys.modules); "
             "assert not heavy, f'imported {heavy}'")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, text=True, capture_output=True)
@@ -245,21 +252,21 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
     plot = stages["frequency_plot"]
     assert feature_deps(plot)["frequencies"] == years(2007, 2015)
     # the later year is read from the corpus table
-    score = stages["score-frequency-s0"]
+    score = stages["score-frequency@s0"]
     assert "--periods 2016 --abstracts data/corpus/abstracts.parquet" in score["cmd"]
     assert "data/corpus/abstracts.parquet" in score["deps"]
-    assert "--abstracts" not in stages_of(PARAMS)["score-frequency-s0"]["cmd"]
+    assert "--abstracts" not in stages_of(PARAMS)["score-frequency@s0"]["cmd"]
 
 
 def test_generate_dev_off_generates_for_the_test_period_only() -> None:
-    assert "--generate-periods" not in stages_of(PARAMS)["score-frequency-s0"]["cmd"]
+    assert "--generate-periods" not in stages_of(PARAMS)["score-frequency@s0"]["cmd"]
     params = copy.deepcopy(PARAMS)
     params["score"]["generate_dev"] = False
     stages = stages_of(params)
     test = str(params["split"]["test"])
-    for name in ("score-baseline-s0", "score-frequency-s0"):
+    for name in ("score-baseline@s0", "score-frequency@s0"):
         assert f"--generate-periods {test} " in stages[name]["cmd"]
-    assert "--generate-periods" not in stages["forecast-frequency-s0"]["cmd"]
+    assert "--generate-periods" not in stages["forecast-frequency@s0"]["cmd"]
     assert "score.generate_dev" in stages["graph"]["params"]
 
 
@@ -287,9 +294,9 @@ def test_no_contextual_variant_means_embeddings_only_for_semantic_change() -> No
     assert sorted(stages) == sorted(["graph", "download", "parse", "filter", "split", "tokenizer",
                                      "gold_words",
                                      "frequencies", "frequency_plot", "embeddings",
-                                     "train-baseline-s0", "train-frequency-s0",
-                                     "score-baseline-s0", "score-frequency-s0", "report",
-                                     "longtail", "forecast-baseline-s0", "forecast-frequency-s0",
+                                     "train-baseline@s0", "train-frequency@s0",
+                                     "score-baseline@s0", "score-frequency@s0", "report",
+                                     "longtail", "forecast-baseline@s0", "forecast-frequency@s0",
                                      "forecast_report", "signal", "semantic_change",
                                      "semantic_benchmark", "verdicts"])
 
@@ -360,7 +367,7 @@ def test_continued_n_trains_from_its_seeds_baseline_model(base: str) -> None:
     params = deep_merge(PARAMS, {"train": {"base": base}, "experiment": {
         "variants": ["baseline", "baseline-1", "continued-1", "frequency"], "seeds": [0, 1]}})
     stages = stages_of(params)
-    baseline = set(stages["train-baseline-s0"]["params"])
+    baseline = set(stages["train-baseline@s0"]["params"])
     for seed in (0, 1):
         stage = stages[f"train-continued-1-s{seed}"]
         model = f"data/models/baseline-s{seed}"
@@ -371,37 +378,37 @@ def test_continued_n_trains_from_its_seeds_baseline_model(base: str) -> None:
         assert set(stage["params"]) == baseline
         assert f"data/models/continued-1-s{seed}" in stages[f"score-continued-1-s{seed}"]["deps"]
     assert "train.latest_steps" not in baseline
-    assert set(stages["train-baseline-1-s0"]["params"]) == baseline | {"train.latest_steps"}
-    assert "--latest-steps ${train.latest_steps}" in stages["train-baseline-1-s0"]["cmd"]
+    assert set(stages["train-baseline-1@s0"]["params"]) == baseline | {"train.latest_steps"}
+    assert "--latest-steps ${train.latest_steps}" in stages["train-baseline-1@s0"]["cmd"]
 
 
 def test_params_of_a_bias_do_not_retrain_baselines() -> None:
     stages = stages_of(PARAMS)
     bias_only = {"train.lr_new", "features.window"}
     for variant in ("baseline", "baseline-2"):
-        params = set(stages[f"train-{variant}-s0"]["params"])
+        params = set(stages[f"train-{variant}@s0"]["params"])
         assert not bias_only & params
         assert not any(p.startswith("variants.") for p in params)
-        assert "${variants." not in stages[f"train-{variant}-s0"]["cmd"]
+        assert "${variants." not in stages[f"train-{variant}@s0"]["cmd"]
         for flag in ("--alpha", "--lstm-hidden", "--context-input", "--rank"):
-            assert flag not in stages[f"train-{variant}-s0"]["cmd"]
-    frequency = set(stages["train-frequency-s0"]["params"])
+            assert flag not in stages[f"train-{variant}@s0"]["cmd"]
+    frequency = set(stages["train-frequency@s0"]["params"])
     assert "variants.frequency.lstm_hidden" in frequency
     assert not any("context_input" in p or "alpha" in p for p in frequency)
     assert {"variants.context2.context_input", "variants.context2.alpha",
-            "variants.context2.lstm_hidden"} <= set(stages["train-context2-s0"]["params"])
-    assert "--context-input ${variants.context.context_input}" in stages["train-context-s0"]["cmd"]
-    assert "--alpha ${variants.context2.alpha}" in stages["train-context2-s0"]["cmd"]
+            "variants.context2.lstm_hidden"} <= set(stages["train-context2@s0"]["params"])
+    assert "--context-input ${variants.context.context_input}" in stages["train-context@s0"]["cmd"]
+    assert "--alpha ${variants.context2.alpha}" in stages["train-context2@s0"]["cmd"]
 
 
 def test_a_variant_s_settings_are_declared_by_its_own_train_stage_only() -> None:
     """Changing ``variants.<name>.<key>`` reruns only that variant's train stage (and what
     reads its model); each of its settings becomes one option of exactly that stage."""
     from pipeline.models.registry import params_section
-    from pipeline.models.variant import setting_fields
+    from pipeline.variants._spec import setting_fields
 
     stages = {**stages_of(PARAMS), **stages_of(COMMITTED)}     # the latter: a control too
-    assert "train-frequency-static-s0" in stages
+    assert "train-frequency-static@s0" in stages
     for name, stage in stages.items():
         declared = [p for p in body(stage).get("params", []) if p.startswith("variants.")]
         if name.startswith("train-"):
@@ -414,10 +421,10 @@ def test_a_variant_s_settings_are_declared_by_its_own_train_stage_only() -> None
         elif name != "graph":
             assert not declared, (name, declared)
     # the temperature's alpha and context2's are two settings in two sections
-    assert "--alpha ${variants.temperature.alpha}" in stages["train-temperature-s0"]["cmd"]
-    assert "variants.context2.alpha" not in stages["train-temperature-s0"]["params"]
+    assert "--alpha ${variants.temperature.alpha}" in stages["train-temperature@s0"]["cmd"]
+    assert "variants.context2.alpha" not in stages["train-temperature@s0"]["params"]
     assert "--form ${variants.temporal-attention.form}" in \
-        stages["train-temporal-attention-s0"]["cmd"]
+        stages["train-temporal-attention@s0"]["cmd"]
 
 
 def test_a_setting_missing_from_params_is_written_out_as_its_default() -> None:
@@ -425,10 +432,10 @@ def test_a_setting_missing_from_params_is_written_out_as_its_default() -> None:
     del params["variants"]["context2"]["alpha"]
     del params["variants"]["temperature"]
     stages = stages_of(params)
-    context2 = stages["train-context2-s0"]
+    context2 = stages["train-context2@s0"]
     assert "--alpha learned" in context2["cmd"] and "variants.context2.alpha" not in context2["params"]
     assert "--lstm-hidden ${variants.context2.lstm_hidden}" in context2["cmd"]
-    temperature = stages["train-temperature-s0"]
+    temperature = stages["train-temperature@s0"]
     assert "--rank 32 --alpha 1.0 --beta 0.5 --norm softmax --loss-scale mean" in temperature["cmd"]
     assert not any(p.startswith("variants.") for p in temperature["params"])
     # without the section every variant takes its defaults; a defaulted key makes the graph
@@ -436,8 +443,8 @@ def test_a_setting_missing_from_params_is_written_out_as_its_default() -> None:
     assert "params.yaml" in stages["graph"]["deps"]
     del params["variants"]
     stages = stages_of(params)
-    assert "--lstm-hidden 32" in stages["train-frequency-s0"]["cmd"]   # the default run's
-    assert "--time-dim 16 --form residual" in stages["train-temporal-attention-s0"]["cmd"]
+    assert "--lstm-hidden 32" in stages["train-frequency@s0"]["cmd"]   # the default run's
+    assert "--time-dim 16 --form residual" in stages["train-temporal-attention@s0"]["cmd"]
     assert not any(p.startswith("variants.") for s in stages.values()
                    for p in body(s).get("params", []))
     assert "params.yaml" in stages["graph"]["deps"]
@@ -666,9 +673,9 @@ def test_paper_profile_graph() -> None:
     # up to 2021: the forecast of 2022 reads the history 2020-2021 (and 2019-2020 before it)
     assert stages["frequencies"]["foreach"] == years(2001, 2021)
     assert stages["embeddings"]["foreach"] == years(2001, 2021)
-    assert feature_deps(stages["train-context2-s2"])["embeddings"] == years(2001, 2019)
+    assert feature_deps(stages["train-context2@s2"])["embeddings"] == years(2001, 2019)
     # scoring 2020-2021 reads their own histories, 2018-2020, and not 2017 (the period before's)
-    assert feature_deps(stages["score-context2-s2"])["embeddings"] == years(2018, 2020)
+    assert feature_deps(stages["score-context2@s2"])["embeddings"] == years(2018, 2020)
 
 
 def half_year_params() -> dict[str, Any]:
@@ -693,13 +700,13 @@ def test_half_year_graph_names_stages_and_files_by_label() -> None:
     assert "--period ${item}" in body(stages["frequencies"])["cmd"]
     assert body(stages["frequencies"])["outs"] == ["data/features/frequencies/${item}.parquet"]
     # history of 2018H1..2020H1 and of the dev 2020H2, m = 2, across the year boundaries
-    assert feature_deps(stages["train-frequency-s0"])["frequencies"] == halves("2017H1", "2020H1")
+    assert feature_deps(stages["train-frequency@s0"])["frequencies"] == halves("2017H1", "2020H1")
     # scoring 2020H2 and 2021H1 reads their own histories only, not 2019H1
-    assert feature_deps(stages["score-context-s0"])["embeddings"] == halves("2019H2", "2020H2")
+    assert feature_deps(stages["score-context@s0"])["embeddings"] == halves("2019H2", "2020H2")
     # forecast.period null: the period after the latest of split.test and score.periods
-    forecast = stages["forecast-frequency-s0"]["cmd"]
+    forecast = stages["forecast-frequency@s0"]["cmd"]
     assert "--period 2021H2 --backtest-periods 2021H1" in forecast
-    assert feature_deps(stages["forecast-frequency-s0"])["frequencies"] == \
+    assert feature_deps(stages["forecast-frequency@s0"])["frequencies"] == \
         halves("2019H2", "2021H1")
     split = stages["split"]
     assert "--period ${split.period}" in split["cmd"] and "--dev ${split.dev}" in split["cmd"]
@@ -718,7 +725,7 @@ def test_split_needs_the_periods_later_stages_read() -> None:
     stages = stages_of(params)
     # 2023 is scored (so its history 2021-2022 is read); the forecast of 2024 reads 2022-2023
     assert "--needs 2022 2023 " in stages["split"]["cmd"]
-    assert "--period 2024 " in stages["forecast-frequency-s0"]["cmd"]
+    assert "--period 2024 " in stages["forecast-frequency@s0"]["cmd"]
 
 
 # --- stale graphs are caught --------------------------------------------------------------------------
@@ -727,8 +734,8 @@ def test_stale_message_names_the_stages() -> None:
     current = render(PARAMS, REPO)
     fewer = deep_merge(PARAMS, {"experiment": {"variants": ALL_VARIANTS[:-1], "seeds": [0, 1]}})
     message = stale_message(current, render(fewer, REPO))
-    assert "missing stages: train-baseline-s1" in message
-    assert "stages no longer in params.yaml: train-context2-s0" in message
+    assert "missing stages: train-baseline@s1" in message
+    assert "stages no longer in params.yaml: train-context2@s0" in message
     assert "changed stages:" in message and "report" in message
 
 
@@ -741,7 +748,7 @@ def test_stale_graph_stops_dvc_repro_before_any_stage(tmp_path: Path) -> None:
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert "dvc.yaml is stale for params.yaml" in out and "make graph" in out
-    assert "missing stages: train-baseline-s3" in out
+    assert "missing stages: train-baseline@s3" in out
     assert "Running stage 'download'" not in out and not (proj / "data" / "raw").exists()
 
     # a new import in a stage's code: its code deps are stale too
@@ -762,8 +769,8 @@ def test_forecast_seeds_choose_the_runs_that_forecast() -> None:
                                  "forecast": {"seeds": [1]}})
     stages = stages_of(params)
     assert sorted(n for n in stages if n.startswith("forecast-")) == [
-        "forecast-baseline-s1", "forecast-frequency-s1"]
-    assert {"score-baseline-s0", "score-frequency-s2"} <= set(stages)
+        "forecast-baseline@s1", "forecast-frequency@s1"]
+    assert {"score-baseline@s0", "score-frequency@s2"} <= set(stages)
     deps = body(stages["forecast_report"])["deps"]
     assert "data/forecast/frequency-s1" in deps and "data/forecast/frequency-s0" not in deps
     assert "--forecast-seeds 1 --period" in body(stages["forecast_report"])["cmd"]
@@ -783,9 +790,9 @@ def test_other_seeds_train_fewer_runs_outside_the_temporal_gain_claims() -> None
             for s in range(5)} <= trained
     assert {n for n in trained if n.startswith("context-")} == {"context-s0", "context-s1",
                                                                  "context-s2"}
-    assert "score-context-s3" not in stages and "score-frequency-static-s4" in stages
+    assert "score-context@s3" not in stages and "score-frequency-static@s4" in stages
     assert sorted(n for n in stages if n.startswith("forecast-context")) == [
-        "forecast-context-s0", "forecast-context-s1", "forecast-context-s2"]
+        "forecast-context@s0", "forecast-context@s1", "forecast-context@s2"]
     assert "--forecast-seeds 0 1 2 --period" in body(stages["forecast_report"])["cmd"]
     report_deps = body(stages["report"])["deps"]
     assert "data/scores/context-s2" in report_deps and "data/scores/context-s3" not in report_deps

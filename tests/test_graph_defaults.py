@@ -64,7 +64,7 @@ def test_defaults_are_written_as_dvc_writes_those_values() -> None:
     stages = stages_of(without(wide, "variants.context2.alpha", "filter.language", "data.columns",
                                "frequencies", "report", "train.cache"), notes)
     cmd = {name: s.get("do", s)["cmd"] for name, s in stages.items()}
-    assert "--alpha learned " in cmd["train-context2-s0"]          # None: the option's none word
+    assert "--alpha learned " in cmd["train-context2@s0"]          # None: the option's none word
     assert "--language en " in cmd["filter"]
     # a dict-valued key and a whole section: unpacked as DVC unpacks ${data.columns}, ${frequencies}
     assert "--source ${data.source} --id id --date date --title title --text text " in cmd["download"]

@@ -16,8 +16,8 @@ from pipeline.models.continuous import vmf_nll
 from pipeline.models.future_lm import load_future_lm, make_future_lm, save_future_lm, scratch_gpt2
 from pipeline.models.heads import (VMF_LAMBDA1, ContinuousOutput, CosineOutput, MaxMarginOutput,
                                    TemperatureHead, TemporalTemperatureHead, VMFOutput)
-from pipeline.models.variants.temperature import TemperatureSettings
-from pipeline.models.variants.temporal_temperature import TemporalTemperatureSettings
+from pipeline.variants.temperature import TemperatureSettings
+from pipeline.variants.temporal_temperature import TemporalTemperatureSettings
 from pipeline.models.nll import next_token_targets, token_nll
 from pipeline.models.temperature import bounded_temperature, scaled_nll
 from pipeline.models.scoring import score_abstracts

@@ -98,7 +98,7 @@ def test_cli_round_trip(tmp_path):
 
 
 def test_cli_missing_scores_is_a_message_not_a_traceback(tmp_path, capsys):
-    """The stage goes through stages._cli.stage_main like every other: exit 2 naming the file."""
+    """The stage goes through stages._lib.cli.stage_main like every other: exit 2 naming the file."""
     with pytest.raises(SystemExit) as exc:
         cli.main(["export", "--scores", str(tmp_path / "scores"), "--variants", "baseline",
                   "--sheet", str(tmp_path / "sheet.csv"), "--key", str(tmp_path / "key.csv")])

@@ -35,7 +35,7 @@ def test_every_variant_setting_of_a_params_file_is_its_variant_s(path: Path) -> 
     from pipeline.graph.plan import check_variant_settings
     from pipeline.models.registry import lookup
     from stages import train
-    from stages._options import build
+    from stages._lib.options import build
 
     params = _params(path)
     check_variant_settings(params)   # raises a UserError naming a bad section or key
@@ -51,7 +51,7 @@ def test_every_variant_setting_of_a_params_file_is_its_variant_s(path: Path) -> 
 
 def test_params_yaml_states_every_param_of_the_schema() -> None:
     from pipeline.models.registry import all_variants
-    from pipeline.models.variant import setting_fields
+    from pipeline.variants._spec import setting_fields
 
     VARIANTS = all_variants()
 

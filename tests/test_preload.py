@@ -1,4 +1,4 @@
-"""The warm interpreter of `make repro` (stages/_preload.py): same bytes, statuses and messages as
+"""The warm interpreter of `make repro` (stages/_lib/preload.py): same bytes, statuses and messages as
 a stage run in its own process, and a plain run whenever no server (or another environment)."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def preloaded(*command: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``command`` under ``python -m stages._preload run --`` (a server of its own)."""
-    return subprocess.run([sys.executable, "-m", "stages._preload", "run", "--", *command],
+    """``command`` under ``python -m stages._lib.preload run --`` (a server of its own)."""
+    return subprocess.run([sys.executable, "-m", "stages._lib.preload", "run", "--", *command],
                           cwd=REPO, capture_output=True, text=True, env=env)
 
 
@@ -60,7 +60,7 @@ def test_a_preloaded_training_writes_the_same_bytes(project, tmp_path):  # noqa:
 
 def test_the_stage_runs_in_the_server_with_its_status_and_messages(tmp_path):
     """A failing stage: exit status 2 and the same message; with --debug the traceback shows
-    that it ran in a forked server child (stages/_preload.py), not in the command's process."""
+    that it ran in a forked server child (stages/_lib/preload.py), not in the command's process."""
     command = [sys.executable, "-m", "stages.parse", "--raw", str(tmp_path / "missing.bib"),
                "--papers", str(tmp_path / "p.parquet"), "--rejects", str(tmp_path / "r.parquet")]
     alone, forked = plain(*command), served(*command)

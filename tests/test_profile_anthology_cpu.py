@@ -31,10 +31,10 @@ def test_profile_runs_the_full_export_with_the_papers_split_and_every_variant() 
 def test_temporal_variants_train_on_the_baseline_model() -> None:
     p = load(PROFILE)
     stages = yaml.safe_load(graph.render(p, REPO))["stages"]
-    assert {f"train-{v}-s0" for v in VARIANTS} <= set(stages)
+    assert {f"train-{v}@s0" for v in VARIANTS} <= set(stages)
     for variant in ("frequency-nolstm", "frequency", "context", "context2"):
-        train = stages[f"train-{variant}-s0"]
+        train = stages[f"train-{variant}@s0"]
         assert "data/models/baseline-s0" in train["deps"], variant
         assert "--freeze-lm" in train["cmd"], variant
     for variant in ("baseline-2", "baseline-3"):
-        assert "data/models/baseline-s0" not in stages[f"train-{variant}-s0"]["deps"]
+        assert "data/models/baseline-s0" not in stages[f"train-{variant}@s0"]["deps"]

@@ -62,12 +62,12 @@ def test_make_params_with_the_paper_profile_builds_the_stage_graph(tmp_path) -> 
     for variant, runs in seeds.items():
         for seed in runs:
             assert f"train-{variant}-s{seed}" in listed and f"score-{variant}-s{seed}" in listed
-    assert "train-context-s3" not in listed
+    assert "train-context@s3" not in listed
     assert "embeddings@2001" in listed and "frequencies@2021" in listed
     assert "embeddings@2000" not in listed and "frequencies@2022" not in listed
-    assert "forecast-context2-s2" in listed and "forecast_report" in listed
+    assert "forecast-context2@s2" in listed and "forecast_report" in listed
     with dvc_repo(proj) as repo:
-        train = {s.addressing: s for s in repo.index.stages}["train-context2-s1"]
+        train = {s.addressing: s for s in repo.index.stages}["train-context2@s1"]
         # The DAG DVC builds (graph edges point from a stage to the stages it depends on).
         upstream = {s.addressing for s in nx.descendants(repo.index.graph, train)}
     assert "--base gpt2" in train.cmd and "--lr-lm 5e-05" in train.cmd

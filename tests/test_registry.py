@@ -12,7 +12,7 @@ import pytest
 from pipeline.infra.errors import UserError
 from pipeline.models.registry import (UNADAPTED, all_variants, by_kind, display_name, lookup,
                                      module_kinds)
-from pipeline.models.variant import VariantSpec, setting_fields
+from pipeline.variants._spec import VariantSpec, setting_fields
 
 
 def test_variant_names_map_to_bias_kinds_and_features() -> None:
@@ -103,7 +103,7 @@ def test_only_context2_has_the_learned_alpha() -> None:
                for f in setting_fields(v.settings) if f.name == "alpha"
                and f.default is None and f.metadata.get("none") == "learned"}
     assert learned == {"context2", "context2-static"}   # and its time-free control
-    from pipeline.models.variants.temperature import TemperatureSettings
+    from pipeline.variants.temperature import TemperatureSettings
 
     holders = {name for name, v in all_variants().items()
                if "alpha" in {f.name for f in setting_fields(v.settings)}}
@@ -125,7 +125,7 @@ def test_every_row_with_a_module_names_a_variant_module_and_a_module_class() -> 
             with pytest.raises(ValueError, match="has no module"):
                 variant.module_class()
             continue
-        assert variant.module.startswith("pipeline.models.variants.")
+        assert variant.module.startswith("pipeline.variants.")
         spec = importlib.import_module(variant.module).VARIANT
         assert isinstance(spec, VariantSpec)
         assert variant.spec == (dataclasses.replace(spec, static_history=True)
@@ -221,8 +221,8 @@ def test_a_lookup_imports_only_the_module_of_the_variant_it_names() -> None:
     """A stage imports the modules of the variants it runs, no other (its code deps say so:
     pipeline.graph.code_deps.Code); listing every variant imports every module."""
     code = ("import sys, pipeline.models.registry as r; "
-            "prefix = 'pipeline.models.variants.'; "
-            "loaded = lambda: sorted(m[len(prefix):] for m in sys.modules if m.startswith(prefix)); "
+            "prefix = 'pipeline.variants.'; "
+            "loaded = lambda: sorted(m[len(prefix):] for m in sys.modules if m.startswith(prefix) and not m.startswith(prefix + '_')); "
             "r.lookup('baseline-2'); r.display_name('baseline'); assert loaded() == [], loaded(); "
             "r.lookup('frequency-static').spec; r.by_kind('frequency-static'); "
             "assert r.control_for('frequency') == 'frequency-static'; "
@@ -238,10 +238,10 @@ def test_every_variant_is_a_module_and_every_control_is_derived() -> None:
     each temporal variant ``<name>-static``, which reads its variant's params section."""
     from pathlib import Path
 
-    import pipeline.models.variants as package
+    import pipeline.variants as package
     from pipeline.models.registry import control_for, params_section
 
-    modules = sorted(p.stem for p in Path(package.__path__[0]).glob("*.py") if p.stem != "__init__")
+    modules = sorted(p.stem for p in Path(package.__path__[0]).glob("*.py") if not p.stem.startswith("_"))
     rows = all_variants()
     assert sorted(v.module.rpartition(".")[2] for v in rows.values()
                   if v.has_module and not v.control) == modules

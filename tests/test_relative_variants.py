@@ -26,7 +26,7 @@ from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import (build_module, load_future_lm, load_histories,
                                        make_future_lm, save_future_lm)
 from pipeline.models.relative import FrequencyDriftBias, RecencyBias, drift_inputs
-from pipeline.models.variant import BiasConfig
+from pipeline.variants._spec import BiasConfig
 from pipeline.models.word_bias import WordBias
 from pipeline.training.cached import evaluate_cached, train_cached
 from tests.dvc_project import deep_merge
@@ -260,18 +260,18 @@ def test_relative_variants_stages_read_the_training_periods_frequency_files() ->
     forecast = years(2011, 2014)   # 2015 and 2014, each also against the year before
     none = {"embeddings": []}
     for variant in ("recency", "frequency-drift", "frequency-drift-static"):
-        assert feature_deps(stages[f"train-{variant}-s0"]) == {
+        assert feature_deps(stages[f"train-{variant}@s0"]) == {
             **none, "frequencies": sorted({*train, *pooled_years})}
-        assert feature_deps(stages[f"score-{variant}-s0"]) == {
+        assert feature_deps(stages[f"score-{variant}@s0"]) == {
             **none, "frequencies": sorted({*score, *pooled_years})}, variant
-        assert feature_deps(stages[f"forecast-{variant}-s0"]) == {
+        assert feature_deps(stages[f"forecast-{variant}@s0"]) == {
             **none, "frequencies": sorted({*forecast, *pooled_years})}
     # a variant that reads no reference: only the scored periods' own histories (not 2010)
-    assert feature_deps(stages["score-frequency-s0"]) == {**none, "frequencies": score}
+    assert feature_deps(stages["score-frequency@s0"]) == {**none, "frequencies": score}
     # word-bias reads no feature at all
-    assert feature_deps(stages["score-word-bias-s0"]) == {**none, "frequencies": []}
-    assert feature_deps(stages["train-word-bias-s0"]) == {**none, "frequencies": []}
+    assert feature_deps(stages["score-word-bias@s0"]) == {**none, "frequencies": []}
+    assert feature_deps(stages["train-word-bias@s0"]) == {**none, "frequencies": []}
     # the drift's control reads its variant's settings; every reference period has its stage
     assert "${variants.frequency-drift.lstm_hidden}" in \
-        stages["train-frequency-drift-static-s0"]["cmd"]
+        stages["train-frequency-drift-static@s0"]["cmd"]
     assert set(pooled_years) <= set(stages["frequencies"]["foreach"])

@@ -18,14 +18,14 @@ from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import load_future_lm
 from pipeline.models.registry import lookup
-from pipeline.models.variant import setting_fields
+from pipeline.variants._spec import setting_fields
 from pipeline.infra.identity import tokenizer_identity
 from pipeline.infra.io import read_json, read_parquet, write_parquet
 from pipeline.features.tokenizer import encode_abstracts, load_tokenizer, train_scratch_tokenizer
 from pipeline.training.run import TrainInputs, prepare_run
 from stages import score as score_stage
 from stages import train as stage
-from stages._options import build
+from stages._lib.options import build
 from tests.conftest import stage_help
 
 STOPWORDS = Path(__file__).resolve().parents[1] / "data" / "reference" / "stopwords.txt"

@@ -168,25 +168,25 @@ def test_a_control_s_stages_read_the_training_periods_features() -> None:
     score = years(2011, 2013)   # the histories of dev 2013 and test 2014
     forecast = years(2011, 2014)   # 2015 and 2014, each also against the year before
     freq = {"embeddings": []}
-    assert feature_deps(stages["train-frequency-static-s0"]) == {
+    assert feature_deps(stages["train-frequency-static@s0"]) == {
         **freq, "frequencies": sorted({*train, *pooled})}
     # the control's score stage reads its pooling periods too; its variant's only the scored
     # periods' own histories (not 2010, the history of the period before dev 2013)
-    assert feature_deps(stages["score-frequency-static-s0"]) == {
+    assert feature_deps(stages["score-frequency-static@s0"]) == {
         **freq, "frequencies": sorted({*score, *pooled})}
-    assert feature_deps(stages["score-frequency-s0"]) == {**freq, "frequencies": score}
-    assert feature_deps(stages["forecast-frequency-static-s0"]) == {
+    assert feature_deps(stages["score-frequency@s0"]) == {**freq, "frequencies": score}
+    assert feature_deps(stages["forecast-frequency-static@s0"]) == {
         **freq, "frequencies": sorted({*forecast, *pooled})}
-    assert feature_deps(stages["forecast-frequency-s0"]) == {**freq, "frequencies": forecast}
+    assert feature_deps(stages["forecast-frequency@s0"]) == {**freq, "frequencies": forecast}
     both = sorted({*score, *pooled})
-    assert feature_deps(stages["score-context-static-s0"]) == {"frequencies": both,
+    assert feature_deps(stages["score-context-static@s0"]) == {"frequencies": both,
                                                                "embeddings": both}
-    assert feature_deps(stages["score-baseline-s0"]) == {"frequencies": [], "embeddings": []}
+    assert feature_deps(stages["score-baseline@s0"]) == {"frequencies": [], "embeddings": []}
     # the control reads its variant's settings section (one source: they cannot differ)
-    cmd = stages["train-frequency-static-s0"]["cmd"]
+    cmd = stages["train-frequency-static@s0"]["cmd"]
     assert "--variant frequency-static" in cmd and "${variants.frequency.lstm_hidden}" in cmd
-    assert "variants.frequency.lstm_hidden" in stages["train-frequency-static-s0"]["params"]
+    assert "variants.frequency.lstm_hidden" in stages["train-frequency-static@s0"]["params"]
     assert "--context-input ${variants.context.context_input}" in \
-        stages["train-context-static-s0"]["cmd"]
+        stages["train-context-static@s0"]["cmd"]
     # every feature period some stage reads has its feature stage
     assert set(pooled) <= set(stages["embeddings"]["foreach"])

@@ -7,7 +7,7 @@ import torch
 
 from pipeline.models.future_lm import make_future_lm, scratch_gpt2
 from pipeline.models.registry import lookup
-from pipeline.models.variants.temperature_sigmoid import SigmoidTemperatureSettings
+from pipeline.variants.temperature_sigmoid import SigmoidTemperatureSettings
 
 
 def test_it_starts_as_the_baseline_with_every_tau_near_one() -> None:

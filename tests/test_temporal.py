@@ -15,8 +15,8 @@ from pipeline.models.temporal import (
     FrequencyNoLSTMBias,
     context_features,
 )
-from pipeline.models.variant import BiasConfig
-from pipeline.models.variants.context import ContextSettings
+from pipeline.variants._spec import BiasConfig
+from pipeline.variants.context import ContextSettings
 
 V, M, D_ENC, D_LM = 50, 3, 6, 8
 

@@ -1,7 +1,7 @@
 """The variant seam, proved end to end: a new variant is one module.
 
 A throw-away copy of the project gets ``tests/toy_variant.py`` as
-``pipeline/models/variants/toy_shift.py`` — no other file of the copy changes. Its settings then appear in params.yaml's ``variants`` section,
+``pipeline/variants/toy_shift.py`` — no other file of the copy changes. Its settings then appear in params.yaml's ``variants`` section,
 the generated graph gives its train stage one option and one declared param per setting, real
 ``dvc repro`` trains, scores and reports it beside the Baseline, the saved model records its
 settings, and changing its setting makes only its own stages (and the reports) stale.
@@ -41,7 +41,7 @@ TINY = {
 
 def add_toy_variant(proj: Path) -> list[str]:
     """The toy module, as a user adds it; returns the files git sees changed."""
-    (proj / "pipeline/models/variants/toy_shift.py").write_text(
+    (proj / "pipeline/variants/toy_shift.py").write_text(
         (REPO / "tests/toy_variant.py").read_text())
     status = git(proj, "status", "--porcelain").stdout.split("\n")
     return sorted(line[3:] for line in status if line)
@@ -54,24 +54,24 @@ def project(tmp_path_factory, sample_bib) -> Path:
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "tiny export")
     changed = add_toy_variant(proj)
-    assert changed == ["pipeline/models/variants/toy_shift.py"]
+    assert changed == ["pipeline/variants/toy_shift.py"]
     write_params(proj, {"experiment": {"variants": ["baseline", "toy-shift"]},
                         "variants": {"toy-shift": {"scale": 0.5}}}, graph=True)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "toy variant")
     ran = stages_run(run_dvc(proj, "repro", "report", env=RUNTIME, preload="own"))
-    assert {"train-toy-shift-s0", "score-toy-shift-s0", "report"} <= set(ran)
+    assert {"train-toy-shift@s0", "score-toy-shift@s0", "report"} <= set(ran)
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "repro")
     return proj
 
 
 def test_the_graph_gives_the_toy_its_setting_as_an_option_and_a_param(project: Path) -> None:
-    stage = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]["train-toy-shift-s0"]
+    stage = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]["train-toy-shift@s0"]
     assert "--scale ${variants.toy-shift.scale}" in stage["cmd"]
     assert "variants.toy-shift.scale" in stage["params"]
     assert "data/features/frequencies/2017.parquet" in stage["deps"]   # its history, m = 2
-    assert "pipeline/models/variants/toy_shift.py" in stage["deps"]
+    assert "pipeline/variants/toy_shift.py" in stage["deps"]
 
 
 def test_the_toy_is_trained_saved_with_its_settings_and_reported(project: Path) -> None:
@@ -92,7 +92,7 @@ def test_changing_the_toys_setting_reruns_only_its_stages(project: Path, tmp_pat
     shutil.copytree(project, own, symlinks=True)
     write_params(own, {"variants": {"toy-shift": {"scale": 2.0}}})
     # DVC lists the stages whose own inputs changed (its score stage follows from the new model)
-    assert stages_that_would_run(own, "report") == ["train-toy-shift-s0"]
+    assert stages_that_would_run(own, "report") == ["train-toy-shift@s0"]
 
 
 def test_an_unknown_setting_of_the_toy_stops_make_graph(project: Path, tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ In a copy of the project whose every stage is recorded as done (each output a pl
 its time-free control's and the reports over the runs stale, and adding a variant module (the
 toy of ``tests/toy_variant.py``, not in ``experiment.variants``) makes no stage stale but the
 ``graph`` check (it reads the whole source tree; its stamp's fixed content leaves every other
-stage as it is).
+stage as it is). Other code is a dep by package: editing a module of one makes the stages that
+import from that package stale, no other.
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ def _copy(project: Path, tmp_path: Path) -> Path:
 def test_editing_a_variant_module_makes_only_its_runs_and_the_reports_stale(
         project: Path, tmp_path: Path) -> None:
     proj = _copy(project, tmp_path)
-    module = proj / "pipeline/models/variants/frequency.py"
+    module = proj / "pipeline/variants/frequency.py"
     module.write_text(module.read_text() + "# an edit\n")
-    runs = {f"{kind}-{v}-s0" for kind in ("train", "score", "forecast")
+    runs = {f"{kind}-{v}@s0" for kind in ("train", "score", "forecast")
             for v in ("frequency", "frequency-static")}
     assert _stale(proj) == {*runs, *REPORTS, "graph"}
 
@@ -66,8 +67,16 @@ def test_editing_a_variant_module_makes_only_its_runs_and_the_reports_stale(
 def test_adding_a_variant_module_makes_no_stage_stale(project: Path, tmp_path: Path) -> None:
     proj = _copy(project, tmp_path)
     graph = (proj / "dvc.yaml").read_text()
-    (proj / "pipeline/models/variants/toy_shift.py").write_text(
+    (proj / "pipeline/variants/toy_shift.py").write_text(
         (REPO / "tests/toy_variant.py").read_text())
     write_graph(proj)   # `make graph` with the toy in the registry: the same graph
     assert (proj / "dvc.yaml").read_text() == graph
     assert _stale(proj) == {"graph"}
+
+
+def test_editing_a_package_makes_only_the_stages_importing_it_stale(
+        project: Path, tmp_path: Path) -> None:
+    proj = _copy(project, tmp_path)
+    module = proj / "pipeline/semantic/shuffled.py"
+    module.write_text(module.read_text() + "# an edit\n")
+    assert _stale(proj) == {"semantic_change", "semantic_benchmark", "graph"}

@@ -1,7 +1,7 @@
 """A toy variant, written as a user would add one: this one module.
 
 ``tests/test_variant_seam.py`` copies it into a throw-away project as
-``pipeline/models/variants/toy_shift.py`` (the variant ``toy-shift``); nothing else changes.
+``pipeline/variants/toy_shift.py`` (the variant ``toy-shift``); nothing else changes.
 Its bias is the latest change of each word's log frequency, scaled by a learned ``a`` (0 at
 start, so training starts from the base LM) and a fixed ``scale`` from params.yaml:
 ``B_iw = scale · a · (log f_{i-1,w} − log f_{i-2,w})``.
@@ -16,7 +16,7 @@ from torch import Tensor, nn
 
 from pipeline.features.history import PeriodHistory
 from pipeline.models.temporal import TemporalBias
-from pipeline.models.variant import BiasConfig, VariantSpec, setting
+from pipeline.variants._spec import BiasConfig, VariantSpec, setting
 
 
 @dataclass(frozen=True)
@@ -36,5 +36,5 @@ class ToyShiftBias(TemporalBias):
 
 DISPLAY = "Toy-Shift"
 ORDER = 200   # listed after the built-in variants
-VARIANT = VariantSpec(module="pipeline.models.variants.toy_shift:ToyShiftBias",
+VARIANT = VariantSpec(module="pipeline.variants.toy_shift:ToyShiftBias",
                       settings=ToyShiftSettings, reads=frozenset({"frequencies"}))

@@ -65,7 +65,7 @@ class PeriodHistory:
     frequency pooled over the LM's training periods (``reference_periods``, the same estimate as
     a time-free control's pooled history, :func:`pipeline.features.static_history.pooled_log_freq`):
     the level a base LM trained on those periods already holds, against which a relative variant
-    (:attr:`pipeline.models.variant.VariantSpec.relative`) reads the window. The same for every
+    (:attr:`pipeline.variants._spec.VariantSpec.relative`) reads the window. The same for every
     period. ``reference_periods``: those periods, empty without a reference.
     """
 

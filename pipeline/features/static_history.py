@@ -1,7 +1,7 @@
 """The time-free history of a control: each word's features pooled over the training
 periods, the same for every target period.
 
-A time-free control (``<variant>-static``, :attr:`pipeline.models.variant.VariantSpec.static_history`)
+A time-free control (``<variant>-static``, :attr:`pipeline.variants._spec.VariantSpec.static_history`)
 runs its variant's module on a history that carries no time: for every target period, the value
 of each of the m window positions is the word's feature pooled over the *pooling periods* (the
 split's training periods, ``train_first .. train_last``, which the model records):

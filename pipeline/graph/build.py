@@ -15,6 +15,7 @@ from pipeline.graph.analysis_stages import (semantic_benchmark_stage, semantic_c
 from pipeline.graph.code_deps import Code
 from pipeline.graph.data_stages import data_stages, feature_stages
 from pipeline.graph.defaults import SCHEMA, Defaulted, Schema, apply_defaults
+from pipeline.graph.fold import fold_seeds
 from pipeline.graph.model_stages import (
     cache_stage,
     forecast_report_stage,
@@ -79,7 +80,7 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
         stages["graph"] = {**stages["graph"], "deps": [*stages["graph"]["deps"], PARAMS_FILE]}
     if defaulted is not None:
         defaulted.extend(used)
-    return {"stages": stages}
+    return {"stages": fold_seeds(stages)}
 
 
 def with_numerics(stage: dict[str, Any]) -> dict[str, Any]:

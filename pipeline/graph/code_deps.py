@@ -2,13 +2,15 @@
 
 A DVC stage must depend on every file whose change can change its outputs. For code that is its
 own ``stages/<name>.py`` plus every project module it imports, directly or through other project
-modules: ``pipeline/**/*.py`` and the ``stages/_*.py`` helpers. The closure is computed from the
+modules: ``pipeline/**/*.py`` and the ``stages/_lib/`` helpers. The closure is computed from the
 source text (nothing is imported, so no torch either), which also sees imports inside functions
 and modules named by a string constant (imported with ``importlib``). The variant registry names
 no variant module: it finds them at run time, and a stage imports only the modules of the
 variants it runs or reports, so :class:`Code` adds those (and their closures) per stage, as the
-graph says which variants a stage reads. The stage graph writes this as each stage's code deps
-and ``tests/test_graph.py`` checks it against what the interpreter really imports.
+graph says which variants a stage reads. The stage graph writes this as each stage's code deps,
+one line per package it imports from (:func:`package_units`: at most ~15 per stage, where the
+files would be ~60), and ``tests/test_graph.py`` checks it against what the interpreter really
+imports.
 
 A package ``__init__.py`` that holds only a docstring runs no code and is left out.
 """
@@ -27,6 +29,8 @@ PACKAGES = ("pipeline", "stages")
 # The forecasters' package: its registry imports every module in it, so a stage that reads the
 # registry (forecast_features, forecast_report) depends on all of them.
 FORECASTERS = "pipeline/forecast/forecasters"
+# The variant modules' package (under pipeline/), whose files stay file deps (package_units).
+VARIANTS = "variants"
 # A string constant that names a project module, e.g. "pipeline.semantic.methods.x" in a
 # registry, imported with importlib: counted as an import of that module. With a class,
 # "pipeline.models.temporal:Context2Bias" in a variant module, it is imported when a model of the
@@ -159,4 +163,21 @@ class Code:
             if path is not None:
                 own.update(self._closure(path.relative_to(self.root), built))
         entry, *rest = deps
-        return [entry, *sorted({*rest, *own})]
+        return [entry, *package_units({*rest, *own})]
+
+
+def package_units(files: Iterable[str]) -> list[str]:
+    """Code deps as DVC lists them, sorted: a file of ``pipeline/<package>/`` as that package's
+    folder (DVC hashes the folder, so an edit anywhere in it reruns the stage: one line for the
+    ~10 files a stage imports from a package), but a variant module as itself (``VARIANTS``: a
+    stage depends on the variants it runs, so editing or adding one reruns its runs alone), and
+    the stage modules' shared helpers (``stages/_lib/``) as their folder, and top-level modules
+    as themselves."""
+    units = set()
+    for file in files:
+        parts = Path(file).parts
+        if len(parts) > 2 and parts[:2] != ("pipeline", VARIANTS):
+            units.add("/".join(parts[:2]))
+        else:
+            units.add(file)
+    return sorted(units)

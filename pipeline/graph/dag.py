@@ -1,8 +1,8 @@
 """A readable picture of the stage graph: ``dvc dag --mermaid`` with families collapsed.
 
 ``dvc dag`` draws one node per stage: every period of the ``foreach`` feature stages and every
-``train-`` / ``score-`` / ``forecast-<variant>-s<seed>`` run, dozens of nodes. Here each family is
-one node (``train-<variant>-s<seed>`` with its count, ``frequencies@<period>`` with its periods) and an
+``train-`` / ``score-`` / ``forecast-<variant>@s<seed>`` run, dozens of nodes. Here each family is
+one node (``train-<variant>@s<seed>`` with its count, ``frequencies@<period>`` with its periods) and an
 edge joins two families when a stage of one writes a path a stage of the other reads (the same
 rule DVC uses: equal paths, or one inside the other). Read from the generated ``dvc.yaml``'s
 stages dict (``make dag`` writes docs/dag.md).
@@ -14,12 +14,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-# Stages named <family>-<variant>-s<seed>: one per run.
+from pipeline.graph.fold import expand
+
+# Stages named <family>-<variant>@s<seed> (or -s<seed>): one per run.
 RUN_FAMILIES = ("train", "score", "forecast")
-_RUN = re.compile(r"^(?P<family>[a-z_]+)-(?P<run>.+-s\d+)$")
-# Stages named <family>-s<seed>: one per seed (the frozen-base cache, train.cache).
+_RUN = re.compile(r"^(?P<family>train|score|forecast)-.+$")
+# Stages named <family>@s<seed> (or -s<seed>): one per seed (the frozen-base cache, train.cache).
 SEED_FAMILIES = ("base_cache",)
-_SEED = re.compile(r"^(?P<family>[a-z_]+)-s\d+$")
+_SEED = re.compile(r"^(?P<family>base_cache)(?:-s\d+)?$")
 
 
 def _paths(entries: list[Any] | None) -> list[str]:
@@ -30,25 +32,17 @@ def _paths(entries: list[Any] | None) -> list[str]:
     return out
 
 
-def _expand(stage: Mapping[str, Any]) -> list[dict[str, list[str]]]:
-    """One {deps, outs} per concrete stage: a ``foreach`` stage once per item."""
-    def io(body: Mapping[str, Any], item: Any = None) -> dict[str, list[str]]:
-        sub = (lambda p: p.replace("${item}", str(item))) if item is not None else (lambda p: p)
-        outs = [*_paths(body.get("outs")), *_paths(body.get("metrics")), *_paths(body.get("plots"))]
-        return {"deps": [sub(p) for p in _paths(body.get("deps"))], "outs": [sub(p) for p in outs]}
-    if "foreach" in stage:
-        return [io(stage["do"], item) for item in stage["foreach"]]
-    return [io(stage)]
+def _io(stage: Mapping[str, Any]) -> dict[str, list[str]]:
+    outs = [*_paths(stage.get("outs")), *_paths(stage.get("metrics")), *_paths(stage.get("plots"))]
+    return {"deps": _paths(stage.get("deps")), "outs": outs}
 
 
 def family(name: str) -> str:
-    """``train-context2-s0`` -> ``train``, ``base_cache-s0`` -> ``base_cache``; other stage names
-    are their own family."""
-    match = _RUN.match(name)
-    if match and match["family"] in RUN_FAMILIES:
-        return match["family"]
-    match = _SEED.match(name)
-    return match["family"] if match and match["family"] in SEED_FAMILIES else name
+    """``train-context2@s0`` -> ``train``, ``base_cache@s0`` -> ``base_cache``,
+    ``frequencies@2019`` -> ``frequencies``; other stage names are their own family."""
+    base = name.partition("@")[0]
+    match = _RUN.match(base) or _SEED.match(base)
+    return match["family"] if match else base
 
 
 def _inside(a: str, b: str) -> bool:
@@ -60,18 +54,18 @@ def families(stages: Mapping[str, Any]) -> tuple[dict[str, str], list[tuple[str,
     members: dict[str, list[str]] = {}
     io: dict[str, list[dict[str, list[str]]]] = {}
     labels: dict[str, str] = {}
-    for name, stage in stages.items():
+    for name, stage in expand(stages).items():
         fam = family(name)
         members.setdefault(fam, []).append(name)
-        io.setdefault(fam, []).extend(_expand(stage))
+        io.setdefault(fam, []).append(_io(stage))
     for fam, names in members.items():
-        if "foreach" in stages[names[0]]:
-            items = list(stages[names[0]]["foreach"])
-            labels[fam] = f"{fam}@period ({items[0]}..{items[-1]}, {len(items)} stages)"
-        elif fam in RUN_FAMILIES:
-            labels[fam] = f"{fam}-&lt;variant&gt;-s&lt;seed&gt; ({len(names)} runs)"
+        if fam in RUN_FAMILIES:
+            labels[fam] = f"{fam}-&lt;variant&gt;@s&lt;seed&gt; ({len(names)} runs)"
         elif fam in SEED_FAMILIES:
-            labels[fam] = f"{fam}-s&lt;seed&gt; ({len(names)} seeds)"
+            labels[fam] = f"{fam}@s&lt;seed&gt; ({len(names)} stages)"
+        elif len(names) > 1 or "@" in names[0]:   # a foreach over periods
+            first, last = (n.partition("@")[2] for n in (names[0], names[-1]))
+            labels[fam] = f"{fam}@period ({first}..{last}, {len(names)} stages)"
         else:
             labels[fam] = fam
     edges: list[tuple[str, str]] = []

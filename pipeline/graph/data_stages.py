@@ -39,7 +39,7 @@ from pipeline.infra.interfaces import (download, embeddings, forecast_features, 
                                        frequency_plot, gold_words, graph, parse, split)
 from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import lookup, params_section
-from pipeline.models.variant import setting_fields
+from pipeline.variants._spec import setting_fields
 
 from pipeline.infra.interfaces import filter as corpus_filter
 from pipeline.infra.interfaces import tokenizer

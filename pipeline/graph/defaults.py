@@ -35,7 +35,7 @@ from typing import Any
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import DEFAULT_RUN, SECTIONS, VARIANT_SECTION, param_key
 from pipeline.models.registry import all_variants, params_section
-from pipeline.models.variant import setting_fields
+from pipeline.variants._spec import setting_fields
 
 # DVC's template syntax (dvc/parsing/interpolate.py KEYCRE): ``${expr}``, not after a backslash.
 TEMPLATE = re.compile(r"(?<!\\)\$\{(?P<inner>.*?)\}")

@@ -45,7 +45,7 @@ from pipeline.infra.interfaces import (base_cache, forecast, forecast_report, lo
                                        score, train)
 from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import BASELINE, lookup, params_section
-from pipeline.models.variant import setting_fields
+from pipeline.variants._spec import setting_fields
 
 
 def trunk_cache_stage(plan: Plan, code: Code) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from pipeline.infra.config import GenerationSettings
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import BASELINE, common_seeds, lookup, seeds_by_variant
-from pipeline.models.variant import setting_fields
+from pipeline.variants._spec import setting_fields
 
 # GenerationSettings' checked fields and the score.* keys that set them (forecast.n_generate
 # replaces n for the forecast's generations).
@@ -278,7 +278,7 @@ class Plan:
         return list(self.train_periods) if lookup(variant).static else []
 
     def reference_periods(self, variant: str) -> list[str]:
-        """A relative variant's reference periods (:attr:`pipeline.models.variant.VariantSpec.relative`),
+        """A relative variant's reference periods (:attr:`pipeline.variants._spec.VariantSpec.relative`),
         whose frequency files its train, score and forecast stages read besides its history's (its
         reference level, their pooled log frequency): the training periods; none for the others."""
         return list(self.train_periods) if lookup(variant).relative else []

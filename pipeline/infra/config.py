@@ -1,7 +1,7 @@
 """The typed settings of training and scoring: the one schema of every option and its default.
 
 Each field carries its help text (``field(metadata={"help": ...})``); the stages derive their
-command-line options from these classes (``stages/_options.py``), so an option, its type, its
+command-line options from these classes (``stages/_lib/options.py``), so an option, its type, its
 default and its help are written once, here. Defaults are the paper's settings (§4.2 and the
 reference implementation) where the paper has one; ``params.yaml`` and ``profiles/`` set each
 profile's values. Field metadata used by the option builder:
@@ -15,7 +15,7 @@ profile's values. Field metadata used by the option builder:
   left out of the run's identity (:func:`identity`) and changing it never restarts a run.
 
 Runtime settings (device, threads) are not here: they never change results and come from
-``runtime.yaml`` (``stages/_runtime.py``).
+``runtime.yaml`` (``stages/_lib/runtime.py``).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class LMConfig:
 class ModelConfig:
     """Which future LM is trained and what every variant shares: the history window and the
     dropout. A variant's own settings are its variant module's settings class
-    (:mod:`pipeline.models.variants`, params ``variants.<name>.*``)."""
+    (:mod:`pipeline.variants`, params ``variants.<name>.*``)."""
 
     variant: str = field(metadata=_help(
         "a variant of the registry (pipeline/models/registry.py): baseline, baseline-N (the N "

@@ -1,7 +1,7 @@
 """The one error type for problems a user can fix: a bad input file, param or model name.
 
 Raise :class:`UserError` with *what* failed, the *path* (file, folder, param or model name) it
-failed on, and the *fix*. Each stage's entry point (:func:`stages._cli.stage_main`) catches it
+failed on, and the *fix*. Each stage's entry point (:func:`stages._lib.cli.stage_main`) catches it
 once and prints the three parts without a traceback (``--debug`` or ``FUTURELM_DEBUG=1`` shows
 it). Anything else that escapes is a bug in futurelm and keeps its traceback.
 """

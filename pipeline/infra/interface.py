@@ -1,5 +1,5 @@
 """A stage's interface, declared once: the options it takes, from which both its command line
-(argparse, built in ``stages/_args.py``) and its ``dvc.yaml`` entry (:meth:`StageInterface.entry`,
+(argparse, built in ``stages/_lib/args.py``) and its ``dvc.yaml`` entry (:meth:`StageInterface.entry`,
 called by the stage graph) are made, so the two cannot drift apart.
 
 A declaration lists its options in the order the command takes them, each a record:

@@ -4,7 +4,7 @@ Together with :mod:`pipeline.infra.config` (training, scoring, decoding) this is
 where every param has a type, a default and a help text. A param key is the field's option name
 without the dashes (``--min-words`` <-> ``filter.min_words``), which is also how the stage graph
 passes it (``--min-words ${filter.min_words}``); the stages build their options from these
-classes (``stages/_options.py``), so ``--help`` shows the same default as the schema.
+classes (``stages/_lib/options.py``), so ``--help`` shows the same default as the schema.
 
 :data:`SECTIONS` says which classes hold each section's keys. ``params.yaml`` and
 ``profiles/*.yaml`` only state values; :func:`unknown_keys` finds any key they hold that no class
@@ -418,7 +418,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
                            (ChangeMethodsConfig, None), (ContextualConfig, None)),
 }
 # params.yaml `variants`: one subsection per variant, `variants.<name>.<setting>`, whose keys are
-# that variant's settings class (pipeline/models/variants/<name>.py). The models layer owns those
+# that variant's settings class (pipeline/variants/<name>.py). The models layer owns those
 # classes, so the stage graph checks these keys (pipeline.graph.plan.check_variant_settings), not infra.
 VARIANT_SECTION = "variants"
 

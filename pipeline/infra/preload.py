@@ -3,7 +3,7 @@
 Every torch stage spent ~7 s of its life importing torch (~2.6 s) and transformers (~4.5 s) on
 the 2-core machine, 25 such stages per default run, and each score stage another ~6 s reading
 WordNet's index for METEOR (benchmarks/results/repro_times.md). So ``make repro`` runs
-``python -m stages._preload run -- dvc repro`` (the CLI; the logic is here):
+``python -m stages._lib.preload run -- dvc repro`` (the CLI; the logic is here):
 
 * the **server** pins the CPU kernels (``stages/__init__``), imports the third-party libraries
   the stages use, reads WordNet's index and runs no torch op (no thread pool, no CUDA context:
@@ -209,7 +209,7 @@ def run(command: list[str]) -> int:
     folder = tempfile.mkdtemp(prefix="futurelm-preload-")
     path = str(Path(folder) / "socket")
     read, write = os.pipe()
-    server = subprocess.Popen([sys.executable, "-m", "stages._preload", "serve", path,
+    server = subprocess.Popen([sys.executable, "-m", "stages._lib.preload", "serve", path,
                                "--ready-fd", str(write)], pass_fds=(write,))
     os.close(write)
     start = time.perf_counter()
@@ -219,7 +219,7 @@ def run(command: list[str]) -> int:
     if ready == b"ready":
         env[SOCKET_ENV] = path
         print(f"preload: torch and transformers imported once in {time.perf_counter() - start:.1f} s; "
-              "stages fork from it (stages/_preload.py)", file=sys.stderr)
+              "stages fork from it (stages/_lib/preload.py)", file=sys.stderr)
     else:
         print("preload: the server did not start; stages run in their own processes", file=sys.stderr)
     try:

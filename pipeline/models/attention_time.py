@@ -50,7 +50,7 @@ from torch import Tensor, nn
 from pipeline.features.history import PeriodHistory
 from pipeline.infra.errors import UserError
 from pipeline.models.temporal import TemporalBias
-from pipeline.models.variant import BiasConfig
+from pipeline.variants._spec import BiasConfig
 from pipeline.models.temporal_attention import PeriodTime, attach_temporal_attention, attention_layers
 
 ATTENTION_FORMS = ("residual", "paper")

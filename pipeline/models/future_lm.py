@@ -62,7 +62,7 @@ from pipeline.models.portable import ATTENTION as PORTABLE_ATTENTION
 from pipeline.models.portable import make_portable
 from pipeline.models.registry import by_kind, lookup
 from pipeline.models.temporal import TemporalBias
-from pipeline.models.variant import BiasConfig
+from pipeline.variants._spec import BiasConfig
 
 FORMAT_VERSION = 3   # 2: config.json records context_length and seed; 3: the variant's settings
 CONFIG_NAME = "config.json"
@@ -522,6 +522,6 @@ def load_future_lm(directory: str | Path, device: str | torch.device = "cpu") ->
 
 def _retrain_fix(directory: Path) -> str:
     """The command that rewrites a model folder ``<variant>-s<seed>``."""
-    stage = (f"train-{directory.name}" if re.fullmatch(r".+-s\d+", directory.name)
-             else "train-<variant>-s<seed>")
+    run = re.fullmatch(r"(?P<variant>.+)-(?P<seed>s\d+)", directory.name)
+    stage = f"train-{run['variant']}@{run['seed']}" if run else "train-<variant>@s<seed>"
     return f"retrain the model: `dvc repro -f {stage}` (the train stage that writes {directory})"

@@ -43,7 +43,7 @@ from pipeline.models.continuous import IGNORE, ContinuousHead
 from pipeline.models.temperature import (ContextualTemperature, TemporalTemperature,
                                          bounded_temperature, temperature_nll)
 from pipeline.models.temporal import TemporalBias
-from pipeline.models.variant import BiasConfig
+from pipeline.variants._spec import BiasConfig
 
 VMF_LAMBDA1 = 0.02   # NLLvMF_reg1's λ1, K&T's setting: keeps ‖ê‖ (κ) from growing without bound
 

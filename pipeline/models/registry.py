@@ -1,8 +1,8 @@
 """The variant registry: every model variant a future-LM experiment can train, found, not listed.
 
-A variant is one module under :mod:`pipeline.models.variants`; its name is the module's with
+A variant is one module under :mod:`pipeline.variants`; its name is the module's with
 ``-`` for ``_`` (``frequency_nolstm.py``: ``frequency-nolstm``, its ``experiment.variants`` name).
-The module declares ``VARIANT`` (:class:`pipeline.models.variant.VariantSpec`: its typed settings,
+The module declares ``VARIANT`` (:class:`pipeline.variants._spec.VariantSpec`: its typed settings,
 the history features it reads, what its ``torch`` module does to the LM and where that module's
 equations live) and its registry row: ``DISPLAY`` (the paper's name), ``ORDER`` (its place in
 listings: the order params.yaml's ``variants`` section and the error messages list variants in)
@@ -21,7 +21,7 @@ one period to the next). ``temperature`` and ``continuous-*`` have a module but 
 
 Every temporal variant has a *time-free control*, ``<variant>-static``, derived here and written
 nowhere: the same module and settings with a history pooled over the training periods, the same
-for every period (:attr:`pipeline.models.variant.VariantSpec.static_history`). It reads
+for every period (:attr:`pipeline.variants._spec.VariantSpec.static_history`). It reads
 the history features but is not temporal, and it reads its variant's params section
 (:func:`params_section`). :func:`control_of` and :func:`control_for` pair a control with its
 variant.
@@ -50,9 +50,9 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-import pipeline.models.variants as package
+import pipeline.variants as package
 from pipeline.infra.errors import UserError
-from pipeline.models.variant import VariantSpec
+from pipeline.variants._spec import VariantSpec
 
 NO_BIAS = "none"
 STATIC_SUFFIX = "-static"

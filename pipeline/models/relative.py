@@ -5,7 +5,7 @@ pooled, so its logits already hold each word's pooled unigram level ``log f̄_w`
 *reference* (:attr:`pipeline.features.history.PeriodHistory.reference`: the log frequency of the
 counts summed over the training periods). A bias that reads only the window's log frequencies
 cannot tell "recent minus pooled" apart from the level itself; these read the reference too
-(their variants are ``relative``, :attr:`pipeline.models.variant.VariantSpec.relative`):
+(their variants are ``relative``, :attr:`pipeline.variants._spec.VariantSpec.relative`):
 
 =====================  ========================================================================
 variant                bias
@@ -28,7 +28,7 @@ from torch import Tensor, nn
 
 from pipeline.features.history import PeriodHistory
 from pipeline.models.temporal import CompactRows, PeriodLSTM, TemporalBias, compact_rows
-from pipeline.models.variant import BiasConfig
+from pipeline.variants._spec import BiasConfig
 
 
 def reference_of(history: PeriodHistory) -> Tensor:

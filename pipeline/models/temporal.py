@@ -48,7 +48,7 @@ import torch
 from torch import Tensor, nn
 
 from pipeline.features.history import PeriodHistory
-from pipeline.models.variant import BiasConfig
+from pipeline.variants._spec import BiasConfig
 
 CONTEXT_INPUTS = ("flagged", "paper")
 T = TypeVar("T")
@@ -62,8 +62,8 @@ def context_features(config: BiasConfig) -> int:
 
 
 class TemporalBias(nn.Module, ABC):
-    """A variant's module (:mod:`pipeline.models.variant`); the history features it reads are
-    its variant's ``reads`` (:mod:`pipeline.models.variants`)."""
+    """A variant's module (:mod:`pipeline.variants._spec`); the history features it reads are
+    its variant's ``reads`` (:mod:`pipeline.variants`)."""
 
     def __init__(self, config: BiasConfig) -> None:
         super().__init__()
@@ -100,7 +100,7 @@ class TemporalBias(nn.Module, ABC):
                   targets: Tensor) -> Tensor:
         """The training loss *summed* over the positions with a target (``targets`` ``[B, T]``,
         -100 = none), from the final hidden states ``hidden`` ``[B, T, d]`` and the LM's output
-        layer. Only the modules of variants with ``own_objective`` (:mod:`pipeline.models.variant`)
+        layer. Only the modules of variants with ``own_objective`` (:mod:`pipeline.variants._spec`)
         define it (:mod:`pipeline.models.heads`)."""
         raise NotImplementedError(f"{type(self).__name__} trains on the NLL of its logits")
 

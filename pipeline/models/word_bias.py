@@ -15,7 +15,7 @@ from torch import Tensor, nn
 
 from pipeline.features.history import PeriodHistory
 from pipeline.models.temporal import TemporalBias
-from pipeline.models.variant import BiasConfig
+from pipeline.variants._spec import BiasConfig
 
 
 class WordBias(TemporalBias):

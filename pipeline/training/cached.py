@@ -15,7 +15,7 @@ module; the LM runs in eval mode. Its final hidden states ``H`` are then constan
   ``FutureLM.forward(..., targets=)`` computes after the LM's body).
 
 Every variant but those whose module changes the hidden states (``in_body``: temporal
-attention) trains here (the rule: :attr:`pipeline.models.variant.VariantSpec.cacheable`).
+attention) trains here (the rule: :attr:`pipeline.variants._spec.VariantSpec.cacheable`).
 Scoring from the cache (:func:`score_cached`) runs ``lm_head(H)`` through the same hook as the
 uncached forward, so a head's scored distribution is the uncached one: ``softmax(z / τ)`` for
 the temperature heads (eq. 5), the vMF densities renormalised over the vocabulary for the

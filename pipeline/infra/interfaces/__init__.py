@@ -1,6 +1,6 @@
 """One declaration per stage (``<stage>.py``, a
 :class:`pipeline.infra.interface.StageInterface` named ``INTERFACE``), read by both the stage's
-command line (``stages/<stage>.py``, through ``stages/_args.parser_for``) and the stage graph
+command line (``stages/<stage>.py``, through ``stages/_lib/args.parser_for``) and the stage graph
 (:mod:`pipeline.graph`), which renders its ``dvc.yaml`` entry.
 
 They sit in ``infra``, the bottom layer, because both ends read them: the stages and the graph,

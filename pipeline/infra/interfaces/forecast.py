@@ -1,4 +1,4 @@
-"""Stage `forecast-<variant>-s<seed>`: one trained future LM's forecast of the next period."""
+"""Stage `forecast-<variant>@s<seed>`: one trained future LM's forecast of the next period."""
 
 from __future__ import annotations
 

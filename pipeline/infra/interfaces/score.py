@@ -1,4 +1,4 @@
-"""Stage `score-<variant>-s<seed>`: evaluate one trained future LM on the dev, test and later
+"""Stage `score-<variant>@s<seed>`: evaluate one trained future LM on the dev, test and later
 periods."""
 
 from __future__ import annotations

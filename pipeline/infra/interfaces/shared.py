@@ -15,7 +15,7 @@ EXPERIMENT = Params(ExperimentConfig, "experiment", "runs (params experiment.*)"
                     unpack=True, whole=True)
 # The runtime options of a torch stage, never passed by the graph: --kernels is appended to every
 # torch stage's command (pipeline.graph.build.with_numerics); --device and --threads are where and
-# how it runs (stages/_args.runtime_from reads them).
+# how it runs (stages/_lib/args.runtime_from reads them).
 NUMERICS = Params(NumericsConfig, "numerics", "CPU kernels (params numerics.*; "
                   "pipeline/infra/numerics.py)", graph=False)
 DEVICE = Value("--device", "auto (CUDA when present), cpu, cuda, cuda:N (default: runtime.yaml or "

@@ -1,4 +1,4 @@
-"""Stage `train-<variant>-s<seed>`: train one future-LM variant with one seed."""
+"""Stage `train-<variant>@s<seed>`: train one future-LM variant with one seed."""
 
 from __future__ import annotations
 

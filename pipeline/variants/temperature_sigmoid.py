@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.models.variant import VariantSpec, setting
-from pipeline.models.variants.temperature import LossScale, TemperatureNorm, TemperatureSettings
+from pipeline.variants._spec import VariantSpec, setting
+from pipeline.variants.temperature import LossScale, TemperatureNorm, TemperatureSettings
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ log frequency of each word against its pooled log frequency ``log f̄_w`` in the
 Its derived time-free control ``recency-static`` pools the window over the training periods
 too, so its shift is 0 for every word: it is the base LM (its ``λ`` gets no gradient)."""
 
-from pipeline.models.variant import VariantSpec
+from pipeline.variants._spec import VariantSpec
 
 DISPLAY = "Recency-shift"
 ORDER = 24

@@ -2,9 +2,9 @@
 
 ``parser_for(interface, __doc__)`` is the whole command line of a stage declared in
 :mod:`pipeline.infra.interfaces` (the declaration the stage graph renders its ``dvc.yaml`` entry
-from); its settings groups come from the typed settings' fields (:mod:`stages._options`, which
+from); its settings groups come from the typed settings' fields (:mod:`stages._lib.options`, which
 also builds them back: ``build``). ``runtime_from`` reads a torch stage's ``--device`` (default
-from ``runtime.yaml``, :func:`stages._runtime.load_runtime`), ``--threads`` (default: the recorded
+from ``runtime.yaml``, :func:`stages._lib.runtime.load_runtime`), ``--threads`` (default: the recorded
 :data:`pipeline.infra.numerics.THREADS`; other values, for tests, give other bytes) and
 ``--processes`` (declared in :mod:`pipeline.infra.interfaces.shared`); none is a DVC param.
 """
@@ -19,9 +19,9 @@ from typing import Any
 from pipeline.infra.interface import (REQUIRED, Input, Output, Params, Settings, StageInterface,
                                       Switch, Value)
 from pipeline.infra.numerics import check_kernels
-from stages._cli import DEBUG_FLAG
-from stages._options import add_options
-from stages._runtime import Runtime, load_runtime
+from stages._lib.cli import DEBUG_FLAG
+from stages._lib.options import add_options
+from stages._lib.runtime import Runtime, load_runtime
 
 
 def new_parser(prog: str, description: str | None) -> argparse.ArgumentParser:

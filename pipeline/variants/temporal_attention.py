@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.models.variant import VariantSpec, setting
-from pipeline.models.variants import check_settings
+from pipeline.variants._spec import VariantSpec, setting
+from pipeline.variants import check_settings
 
 AttentionForm = Literal["residual", "paper"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.models.variant import VariantSpec
-from pipeline.models.variants import check_settings, lstm_hidden
+from pipeline.variants._spec import VariantSpec
+from pipeline.variants import check_settings, lstm_hidden
 
 
 @dataclass(frozen=True)

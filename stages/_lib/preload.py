@@ -1,4 +1,4 @@
-"""`python -m stages._preload run -- dvc repro`: `make repro`'s warm interpreter (the server and
+"""`python -m stages._lib.preload run -- dvc repro`: `make repro`'s warm interpreter (the server and
 the hand-over are :mod:`pipeline.infra.preload`; read its docstring)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pipeline.infra.preload import run, serve
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m stages._preload", description=preload.__doc__,
+    p = argparse.ArgumentParser(prog="python -m stages._lib.preload", description=preload.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="action", required=True)
     r = sub.add_parser("run", help="run a command (e.g. `dvc repro`) with a preload server")

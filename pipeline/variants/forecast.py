@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.models.variant import VariantSpec, setting
+from pipeline.variants._spec import VariantSpec, setting
 
 # ``fit_periods``' word for None on the command line and in params.yaml: every period.
 ALL_PERIODS = "all"

@@ -1,6 +1,6 @@
 """One module per variant of the future LM, found by the registry (:mod:`pipeline.models.registry`):
 the variant ``<name>`` is the module ``<name with _ for ->.py``. A module declares ``VARIANT``, a
-:class:`pipeline.models.variant.VariantSpec`: its typed settings (params ``variants.<name>.*``),
+:class:`pipeline.variants._spec.VariantSpec`: its typed settings (params ``variants.<name>.*``),
 the history it reads, what its ``torch`` module does to the LM and the ``module:Class`` holding
 its equations; and its registry row: ``DISPLAY`` (the paper's name), ``ORDER`` (its place in
 listings) and, optionally, ``COMPARED_WITH`` (the variant of its output-layer question). A
@@ -17,7 +17,7 @@ import typing
 from dataclasses import fields
 from typing import Any, Literal
 
-from pipeline.models.variant import setting
+from pipeline.variants._spec import setting
 
 ContextInput = Literal["flagged", "paper"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.models.variant import VariantSpec, setting
-from pipeline.models.variants import check_settings
+from pipeline.variants._spec import VariantSpec, setting
+from pipeline.variants import check_settings
 
 TemperatureNorm = Literal["softmax", "sigmoid"]
 LossScale = Literal["mean", "sum", "none"]

@@ -1,6 +1,6 @@
 """The variant seam: what one variant module declares, and the record a built module is made from.
 
-A *variant* of the future LM is one module under :mod:`pipeline.models.variants`, which
+A *variant* of the future LM is one module under :mod:`pipeline.variants`, which
 :mod:`pipeline.models.registry` finds. The module declares, in :class:`VariantSpec`:
 
 * ``settings`` — its typed settings, a small frozen dataclass whose fields carry defaults and help

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.models.variant import VariantSpec, setting
-from pipeline.models.variants import ContextInput, check_settings, context_input, lstm_hidden
+from pipeline.variants._spec import VariantSpec, setting
+from pipeline.variants import ContextInput, check_settings, context_input, lstm_hidden
 
 
 @dataclass(frozen=True)

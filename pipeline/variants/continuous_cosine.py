@@ -4,7 +4,7 @@ input embeddings of the trained Baseline of the same seed
 (:class:`pipeline.models.heads.CosineOutput`). Its softmax is the vMF densities renormalised over
 the vocabulary, so its PPL is not a softmax LM's (``distribution: vmf``). Time-free."""
 
-from pipeline.models.variant import VariantSpec
+from pipeline.variants._spec import VariantSpec
 
 DISPLAY = "Continuous-cosine"
 ORDER = 90

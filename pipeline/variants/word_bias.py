@@ -3,7 +3,7 @@ period (:class:`pipeline.models.word_bias.WordBias`). Reads no history, so it ha
 control; it is the control for "a contextual or temporal bias is per-word recalibration".
 No settings of its own."""
 
-from pipeline.models.variant import VariantSpec
+from pipeline.variants._spec import VariantSpec
 
 DISPLAY = "Word-bias"
 ORDER = 22
