@@ -316,11 +316,14 @@ def stages_that_would_run(proj: Path, *targets: str) -> list[str]:
 
 def expand_runs(stages: Mapping[str, Any]) -> dict[str, Any]:
     """``stages`` (a graph's) with each per-seed ``foreach`` family (``train-frequency``) as the
-    stages DVC runs (``train-frequency@s0`` …); the period ``foreach`` stages as they are."""
+    stages DVC runs (``train-frequency@s0`` …), in place; the period ``foreach`` stages as they
+    are."""
     from pipeline.graph.fold import expand
 
-    def per_seed(stage: Any) -> bool:
-        return isinstance(stage.get("foreach"), Mapping)
-    out = {n: s for n, s in stages.items() if not per_seed(s)}
-    out.update(expand({n: s for n, s in stages.items() if per_seed(s)}))
+    out: dict[str, Any] = {}
+    for name, stage in stages.items():
+        items = stage.get("foreach")
+        per_seed = isinstance(items, Mapping) and all(
+            k == f"s{v}" for k, v in items.items())   # {s0: 0, s1: 1}, not a period's mapping
+        out.update(expand({name: stage}) if per_seed else {name: stage})
     return out

@@ -279,7 +279,7 @@ def test_dag_collapses_the_stage_families():
     assert len(nodes) == len({family(name) for name in STAGES})
     assert not any("-s0" in label for label in labels.values())
     runs = len(Plan(PARAMS).runs)
-    assert labels["n_train"] == f"train-&lt;variant&gt;-s&lt;seed&gt; ({runs} runs)"
+    assert labels["n_train"] == f"train-&lt;variant&gt;@s&lt;seed&gt; ({runs} runs)"
     assert labels["n_frequencies"].startswith("frequencies@period")
     edges = set(re.findall(r"^\s+(\w+) --> (\w+)$", text, re.M))
     for edge in [("graph", "download"), ("filter", "report"), ("tokenizer", "frequencies"),

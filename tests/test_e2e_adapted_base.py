@@ -21,7 +21,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 from pipeline.corpus.anthology import parse_file
 from pipeline.features.tokenizer import train_scratch_tokenizer
 from pipeline.infra.io import read_json
-from tests.dvc_project import deep_merge, git, make_project, run_dvc, stages_run
+from tests.dvc_project import deep_merge, expand_runs, git, make_project, run_dvc, stages_run
 from tests.test_e2e_frozen_base import assert_scores_without_cache_agree
 from tests.tiny_project import RUNTIME, TINY, tiny_export
 
@@ -56,7 +56,7 @@ def test_adapted_base_runs_from_the_trunk_and_its_caches_change_no_score(tmp_pat
     pretrained_llama(sample_bib, proj / "pretrained-lm")
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "tiny export and LM")
-    stages = yaml.safe_load((proj / "dvc.yaml").read_text())["stages"]
+    stages = expand_runs(yaml.safe_load((proj / "dvc.yaml").read_text())["stages"])
     assert {"trunk_cache", "base_cache", "base_cache-s0"} <= set(stages)
 
     targets = [f"score-{v}@s0" for v in VARIANTS] + ["forecast-frequency@s0"]

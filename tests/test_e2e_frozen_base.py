@@ -23,7 +23,8 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from pipeline.corpus.anthology import parse_file
 from pipeline.features.tokenizer import train_scratch_tokenizer
 from pipeline.infra.io import read_json
-from tests.dvc_project import deep_merge, git, make_project, run_dvc, run_stage, stages_run
+from tests.dvc_project import (deep_merge, expand_runs, git, make_project, run_dvc, run_stage,
+                               stages_run)
 from tests.tiny_project import RUNTIME, TINY, tiny_export
 
 pytestmark = pytest.mark.slow
@@ -51,7 +52,7 @@ def test_frozen_base_runs_from_one_cache_and_changes_no_score(tmp_path: Path, sa
     pretrained_folder(sample_bib, proj / "pretrained-lm")
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "tiny export and LM")
-    stages = yaml.safe_load((proj / "dvc.yaml").read_text())["stages"]
+    stages = expand_runs(yaml.safe_load((proj / "dvc.yaml").read_text())["stages"])
     assert "base_cache" in stages and not any(s.startswith("base_cache-s") for s in stages)
     for name in ("train-baseline@s1", "train-frequency@s0", "score-frequency@s1",
                  "forecast-baseline@s0"):

@@ -28,6 +28,7 @@ from pipeline.models.registry import lookup
 from pipeline.variants._spec import BiasConfig
 from pipeline.variants.forecast import ForecastSettings
 from stages import forecast_features
+from tests.dvc_project import expand_runs
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -170,7 +171,7 @@ def stages_with(*variants: str) -> dict:
     params = copy.deepcopy(PARAMS)
     params["experiment"]["variants"] = [*params["experiment"]["variants"], *variants]
     params["experiment"]["seeds"] = [0]
-    return build(params, REPO)["stages"]
+    return expand_runs(build(params, REPO)["stages"])
 
 
 def test_forecast_stages_appear_only_for_a_variant_reading_forecasts() -> None:
@@ -194,7 +195,7 @@ def test_forecast_stages_appear_only_for_a_variant_reading_forecasts() -> None:
         f"data/features/frequencies/${{item.f{j}}}.parquet" for j in range(7)]
     # it adds no frequency stage
     assert stages["frequencies"]["foreach"] == plain["frequencies"]["foreach"]
-    assert "pipeline/forecast/forecasters/damped_trend.py" in do["deps"]
+    assert "pipeline/forecast" in do["deps"]   # the package that holds every forecaster
 
     def forecasts(name: str) -> list[str]:
         return [d.split("/")[-1].removesuffix(".parquet") for d in stages[name]["deps"]

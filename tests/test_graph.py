@@ -21,7 +21,7 @@ from pipeline.infra.errors import UserError
 from pipeline.graph.build import build
 from pipeline.graph.code_deps import (FORECASTERS, import_closure, module_path, package_units,
                                       runs_code)
-from pipeline.graph.fold import expand
+from pipeline.graph.fold import expand, fold_seeds
 from pipeline.graph.render import render, stale_message
 from pipeline.models.registry import all_variants, lookup
 from tests.dvc_project import (deep_merge, expand_runs, make_project, run_dvc, write_graph,
@@ -222,24 +222,24 @@ def test_each_variant_depends_on_exactly_the_feature_years_it_reads() -> None:
     none: dict[str, list[str]] = {"frequencies": [], "embeddings": []}
     for seed in (0, 1):
         for variant in ("baseline", "baseline-2"):
-            assert feature_deps(stages[f"train-{variant}-s{seed}"]) == none
-            assert feature_deps(stages[f"score-{variant}-s{seed}"]) == none
-            assert feature_deps(stages[f"forecast-{variant}-s{seed}"]) == none
-            assert "--frequencies" not in stages[f"train-{variant}-s{seed}"]["cmd"]
+            assert feature_deps(stages[f"train-{variant}@s{seed}"]) == none
+            assert feature_deps(stages[f"score-{variant}@s{seed}"]) == none
+            assert feature_deps(stages[f"forecast-{variant}@s{seed}"]) == none
+            assert "--frequencies" not in stages[f"train-{variant}@s{seed}"]["cmd"]
         for variant in ("frequency-nolstm", "frequency"):
-            assert feature_deps(stages[f"train-{variant}-s{seed}"]) == {
+            assert feature_deps(stages[f"train-{variant}@s{seed}"]) == {
                 "frequencies": train_history, "embeddings": []}
-            assert feature_deps(stages[f"score-{variant}-s{seed}"]) == {
+            assert feature_deps(stages[f"score-{variant}@s{seed}"]) == {
                 "frequencies": score_history, "embeddings": []}
-            assert feature_deps(stages[f"forecast-{variant}-s{seed}"]) == {
+            assert feature_deps(stages[f"forecast-{variant}@s{seed}"]) == {
                 "frequencies": forecast_history, "embeddings": []}
         for variant in ("context", "context2"):
             # load_history reads the frequency files too (its `observed` mask)
-            assert feature_deps(stages[f"train-{variant}-s{seed}"]) == {
+            assert feature_deps(stages[f"train-{variant}@s{seed}"]) == {
                 "frequencies": train_history, "embeddings": train_history}
-            assert feature_deps(stages[f"score-{variant}-s{seed}"]) == {
+            assert feature_deps(stages[f"score-{variant}@s{seed}"]) == {
                 "frequencies": score_history, "embeddings": score_history}
-            assert feature_deps(stages[f"forecast-{variant}-s{seed}"]) == {
+            assert feature_deps(stages[f"forecast-{variant}@s{seed}"]) == {
                 "frequencies": forecast_history, "embeddings": forecast_history}
     # the report's bucket metrics: each scored year's history and the year before it
     assert feature_deps(stages["report"]) == {"frequencies": years(2009, 2015), "embeddings": []}
@@ -369,14 +369,14 @@ def test_continued_n_trains_from_its_seeds_baseline_model(base: str) -> None:
     stages = stages_of(params)
     baseline = set(stages["train-baseline@s0"]["params"])
     for seed in (0, 1):
-        stage = stages[f"train-continued-1-s{seed}"]
+        stage = stages[f"train-continued-1@s{seed}"]
         model = f"data/models/baseline-s{seed}"
         assert model in stage["deps"] and f"--init-from {model} " in stage["cmd"]
         assert not any(d.startswith("data/models/") and d != model for d in stage["deps"])
         assert "--freeze-lm" not in stage["cmd"] and "--cache" not in stage["cmd"]
         assert stage["outs"][0] == f"data/models/continued-1-s{seed}"
         assert set(stage["params"]) == baseline
-        assert f"data/models/continued-1-s{seed}" in stages[f"score-continued-1-s{seed}"]["deps"]
+        assert f"data/models/continued-1-s{seed}" in stages[f"score-continued-1@s{seed}"]["deps"]
     assert "train.latest_steps" not in baseline
     assert set(stages["train-baseline-1@s0"]["params"]) == baseline | {"train.latest_steps"}
     assert "--latest-steps ${train.latest_steps}" in stages["train-baseline-1@s0"]["cmd"]
@@ -412,7 +412,7 @@ def test_a_variant_s_settings_are_declared_by_its_own_train_stage_only() -> None
     for name, stage in stages.items():
         declared = [p for p in body(stage).get("params", []) if p.startswith("variants.")]
         if name.startswith("train-"):
-            variant = name[len("train-"):].rsplit("-s", 1)[0]
+            variant = name[len("train-"):].rsplit("@s", 1)[0]
             section = params_section(variant)       # a control reads its variant's
             assert all(p.startswith(f"variants.{section}.") for p in declared), (name, declared)
             for f in setting_fields(lookup(variant).settings):
@@ -484,11 +484,11 @@ def test_shared_base_trains_temporal_variants_on_the_baseline_model() -> None:
     stages = stages_of(params)
     for seed in (0, 1):
         for variant in ("frequency-nolstm", "frequency", "context", "context2"):
-            stage = stages[f"train-{variant}-s{seed}"]
+            stage = stages[f"train-{variant}@s{seed}"]
             assert f"--init-from data/models/baseline-s{seed} --freeze-lm" in stage["cmd"]
             assert f"data/models/baseline-s{seed}" in stage["deps"]
         for variant in ("baseline", "baseline-2"):
-            assert "--init-from" not in stages[f"train-{variant}-s{seed}"]["cmd"]
+            assert "--init-from" not in stages[f"train-{variant}@s{seed}"]["cmd"]
     assert not any("--init-from" in s.get("cmd", "") for s in stages_of(PARAMS).values())
 
 
@@ -504,11 +504,11 @@ def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
     assert not any("base_cache" in name or "--cache " in body(s)["cmd"]
                    for name, s in {**stages_of(off), **stages_of(PARAMS)}.items())
     stages, stages_off = stages_of(on), stages_of(off)
-    assert [n for n in stages if n.startswith("base_cache")] == ["base_cache-s0", "base_cache-s1"]
+    assert [n for n in stages if n.startswith("base_cache")] == ["base_cache@s0", "base_cache@s1"]
     names = list(stages)
     for seed in (0, 1):
-        cache = stages[f"base_cache-s{seed}"]
-        assert names.index(f"base_cache-s{seed}") == names.index(f"train-baseline-s{seed}") + 1
+        cache = stages[f"base_cache@s{seed}"]
+        assert names.index(f"base_cache@s{seed}") > names.index(f"train-baseline@s{seed}")
         assert f"--model data/models/baseline-s{seed}" in cache["cmd"]
         assert cache["outs"] == [f"data/cache/baseline-s{seed}"]
         assert cache["deps"][0] == "stages/base_cache.py"
@@ -518,11 +518,11 @@ def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
                                    "numerics.kernels"]
         assert all(f"${{{p}}}" in cache["cmd"] for p in cache["params"])
         for variant in variants:
-            stage = stages[f"train-{variant}-s{seed}"]
+            stage = stages[f"train-{variant}@s{seed}"]
             reads = variant in ("frequency", "context2", *HEADS)
             assert (f"--cache data/cache/baseline-s{seed}" in stage["cmd"]) == reads, variant
             assert (f"data/cache/baseline-s{seed}" in stage["deps"]) == reads, variant
-            assert body(stage) == body(stages_off[f"train-{variant}-s{seed}"]) or reads
+            assert body(stage) == body(stages_off[f"train-{variant}@s{seed}"]) or reads
     for name, stage in stages.items():   # scoring keeps the full model
         if name.startswith("score-"):
             assert "cache" not in stage["cmd"]
@@ -530,7 +530,7 @@ def test_the_frozen_base_cache_stage_is_emitted_by_its_param() -> None:
     assert not any(n.startswith("base_cache") for n in stages_of(no_reader))
     heads_only = deep_merge(on, {"experiment": {"variants": ["baseline", "temperature"]}})
     assert [n for n in stages_of(heads_only) if n.startswith("base_cache")] == [
-        "base_cache-s0", "base_cache-s1"]
+        "base_cache@s0", "base_cache@s1"]
 
 
 def test_frozen_base_has_one_cache_read_by_training_scoring_and_forecasts() -> None:
@@ -552,10 +552,10 @@ def test_frozen_base_has_one_cache_read_by_training_scoring_and_forecasts() -> N
         for variant in ("baseline", "frequency", *HEADS, "temporal-attention"):
             reads = variant != "temporal-attention"   # it changes the hidden states
             for kind in ("train", "score", "forecast"):
-                stage = stages[f"{kind}-{variant}-s{seed}"]
+                stage = stages[f"{kind}-{variant}@s{seed}"]
                 assert ("--cache data/cache/base" in stage["cmd"]) == reads, (kind, variant)
                 assert ("data/cache/base" in stage["deps"]) == reads, (kind, variant)
-            train = stages[f"train-{variant}-s{seed}"]["cmd"]
+            train = stages[f"train-{variant}@s{seed}"]["cmd"]
             assert "--freeze-lm" in train and "--init-from" not in train
 
 
@@ -582,29 +582,29 @@ def test_adapted_base_has_a_trunk_cache_and_one_final_cache_per_seed() -> None:
     assert unadapted["outs"] == ["data/cache/base"] and "data/cache/trunk" in unadapted["deps"]
     for seed in (0, 1):
         cache = stages[f"base_cache-s{seed}"]
-        assert names.index(f"base_cache-s{seed}") == names.index(f"train-baseline-s{seed}") + 1
+        assert names.index(f"base_cache-s{seed}") > names.index(f"train-baseline@s{seed}")
         assert f"--model data/models/baseline-s{seed} --trunk data/cache/trunk" in cache["cmd"]
         assert {f"data/models/baseline-s{seed}", "data/cache/trunk"} <= set(cache["deps"])
         assert not any(d.startswith("data/splits") for d in cache["deps"])   # the trunk's
         own = f"data/cache/baseline-s{seed}"
-        baseline = stages[f"train-baseline-s{seed}"]
+        baseline = stages[f"train-baseline@s{seed}"]
         assert "--trunk data/cache/trunk --adapt-layers ${train.adapt_layers}" in baseline["cmd"]
         assert "--freeze-lm" not in baseline["cmd"] and "--cache" not in baseline["cmd"]
         assert "train.adapt_layers" in baseline["params"]
-        reference = stages[f"train-baseline-0-s{seed}"]["cmd"]
+        reference = stages[f"train-baseline-0@s{seed}"]["cmd"]
         assert "--freeze-lm --cache data/cache/base" in reference and "--init-from" not in reference
-        frequency = stages[f"train-frequency-s{seed}"]["cmd"]
+        frequency = stages[f"train-frequency@s{seed}"]["cmd"]
         assert (f"--init-from data/models/baseline-s{seed} --freeze-lm --cache {own}"
                 in frequency)
-        attention = stages[f"train-temporal-attention-s{seed}"]["cmd"]
+        attention = stages[f"train-temporal-attention@s{seed}"]["cmd"]
         assert "--freeze-lm" in attention and "--cache" not in attention
         for kind in ("score", "forecast"):
             for variant, cache_dir in (("baseline", own), ("frequency", own),
                                        ("baseline-0", "data/cache/base")):
-                stage = stages[f"{kind}-{variant}-s{seed}"]
+                stage = stages[f"{kind}-{variant}@s{seed}"]
                 assert f"--cache {cache_dir} " in stage["cmd"], (kind, variant)
                 assert cache_dir in stage["deps"], (kind, variant)
-            assert "--cache" not in stages[f"{kind}-temporal-attention-s{seed}"]["cmd"]
+            assert "--cache" not in stages[f"{kind}-temporal-attention@s{seed}"]["cmd"]
     without = deep_merge(params, {"experiment": {"variants": ["baseline", "frequency"]}})
     assert "base_cache" not in stages_of(without) and "trunk_cache" in stages_of(without)
 
@@ -716,7 +716,7 @@ def test_half_year_graph_names_stages_and_files_by_label() -> None:
     assert {"split", "features.window"} <= set(split["params"])
     # the rendered YAML says the labels as strings, so DVC names the stages frequencies@2020H2
     text = render(half_year_params(), REPO)
-    assert "- 2020H2\n" in text and "python -m stages.frequencies --period ${item}" in text
+    assert ", 2020H2, " in text and "python -m stages.frequencies --period ${item}" in text
 
 
 def test_split_needs_the_periods_later_stages_read() -> None:
@@ -726,6 +726,48 @@ def test_split_needs_the_periods_later_stages_read() -> None:
     # 2023 is scored (so its history 2021-2022 is read); the forecast of 2024 reads 2022-2023
     assert "--needs 2022 2023 " in stages["split"]["cmd"]
     assert "--period 2024 " in stages["forecast-frequency@s0"]["cmd"]
+
+
+SMOL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+# --- per-seed stages written once -------------------------------------------------------------------
+
+@pytest.mark.parametrize("regime", [{}, {"train": {"base": "shared"}},
+                                    {"train": {"base": "shared", "cache": True}},
+                                    {"lm": {"base": SMOL}, "train": {"base": "frozen", "cache": True}},
+                                    {"lm": {"base": SMOL}, "train": {"base": "adapted", "cache": True}}])
+def test_folded_seeds_expand_to_the_stages_of_every_run(regime: dict[str, Any]) -> None:
+    """Each per-seed family is one foreach stage, and DVC's expansion of it is exactly the
+    stage of every run written out (the same cmd, deps, params and outs, with the seed's paths);
+    a family whose name another stage holds (base_cache beside base_cache-s0) stays apart."""
+    variants = ["baseline", "frequency", "frequency-static", "temperature"]
+    params = deep_merge(PARAMS, {**regime, "experiment": {"variants": variants, "seeds": [0, 1, 2]}})
+    folded = build(params, REPO)["stages"]
+    runs = expand(folded)
+    for name, stage in runs.items():
+        if (m := re.fullmatch(r"(train|score|forecast)-(.+)@s(\d)", name)):
+            variant, seed = m.group(2), int(m.group(3))
+            assert f"data/models/{variant}-s{seed}" in str(stage), name
+            if m.group(1) == "train":
+                assert f"--seed {seed} " in stage["cmd"]
+    assert {f"train-{v}@s{s}" for v in variants for s in (0, 1, 2)} <= set(runs)
+    seeds = [n for n, s in folded.items() if isinstance(s.get("foreach"), dict)]
+    assert {f"{kind}-{v}" for kind in ("train", "score", "forecast") for v in variants} \
+        <= set(seeds)
+
+
+def test_a_family_that_differs_by_more_than_its_seed_stays_written_out() -> None:
+    stages = {"a-s0": {"cmd": "x --seed 0 --out o/a-s0", "deps": ["shared"]},
+              "a-s1": {"cmd": "x --seed 1 --out o/a-s1", "deps": ["other"]},
+              "b-s0": {"cmd": "y --seed 0 --out o/b-s0"},
+              "b-s1": {"cmd": "y --seed 1 --out o/b-s1"}}
+    folded = fold_seeds(stages)
+    assert list(folded) == ["a-s0", "a-s1", "b"]
+    assert folded["b"] == {"foreach": {"s0": 0, "s1": 1},
+                           "do": {"cmd": "y --seed ${item} --out o/b-${key}"}}
+    assert expand(folded) == {"a-s0": stages["a-s0"], "a-s1": stages["a-s1"],
+                              "b@s0": stages["b-s0"], "b@s1": stages["b-s1"]}
 
 
 # --- stale graphs are caught --------------------------------------------------------------------------
@@ -755,10 +797,10 @@ def test_stale_graph_stops_dvc_repro_before_any_stage(tmp_path: Path) -> None:
     split = proj / "stages" / "split.py"
     split.write_text(split.read_text() + "\nimport pipeline.evaluation.meteor  # noqa: E402,F401\n")
     write_graph(proj)
-    assert "pipeline/evaluation/meteor.py" in yaml.safe_load((proj / "dvc.yaml").read_text())[
+    assert "pipeline/evaluation" in yaml.safe_load((proj / "dvc.yaml").read_text())[
         "stages"]["split"]["deps"]
-    # (pipeline.evaluation.human_eval imports no other project module: not in split's closure before)
-    split.write_text(split.read_text() + "\nimport pipeline.evaluation.human_eval  # noqa: E402,F401\n")
+    # (split imports nothing from pipeline.stats before: a new package among its code deps)
+    split.write_text(split.read_text() + "\nimport pipeline.stats.multiple  # noqa: E402,F401\n")
     proc = run_dvc(proj, "repro", "split", check=False)
     assert proc.returncode != 0 and "changed stages: split" in proc.stdout + proc.stderr
 
@@ -786,10 +828,10 @@ def test_other_seeds_train_fewer_runs_outside_the_temporal_gain_claims() -> None
         "train": {"base": "shared"}})
     stages = stages_of(params)
     trained = {n.removeprefix("train-") for n in stages if n.startswith("train-")}
-    assert {f"{v}-s{s}" for v in ("baseline", "frequency", "frequency-static")
+    assert {f"{v}@s{s}" for v in ("baseline", "frequency", "frequency-static")
             for s in range(5)} <= trained
-    assert {n for n in trained if n.startswith("context-")} == {"context-s0", "context-s1",
-                                                                 "context-s2"}
+    assert {n for n in trained if n.startswith("context@")} == {"context@s0", "context@s1",
+                                                                 "context@s2"}
     assert "score-context@s3" not in stages and "score-frequency-static@s4" in stages
     assert sorted(n for n in stages if n.startswith("forecast-context")) == [
         "forecast-context@s0", "forecast-context@s1", "forecast-context@s2"]

@@ -19,7 +19,8 @@ from pipeline.graph.render import render
 from pipeline.infra.errors import UserError
 from pipeline.infra.params import SECTIONS, param_key
 from stages.graph import SCHEMA
-from tests.dvc_project import dvc_env, dvc_repo, git, make_project, run_dvc, write_graph
+from tests.dvc_project import (dvc_env, dvc_repo, expand_runs, git, make_project, run_dvc,
+                               write_graph)
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -38,7 +39,7 @@ def without(params: dict[str, Any], *keys: str) -> dict[str, Any]:
 
 
 def stages_of(params: dict[str, Any], defaulted: list | None = None) -> dict[str, Any]:
-    return build(params, REPO, SCHEMA, defaulted)["stages"]
+    return expand_runs(build(params, REPO, SCHEMA, defaulted)["stages"])
 
 
 def test_a_missing_optional_key_is_its_default_in_the_command_and_no_param() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from stages import graph
+from tests.dvc_project import expand_runs
 from tests.test_profiles import load
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,7 +31,7 @@ def test_profile_runs_the_full_export_with_the_papers_split_and_every_variant() 
 
 def test_temporal_variants_train_on_the_baseline_model() -> None:
     p = load(PROFILE)
-    stages = yaml.safe_load(graph.render(p, REPO))["stages"]
+    stages = expand_runs(yaml.safe_load(graph.render(p, REPO))["stages"])
     assert {f"train-{v}@s0" for v in VARIANTS} <= set(stages)
     for variant in ("frequency-nolstm", "frequency", "context", "context2"):
         train = stages[f"train-{variant}@s0"]

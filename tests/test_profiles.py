@@ -61,7 +61,7 @@ def test_make_params_with_the_paper_profile_builds_the_stage_graph(tmp_path) -> 
     assert seeds["context"] == (0, 1, 2)
     for variant, runs in seeds.items():
         for seed in runs:
-            assert f"train-{variant}-s{seed}" in listed and f"score-{variant}-s{seed}" in listed
+            assert f"train-{variant}@s{seed}" in listed and f"score-{variant}@s{seed}" in listed
     assert "train-context@s3" not in listed
     assert "embeddings@2001" in listed and "frequencies@2021" in listed
     assert "embeddings@2000" not in listed and "frequencies@2022" not in listed

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.dvc_project import (REPO, git, make_project, run_dvc, stages_run,
+from tests.dvc_project import (REPO, expand_runs, git, make_project, run_dvc, stages_run,
                                stages_that_would_run, write_params)
 from tests.tiny_project import RUNTIME, tiny_export
 
@@ -67,7 +67,8 @@ def project(tmp_path_factory, sample_bib) -> Path:
 
 
 def test_the_graph_gives_the_toy_its_setting_as_an_option_and_a_param(project: Path) -> None:
-    stage = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]["train-toy-shift@s0"]
+    stage = expand_runs(yaml.safe_load((project / "dvc.yaml").read_text())["stages"])[
+        "train-toy-shift@s0"]
     assert "--scale ${variants.toy-shift.scale}" in stage["cmd"]
     assert "variants.toy-shift.scale" in stage["params"]
     assert "data/features/frequencies/2017.parquet" in stage["deps"]   # its history, m = 2

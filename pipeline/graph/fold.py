@@ -4,8 +4,9 @@ one DVC ``foreach`` stage ``train-frequency`` over ``{s0: 0, s1: 1, s2: 2}``, wh
 
 A stage is folded only when every seed's entry is the template with its own seed put back
 (:func:`expand` gives the stages DVC will run, so the fold is checked, not assumed); a family
-whose entries differ otherwise (a stage that reads seed 0's Baseline for every seed) stays
-written out one stage per seed.
+whose entries differ otherwise (a stage that reads seed 0's Baseline for every seed), or whose
+name is taken by another stage (``base_cache`` beside ``base_cache-s0``), stays written out one
+stage per seed.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def fold_seeds(stages: Mapping[str, Any]) -> dict[str, Any]:
     ``foreach`` stage named ``<family>``, at its first member's place."""
     families: dict[str, dict[str, int]] = {}
     for name in stages:
-        if (m := _PER_SEED.fullmatch(name)) and "foreach" not in stages[name]:
+        if (m := _PER_SEED.fullmatch(name)) and "foreach" not in stages[name] \
+                and m["family"] not in stages:   # a stage of that name: its family stays apart
             families.setdefault(m["family"], {})[name] = int(m["seed"])
     out: dict[str, Any] = {}
     kept: set[str] = set()   # families that are not one template: written out seed by seed
@@ -58,8 +60,8 @@ def fold_seeds(stages: Mapping[str, Any]) -> dict[str, Any]:
             continue
         members = families[family]
         template = _template(stage, members[name])
-        if family not in stages and all(_instance(template, f"s{seed}", seed) == stages[member]
-                                        for member, seed in members.items()):
+        if all(_instance(template, f"s{seed}", seed) == stages[member]
+               for member, seed in members.items()):
             out[family] = {"foreach": {f"s{seed}": seed for seed in members.values()},
                            "do": template}
         else:

@@ -56,14 +56,26 @@ no edit: they ask the regime.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pipeline.graph.files import TRUNK_CACHE, UNADAPTED_CACHE, baseline_cache, model_dir
 from pipeline.infra.errors import UserError
 from pipeline.models.registry import BASELINE, UNADAPTED, lookup
 
-if TYPE_CHECKING:   # the plan holds its regime: a runtime import would be circular
-    from pipeline.graph.plan import Plan
+
+
+class Plan(Protocol):
+    """What a regime reads of the graph's plan (:class:`pipeline.graph.plan.Plan`, which holds
+    its regime: the plan imports this module, never the other way round)."""
+
+    variants: list[str]
+    seeds: list[int]
+    cache: Any            # train.cache
+    adapt_layers: int     # train.adapt_layers
+    lm_base: str          # lm.base
+
+    @property
+    def runs(self) -> list[tuple[str, int]]: ...
 
 SCRATCH = "scratch"   # lm.base: a random LM (pipeline.training.run.build_base_lm)
 
