@@ -1,5 +1,5 @@
 """End to end through DVC: with `train.base: shared` and `train.cache: true` the generated graph
-runs base_cache-s0 after the Baseline and trains Frequency from it; switching the cache off reruns
+runs base_cache@s0 after the Baseline and trains Frequency from it; switching the cache off reruns
 only Frequency's train stage (uncached), which reaches the same model.
 
 A throw-away copy of the project (tests/dvc_project.py) at the tiny settings of
@@ -32,7 +32,7 @@ def test_cached_and_uncached_frequency_through_dvc_agree(tmp_path: Path, sample_
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "tiny export")
     first = stages_run(run_dvc(proj, "repro", TARGET, env=RUNTIME, preload=True))
-    assert {"train-baseline@s0", "base_cache-s0", TARGET} <= set(first)
+    assert {"train-baseline@s0", "base_cache@s0", TARGET} <= set(first)
     assert (proj / "data" / "cache" / "baseline-s0" / "identity.json").is_file()
     model = proj / "data" / "models" / "frequency-s0"
     cached = read_json(model / "train_metrics.json")

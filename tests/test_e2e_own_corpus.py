@@ -176,7 +176,7 @@ def check_half_year_graph_is_named_by_labels(half: Half) -> None:
     print(f"dvc repro: {len(ran)} stages in {seconds:.0f} s: {ran}")
     names = dvc_stages(proj)
     assert "frequencies@2020H2" in names
-    per_period = [n for n in names if "@" in n]
+    per_period = [n for n in names if "@" in n and not re.search(r"@s\d+$", n)]   # not runs
     assert per_period and all(re.fullmatch(r"\w+@\d{4}H[12]", n) for n in per_period), per_period
     assert sorted(ran) == sorted(names)   # every stage of the graph ran, in one `dvc repro`
     for stage in ("graph", "download", "parse", "filter", "split", "tokenizer",

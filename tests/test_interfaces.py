@@ -70,7 +70,9 @@ def _resolved(cmd: str, params: dict, item: str | tuple[str, dict] | None) -> li
         dotted = match["inner"].strip()
         if isinstance(item, tuple) and dotted in ("key", "item") or dotted.startswith("item."):
             key, value = item
-            return str(key if dotted == "key" else value[dotted.removeprefix("item.")])
+            if dotted == "key" or dotted == "item":   # a seed's foreach: {s0: 0}
+                return str(key if dotted == "key" else value)
+            return str(value[dotted.removeprefix("item.")])
         if dotted == "item":
             return str(item)
         value = params

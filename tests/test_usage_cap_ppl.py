@@ -108,7 +108,7 @@ def test_the_cap_is_judged_paired_by_seed(runs) -> None:
 def test_runs_that_do_not_share_their_baselines_do_not_pair(runs, tmp_path: Path) -> None:
     off, cap, cache = runs
     lock = yaml.safe_load((cap / "dvc.lock").read_text(encoding="utf-8"))
-    lock["stages"]["score-baseline@s1"]["outs"][0]["md5"] = "0" * 32 + ".dir"
+    lock["stages"]["score-baseline-s1"]["outs"][0]["md5"] = "0" * 32 + ".dir"
     (cap / "dvc.lock").write_text(yaml.safe_dump(lock), encoding="utf-8")
     with pytest.raises(UserError, match=r"Baselines of seeds \[1\] differ"):
         compare(off, cap, ["context2"], cache)
