@@ -156,3 +156,30 @@ def test_a_registered_method_flows_through_the_benchmark(tmp_path, with_toy):
     texts = pd.DataFrame(details["scores"])
     assert len(mine) == 4 and set(texts["method"]) >= {toy.NAME}
     assert f"| plane_nn | target | 0.900 | " in text
+
+
+def test_the_registry_finds_the_method_modules_by_their_order(tmp_path, monkeypatch):
+    """Discovery: a module's name is its method's (``_`` written ``-``), the table is in ``ORDER``,
+    ``OPTIONAL = True`` keeps a method out of the default rows, and a module without ``ORDER`` is
+    refused by name."""
+    import importlib
+    import sys
+
+    pkg = tmp_path / "toy_methods"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "late_one.py").write_text("ORDER = 20\n")
+    (pkg / "early.py").write_text("ORDER = 10\n")
+    (pkg / "opt_in.py").write_text("ORDER = 5\nOPTIONAL = True\n")
+    (pkg / "interface.py").write_text("")   # not a method
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_package", importlib.import_module("toy_methods"))
+    default, optional = registry._discovered()
+    assert default == {"early": "toy_methods.early", "late-one": "toy_methods.late_one"}
+    assert list(default) == ["early", "late-one"]
+    assert optional == {"opt-in": "toy_methods.opt_in"}
+    (pkg / "no_order.py").write_text("METHOD = None\n")
+    with pytest.raises(ValueError, match="toy_methods.no_order needs ORDER"):
+        registry._discovered()
+    for name in [m for m in sys.modules if m.startswith("toy_methods")]:
+        monkeypatch.delitem(sys.modules, name)

@@ -19,8 +19,8 @@ import yaml
 
 from pipeline.infra.errors import UserError
 from pipeline.graph.build import build
-from pipeline.graph.code_deps import (FORECASTERS, import_closure, module_path, package_units,
-                                      runs_code)
+from pipeline.graph.code_deps import (CHANGE_METHODS, FORECASTERS, import_closure, module_path,
+                                      package_units, runs_code)
 from pipeline.graph.fold import expand, fold_seeds
 from pipeline.graph.render import render, stale_message
 from pipeline.models.registry import all_variants, lookup
@@ -98,10 +98,12 @@ def _variants_read(name: str) -> tuple[list[str], bool]:
     return [], False
 
 
-def _reads_forecasters(name: str) -> bool:
-    """Whether stage ``name`` reads the forecaster registry, which imports every module of its
-    package at run time (no import statement names them)."""
-    return name == "forecast_report" or name.startswith("forecast_features")
+def _discovered(name: str) -> str | None:
+    """The package whose registry stage ``name`` reads, which imports every module of it at run
+    time (no import statement names them): the forecasters' or the semantic-change methods'."""
+    if name == "forecast_report" or name.startswith("forecast_features"):
+        return FORECASTERS
+    return CHANGE_METHODS if name.startswith("semantic_") else None
 
 
 @pytest.mark.parametrize("name", [name for name, _ in _committed_stages()])
@@ -123,8 +125,8 @@ def test_code_deps_are_exactly_the_stages_import_closure(name: str) -> None:
            for m in {lookup(v).module for v in variants} if m is not None}
     for path in own:
         expected |= {str(path), *map(str, import_closure(REPO, path, classes=built))}
-    if _reads_forecasters(name):
-        for path in sorted((REPO / FORECASTERS).glob("*.py")):
+    if (package := _discovered(name)) is not None:
+        for path in sorted((REPO / package).glob("*.py")):
             if runs_code(path):
                 path = path.relative_to(REPO)
                 expected |= {str(path), *map(str, import_closure(REPO, path))}

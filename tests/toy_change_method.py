@@ -30,6 +30,8 @@ def score(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
                         log=f"{len(first)} + {len(last)} texts")
 
 
+ORDER = 90   # its place in the table, were it a module of pipeline/semantic/methods/
+
 METHOD = ChangeMethod(
     name=NAME,
     description="|change of the share of texts holding the word| (a toy of the test suite)",

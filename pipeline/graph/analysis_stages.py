@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.graph.code_deps import Code
+from pipeline.graph.code_deps import CHANGE_METHODS, Code
 from pipeline.graph.files import (ABSTRACTS, SEMANTIC_BENCHMARK, SEMANTIC_METRICS,
                                   SEMANTIC_SCORES, SIGNAL_DETAILS, STOPWORDS, TOKENIZER,
                                   VERDICT_SOURCES, VERDICTS, feature_files)
@@ -38,7 +38,7 @@ def semantic_change_stage(plan: Plan, code: Code) -> dict[str, Any]:
          "scores": SEMANTIC_SCORES, "out": "reports/semantic_change.md",
          "metrics": SEMANTIC_METRICS},
         files={k: feature_files([k], plan.semantic_periods) for k in features},
-        code=code("semantic_change"))
+        code=code("semantic_change", discovered=CHANGE_METHODS))
 
 
 def semantic_benchmark_stage(plan: Plan, code: Code) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def semantic_benchmark_stage(plan: Plan, code: Code) -> dict[str, Any]:
          "semeval": plan.semeval or None, "abstracts": ABSTRACTS, "stopwords": STOPWORDS,
          "out": semantic_benchmark.REPORT, "details": SEMANTIC_BENCHMARK,
          "plot": "plots/semantic_benchmark.csv"},
-        code=code("semantic_benchmark"))
+        code=code("semantic_benchmark", discovered=CHANGE_METHODS))
 
 
 def verdicts_stage(plan: Plan, code: Code) -> dict[str, Any]:

@@ -29,6 +29,8 @@ PACKAGES = ("pipeline", "stages")
 # The forecasters' package: its registry imports every module in it, so a stage that reads the
 # registry (forecast_features, forecast_report) depends on all of them.
 FORECASTERS = "pipeline/forecast/forecasters"
+# The semantic-change methods' package: its registry imports every method module in it.
+CHANGE_METHODS = "pipeline/semantic/methods"
 # The variant modules' package (under pipeline/), whose files stay file deps (package_units).
 VARIANTS = "variants"
 # A string constant that names a project module, e.g. "pipeline.semantic.methods.x" in a

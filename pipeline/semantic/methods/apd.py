@@ -41,6 +41,9 @@ def score(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
     return MethodResult(scores, *sets.counts(), totals={**totals, "apd_skipped": sets.skipped})
 
 
+# Its place in the registry's table: the order of every report.
+ORDER = 20
+
 METHOD = ChangeMethod(
     name="apd",
     description="average pairwise cosine distance between the two groups' usages (Kutuzov & "

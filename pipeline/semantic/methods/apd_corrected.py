@@ -39,6 +39,9 @@ def score(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
     return MethodResult(scores, *sets.counts(), totals={**totals, "apd_skipped": sets.skipped})
 
 
+# Its place in the registry's table: the order of every report.
+ORDER = 30
+
 METHOD = ChangeMethod(
     name="apd-corrected",
     description="APD minus its mean over shuffles of the usages' group labels (frequency and "

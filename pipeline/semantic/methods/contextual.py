@@ -171,6 +171,9 @@ def score(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
     return _from_texts(inputs, targets)
 
 
+# Its place in the registry's table: the order of every report.
+ORDER = 10
+
 METHOD = ChangeMethod(
     name="contextual",
     description="averaged contextual embeddings (Martinc et al. 2020; paper 003 Alg. 1 on the "

@@ -84,6 +84,9 @@ def score(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
                         np.where(known, scores.last_counts[pick], 0))
 
 
+# Its place in the registry's table: the order of every report.
+ORDER = 70
+
 METHOD = ChangeMethod(
     name="frequency",
     description="|change of mean log frequency| (naive baseline)",

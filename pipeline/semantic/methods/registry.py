@@ -1,14 +1,15 @@
-"""The method registry: the one table of semantic-change methods, in the order of every report.
+"""The method registry: the one table of semantic-change methods, in the order of every report,
+found, not listed.
 
-Each row names a method and the module that implements it (:mod:`.interface`: the module's
-``METHOD``, a :class:`~.interface.ChangeMethod`), by string: reading the table imports nothing,
-and a module is imported only when its method is described or run (its own heavy imports, torch,
-stay inside its functions). The ``semantic_change`` stage (the report) and the
-``semantic_benchmark`` stage (pseudo-words or SemEval) both loop over this table (:func:`run`);
-nothing else lists method names. A new method is one module plus one row here, or, without
-editing this file (a test's toy method, an experiment), one :func:`register` call. A row of
-``OPTIONAL`` is a method the stages do not run by default (each learned method trains an MLM,
-minutes on the shared cores); :func:`enable` adds it to the table for the process.
+A method is one module of this package that declares ``METHOD`` (a :class:`~.interface.ChangeMethod`
+named as the module, ``_`` written ``-``) and ``ORDER`` (its place in the table); the registry
+discovers them (their own heavy imports, torch, stay inside their functions, so reading the table
+is quick). The ``semantic_change`` stage (the report) and the ``semantic_benchmark`` stage
+(pseudo-words or SemEval) both loop over this table (:func:`run`); nothing else lists method
+names. A new method is one module, or, without adding a file here (a test's toy method, an
+experiment), one :func:`register` call. A module that declares ``OPTIONAL = True`` is a method
+the stages do not run by default (each learned method trains an MLM, minutes on the shared
+cores); :func:`enable` adds it to the table for the process.
 
 =====================  ==========================================  ===============================
 method                 what it does                                module (``methods.``)
@@ -42,25 +43,38 @@ Optional (``OPTIONAL``, run after :func:`enable`):
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Iterator, Sequence
 
+import pipeline.semantic.methods as _package
 from pipeline.semantic.methods.interface import ChangeInputs, ChangeMethod, MethodResult
 
-# name -> module holding METHOD, in table (report) order
-METHODS: dict[str, str] = {
-    "contextual": "pipeline.semantic.methods.contextual",
-    "apd": "pipeline.semantic.methods.apd",
-    "apd-corrected": "pipeline.semantic.methods.apd_corrected",
-    "temporal-attention": "pipeline.semantic.methods.temporal_attention",
-    "time-token": "pipeline.semantic.methods.time_token",
-    "sgns": "pipeline.semantic.methods.sgns",
-    "frequency": "pipeline.semantic.methods.frequency",
-}
+# Modules of this package that hold no method.
+_NOT_METHODS = frozenset({"interface", "registry"})
 
-# name -> module, methods known but not run by default (opt-in: enable(name) adds the row)
-OPTIONAL: dict[str, str] = {
-    "time-token-unmasked": "pipeline.semantic.methods.time_token_unmasked",
-}
+
+def _discovered() -> tuple[dict[str, str], dict[str, str]]:
+    """Every method module of this package, by its ``ORDER``: the rows run by default and the
+    optional ones (``OPTIONAL = True``), each name -> module. A method's name is its module's,
+    ``_`` written ``-`` (``apd_corrected.py``: ``apd-corrected``)."""
+    rows = []
+    for info in pkgutil.iter_modules(_package.__path__):
+        if info.name.startswith("_") or info.name in _NOT_METHODS:
+            continue
+        module = importlib.import_module(f"{_package.__name__}.{info.name}")
+        order = getattr(module, "ORDER", None)
+        if not isinstance(order, int):
+            raise ValueError(f"{module.__name__} needs ORDER = <int> (its place in the reports)")
+        optional = bool(getattr(module, "OPTIONAL", False))
+        rows.append((order, info.name.replace("_", "-"), module.__name__, optional))
+    rows.sort()
+    return ({name: module for _, name, module, optional in rows if not optional},
+            {name: module for _, name, module, optional in rows if optional})
+
+
+# name -> module holding METHOD, in table (report) order; and the methods known but not run by
+# default (opt-in: enable(name) adds the row)
+METHODS, OPTIONAL = _discovered()
 
 # The pair whose Spearman ρ is the semantic_change stage's one DVC metric, ``agreement``: the
 # paper's method against the naive baseline (does it only restate a frequency change?).

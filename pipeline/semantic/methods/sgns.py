@@ -26,6 +26,9 @@ def score(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
                                     epochs=inputs.learned.sgns_epochs, seed=inputs.seed))
 
 
+# Its place in the registry's table: the order of every report.
+ORDER = 60
+
 METHOD = ChangeMethod(
     name="sgns",
     description="skip-gram with negative sampling per group, Procrustes-aligned, cosine "

@@ -24,6 +24,9 @@ def score(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
     return score_targets(inputs, targets, TEMPORAL_ATTENTION)
 
 
+# Its place in the registry's table: the order of every report.
+ORDER = 40
+
 METHOD = ChangeMethod(
     name="temporal-attention",
     description="masked LM with temporal attention trained on the two groups, then Alg. 1 at "

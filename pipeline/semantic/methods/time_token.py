@@ -26,6 +26,9 @@ def score(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
     return score_targets(inputs, targets, TIME_TOKEN)
 
 
+# Its place in the registry's table: the order of every report.
+ORDER = 50
+
 METHOD = ChangeMethod(
     name="time-token",
     description="the same masked LM without temporal attention, each text prefixed by its "

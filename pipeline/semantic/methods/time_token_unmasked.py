@@ -24,6 +24,11 @@ def score(inputs: ChangeInputs, targets: Sequence[str]) -> MethodResult:
     return score_targets(inputs, targets, TIME_TOKEN, time_mask_prob=0.0)
 
 
+# Its place in the registry's table: the order of every report.
+ORDER = 80
+# Not run by default: a row of the table after registry.enable(NAME).
+OPTIONAL = True
+
 METHOD = ChangeMethod(
     name=NAME,
     description="the time-token masked LM with its period tokens never masked (no time "
