@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-# A per-seed stage's name, and the run names (``<variant>-s<seed>``) and seed option inside it.
+# A per-seed stage's name: ``train-frequency-s0``, ``base_cache-s1``.
 _PER_SEED = re.compile(r"(?P<family>.+)-s(?P<seed>\d+)")
 
 
