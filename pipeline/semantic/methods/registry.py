@@ -46,6 +46,8 @@ import importlib
 import pkgutil
 from collections.abc import Iterator, Sequence
 
+from threadpoolctl import threadpool_limits
+
 import pipeline.semantic.methods as _package
 from pipeline.semantic.methods.interface import ChangeInputs, ChangeMethod, MethodResult
 
@@ -127,7 +129,11 @@ def run(inputs: ChangeInputs, targets: Sequence[str]) -> dict[str, MethodResult]
     """Every method's scores of ``targets``, in table order (the order the methods run in)."""
     out = {}
     for method in methods():
-        result = method.score(inputs, targets)
+        # numpy's BLAS sums a product in another order with another thread count, and its count
+        # follows the caller's OMP_NUM_THREADS: one thread, so the scores are the same bytes
+        # whatever the environment (torch's threads are fixed by the stage: not "blas" here)
+        with threadpool_limits(limits=1, user_api="blas"):
+            result = method.score(inputs, targets)
         if len(result.scores) != len(targets):
             raise ValueError(f"method {method.name!r} returned {len(result.scores)} scores for "
                              f"{len(targets)} targets")
