@@ -26,7 +26,8 @@ open_worktree "rejudge-$profile"
 judging="report forecast_report verdicts"     # the stages that judge: nothing else reruns
 changed=$(.venv/bin/python scripts/rejudge_support.py params "$root/$dest/params.yaml" params.yaml \
           --stages $judging)
-cp "$root/$dest/dvc.lock" dvc.lock
+# the run's lock, its per-seed entries under today's stage names (train-x-s0 -> train-x@s0)
+.venv/bin/python scripts/rejudge_support.py lock "$root/$dest/dvc.lock" > dvc.lock
 .venv/bin/dvc checkout --quiet
 cp "$root/$dest"/*.json reports/          # reports are not cached (cache: false): the kept ones
 for stage in $judging; do

@@ -2,16 +2,21 @@
 
     python scripts/rejudge_support.py params RUN_PARAMS params.yaml --stages report verdicts
     python scripts/rejudge_support.py outs report verdicts
+    python scripts/rejudge_support.py lock KEPT/dvc.lock > dvc.lock
 
 ``params``: the params of the two files that differ, as Markdown list lines; exits with an error
 naming them when a param that one of ``--stages`` reads (its ``params`` in ./dvc.yaml) differs
 and the run had it (a key only HEAD has is new: the run's code could not have read it).
 ``outs``: every path the stages write (outs, metrics, plots), one per line.
+``lock``: a kept run's dvc.lock with its per-seed stage entries under the names ./dvc.yaml gives
+them now: a run made when each seed's stage was written out (``train-frequency-s0``) is checked
+out under the folded graph's ``train-frequency@s0``; any other entry as it is.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -57,6 +62,29 @@ def outs(names: list[str]) -> list[str]:
     return paths
 
 
+def stage_names() -> set[str]:
+    """The names DVC runs ./dvc.yaml's stages under (a ``foreach`` stage's ``<name>@<key>``)."""
+    names = set()
+    for name, stage in _stages().items():
+        items = stage.get("foreach")
+        if items is None:
+            names.add(name)
+        else:
+            names.update(f"{name}@{key}" for key in items)   # a list's items or a mapping's keys
+    return names
+
+
+def lock(kept: Path) -> str:
+    """``kept`` (a dvc.lock) with each ``<family>-s<seed>`` entry renamed ``<family>@s<seed>``
+    where ./dvc.yaml has the new name and not the old."""
+    names = stage_names()
+
+    def rename(match: re.Match[str]) -> str:
+        old, new = match.group(1), f"{match.group(2)}@s{match.group(3)}"
+        return f"  {new}:" if new in names and old not in names else match.group(0)
+    return re.sub(r"^  ((.+)-s(\d+)):$", rename, kept.read_text(encoding="utf-8"), flags=re.M)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -67,7 +95,12 @@ def main(argv: list[str] | None = None) -> int:
                       help="stages of ./dvc.yaml whose params must be the run's")
     out = sub.add_parser("outs", help="the paths the stages write")
     out.add_argument("stages", nargs="+")
+    renamed = sub.add_parser("lock", help="a kept dvc.lock under ./dvc.yaml's stage names")
+    renamed.add_argument("kept", type=Path, help="the kept run's dvc.lock")
     args = p.parse_args(argv)
+    if args.command == "lock":
+        sys.stdout.write(lock(args.kept))
+        return 0
     lines = (params(args.run, args.head, args.stages) if args.command == "params"
              else outs(args.stages))
     print("\n".join(lines))

@@ -10,7 +10,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from rejudge_support import outs, params  # noqa: E402
+from rejudge_support import lock, outs, params  # noqa: E402
 
 STAGES = {"stages": {
     "report": {"cmd": "python -m stages.report", "params": ["experiment", "split.train_last"],
@@ -60,3 +60,22 @@ def test_outs_are_every_path_the_stages_write(kept: Path) -> None:
     assert outs(["report", "verdicts"]) == [
         "reports/results.md", "metrics/variants", "plots/results.csv", "plots/buckets.png",
         "reports/verdicts.json"]
+
+
+def test_a_kept_lock_takes_the_folded_stage_names(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run kept before each run family became one foreach is checked out under the new names;
+    a name dvc.yaml still has (base_cache-s0 beside base_cache) stays."""
+    graph = {"stages": {"train-frequency": {"foreach": {"s0": 0, "s1": 1}, "do": {"cmd": "x"}},
+                        "base_cache": {"cmd": "y"}, "base_cache-s0": {"cmd": "z"},
+                        "frequencies": {"foreach": ["2019"], "do": {"cmd": "f"}}}}
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump(graph), encoding="utf-8")
+    kept = tmp_path / "kept.lock"
+    kept.write_text("schema: '2.0'\nstages:\n  train-frequency-s0:\n    cmd: x\n"
+                    "  train-frequency-s1:\n    cmd: x\n  base_cache-s0:\n    cmd: z\n"
+                    "  frequencies@2019:\n    cmd: f\n  old-s3:\n    cmd: o\n",
+                    encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    renamed = yaml.safe_load(lock(kept))["stages"]
+    assert list(renamed) == ["train-frequency@s0", "train-frequency@s1", "base_cache-s0",
+                             "frequencies@2019", "old-s3"]
