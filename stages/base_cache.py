@@ -34,7 +34,7 @@ from pipeline.infra.config import LMConfig
 from pipeline.infra.device import pick_device
 from pipeline.infra.errors import UserError
 from pipeline.infra.numerics import configure_torch
-from pipeline.infra.interfaces.base_cache import INTERFACE
+from pipeline.interfaces.base_cache import INTERFACE
 from pipeline.training.run import frozen_lm, write_base_cache
 from pipeline.training.trunk import write_cache_from_trunk, write_trunk_cache
 from stages._lib.args import parser_for, runtime_from

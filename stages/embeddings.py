@@ -31,7 +31,7 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.identity import corpus_identity, tokenizer_identity
 from pipeline.models.hub import check_encoder, load_encoder, load_masked_lm, load_tokenizer_for
 from pipeline.features.tokenizer import load_tokenizer
-from pipeline.infra.interfaces.embeddings import INTERFACE
+from pipeline.interfaces.embeddings import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main
 from pipeline.infra.numerics import check_kernels, configure_torch

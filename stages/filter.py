@@ -23,7 +23,7 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.io import parquet_metadata, read_parquet, write_json, write_parquet
 from pipeline.corpus.language import corpus_counts, corpus_headline, filter_papers
 from pipeline.corpus.permuted_dates import permute_dates
-from pipeline.infra.interfaces.filter import INTERFACE
+from pipeline.interfaces.filter import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main
 from stages._lib.runtime import load_runtime

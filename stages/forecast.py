@@ -33,7 +33,7 @@ from pipeline.infra.numerics import configure_torch
 from pipeline.models.future_lm import load_future_lm
 from pipeline.models.generation import GenerationSettings
 from pipeline.training.run import attach_cache
-from pipeline.infra.interfaces.forecast import INTERFACE
+from pipeline.interfaces.forecast import INTERFACE
 from stages._lib.args import parser_for, runtime_from
 from stages._lib.options import build
 from stages._lib.cli import stage_main
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 @stage_main
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    settings = build(GenerationSettings, args)
+    settings = build(GenerationSettings, args, n=args.n_generate)
     runtime = runtime_from(args)
     configure_torch(runtime.threads, args.kernels)
     tok = load_tokenizer(args.tokenizer)

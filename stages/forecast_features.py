@@ -12,7 +12,7 @@ import argparse
 from pipeline.features.forecast_files import write_forecast
 from pipeline.forecast.feature import fit_frequencies, forecast_feature
 from pipeline.forecast.forecasters.registry import lookup
-from pipeline.infra.interfaces.forecast_features import INTERFACE
+from pipeline.interfaces.forecast_features import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main
 

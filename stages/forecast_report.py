@@ -22,7 +22,7 @@ import sys
 
 from pipeline.models.registry import common_seeds, seeds_by_variant
 from pipeline.reports.forecast_report import forecast_report
-from pipeline.infra.interfaces.forecast_report import INTERFACE
+from pipeline.interfaces.forecast_report import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main
 

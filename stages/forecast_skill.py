@@ -21,7 +21,7 @@ import sys
 
 from pipeline.graph.files import STOPWORDS
 from pipeline.evaluation.content import load_stopwords
-from pipeline.infra.interfaces.forecast_skill import INTERFACE
+from pipeline.interfaces.forecast_skill import INTERFACE
 from pipeline.reports.forecast_skill import forecast_skill, write_report
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main

@@ -11,7 +11,7 @@ from pipeline.corpus.by_period import period_abstracts
 from pipeline.features.frequencies import count_tokens, write_period
 from pipeline.infra.identity import corpus_identity, tokenizer_identity
 from pipeline.features.tokenizer import load_tokenizer
-from pipeline.infra.interfaces.frequencies import INTERFACE
+from pipeline.interfaces.frequencies import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main
 

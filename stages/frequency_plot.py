@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipeline.infra.interfaces.frequency_plot import INTERFACE
+from pipeline.interfaces.frequency_plot import INTERFACE
 from pipeline.reports.word_frequencies import word_frequency_table, write_word_frequencies
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main

@@ -11,7 +11,7 @@ import sys
 from pipeline.evaluation.content import load_stopwords
 from pipeline.evaluation.splits import read_split
 from pipeline.evaluation.gold_words import gold_content_words, write_gold_words
-from pipeline.infra.interfaces.gold_words import INTERFACE
+from pipeline.interfaces.gold_words import INTERFACE
 from pipeline.infra.io import atomic_path
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main

@@ -38,7 +38,7 @@ from pipeline.graph.files import STAMP
 from pipeline.graph.lock import prune
 from pipeline.graph.render import render, stale_message
 from pipeline.infra.errors import UserError
-from pipeline.infra.interfaces.graph import INTERFACE
+from pipeline.interfaces.graph import INTERFACE
 from pipeline.infra.io import atomic_path
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main

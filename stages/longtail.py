@@ -18,7 +18,7 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.params import LongtailConfig
 from pipeline.models.registry import seeds_by_variant
 from pipeline.reports.longtail_report import longtail_frame, training_words, write_longtail
-from pipeline.infra.interfaces.longtail import INTERFACE
+from pipeline.interfaces.longtail import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.options import build
 from stages._lib.cli import stage_main

@@ -21,7 +21,7 @@ from pipeline.corpus.formats import detect
 from pipeline.corpus.tables import nothing_usable, read_table, reason_kind
 from pipeline.infra.io import write_parquet
 from pipeline.infra.params import ColumnsConfig
-from pipeline.infra.interfaces.parse import INTERFACE
+from pipeline.interfaces.parse import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.options import build
 from stages._lib.cli import stage_main

@@ -19,7 +19,7 @@ import sys
 
 from pipeline.corpus.groups import abstract_groups
 from pipeline.infra.errors import UserError
-from pipeline.infra.interfaces.report import INTERFACE
+from pipeline.interfaces.report import INTERFACE
 from pipeline.models.registry import display_name, seeds_by_variant
 from pipeline.reports.figures import results_figures
 from pipeline.reports.results_report import ReportFiles, build_report, write_report

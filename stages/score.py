@@ -28,7 +28,7 @@ from pipeline.models.generation import GenerationSettings
 from pipeline.infra.io import atomic_path
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.training.run import attach_cache
-from pipeline.infra.interfaces.score import INTERFACE
+from pipeline.interfaces.score import INTERFACE
 from stages._lib.args import parser_for, runtime_from
 from stages._lib.options import build
 from stages._lib.cli import stage_main

@@ -39,7 +39,7 @@ from pipeline.reports.semantic_benchmark_report import (benchmark_claims, markdo
 from pipeline.semantic.benchmark import details, run_benchmark
 from pipeline.semantic.methods.interface import EncoderSettings
 from pipeline.stats.verdict import judge, to_records
-from pipeline.infra.interfaces.semantic_benchmark import INTERFACE
+from pipeline.interfaces.semantic_benchmark import INTERFACE
 from stages._lib.args import parser_for, runtime_from
 from stages._lib.options import build
 from stages._lib.cli import stage_main

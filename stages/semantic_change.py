@@ -38,8 +38,8 @@ from pipeline.reports.semantic_change_report import benchmark_lines, examples, m
 from pipeline.semantic.change import analyse
 from pipeline.semantic.methods.interface import EncoderSettings
 from pipeline.semantic.scores import change_metrics
-from pipeline.infra.interfaces import semantic_benchmark as benchmark_stage
-from pipeline.infra.interfaces.semantic_change import INTERFACE
+from pipeline.interfaces import semantic_benchmark as benchmark_stage
+from pipeline.interfaces.semantic_change import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.options import build
 from stages._lib.cli import stage_main

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipeline.infra.interfaces.signal import INTERFACE
+from pipeline.interfaces.signal import INTERFACE
 from pipeline.infra.params import SignalConfig
 from pipeline.reports.signal_report import measure, write_signal
 from stages._lib.args import parser_for

@@ -25,7 +25,7 @@ from pipeline.corpus.splits import (
     period_rejects,
 )
 from pipeline.infra.io import atomic_path, read_parquet, write_parquet
-from pipeline.infra.interfaces.split import INTERFACE
+from pipeline.interfaces.split import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main
 

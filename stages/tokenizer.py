@@ -16,7 +16,7 @@ from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path, read_parquet, write_json
 from pipeline.models.hub import check_causal_lm, load_tokenizer_for
 from pipeline.features.tokenizer import ensure_special_tokens, train_scratch_tokenizer
-from pipeline.infra.interfaces.tokenizer import INTERFACE
+from pipeline.interfaces.tokenizer import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main
 

@@ -38,7 +38,7 @@ from pipeline.infra.device import pick_device
 from pipeline.infra.numerics import configure_torch
 from pipeline.models.future_lm import write_future_lm
 from pipeline.infra.interface import Params
-from pipeline.infra.interfaces.train import INTERFACE
+from pipeline.interfaces.train import INTERFACE
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.errors import UserError
 from pipeline.models.registry import lookup

@@ -15,7 +15,7 @@ import sys
 
 from pipeline.infra.io import read_json, write_json
 from pipeline.stats.collect import collect, summary_lines
-from pipeline.infra.interfaces.verdicts import INTERFACE
+from pipeline.interfaces.verdicts import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main
 

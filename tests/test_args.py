@@ -15,7 +15,7 @@ from pipeline.variants._spec import setting_fields
 from pipeline.variants.context2 import Context2Settings
 from stages import score, train
 from pipeline.infra.interface import Params, StageInterface
-from pipeline.infra.interfaces.shared import RUNTIME
+from pipeline.infra.shared_options import RUNTIME
 from stages._lib.args import parser_for, runtime_from
 from stages._lib.options import build
 

@@ -293,3 +293,12 @@ def test_committed_dag_matches_dvc_yaml():
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
     assert (REPO / "docs" / "dag.md").read_text() == dag_markdown(stages), \
         "docs/dag.md is stale: run `make dag`"
+
+
+def test_a_lone_seed_family_stage_is_labelled_by_its_name():
+    """One frozen base's cache serves every seed: the node is that stage, not "1 stages"."""
+    lone = {"base_cache": {"cmd": "python -m stages.base_cache", "outs": ["data/cache/base"]}}
+    per_seed = {f"base_cache-s{s}": {"cmd": "python -m stages.base_cache",
+                                     "outs": [f"data/cache/baseline-s{s}"]} for s in (0, 1)}
+    assert dict(re.findall(r'(\w+)\["([^"]*)"\]', mermaid(lone))) == {"n_base_cache": "base_cache"}
+    assert "(2 stages)" in mermaid(per_seed)

@@ -17,7 +17,6 @@ from pipeline.graph.build import build
 from pipeline.graph.defaults import Schema, command_text
 from pipeline.graph.render import render
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import SECTIONS, param_key
 from stages.graph import SCHEMA
 from tests.dvc_project import (dvc_env, dvc_repo, expand_runs, git, make_project, run_dvc,
                                write_graph)
@@ -100,12 +99,11 @@ def test_command_text_follows_dvcs_interpolation() -> None:
 
 @pytest.mark.parametrize("key", ["split.dev", "split", "data.source", "data"])
 def test_a_missing_required_key_stops_make_graph_naming_it(key: str) -> None:
-    """Required: a key whose settings class has no default (the default run gives these one:
-    DEFAULT_RUN, so the schema without it)."""
-    classes = Schema.from_dataclasses(SECTIONS, param_key)
+    """Required: a key the schema has no default for (``Schema({})``: none; every key of the
+    settings classes has one, the default run's)."""
     with pytest.raises(UserError) as err:
-        build(without(PARAMS, key), REPO, classes)
-    named = {"data": "data.source", "split": "split.train_first"}.get(key, key)
+        build(without(PARAMS, key), REPO, Schema({}))
+    named = {"data": "data.source", "split": "split.period"}.get(key, key)
     assert f"params.yaml has no `{named}`" in err.value.what
     assert f"add `{named}` to params.yaml" in err.value.fix
 

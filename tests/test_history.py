@@ -179,7 +179,7 @@ def test_a_file_holding_another_year_is_refused(feature_dirs) -> None:
 
 def test_unknown_kind_is_rejected(feature_dirs) -> None:
     freq_dir, emb_dir, _ = feature_dirs
-    with pytest.raises(ValueError, match="unknown history kinds"):
+    with pytest.raises(ValueError, match="unknown history kind"):
         load_history(2019, 2, freq_dir, emb_dir, kinds={"frequency"})
 
 

@@ -1,5 +1,5 @@
 """Each declared stage's command line and its dvc.yaml entry come from one declaration
-(pipeline/infra/interfaces/), so the options the graph passes are exactly those the stage takes."""
+(pipeline/interfaces/), so the options the graph passes are exactly those the stage takes."""
 
 import functools
 import importlib
@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-import pipeline.infra.interfaces
+import pipeline.interfaces
 from pipeline.graph.defaults import SCHEMA, TEMPLATE, command_text
 from pipeline.infra.interface import (Input, Output, Params, Settings, StageInterface, Switch,
                                       Value)
 from pipeline.infra.params import FilterConfig, option_name
 
 REPO = Path(__file__).resolve().parents[1]
-DECLARED = {m.name: importlib.import_module(f"pipeline.infra.interfaces.{m.name}").INTERFACE
-            for m in pkgutil.iter_modules(pipeline.infra.interfaces.__path__)
-            if hasattr(importlib.import_module(f"pipeline.infra.interfaces.{m.name}"), "INTERFACE")}
+DECLARED = {m.name: importlib.import_module(f"pipeline.interfaces.{m.name}").INTERFACE
+            for m in pkgutil.iter_modules(pipeline.interfaces.__path__)
+            if hasattr(importlib.import_module(f"pipeline.interfaces.{m.name}"), "INTERFACE")}
 # Declared stages a person runs by hand (a Makefile target), in no graph: their commands are
 # checked against the Makefile's in test_by_hand_stages_take_the_makefiles_commands.
 BY_HAND = {"forecast_skill"}

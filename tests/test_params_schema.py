@@ -123,8 +123,8 @@ def test_the_period_keys_of_issue_17() -> None:
     assert {"period", "backtest_periods"} <= section_keys("forecast")
     assert default(SplitConfig, "period") == "year"
     assert default(SplitConfig, "min_documents") == 50
-    assert default(ForecastConfig, "period") is None   # the period after the last known one
-    assert default(ScoreConfig, "periods") == ()
+    assert default(ForecastConfig, "period") == 2022   # the default run's; null: derive it
+    assert default(ScoreConfig, "periods") == (2020, 2021)
     old = {"split": {"dev_year": 2020, "test_year": 2021}, "score": {"years": [2020]},
            "forecast": {"year": 2022, "backtest_years": [2021]}}
     assert unknown_keys(old) == ["split.dev_year", "split.test_year", "score.years",

@@ -142,7 +142,7 @@ def test_what_each_run_starts_from_and_reads() -> None:
 def test_train_from_renders_options_deps_and_params() -> None:
     """A start's values render, through the train stage's declaration, as the options after the
     training settings, the model and cache folders as deps, train.adapt_layers as a param."""
-    from pipeline.infra.interfaces.train import INTERFACE
+    from pipeline.interfaces.train import INTERFACE
 
     def rendered(start: TrainFrom) -> tuple[str, list[str], list[str]]:
         entry = INTERFACE.entry({"variant": "frequency", "seed": 0, "train": "t", "dev": "d",

@@ -198,7 +198,7 @@ def test_settings_refuse_impossible_values(variant: str, bad: dict) -> None:
 
 
 def test_a_spec_refuses_unknown_history_features_and_settings_without_defaults() -> None:
-    with pytest.raises(ValueError, match="unknown history features"):
+    with pytest.raises(ValueError, match="unknown history kind"):
         VariantSpec(module="x:Y", reads=frozenset({"frequency"}))
 
     @dataclasses.dataclass(frozen=True)

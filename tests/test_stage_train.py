@@ -196,7 +196,7 @@ def test_continued_n_continues_the_baseline_on_the_latest_period_for_its_steps(p
     stage.main(argv(project, "baseline", base, epochs=2, patience=0))
     baseline = read_json(base / "train_metrics.json")
     per_period = read_parquet(project / "train.parquet")["period"].value_counts()
-    span = 8 * 2   # --batch-size 8, grad_accum 2
+    span = 8 * 1   # --batch-size 8, grad_accum 1 (the default)
     assert baseline["steps"] == 2 * sum(-(-n // span) for n in per_period) > 2 * 2
 
     out = tmp_path / "continued-1-s0"

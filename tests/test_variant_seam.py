@@ -4,7 +4,9 @@ A throw-away copy of the project gets ``tests/toy_variant.py`` as
 ``pipeline/variants/toy_shift.py`` — no other file of the copy changes. Its settings then appear in params.yaml's ``variants`` section,
 the generated graph gives its train stage one option and one declared param per setting, real
 ``dvc repro`` trains, scores and reports it beside the Baseline, the saved model records its
-settings, and changing its setting makes only its own stages (and the reports) stale.
+settings, and changing its setting makes only its own stages (and the reports) stale. The stage seam the
+same way: a toy stage is its main and its declaration (``tests/toy_stage.py``,
+``tests/toy_stage_interface.py``), placed by ``make graph`` and run by ``dvc repro``.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
 from tests.dvc_project import (REPO, expand_runs, git, make_project, run_dvc, stages_run,
-                               stages_that_would_run, write_params)
+                               stages_that_would_run, write_graph, write_params)
 from tests.tiny_project import RUNTIME, tiny_export
 
 pytestmark = pytest.mark.slow
@@ -102,3 +105,48 @@ def test_an_unknown_setting_of_the_toy_stops_make_graph(project: Path, tmp_path:
     shutil.copytree(project, own, symlinks=True)
     with pytest.raises(RuntimeError, match=r"variants.toy-shift has no setting shift"):
         write_params(own, {"variants": {"toy-shift": {"shift": 2.0}}}, graph=True)
+
+
+def test_a_toy_stage_is_its_main_and_its_declaration(project: Path, tmp_path: Path) -> None:
+    """A stage whose paths the plan does not shape, added as two files: ``make graph`` places it
+    after the stage it names, with its param, and ``dvc repro`` runs it and nothing else but the
+    graph check (the graph's own code deps are every source file)."""
+    import shutil
+    own = tmp_path / "proj"
+    shutil.copytree(project, own, symlinks=True)
+    (own / "pipeline/interfaces/toy_counts.py").write_text(
+        (REPO / "tests/toy_stage_interface.py").read_text())
+    (own / "stages/toy_counts.py").write_text((REPO / "tests/toy_stage.py").read_text())
+    write_graph(own)
+    stages = yaml.safe_load((own / "dvc.yaml").read_text())["stages"]
+    names = list(stages)
+    assert names[names.index("split") + 1] == "toy_counts"
+    toy = stages["toy_counts"]
+    assert toy["cmd"] == ("python -m stages.toy_counts --dev data/splits/dev.parquet "
+                          "--min-words ${filter.min_words} --out metrics/toy_counts.json")
+    assert toy["params"] == ["filter.min_words"]
+    assert {"stages/toy_counts.py", "pipeline/interfaces/toy_counts.py",
+            "data/splits/dev.parquet"} <= set(toy["deps"])
+    assert "--kernels" not in toy["cmd"]   # no torch: no kernels param
+    # no other stage's code changed: only the graph check, whose deps are all the source files
+    assert stages_that_would_run(own, "report") == ["graph"]
+    ran = stages_run(run_dvc(own, "repro", "toy_counts", env=RUNTIME, preload="own"))
+    assert set(ran) <= {"graph", "toy_counts"} and "toy_counts" in ran, ran
+    counted = json.loads((own / "metrics/toy_counts.json").read_text())["abstracts"]
+    dev = pd.read_parquet(own / "data/splits/dev.parquet", columns=["abstract"])["abstract"]
+    min_words = yaml.safe_load((own / "params.yaml").read_text())["filter"]["min_words"]
+    assert counted == int((dev.str.split().str.len() >= min_words).sum()) > 0
+
+
+def test_a_declared_stage_reading_a_path_no_stage_writes_stops_make_graph(
+        project: Path, tmp_path: Path) -> None:
+    import shutil
+    own = tmp_path / "proj"
+    shutil.copytree(project, own, symlinks=True)
+    (own / "pipeline/interfaces/toy_counts.py").write_text(
+        (REPO / "tests/toy_stage_interface.py").read_text().replace(
+            "data/splits/dev.parquet", "data/split/dev.parquet"))
+    (own / "stages/toy_counts.py").write_text((REPO / "tests/toy_stage.py").read_text())
+    with pytest.raises(RuntimeError, match=r"stage toy_counts reads data/split/dev.parquet, "
+                                           r"which no stage writes"):
+        write_graph(own)

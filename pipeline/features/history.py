@@ -32,13 +32,13 @@ from torch import Tensor
 
 from pipeline.features import embeddings as embeddings_io
 from pipeline.features import frequencies as frequencies_io
+from pipeline.features.kinds import FORECASTS, kind
 from pipeline.features.static_history import (pooled_counts, pooled_embeddings, pooled_log_freq,
                                               repeated)
 from pipeline.infra.errors import UserError
 from pipeline.features.windows import history_periods
 from pipeline.infra.identity import repro_stage, tokenizer_identity
 
-HISTORY_KINDS = frozenset({"frequencies", "embeddings", "forecasts"})
 
 
 @dataclass(frozen=True)
@@ -163,9 +163,8 @@ def load_history(period: str | int, window: int, frequencies_dir: str | Path,
     for every period and both kinds, and one corpus per period for both kinds. A missing period, a
     damaged file or a mismatch is a :class:`~pipeline.infra.errors.UserError`.
     """
-    unknown = set(kinds) - HISTORY_KINDS
-    if unknown:
-        raise ValueError(f"unknown history kinds {sorted(unknown)}; expected {sorted(HISTORY_KINDS)}")
+    for name in kinds:
+        kind(name)   # a ValueError naming the known kinds
     if window < 1:
         raise ValueError(f"window must be >= 1, got {window}")
     period = str(period)
@@ -191,7 +190,7 @@ def load_history(period: str | int, window: int, frequencies_dir: str | Path,
             emb, seen = dense_history(per_period)
             observed |= seen.any(dim=1)
     forecast = None
-    if "forecasts" in kinds:
+    if FORECASTS.name in kinds:
         forecast = _read_forecast(period, pooled or (period,), frequencies_dir, tokenizer,
                                   freqs[0])
     references = () if reference_periods is None else tuple(map(str, reference_periods))
@@ -229,7 +228,7 @@ def _reference_level(period: str, references: Sequence[str], frequencies_dir: st
 
 def forecasts_dir(frequencies_dir: str | Path) -> Path:
     """The folder of the ``forecasts`` feature files: ``forecasts`` beside the frequency folder."""
-    return Path(frequencies_dir).parent / "forecasts"
+    return Path(frequencies_dir).parent / FORECASTS.name
 
 
 def _read_forecast(period: str, targets: Sequence[str], frequencies_dir: str | Path,

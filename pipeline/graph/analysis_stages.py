@@ -11,7 +11,7 @@ from pipeline.graph.files import (ABSTRACTS, SEMANTIC_BENCHMARK, SEMANTIC_METRIC
                                   SEMANTIC_SCORES, SIGNAL_DETAILS, STOPWORDS, TOKENIZER,
                                   VERDICT_SOURCES, VERDICTS, feature_files)
 from pipeline.graph.plan import Plan
-from pipeline.infra.interfaces import semantic_benchmark, semantic_change, signal, verdicts
+from pipeline.interfaces import semantic_benchmark, semantic_change, signal, verdicts
 
 
 def signal_stage(plan: Plan, code: Code) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pipeline.graph.analysis_stages import (semantic_benchmark_stage, semantic_c
                                             signal_stage, verdicts_stage)
 from pipeline.graph.code_deps import Code
 from pipeline.graph.data_stages import data_stages, feature_stages
+from pipeline.graph.declared import torch_modules, with_declared
 from pipeline.graph.defaults import SCHEMA, Defaulted, Schema, apply_defaults
 from pipeline.graph.fold import fold_seeds
 from pipeline.graph.model_stages import (
@@ -35,10 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # The file DVC reads the params from, beside dvc.yaml.
 PARAMS_FILE = "params.yaml"
-# The stages that run torch: each takes params numerics.kernels, the CPU kernels it computes with
-# (portable or native, pipeline/infra/numerics.py), which changes its bytes.
-TORCH_STAGES = ("train", "base_cache", "score", "forecast", "embeddings", "semantic_change",
-                "semantic_benchmark")
+# The param of a torch stage (its declaration's ``torch``): the CPU kernels it computes with
+# (portable or native, pipeline/infra/numerics.py), which change its bytes.
 NUMERICS_KEY = "numerics.kernels"
 
 
@@ -74,7 +73,9 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
         stages["semantic_change"] = semantic_change_stage(plan, code)
         stages["semantic_benchmark"] = semantic_benchmark_stage(plan, code)
     stages["verdicts"] = verdicts_stage(plan, code)
-    stages = {name: with_numerics(stage) for name, stage in stages.items()}
+    stages = with_declared(stages, code, root)
+    torch = torch_modules()
+    stages = {name: with_numerics(stage, torch) for name, stage in stages.items()}
     stages, used = apply_defaults(stages, params, schema)
     if used:
         stages["graph"] = {**stages["graph"], "deps": [*stages["graph"]["deps"], PARAMS_FILE]}
@@ -83,13 +84,12 @@ def build(params: Mapping[str, Any], root: Path = ROOT, schema: Schema | None = 
     return {"stages": fold_seeds(stages)}
 
 
-def with_numerics(stage: dict[str, Any]) -> dict[str, Any]:
-    """A torch stage (:data:`TORCH_STAGES`; a ``foreach`` one's ``do``) with ``--kernels
-    ${numerics.kernels}`` and that param; any other stage as it is."""
+def with_numerics(stage: dict[str, Any], torch: set[str]) -> dict[str, Any]:
+    """A stage of a ``torch`` module (its declaration's flag; a ``foreach`` one's ``do``) with
+    ``--kernels ${numerics.kernels}`` and that param; any other stage as it is."""
     if "do" in stage:
-        return {**stage, "do": with_numerics(stage["do"])}
-    module = stage["cmd"].split()[2].removeprefix("stages.")
-    if module not in TORCH_STAGES:
+        return {**stage, "do": with_numerics(stage["do"], torch)}
+    if stage["cmd"].split()[2] not in torch:
         return stage
     return {**stage, "cmd": f"{stage['cmd']} --kernels ${{{NUMERICS_KEY}}}",
             "params": [*stage.get("params", []), NUMERICS_KEY]}

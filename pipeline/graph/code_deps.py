@@ -31,8 +31,9 @@ PACKAGES = ("pipeline", "stages")
 FORECASTERS = "pipeline/forecast/forecasters"
 # The semantic-change methods' package: its registry imports every method module in it.
 CHANGE_METHODS = "pipeline/semantic/methods"
-# The variant modules' package (under pipeline/), whose files stay file deps (package_units).
-VARIANTS = "variants"
+# The packages (under pipeline/) whose files stay file deps (package_units): the variant modules
+# and the stage declarations, one per variant or stage, so adding or editing one reruns its own.
+FILE_PACKAGES = ("variants", "interfaces")
 # A string constant that names a project module, e.g. "pipeline.semantic.methods.x" in a
 # registry, imported with importlib: counted as an import of that module. With a class,
 # "pipeline.models.temporal:Context2Bias" in a variant module, it is imported when a model of the
@@ -171,14 +172,14 @@ class Code:
 def package_units(files: Iterable[str]) -> list[str]:
     """Code deps as DVC lists them, sorted: a file of ``pipeline/<package>/`` as that package's
     folder (DVC hashes the folder, so an edit anywhere in it reruns the stage: one line for the
-    ~10 files a stage imports from a package), but a variant module as itself (``VARIANTS``: a
-    stage depends on the variants it runs, so editing or adding one reruns its runs alone), and
-    the stage modules' shared helpers (``stages/_lib/``) as their folder, and top-level modules
-    as themselves."""
+    ~10 files a stage imports from a package), but a variant module or a stage declaration as
+    itself (``FILE_PACKAGES``: a stage depends on the variants it runs and on its declaration, so
+    editing or adding one reruns its own stages alone), and the stage modules' shared helpers
+    (``stages/_lib/``) as their folder, and top-level modules as themselves."""
     units = set()
     for file in files:
         parts = Path(file).parts
-        if len(parts) > 2 and parts[:2] != ("pipeline", VARIANTS):
+        if len(parts) > 2 and not (parts[0] == "pipeline" and parts[1] in FILE_PACKAGES):
             units.add("/".join(parts[:2]))
         else:
             units.add(file)

@@ -61,7 +61,7 @@ def families(stages: Mapping[str, Any]) -> tuple[dict[str, str], list[tuple[str,
     for fam, names in members.items():
         if fam in RUN_FAMILIES:
             labels[fam] = f"{fam}-&lt;variant&gt;@s&lt;seed&gt; ({len(names)} runs)"
-        elif fam in SEED_FAMILIES:
+        elif fam in SEED_FAMILIES and len(names) > 1:
             labels[fam] = f"{fam}@s&lt;seed&gt; ({len(names)} stages)"
         elif len(names) > 1 or "@" in names[0]:   # a foreach over periods
             first, last = (n.partition("@")[2] for n in (names[0], names[-1]))

@@ -3,7 +3,7 @@ per-period features (``foreach`` over exactly the period labels :class:`pipeline
 derives from the structural params, so a stage is named ``frequencies@2020H2``).
 
 Each stage's command, params and outputs come from its declaration
-(:mod:`pipeline.infra.interfaces`), which its command line is built from too; this module gives
+(:mod:`pipeline.interfaces`), which its command line is built from too; this module gives
 the paths (:mod:`pipeline.graph.files`) and the values only the plan knows."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.corpus.periods import shift, span
+from pipeline.features.kinds import FORECASTS
 from pipeline.graph.code_deps import FORECASTERS, Code
 from pipeline.graph.files import (
     ABSTRACTS,
@@ -21,13 +22,11 @@ from pipeline.graph.files import (
     EMB,
     FORECAST,
     FREQ,
-    GOLD_WORDS,
     PAPERS,
     PERIOD_COUNTS,
     PERIOD_REJECTS,
     RAW,
     STAMP,
-    STOPWORDS,
     TEST,
     TOKENIZER,
     TRAIN,
@@ -35,14 +34,14 @@ from pipeline.graph.files import (
 )
 from pipeline.graph.plan import STRUCTURE, Plan, feature_kinds
 from pipeline.graph.regimes import refused
-from pipeline.infra.interfaces import (download, embeddings, forecast_features, frequencies,
-                                       frequency_plot, gold_words, graph, parse, split)
+from pipeline.interfaces import (download, embeddings, forecast_features, frequencies,
+                                       frequency_plot, graph, parse, split)
 from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import lookup, params_section
 from pipeline.variants._spec import setting_fields
 
-from pipeline.infra.interfaces import filter as corpus_filter
-from pipeline.infra.interfaces import tokenizer
+from pipeline.interfaces import filter as corpus_filter
+from pipeline.interfaces import tokenizer
 
 
 def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
@@ -65,10 +64,7 @@ def data_stages(plan: Plan, code: Code) -> dict[str, Any]:
             files={"out_dir": [TRAIN, DEV, TEST]}, code=code("split")),
         "tokenizer": tokenizer.INTERFACE.entry(
             {"train": TRAIN, "out": TOKENIZER}, code=code("tokenizer")),
-        # once for every score stage: ~19 s a year of the whole export, in each of them before
-        "gold_words": gold_words.INTERFACE.entry(
-            {"dev": DEV, "test": TEST, "stopwords": STOPWORDS, "out": GOLD_WORDS},
-            code=code("gold_words")),
+        # then the declared stages after them (gold_words; pipeline/graph/declared.py)
     }
 
 
@@ -96,7 +92,7 @@ def feature_stages(plan: Plan, code: Code) -> dict[str, Any]:
     if emb_periods:
         stages["embeddings"] = {"foreach": emb_periods, "do": embeddings.INTERFACE.entry(
             {**per_period, "out": EMB.format("${item}")}, code=code("embeddings"))}
-    if plan.periods("forecasts"):
+    if plan.periods(FORECASTS.name):
         stages["forecast_features"] = forecast_features_stage(plan, code)
     return stages
 
@@ -112,7 +108,7 @@ def forecast_features_stage(plan: Plan, code: Code) -> dict[str, Any]:
     the oldest (its ``--fit-from``), so each stage depends on exactly the frequency files it
     reads. DVC interpolates no list, so every item names as many periods as the longest span,
     a shorter span repeating its latest period: the same files, one dep listed more than once."""
-    readers = [v for v in plan.variants if "forecasts" in feature_kinds(v)]
+    readers = [v for v in plan.variants if FORECASTS.name in feature_kinds(v)]
     sections = sorted({params_section(v) for v in readers})
     fields = {f.name: f for f in setting_fields(lookup(readers[0]).settings)}
     if len(sections) > 1 or "forecaster" not in fields:
@@ -121,7 +117,7 @@ def forecast_features_stage(plan: Plan, code: Code) -> dict[str, Any]:
                       "experiment.variants", "keep one variant that reads forecasts")
     param = f"{VARIANT_SECTION}.{sections[0]}.forecaster"
     limit = _fit_periods(plan, sections[0], fields)
-    spans = {p: plan.forecast_fit_periods(p, limit) for p in plan.periods("forecasts")}
+    spans = {p: plan.forecast_fit_periods(p, limit) for p in plan.periods(FORECASTS.name)}
     names = [f"f{j}" for j in range(max(map(len, spans.values())))]
     items = {p: {n: fit[min(j, len(fit) - 1)] for j, n in enumerate(names)}
              for p, fit in spans.items()}

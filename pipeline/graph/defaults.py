@@ -12,9 +12,9 @@ structural params completed the same way (:meth:`Schema.complete`).
 
 The schema is read as data (:data:`SCHEMA`: :meth:`Schema.from_dataclasses` of
 ``pipeline.infra.params.SECTIONS`` and, for the ``variants`` section, each variant's settings
-class, :func:`with_variants`; none of them imports torch), overlaid by the default run's values
-(``pipeline.infra.params.DEFAULT_RUN``, :meth:`Schema.overlaid`): its defaults are the ones
-``make params`` writes into params.yaml, and a profile is one more overlay.
+class, :func:`with_variants`; none of them imports torch): their defaults are the default run's,
+the ones ``make params`` writes into params.yaml, and a profile is an overlay
+(:meth:`Schema.overlaid`).
 
 A key written in as its default is no param of any stage, so adding it to params.yaml later
 changes no stage's params: the graph stage then depends on params.yaml as a whole
@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import DEFAULT_RUN, SECTIONS, VARIANT_SECTION, param_key
+from pipeline.infra.params import SECTIONS, VARIANT_SECTION, param_key
 from pipeline.models.registry import all_variants, params_section
 from pipeline.variants._spec import setting_fields
 
@@ -323,7 +323,6 @@ def with_variants(schema: Schema) -> Schema:
     return Schema({**schema.sections, VARIANT_SECTION: section})
 
 
-# Every param's default (pipeline/infra/params.py, and each variant's settings class) as the default
-# run has it: for the keys a params.yaml leaves out, and what `make params` writes.
-SCHEMA = with_variants(Schema.from_dataclasses(SECTIONS, param_key)).overlaid(
-    DEFAULT_RUN, "pipeline/infra/params.py DEFAULT_RUN")
+# Every param's default (pipeline/infra/params.py, config.py and each variant's settings class),
+# the default run's: for the keys a params.yaml leaves out, and what `make params` writes.
+SCHEMA = with_variants(Schema.from_dataclasses(SECTIONS, param_key))

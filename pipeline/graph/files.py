@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pipeline.features.kinds import KINDS, kind
 from pipeline.infra.runs import run_name
+from pipeline.interfaces import gold_words
 from pipeline.models.registry import BASELINE
 
 # Written by the `graph` stage when dvc.yaml is current; every other stage is downstream of it.
@@ -21,7 +23,8 @@ DEV = "data/splits/dev.parquet"
 TEST = "data/splits/test.parquet"
 TOKENIZER = "data/tokenizer"
 STOPWORDS = "data/reference/stopwords.txt"
-GOLD_WORDS = "data/gold_words"   # the dev and test abstracts' content words, for every score's CM
+# the dev and test abstracts' content words, for every score's CM (a stage that declares its paths)
+GOLD_WORDS = gold_words.INTERFACE.paths["out"]
 # DVC metrics are only the headline numbers (`dvc metrics show` fits a terminal); the rest of
 # each stage's numbers is plain JSON in reports/ (DVC outputs, cache: false, not metrics).
 CORPUS_METRICS = "metrics/corpus.json"         # papers, kept, dropped
@@ -44,19 +47,15 @@ VERDICT_SOURCES = (RESULTS_DETAILS, FORECAST_DETAILS, SIGNAL_DETAILS, SEMANTIC_B
 TRUNK_CACHE = "data/cache/trunk"      # the states entering the top blocks (train.base: adapted)
 UNADAPTED_CACHE = "data/cache/base"   # the pretrained lm.base's final states, one for every seed
 
-FREQ = "data/features/frequencies/{}.parquet"
-EMB = "data/features/embeddings/{}.safetensors"
-# a forecaster's prediction of the period, beside the frequencies (pipeline/features/history.py)
-FORECAST = "data/features/forecasts/{}.parquet"
+# One period's feature file of each kind (pipeline/features/kinds.py), ``{}`` its label.
+FREQ, EMB, FORECAST = (KINDS[k].file("{}") for k in ("frequencies", "embeddings", "forecasts"))
 
 
 def feature_files(kinds: Iterable[str], periods: Iterable[str]) -> list[str]:
     """The per-period feature files (named by label) of each kind (``frequencies``,
     ``embeddings``, ``forecasts``), kind outermost."""
-    template = {"frequencies": FREQ, "embeddings": EMB, "forecasts": FORECAST}
-
     periods = list(periods)
-    return [template[k].format(p) for k in kinds for p in periods]
+    return [kind(k).file(p) for k in kinds for p in periods]
 
 
 def model_dir(variant: str, seed: int) -> str:

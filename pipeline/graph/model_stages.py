@@ -8,7 +8,7 @@ scored periods' own histories besides. Of the variant modules, a run's stages de
 on its own variant's alone and the reports on those of the variants they report
 (:class:`pipeline.graph.code_deps.Code`), so editing one variant reruns only its runs.
 
-Each entry is rendered from its stage's declaration (:mod:`pipeline.infra.interfaces`): the
+Each entry is rendered from its stage's declaration (:mod:`pipeline.interfaces`): the
 builders here give only the paths and the values the graph resolves."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pipeline.corpus.periods import in_time_order
+from pipeline.features.kinds import kind
 from pipeline.graph.code_deps import FORECASTERS, Code
 from pipeline.graph.files import (
     ABSTRACTS,
@@ -41,7 +42,7 @@ from pipeline.graph.plan import Plan, feature_kinds
 from pipeline.graph.regimes import Cache
 from pipeline.infra.runs import run_name as run
 from pipeline.infra.interface import Params
-from pipeline.infra.interfaces import (base_cache, forecast, forecast_report, longtail, report,
+from pipeline.interfaces import (base_cache, forecast, forecast_report, longtail, report,
                                        score, train)
 from pipeline.infra.params import VARIANT_SECTION
 from pipeline.models.registry import BASELINE, lookup, params_section
@@ -85,11 +86,11 @@ def _features(kinds: Iterable[str], periods: Iterable[str], forecasts: Iterable[
     from beside the frequency folder, no option of their own), the forecast files of the target
     periods ``forecasts`` (:meth:`Plan.forecast_targets`)."""
     periods, kinds = list(periods), list(kinds)
-    folders = {k: f"data/features/{k}" for k in kinds if k != "forecasts"}
+    folders = {k: kind(k).folder() for k in kinds if kind(k).own_folder_option}
     extra = {"frequencies": list(reference)}
     return (folders, {k: feature_files([k], in_time_order([*periods, *extra.get(k, [])]))
                       for k in folders},
-            feature_files(["forecasts"], forecasts) if "forecasts" in kinds else [])
+            feature_files([k for k in kinds if kind(k).of_target], forecasts))
 
 
 def variant_options(variant: str) -> Params | None:

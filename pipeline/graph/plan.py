@@ -22,6 +22,7 @@ from typing import Any
 
 from pipeline.corpus.periods import in_time_order, ordinal, param_label, shift, span
 from pipeline.corpus.splits import SplitPeriods
+from pipeline.features.kinds import KINDS
 from pipeline.features.windows import bucket_periods, history_periods
 from pipeline.graph.defaults import missing_key
 from pipeline.graph.regimes import Regime, refused, regime_for
@@ -319,7 +320,7 @@ class Plan:
         targets file is given: that stage then encodes the targets' sentences itself), and for
         every history when a contextual variant is trained; forecasts:
         :attr:`forecast_feature_periods`."""
-        if kind == "forecasts":
+        if KINDS[kind].of_target:
             return self.forecast_feature_periods
         reads_embeddings = kind != "embeddings" or self.semantic_targets is None
         periods = [*self.semantic_periods] if self.semantic and reads_embeddings else []
@@ -340,7 +341,7 @@ class Plan:
         reads: the training and dev periods, the scored periods, or each forecast period and the
         one before; a time-free control's stages its pooling periods; none when the variant does
         not read forecasts."""
-        if "forecasts" not in feature_kinds(variant):
+        if not any(KINDS[k].of_target for k in feature_kinds(variant)):
             return []
         targets = {"train": [*self.train_periods, self.dev], "score": self.scored_periods,
                    "forecast": [q for f in self.forecast_periods for q in (f, shift(f, -1))]}

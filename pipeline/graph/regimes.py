@@ -100,7 +100,7 @@ class TrainFrom:
     @property
     def values(self) -> dict[str, Any]:
         """Its train-stage options, by the train stage's declaration's names
-        (:mod:`pipeline.infra.interfaces.train`): the LM (``--init-from MODEL``, ``--freeze-lm``)
+        (:mod:`pipeline.interfaces.train`): the LM (``--init-from MODEL``, ``--freeze-lm``)
         and the states it trains from (``--trunk DIR --adapt-layers K`` or ``--cache DIR``)."""
         return {"init_from": self.init_from, "freeze_lm": self.freeze_lm, "trunk": self.trunk,
                 "adapt_layers": self.trunk is not None, "cache": self.cache}

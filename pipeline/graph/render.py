@@ -31,8 +31,9 @@ HEADER = """\
 
 class _Dumper(yaml.SafeDumper):
     """Block style, no anchors; each `cmd` folded over lines of at most ~100 characters, and each
-    `params` list, `foreach` and output's options one flow sequence or mapping
-    (``[features.window, lm.base, …]``, ``{s0: 0, s1: 1}``, ``{cache: false}``) over as few lines."""
+    `deps` and `params` list, `foreach` and output's options one flow sequence or mapping
+    (``[stages/train.py, pipeline/infra, …]``, ``{s0: 0, s1: 1}``, ``{cache: false}``) over as few
+    lines."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
@@ -65,15 +66,16 @@ _Dumper.add_representer(_FlowMap, _flow_map)
 
 
 def _flow_params(value: Any) -> Any:
-    """``value`` (the graph) with every stage's ``params`` list, ``foreach`` and output options
-    (``- reports/results.md: {cache: false}``) in flow style: one line where they fit."""
+    """``value`` (the graph) with every stage's ``deps`` and ``params`` lists, ``foreach`` and
+    output options (``- reports/results.md: {cache: false}``) in flow style: one line where they
+    fit (a stage's code deps alone are ~8 paths, one per line in block style)."""
     if isinstance(value, list):
         return [_flow_params(v) for v in value]
     if not isinstance(value, dict):
         return value
     out = {}
     for key, v in value.items():
-        if key in ("params", "foreach"):
+        if key in ("deps", "params", "foreach"):
             out[key] = _FlowMap(v) if isinstance(v, dict) else _Flow(v)
         elif key in ("outs", "metrics", "plots"):
             out[key] = [{path: _FlowMap(options) for path, options in entry.items()}

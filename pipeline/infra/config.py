@@ -2,9 +2,10 @@
 
 Each field carries its help text (``field(metadata={"help": ...})``); the stages derive their
 command-line options from these classes (``stages/_lib/options.py``), so an option, its type, its
-default and its help are written once, here. Defaults are the paper's settings (§4.2 and the
-reference implementation) where the paper has one; ``params.yaml`` and ``profiles/`` set each
-profile's values. Field metadata used by the option builder:
+default and its help are written once, here. Each default is the default run's value (the
+offline run `make repro` makes: the embedded sample, a small GPT-2 trained from scratch, a 2-core
+CPU), the one ``params.yaml`` is rendered from; the paper's settings (§4.2 and the reference
+implementation) are ``profiles/paper.yaml``'s overlay, and the help says where they differ. Field metadata used by the option builder:
 
 * ``help``: the option's help text;
 * ``flag``: the option's name when it is not ``--<field-name>``;
@@ -37,13 +38,15 @@ def _help(text: str, **meta: Any) -> dict[str, Any]:
 class LMConfig:
     """The base causal LM a future LM is built on (params ``lm.*``)."""
 
-    base: str = field(default="gpt2", metadata=_help(
-        "'scratch' (a random-init GPT-2 of the shape below) or a causal LM's hub id / local path"))
-    n_layer: int = field(default=12, metadata=_help("scratch GPT-2: layers"))
-    n_head: int = field(default=12, metadata=_help("scratch GPT-2: attention heads"))
-    n_embd: int = field(default=768, metadata=_help("scratch GPT-2: hidden size d"))
-    n_positions: int = field(default=1024, metadata=_help(
-        "scratch GPT-2: position embeddings (>= --max-length)"))
+    base: str = field(default="scratch", metadata=_help(
+        "'scratch' (a random-init GPT-2 of the shape below) or a causal LM's hub id / local path "
+        "(paper: gpt2)"))
+    # a 2-layer, 128-wide GPT-2: the default run trains it from scratch on two cores in minutes
+    n_layer: int = field(default=2, metadata=_help("scratch GPT-2: layers (GPT-2 small: 12)"))
+    n_head: int = field(default=4, metadata=_help("scratch GPT-2: attention heads (GPT-2: 12)"))
+    n_embd: int = field(default=128, metadata=_help("scratch GPT-2: hidden size d (GPT-2: 768)"))
+    n_positions: int = field(default=256, metadata=_help(
+        "scratch GPT-2: position embeddings (>= --max-length; GPT-2: 1024)"))
     init_from: str | None = field(default=None, metadata=_help(
         "shared-base training: a trained model folder (data/models/baseline-s<seed>) whose base "
         "LM initialises this run instead of --base; its bias module, if any, is not used",
@@ -81,22 +84,25 @@ class ModelConfig:
 class TrainConfig:
     """Optimisation settings (params ``train.*``). ``patience <= 0`` disables early stopping."""
 
-    epochs: int = field(default=10, metadata=_help("maximum epochs"))
-    batch_size: int = field(default=2, metadata=_help("abstracts per batch (one period per batch)"))
-    grad_accum: int = field(default=2, metadata=_help("batches per optimizer step"))
-    max_length: int = field(default=1024, metadata=_help(
+    # ~1 minute a variant on the sample; a model from scratch needs a larger learning rate
+    epochs: int = field(default=2, metadata=_help("maximum epochs (paper: 10)"))
+    batch_size: int = field(default=4, metadata=_help(
+        "abstracts per batch (one period per batch; paper: 2)"))
+    grad_accum: int = field(default=1, metadata=_help("batches per optimizer step (paper: 2)"))
+    max_length: int = field(default=128, metadata=_help(
         "LM tokens per abstract (eos + text + eos, cut): the model's context length, saved with "
-        "it and used by scoring too"))
-    lr_lm: float = field(default=5e-5, metadata=_help("AdamW learning rate of the base LM"))
-    lr_new: float = field(default=1e-3, metadata=_help(
-        "AdamW learning rate of the temporal modules"))
+        "it and used by scoring too (paper: 1024, GPT-2's context)"))
+    lr_lm: float = field(default=2e-3, metadata=_help(
+        "AdamW learning rate of the base LM (paper: 5e-5, a pretrained GPT-2)"))
+    lr_new: float = field(default=2e-3, metadata=_help(
+        "AdamW learning rate of the temporal modules (paper: 1e-3)"))
     weight_decay: float = field(default=0.0, metadata=_help("AdamW weight decay (matrices only)"))
-    warmup_steps: int = field(default=0, metadata=_help(
-        "linear warm-up steps before the linear decay to 0"))
+    warmup_steps: int = field(default=10, metadata=_help(
+        "linear warm-up steps before the linear decay to 0 (paper: 0)"))
     grad_clip: float = field(default=1.0, metadata=_help(
         "maximum gradient norm (<= 0: no clipping)"))
-    patience: int = field(default=2, metadata=_help(
-        "early stopping: epochs without dev-perplexity improvement (<= 0: off)"))
+    patience: int = field(default=1, metadata=_help(
+        "early stopping: epochs without dev-perplexity improvement (<= 0: off; paper: 2)"))
     # A run's identity holds the steps per epoch this implies, not the setting itself, so that a
     # run it does not apply to keeps its resume key (pipeline.training.run.prepare_run).
     latest_steps: Literal["epochs", "matched"] = field(default="epochs", metadata=_help(
@@ -128,7 +134,8 @@ class ScoreConfig:
     """What the score stage evaluates (params ``score.*``); decoding is GenerationSettings."""
 
     batch_size: int = field(default=8, metadata=_help("abstracts per PPL/CPL batch"))
-    periods: tuple[str, ...] = field(default=(), metadata=_help(
+    # the sample's dev and test years: a label is a str, and YAML reads a year as an int
+    periods: tuple[str, ...] = field(default=(2020, 2021), metadata=_help(  # type: ignore[arg-type]
         "period labels to evaluate besides the dev and test periods (staleness curves), read "
         "from --abstracts; each is scored with its own history"))
     generate_periods: tuple[str, ...] | None = field(default=None, metadata=_help(
@@ -145,13 +152,15 @@ class ScoreConfig:
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    """Decoding settings (params ``score.*``); the defaults are the paper's (§4.6)."""
+    """Decoding settings (params ``score.*``); the decoding is the paper's (§4.6), the count and
+    length the default run's."""
 
-    n: int = field(default=100, metadata=_help(
+    n: int = field(default=10, metadata=_help(
         "abstracts generated per model and period (paper: 100); abstract i uses seed i",
         flag="--n-generate"))
-    max_new_tokens: int = field(default=256, metadata=_help(
-        "generation length limit in LM tokens (at most the model's context length - 1)"))
+    max_new_tokens: int = field(default=96, metadata=_help(
+        "generation length limit in LM tokens (at most the model's context length - 1; "
+        "paper: 256)"))
     min_new_tokens: int = field(default=1, metadata=_help(
         "EOS is forbidden before this many tokens (1: no empty abstract)"))
     num_beams: int = field(default=5, metadata=_help("beams of beam search with sampling"))

@@ -10,9 +10,9 @@ A declaration lists its options in the order the command takes them, each a reco
 * :class:`Params`: the fields of a typed settings dataclass (:mod:`pipeline.infra.params`), one
   ``--flag ${section.key}`` each and the keys as the stage's ``params``, or the whole section in
   DVC's dict unpacking (``${data.columns}`` becomes ``--id X --date Y ...``). One settings
-  class may be split over several records (its fields in two params sections, as
-  ``GenerationSettings``' ``score.*`` and ``forecast.n_generate``; or some fields ``filled``:
-  values the graph resolves into the command, as ``score.periods``);
+  class may be split over several records (its fields at several places of the command, as
+  ``ForecastConfig``'s; or some fields ``filled``: values the graph resolves into the command,
+  as ``score.periods``);
 * :class:`Value`: one plain value: bound to a params key (``--base ${lm.base}``, a param; with
   ``optional``, only where the graph says so), or filled in by the graph (``--period ${item}``,
   ``--needs 2021 2022``);
@@ -199,11 +199,22 @@ def _words(value: Any) -> str:
 @dataclass(frozen=True)
 class StageInterface:
     """Stage ``name`` (``stages/<name>.py``, run as ``python -m stages.<name>``): its options;
-    ``one_of``: flags of which the command line takes exactly one (``--model`` or ``--base``)."""
+    ``one_of``: flags of which the command line takes exactly one (``--model`` or ``--base``);
+    ``torch``: it computes with torch, so the graph passes it ``--kernels ${numerics.kernels}``
+    (the CPU kernels, which change its bytes) and makes that its param.
+
+    A stage whose paths the plan does not shape (no period, variant or seed in them) declares
+    them here: ``paths``, its :meth:`entry` values (by ``dest``), and ``after``, the stage it
+    follows in ``dvc.yaml``; the graph then adds it as it is (:mod:`pipeline.graph.declared`),
+    so such a stage is its main and this declaration. Stages without ``after`` are built by the
+    graph's builders (``pipeline/graph/*_stages.py``), which give the paths the plan derives."""
 
     name: str
     options: tuple[Option, ...]
     one_of: tuple[str, ...] = ()
+    torch: bool = False
+    paths: Mapping[str, Any] = field(default_factory=dict)
+    after: str | None = None
 
     @property
     def module(self) -> str:

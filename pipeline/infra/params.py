@@ -11,9 +11,9 @@ classes (``stages/_lib/options.py``), so ``--help`` shows the same default as th
 defines (``tests/test_params_schema.py`` runs it on every file), so a typo such as
 ``train.learning_rate`` is an error, not a silently ignored setting.
 
-:data:`DEFAULT_RUN` holds the default run's values where they are not the class's own default, so
-that the classes' defaults plus it are every default of ``params.yaml``, which is rendered from them
-(``make params``; :mod:`pipeline.graph.profiles`); a profile overlays them.
+Each field's default is the default run's value, the one ``params.yaml`` is rendered from (``make
+params``; :mod:`pipeline.graph.profiles`), so a stage's ``--help`` shows the value the default run
+passes it; a profile (``profiles/paper.yaml``: the paper's settings) overlays them.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ class ColumnsConfig:
 class DataConfig:
     """Where the corpus comes from (params ``data.*``)."""
 
-    source: str = field(metadata=_help(
+    # the embedded sample (offline); the official export is profiles/paper.yaml's
+    source: str = field(default="data/sample/anthology-sample.bib.gz", metadata=_help(
         "http(s) URL or local path of the corpus: BibTeX (the Anthology's "
         "anthology+abstracts.bib.gz), CSV, TSV, JSON Lines (each optionally gzipped) or Parquet"))
     columns: ColumnsConfig = field(default_factory=ColumnsConfig, metadata=_help(
@@ -80,13 +81,17 @@ class FilterConfig:
 
 @dataclass(frozen=True)
 class SplitConfig:
-    """Period-based train/dev/test split (params ``split.*``). The periods have no default; each
-    is a label of kind ``period`` (``pipeline.corpus.periods``; YAML ints are years)."""
+    """Period-based train/dev/test split (params ``split.*``). Each period is a label of kind
+    ``period`` (``pipeline.corpus.periods``); the defaults are the sample's years, as YAML reads
+    them (ints: ``param_label`` takes a year either way)."""
 
-    train_first: str = field(metadata=_help("first training period (paper: 2003)"))
-    train_last: str = field(metadata=_help("last training period (paper: 2019)"))
-    dev: str = field(metadata=_help("the dev period (early stopping)"))
-    test: str = field(metadata=_help("the test period"))
+    train_first: str = field(default=2017, metadata=_help(  # type: ignore[assignment]
+        "first training period (paper: 2003)"))
+    train_last: str = field(default=2019, metadata=_help(  # type: ignore[assignment]
+        "last training period (paper: 2019)"))
+    dev: str = field(default=2020, metadata=_help(  # type: ignore[assignment]
+        "the dev period (early stopping)"))
+    test: str = field(default=2021, metadata=_help("the test period"))  # type: ignore[assignment]
     period: Literal["year", "half", "quarter", "month"] = field(default="year", metadata=_help(
         "what one period is: year (2020), half (2020H2), quarter (2020Q3) or month (2020-07)"))
     # 50: fifty ~100-token abstracts are ~5,000 LM tokens, about the size of the default vocabulary
@@ -131,8 +136,8 @@ class FrequenciesConfig:
 class EmbeddingsConfig:
     """Per-year pooled contextual embeddings (params ``embeddings.*``; paper §3.3)."""
 
-    encoder: str = field(default="roberta-large", metadata=_help(
-        "encoder hub id or local path (paper: roberta-large)"))
+    encoder: str = field(default="sentence-transformers/all-MiniLM-L6-v2", metadata=_help(
+        "encoder hub id or local path (the default is packaged; paper: roberta-large)"))
     layer: int = field(default=-1, metadata=_help(
         "hidden layer to pool: -1 = last, 0 = embedding output, k = after layer k"))
     batch_size: int = field(default=32, metadata=_help("encoder windows per batch"))
@@ -158,11 +163,13 @@ class EmbeddingsConfig:
 class ExperimentConfig:
     """What is trained, scored and reported (params ``experiment.*``): variants x seeds."""
 
-    variants: tuple[str, ...] = field(default=("baseline", "frequency-nolstm", "frequency",
-                                               "context", "context2"), metadata=_help(
+    # the headline comparison with the runs a verdict needs (docs/verdicts.md): Baseline,
+    # Frequency and its time-free control, 3 seeds each (a measured run-to-run spread)
+    variants: tuple[str, ...] = field(default=("baseline", "frequency", "frequency-static"),
+                                      metadata=_help(
         "variants in table order (pipeline.models.registry); baseline-N = Baseline on the N "
         "latest training periods; continued-N = the trained Baseline continued on them"))
-    seeds: tuple[int, ...] = field(default=(0,), metadata=_help(
+    seeds: tuple[int, ...] = field(default=(0, 1, 2), metadata=_help(
         "training seeds: every one for the Baseline and the two sides of each temporal-gain "
         "claim (a variant and its time-free control)"))
     other_seeds: tuple[int, ...] = field(default=(), metadata=_help(
@@ -203,16 +210,20 @@ class TrainDesign:
 class ForecastConfig:
     """The next period's forecast and its backtests (params ``forecast.*``)."""
 
-    period: str | None = field(default=None, metadata=_help(
+    # the year after the sample's test year; the backtests are its dev and test years
+    period: str | None = field(default=2022, metadata=_help(  # type: ignore[assignment]
         "the period to forecast (read from its history and the documents of the period before); "
         "null: the period after the latest of split.test and score.periods", none="null"))
-    backtest_periods: tuple[str, ...] = field(default=(), metadata=_help(
+    backtest_periods: tuple[str, ...] = field(default=(2020, 2021), metadata=_help(  # type: ignore[arg-type]
         "periods after the training periods whose text is known: forecast as if unknown, then "
         "scored"))
     batch_size: int = field(default=8, metadata=_help("reference contexts per forward pass"))
     seeds: tuple[int, ...] = field(default=(), metadata=_help(
         "the seeds whose runs forecast (seeds every variant runs); empty: all of those. A forecast "
         "costs several passes over the period before each forecast period, many times a score"))
+    # the count of the forecast's GenerationSettings (its decoding is score.*'s)
+    n_generate: int = field(default=5, metadata=_help(
+        "abstracts generated per model and forecast period (paper: 100); abstract i uses seed i"))
 
 
 @dataclass(frozen=True)
@@ -389,7 +400,7 @@ class ContextualConfig:
 # the fields that are params). The other fields are set by the stage graph from other params
 # (the seed from experiment.seeds, freeze_lm and init_from from train.base) or are not results.
 # `features` holds the model's history settings; `train` the optimiser, the bias module's shape
-# and the design; `score` and `forecast` share GenerationSettings (forecast.n_generate only).
+# and the design.
 Part = tuple[type, tuple[str, ...] | None]
 SECTIONS: dict[str, tuple[Part, ...]] = {
     "data": ((DataConfig, None),),
@@ -409,7 +420,7 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
               (TrainDesign, None)),
     "score": ((ScoreConfig, ("batch_size", "periods", "precision")), (ScoreGeneration, None),
               (GenerationSettings, None)),
-    "forecast": ((ForecastConfig, None), (GenerationSettings, ("n",))),
+    "forecast": ((ForecastConfig, None),),
     "report": ((ReportConfig, ("examples", "cluster_by")),),
     "longtail": ((LongtailConfig, None),),
     "signal": ((SignalConfig, None),),
@@ -421,38 +432,6 @@ SECTIONS: dict[str, tuple[Part, ...]] = {
 # that variant's settings class (pipeline/variants/<name>.py). The models layer owns those
 # classes, so the stage graph checks these keys (pipeline.graph.plan.check_variant_settings), not infra.
 VARIANT_SECTION = "variants"
-
-# The default run (the offline one: the embedded sample, a small GPT-2 trained from scratch, the
-# packaged MiniLM encoder; a 2-core CPU) where its value is not the class's default: the classes
-# of the training, scoring and model layers default to the paper's settings, which their other
-# callers rely on; the corpus and its split periods are required by the classes (a stage run by
-# hand must name them), and a null forecast.period means "derive it". Nested as params.yaml;
-# `variants.<name>` overlays that variant's settings class; a list replaces the class's list.
-DEFAULT_RUN: dict[str, dict[str, Any]] = {
-    "data": {"source": "data/sample/anthology-sample.bib.gz"},   # official: the Anthology's export
-    "split": {"train_first": 2017, "train_last": 2019, "dev": 2020, "test": 2021},  # paper: 2003
-    "lm": {"base": "scratch", "n_layer": 2, "n_head": 4, "n_embd": 128, "n_positions": 256},
-    "embeddings": {"encoder": "sentence-transformers/all-MiniLM-L6-v2"},   # packaged
-    # the headline comparison with the runs a verdict needs (docs/verdicts.md): Baseline,
-    # Frequency and its time-free control, 3 seeds each (a measured run-to-run spread)
-    "experiment": {"variants": ["baseline", "frequency", "frequency-static"], "seeds": [0, 1, 2]},
-    # ~1 minute per variant on the sample; a model from scratch needs a larger learning rate
-    "train": {"epochs": 2, "batch_size": 4, "grad_accum": 1, "max_length": 128, "lr_lm": 2.0e-3,
-              "lr_new": 2.0e-3, "warmup_steps": 10, "patience": 1},
-    "score": {"periods": [2020, 2021], "n_generate": 10, "max_new_tokens": 96},
-    "forecast": {"period": 2022, "backtest_periods": [2020, 2021], "n_generate": 5},
-    "variants": {
-        "frequency": {"lstm_hidden": 32},    # paper: 768 (for the contextual models)
-        "frequency-drift": {"lstm_hidden": 32},   # the size of Frequency's, its comparison
-        "context": {"lstm_hidden": 32},
-        "context2": {"lstm_hidden": 32, "alpha": "learned"},
-        "forecast": {"fit_periods": "all"},   # every earlier period the graph counts
-        # the sigmoid form lets the history move tau: per word, centred at tau = 1 (alpha 0.5,
-        # beta 1: the variant starts as the LM); a softmax ignores a shift shared by all words
-        "temporal-temperature": {"alpha": 0.5, "beta": 1.0, "norm": "sigmoid", "lstm_hidden": 32},
-    },
-}
-
 
 def option_name(f: Any) -> str:
     """A field's command-line option: ``--<name-with-dashes>`` or ``metadata["flag"]``."""

@@ -52,6 +52,7 @@ from pipeline.models.future_lm import (
 )
 from pipeline.corpus.periods import in_time_order
 from pipeline.features.history import PeriodHistory, forecasts_dir
+from pipeline.features.kinds import FORECASTS
 from pipeline.infra.io import read_parquet
 from pipeline.models.continuous import frozen_input_embeddings
 from pipeline.models.encoding import encode_for_model
@@ -183,7 +184,7 @@ def prepare_run(inputs: TrainInputs, lm: LMConfig, spec: ModelConfig, config: Tr
                   for p in in_time_order({*history_periods, *(reference or ())})]
     if "embeddings" in kinds:
         files += [Path(inputs.embeddings or "") / f"{p}.safetensors" for p in history_periods]
-    if "forecasts" in kinds:   # the forecast of each target period (a control: its pooled ones)
+    if FORECASTS.name in kinds:   # the forecast of each target period (a control: its pooled ones)
         files += [forecasts_dir(inputs.frequencies or "") / f"{p}.parquet"
                   for p in (static or in_time_order(histories))]
     for folder in (lm.init_from, inputs.targets_from):

@@ -23,8 +23,9 @@ ContextInput = Literal["flagged", "paper"]
 
 
 def lstm_hidden() -> Any:
-    """The hidden size of a variant's history LSTM (paper: 768 for the contextual models)."""
-    return setting(768, "hidden size of the history LSTM (paper: 768 for the contextual models)")
+    """The hidden size of a variant's history LSTM: 32, the default run's (a 128-wide LM on two
+    cores; paper: 768 for the contextual models, profiles/paper.yaml)."""
+    return setting(32, "hidden size of the history LSTM (paper: 768 for the contextual models)")
 
 
 def context_input() -> Any:

@@ -42,7 +42,7 @@ import importlib
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
-HISTORY_KINDS = ("frequencies", "embeddings", "forecasts")
+from pipeline.features.kinds import kind
 
 
 def setting(default: Any, help: str, **meta: Any) -> Any:
@@ -72,10 +72,8 @@ class VariantSpec:
         if self.relative and "frequencies" not in self.reads:
             raise ValueError("a relative variant reads its log frequencies relative to their "
                              "pooled level: its reads need 'frequencies'")
-        unknown = set(self.reads) - set(HISTORY_KINDS)
-        if unknown:
-            raise ValueError(f"unknown history features {sorted(unknown)}; expected some of "
-                             f"{HISTORY_KINDS}")
+        for name in self.reads:
+            kind(name)   # a ValueError naming the known kinds
         if self.settings is not None:
             for f in fields(self.settings):
                 if f.default is MISSING and f.default_factory is MISSING:   # type: ignore[misc]

@@ -1,12 +1,12 @@
 """The command line of a declared stage, from its interface: one schema, one set of defaults.
 
 ``parser_for(interface, __doc__)`` is the whole command line of a stage declared in
-:mod:`pipeline.infra.interfaces` (the declaration the stage graph renders its ``dvc.yaml`` entry
+:mod:`pipeline.interfaces` (the declaration the stage graph renders its ``dvc.yaml`` entry
 from); its settings groups come from the typed settings' fields (:mod:`stages._lib.options`, which
 also builds them back: ``build``). ``runtime_from`` reads a torch stage's ``--device`` (default
 from ``runtime.yaml``, :func:`stages._lib.runtime.load_runtime`), ``--threads`` (default: the recorded
 :data:`pipeline.infra.numerics.THREADS`; other values, for tests, give other bytes) and
-``--processes`` (declared in :mod:`pipeline.infra.interfaces.shared`); none is a DVC param.
+``--processes`` (declared in :mod:`pipeline.infra.shared_options`); none is a DVC param.
 """
 
 from __future__ import annotations

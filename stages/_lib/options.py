@@ -86,11 +86,12 @@ def add_options(parser: argparse.ArgumentParser, cls: type, title: str,
         group.add_argument(*flags, **kwargs)
 
 
-def build(cls: type, args: argparse.Namespace) -> Any:
-    """The dataclass ``cls`` from parsed options (lists become tuples)."""
+def build(cls: type, args: argparse.Namespace, **given: Any) -> Any:
+    """The dataclass ``cls`` from parsed options (lists become tuples); ``given``: fields taken
+    from elsewhere (the forecast's count, from its own option)."""
     values = {}
     for field in dataclasses.fields(cls):
-        value = getattr(args, field.name)
+        value = given[field.name] if field.name in given else getattr(args, field.name)
         values[field.name] = tuple(value) if isinstance(value, list) else value
     try:
         return cls(**values)

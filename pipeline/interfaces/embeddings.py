@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.infra.interface import Output, Params, StageInterface, Value
 from pipeline.infra.params import EmbeddingsConfig, NumericsConfig
-from pipeline.infra.interfaces.shared import ABSTRACTS, TOKENIZER, period
+from pipeline.infra.shared_options import ABSTRACTS, TOKENIZER, period
 
 INTERFACE = StageInterface("embeddings", (
     period("embed"),
@@ -22,4 +22,4 @@ INTERFACE = StageInterface("embeddings", (
           "setting; default: runtime.yaml `nproc` / FUTURELM_NPROC); ignored under torchrun",
           type=int, default=None, graph=False),
     Output("--out", "output .safetensors for this period"),
-))
+), torch=True)

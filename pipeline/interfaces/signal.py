@@ -4,7 +4,7 @@ than under the pooled training counts (the yardstick of a model's temporal gain)
 from __future__ import annotations
 
 from pipeline.infra.interface import Output, Params, StageInterface, Value
-from pipeline.infra.interfaces.shared import ABSTRACTS, TOKENIZER
+from pipeline.infra.shared_options import ABSTRACTS, TOKENIZER
 from pipeline.infra.params import ReportConfig, SignalConfig, default
 
 INTERFACE = StageInterface("signal", (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pipeline.infra.config import GenerationSettings, ScoreConfig
 from pipeline.infra.interface import Input, Output, Params, StageInterface
-from pipeline.infra.interfaces.shared import RUNTIME, TOKENIZER
+from pipeline.infra.shared_options import RUNTIME, TOKENIZER
 
 INTERFACE = StageInterface("score", (
     Input("--model", "trained model folder (data/models/<variant>-s<seed>)"),
@@ -38,4 +38,4 @@ INTERFACE = StageInterface("score", (
           "tokenizer or context length", required=False),
     Output("--out", "output folder (data/scores/<variant>-s<seed>)"),
     *RUNTIME,
-))
+), torch=True)

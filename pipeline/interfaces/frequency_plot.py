@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface
 from pipeline.infra.params import FrequenciesConfig
-from pipeline.infra.interfaces.shared import TOKENIZER
+from pipeline.infra.shared_options import TOKENIZER
 
 INTERFACE = StageInterface("frequency_plot", (
     Input("--frequencies", "the <period>.parquet frequency files to plot, or a folder of them",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
 from pipeline.infra.params import LongtailConfig
-from pipeline.infra.interfaces.shared import EXPERIMENT, TOKENIZER
+from pipeline.infra.shared_options import EXPERIMENT, TOKENIZER
 
 INTERFACE = StageInterface("longtail", (
     Input("--scores", "folder of score folders (data/scores)"),

@@ -7,7 +7,7 @@ from dataclasses import fields
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
 from pipeline.infra.params import ReportConfig, param_key, section_keys
-from pipeline.infra.interfaces.shared import EXPERIMENT
+from pipeline.infra.shared_options import EXPERIMENT
 
 # ReportConfig's fields that params.yaml does not hold (the reference variant): the graph names
 # the registry's

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, StageInterface, Value
-from pipeline.infra.interfaces.shared import EXPERIMENT, TOKENIZER
+from pipeline.infra.shared_options import EXPERIMENT, TOKENIZER
 
 INTERFACE = StageInterface("forecast_report", (
     Input("--forecasts", "folder of forecast folders (data/forecast)"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pipeline.infra.config import GenerationSettings, ScoreConfig
 from pipeline.infra.interface import Input, Output, Params, StageInterface
 from pipeline.infra.params import ForecastConfig
-from pipeline.infra.interfaces.shared import RUNTIME, TOKENIZER
+from pipeline.infra.shared_options import RUNTIME, TOKENIZER
 
 INTERFACE = StageInterface("forecast", (
     Input("--model", "trained model folder (data/models/<variant>-s<seed>)"),
@@ -21,9 +21,10 @@ INTERFACE = StageInterface("forecast", (
     Params(ForecastConfig, "forecast", "forecast periods (params forecast.*, resolved by the "
            "graph)", keys=("period", "backtest_periods"), filled=True),
     Params(ForecastConfig, "forecast", "forecast (params forecast.*)", keys=("batch_size",)),
-    # one settings class, two sections: the count is the forecast's, the decoding scoring's
-    Params(GenerationSettings, "forecast", "future abstracts of --period (params "
-           "forecast.n_generate)", keys=("n",)),
+    # the count is the forecast's (forecast.n_generate), the rest of its GenerationSettings
+    # scoring's decoding
+    Params(ForecastConfig, "forecast", "future abstracts of --period (params "
+           "forecast.n_generate)", keys=("n_generate",)),
     Params(GenerationSettings, "score", "decoding (params score.*: the paper's decoding "
            "settings, as scoring's)", keys=("max_new_tokens", "min_new_tokens", "num_beams",
                                              "top_k", "top_p", "no_repeat_ngram_size")),
@@ -34,4 +35,4 @@ INTERFACE = StageInterface("forecast", (
           "(generation runs the LM)", required=False),
     Output("--out", "output folder (data/forecast/<variant>-s<seed>)"),
     *RUNTIME,
-))
+), torch=True)

@@ -5,7 +5,7 @@ every period from --fit-from to the one before)."""
 from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, StageInterface, Value
-from pipeline.infra.interfaces.shared import PERIOD_HELP, period
+from pipeline.infra.shared_options import PERIOD_HELP, period
 
 INTERFACE = StageInterface("forecast_features", (
     period("forecast"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
 from pipeline.infra.params import SemanticBenchmarkConfig
-from pipeline.infra.interfaces.shared import (ABSTRACTS, CONTEXTUAL, LEARNED, RUNTIME,
+from pipeline.infra.shared_options import (ABSTRACTS, CONTEXTUAL, LEARNED, RUNTIME,
                                               group_periods)
 
 # Where the DVC graph writes the stage's report; the semantic-change report links it.
@@ -37,4 +37,4 @@ INTERFACE = StageInterface("semantic_benchmark", (
            kind="plots", dvc={"cache": False, "x": "truth", "y": "score",
                               "template": "scatter_by_method"},
            beside={".png": {"cache": False}}),
-))
+), torch=True)

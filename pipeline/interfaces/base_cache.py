@@ -6,7 +6,7 @@ from __future__ import annotations
 from pipeline.infra.interface import Input, Output, StageInterface, Switch, Value
 from pipeline.infra.config import TrainConfig
 from pipeline.infra.params import TrainDesign, default
-from pipeline.infra.interfaces.shared import RUNTIME
+from pipeline.infra.shared_options import RUNTIME
 
 INTERFACE = StageInterface("base_cache", (
     Input("--model", "train.base: shared: the trained Baseline model folder whose LM the "
@@ -43,4 +43,4 @@ INTERFACE = StageInterface("base_cache", (
           "%(default)s)", type=int, default=default(TrainConfig, "eval_batch_size"),
           graph=False),
     *RUNTIME,
-), one_of=("--model", "--base"))
+), one_of=("--model", "--base"), torch=True)

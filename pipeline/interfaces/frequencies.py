@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Output, StageInterface
-from pipeline.infra.interfaces.shared import ABSTRACTS, TOKENIZER, period
+from pipeline.infra.shared_options import ABSTRACTS, TOKENIZER, period
 
 INTERFACE = StageInterface("frequencies", (
     period("count"),

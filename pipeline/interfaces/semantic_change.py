@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
 from pipeline.infra.params import SemanticChangeConfig
-from pipeline.infra.interfaces.shared import (ABSTRACTS, CONTEXTUAL, LEARNED, NUMERICS,
+from pipeline.infra.shared_options import (ABSTRACTS, CONTEXTUAL, LEARNED, NUMERICS,
                                               TOKENIZER, group_periods)
 
 INTERFACE = StageInterface("semantic_change", (
@@ -40,4 +40,4 @@ INTERFACE = StageInterface("semantic_change", (
     Output("--out", "Markdown report (reports/semantic_change.md)", dvc={"cache": False}),
     Output("--metrics", "DVC metrics (metrics/semantic_change.json)", kind="metrics",
            dvc={"cache": False}),
-))
+), torch=True)

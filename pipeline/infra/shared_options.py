@@ -1,4 +1,5 @@
-"""Options that several stages' declarations share, with one help text."""
+"""Options that several stages' declarations (:mod:`pipeline.interfaces`) share, with one help
+text."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from dataclasses import fields
 
 from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig
 from pipeline.infra.interface import Input, Output, Params, Settings, StageInterface, Value
-from pipeline.infra.interfaces.shared import PROCESSES, RUNTIME
+from pipeline.infra.shared_options import PROCESSES, RUNTIME
 
 # train.* that every variant's train stage passes (train.lr_new: only a variant with a module)
 TRAINING = ("epochs", "batch_size", "grad_accum", "max_length", "lr_lm", "weight_decay",
@@ -60,4 +60,4 @@ INTERFACE = StageInterface("train", (
            keys=("eval_batch_size", "checkpoint_every"), graph=False),
     *RUNTIME,
     PROCESSES,
-))
+), torch=True)
