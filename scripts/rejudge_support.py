@@ -23,6 +23,11 @@ from pathlib import Path
 
 import yaml
 
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from pipeline.graph.fold import expand  # noqa: E402
+
 
 def flat(tree: Mapping[str, object], prefix: str = "") -> Iterator[tuple[str, object]]:
     """``(dotted.key, value)`` of every leaf."""
@@ -64,14 +69,7 @@ def outs(names: list[str]) -> list[str]:
 
 def stage_names() -> set[str]:
     """The names DVC runs ./dvc.yaml's stages under (a ``foreach`` stage's ``<name>@<key>``)."""
-    names = set()
-    for name, stage in _stages().items():
-        items = stage.get("foreach")
-        if items is None:
-            names.add(name)
-        else:
-            names.update(f"{name}@{key}" for key in items)   # a list's items or a mapping's keys
-    return names
+    return set(expand(_stages()))
 
 
 def lock(kept: Path) -> str:
