@@ -225,8 +225,9 @@ def test_learned_fits_are_three_seeds_each_repeatable() -> None:
     assert one.fits == 1 and one.fit_settings({"alpha": 1.0}) == [{"alpha": 1.0}]
 
 @pytest.mark.slow
-def test_learned_fits_a_full_sized_vocabulary_in_seconds() -> None:
-    import time
+def test_learned_fits_a_full_sized_vocabulary() -> None:
+    """A past of the export's size (30,000 words, 15 periods) fits and forecasts; how long a fit
+    takes is recorded in the skill report's timing.json, not tested here."""
     rng = np.random.default_rng(0)
     rate = rng.gamma(0.3, 30.0, 30_000)
     counts = rng.poisson(rate, (15, 30_000)).astype(np.int64)
@@ -235,7 +236,5 @@ def test_learned_fits_a_full_sized_vocabulary_in_seconds() -> None:
                         np.full(15, 3000, dtype=np.int64))
     learned = lookup("learned")
     learned._last = None
-    start = time.perf_counter()
     log_p = learned.forecast(past, 1, learned.grid()[0])
-    assert np.isfinite(log_p).all()
-    assert time.perf_counter() - start < 10.0     # ~2 s on an idle core; slack for a busy one
+    assert np.isfinite(log_p).all() and abs(np.logaddexp.reduce(log_p)) < 1e-9
