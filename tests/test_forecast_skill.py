@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -186,3 +187,40 @@ def test_planted_trends_are_found_by_the_moving_forecasters() -> None:
     gains = word_gains(rolling, corpus(0.15))
     assert set(gains) == {f.name for f in rolling.forecasters}
     assert all(v.family == FAMILY for v in verdicts)
+
+
+class Seeded(Forecaster):
+    """Persistence plus noise whose seed is the fit: three fits that differ as a learned
+    forecaster's do."""
+
+    name, kind, description, min_periods = "seeded", "learned", "persistence + fit noise", 1
+    fits = 3
+
+    def forecast(self, past: PeriodCounts, horizon: int, setting: Mapping[str, Any]) -> np.ndarray:
+        noise = np.random.default_rng(100 + int(setting.get("fit", 0))).normal(0, 0.3,
+                                                                           past.vocab_size)
+        return log_normalise(np.log(past.counts[-1] + 1.0) + noise)
+
+
+def test_a_forecaster_of_several_fits_is_tested_with_their_spread() -> None:
+    """Each fit is forecast and scored; the origin keeps them all and their mean; the claim
+    against the reference treats the fits as a trained side's runs, so its interval is wider
+    than that of fit 0 taken as the forecaster."""
+    docs = corpus(0.0, periods=8, n_docs=60, length=40)
+    data = period_counts(docs)
+    rolling = rolling_origins(data, docs, [Spy(), Tuned(), Seeded()], first=3, last=7, warmup=1)
+    origin = rolling.of(1)[0]
+    assert origin.fit_nll["seeded"].shape == (60, 3) and len(origin.fit_log_p["seeded"]) == 3
+    np.testing.assert_allclose(origin.nll["seeded"], origin.fit_nll["seeded"].mean(axis=1))
+    assert origin.fit_nll["spy"].shape == (60, 1)
+    claim = [c for c in origin_claims(origin) if c.a == "seeded"][0]
+    assert claim.seeds == (3, 0)
+    alone = replace(origin, fit_nll={**origin.fit_nll, "seeded": origin.fit_nll["seeded"][:, :1]})
+    one = [c for c in origin_claims(alone) if c.a == "seeded"][0]
+    assert one.seeds == (0, 0)
+    assert claim.ci[1] - claim.ci[0] > one.ci[1] - one.ci[0]
+    # the trend claims read every fit's change: their runs, and the runs' test
+    trend, _ = trend_origin_claims(rolling, origin, data, docs, np.ones(V, dtype=bool),
+                                   min_count=1)
+    seeded = [c for c in trend if c.a == "seeded"]
+    assert seeded and all(c.seeds == (3, 0) and "runs' spread" in c.test for c in seeded)

@@ -43,7 +43,10 @@ resampled): under no change, ``T`` has mean 0 and the test holds its level, whic
 simulates (``reports/calibration.json``). A trained forecaster whose training (or early
 stopping) read Y−1 has seen half B: its trend claims are untested (``seen``). A forecaster without
 a predicted change makes no trend claim; one whose half-A change could not be computed makes an
-untested one (NaN p, ``note``).
+untested one (NaN p, ``note``). A forecaster of several runs or fits (``changes``: a learned
+forecaster's fits) is judged by the mean of its runs' statistics, ``T̄ = Σ ā_w z_w`` (``ā`` the
+mean of the runs' weights), whose variance is the documents' (the test above, of ``ā``) plus the
+runs' spread ``var_k(T_k) / K``, with Welch–Satterthwaite degrees of freedom.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from scipy.stats import rankdata
 from pipeline.forecast import backtest as bt
 from pipeline.forecast.documents import PeriodDocuments, document_nll
 from pipeline.stats.comparisons import (Side, TestResult, compare_items, compare_rates,
-                                        rate_interval)
+                                        rate_interval, t_result)
 from pipeline.stats.ranks import top_k
 from pipeline.stats.verdict import Claim, claim_of
 
@@ -68,6 +71,8 @@ CHANCE = "chance (ρ = 0)"
 NO_MOVE = "chance (0)"
 TREND_TEST = ("Welch t over the documents of Y and half B (a weighted sum of standardised "
               "changes; the forecast fixed)")
+RUNS_TREND_TEST = ("Welch t over the documents of Y and half B (a weighted sum of standardised "
+                   "changes, averaged over the forecaster's runs) plus the runs' spread")
 
 
 @dataclass(frozen=True)
@@ -186,9 +191,10 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
                                 seeds=(f.runs, 0), note=note or f"{n} trend tokens: too few",
                                 **where))                                 # type: ignore[arg-type]
             continue
-        pred = np.asarray(f.change, dtype=np.float64)[ids]
-        rho = _scaled(weighted_change(docs, half_b, ids, rank_weights(pred), s), z_norm)
-        movers = weighted_change(docs, half_b, ids, mover_weights(pred, k), s)
+        preds = [np.asarray(c, dtype=np.float64)[ids]
+                 for c in (f.changes if len(f.changes) > 1 else (f.change,))]
+        rho = over_runs(docs, half_b, ids, [rank_weights(p) for p in preds], s, z_norm)
+        movers = over_runs(docs, half_b, ids, [mover_weights(p, k) for p in preds], s)
         claims += [claim_of(_runs(rho, f.runs), a=f.name, b=CHANCE, metric="rank correlation",
                             **where),
                    claim_of(_runs(movers, f.runs), a=f.name, b=NO_MOVE,
@@ -198,6 +204,25 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
     return claims, rows
 
 
+def over_runs(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray,
+              weights: Sequence[np.ndarray], s: np.ndarray, scale: float = 1.0) -> TestResult:
+    """The test of ``T`` (divided by ``scale``) for one run's ``weights``, or for several runs'
+    (module doc): their mean statistic, its documents' variance plus the runs' spread."""
+    mean = _scaled(weighted_change(docs, half_b, ids, np.mean(weights, axis=0), s), scale)
+    if len(weights) == 1:
+        return mean
+    per_run = np.array([_scaled(weighted_change(docs, half_b, ids, w, s), scale).effect
+                        for w in weights])
+    spread = float(per_run.var(ddof=1)) / len(weights)
+    variance = mean.se ** 2 + spread
+    if variance == 0:
+        return replace(mean, test=RUNS_TREND_TEST)
+    df = variance ** 2 / (mean.se ** 4 / mean.df + spread ** 2 / (len(weights) - 1))
+    return replace(t_result(mean.effect, math.sqrt(variance), df, mean.n, mean.runs,
+                            RUNS_TREND_TEST, mean.unit), test=RUNS_TREND_TEST)
+
+
 def _runs(result: TestResult, runs: int) -> TestResult:
-    """The result with the forecaster's runs (the test itself resamples documents only)."""
-    return replace(result, runs=(runs, 0), test=TREND_TEST, unit="documents")
+    """The result with the forecaster's runs (their spread is in the test where ``runs`` > 1)."""
+    test = RUNS_TREND_TEST if result.test == RUNS_TREND_TEST else TREND_TEST
+    return replace(result, runs=(runs, 0), test=test, unit="documents")

@@ -26,9 +26,12 @@ need (the largest ``min_periods``) or ``Y`` has fewer than two documents. Every 
 scores every forecaster, so pooled comparisons pool the same origins. No usable origin at all is
 a :class:`UserError` naming the corpus's periods and the periods the settings need.
 
+A forecaster of several **fits** (:attr:`Forecaster.fits`: a learned one, whose forecast depends
+on a seed) forecasts each setting once per fit; a setting's pooled NLL is the mean over its fits.
+
 What is kept per origin (:class:`OriginScore`): each forecaster's chosen setting, its per-document
-NLL sums under that setting and its log-probabilities (for the claims and the word tables of
-:mod:`pipeline.forecast.skill`). The claims and their tests are in :mod:`pipeline.forecast.skill`.
+NLL sums under that setting (per fit, and their mean) and its log-probabilities (per fit, and
+their mean), for the claims and the word tables of :mod:`pipeline.forecast.skill`. The claims and their tests are in :mod:`pipeline.forecast.skill`.
 """
 
 from __future__ import annotations
@@ -59,8 +62,9 @@ class Chosen:
 @dataclass
 class OriginScore:
     """One scored origin: target period index ``target`` (label ``period``), ``horizon``, the
-    reference (and why), every forecaster's chosen setting, per-document NLL sums ``nll``
-    (``[documents]`` each), log-probabilities ``log_p`` (``[V]``) and log PPL."""
+    reference (and why), every forecaster's chosen setting, per-document NLL sums ``fit_nll``
+    (``[documents, fits]`` each) and ``nll`` (their mean over the fits, ``[documents]``),
+    log-probabilities ``fit_log_p`` (one ``[V]`` per fit) and ``log_p`` (their mean), log PPL."""
 
     target: int
     period: str
@@ -73,6 +77,8 @@ class OriginScore:
     log_p: dict[str, np.ndarray]
     lengths: np.ndarray
     seconds: dict[str, float] = field(default_factory=dict)
+    fit_nll: dict[str, np.ndarray] = field(default_factory=dict)
+    fit_log_p: dict[str, tuple[np.ndarray, ...]] = field(default_factory=dict)
 
     @property
     def n_tokens(self) -> int:
@@ -180,7 +186,7 @@ def _score_origin(data: PeriodCounts, docs: PeriodDocuments, forecasters: Sequen
     counts = docs.counts().astype(np.float64)
     tokens = float(counts.sum())
     chosen: dict[str, Chosen] = {}
-    log_p: dict[str, np.ndarray] = {}
+    fit_log_p: dict[str, tuple[np.ndarray, ...]] = {}
     seconds: dict[str, float] = {}
     for f in forecasters:
         grid = f.grid()
@@ -192,10 +198,12 @@ def _score_origin(data: PeriodCounts, docs: PeriodDocuments, forecasters: Sequen
         t0 = time.perf_counter()
         totals = grid_totals[f.name]
         for i, setting in enumerate(grid):
-            lp = np.asarray(f.forecast(past, h, setting), dtype=np.float64)
-            totals[i] = (totals[i][0] - float(counts @ lp[:len(counts)]), totals[i][1] + tokens)
+            lps = tuple(np.asarray(f.forecast(past, h, s), dtype=np.float64)
+                        for s in f.fit_settings(setting))
+            nll_sum = sum(float(counts @ lp[:len(counts)]) for lp in lps) / len(lps)
+            totals[i] = (totals[i][0] - nll_sum, totals[i][1] + tokens)
             if i == index:
-                log_p[f.name] = lp
+                fit_log_p[f.name] = lps
         seconds[f.name] = time.perf_counter() - t0
     best_ref = _best([chosen_totals[name] for name in stationary])
     reference = stationary[0 if best_ref is None else best_ref]
@@ -203,10 +211,16 @@ def _score_origin(data: PeriodCounts, docs: PeriodDocuments, forecasters: Sequen
                       else "the stationary forecaster with the lowest pooled NLL over the "
                            "earlier origins")
     names = [f.name for f in forecasters]
-    nll_matrix = document_nll(docs, np.stack([log_p[n] for n in names]))
-    nll = {n: nll_matrix[:, i] for i, n in enumerate(names)}
+    nll_matrix = document_nll(docs, np.stack([lp for n in names for lp in fit_log_p[n]]))
+    fit_nll, col = {}, 0
+    for n in names:
+        fit_nll[n] = nll_matrix[:, col:col + len(fit_log_p[n])]
+        col += len(fit_log_p[n])
+    nll = {n: v[:, 0] if v.shape[1] == 1 else v.mean(axis=1) for n, v in fit_nll.items()}
+    log_p = {n: lps[0] if len(lps) == 1 else np.mean(np.stack(lps), axis=0)
+             for n, lps in fit_log_p.items()}
     for n in names:
         chosen_totals[n] = (chosen_totals[n][0] + float(nll[n].sum()),
                             chosen_totals[n][1] + tokens)
     return OriginScore(y, data.periods[y], h, warmup, reference, reference_note, chosen, nll, log_p,
-                       docs.lengths.copy(), seconds)
+                       docs.lengths.copy(), seconds, fit_nll, fit_log_p)

@@ -6,7 +6,9 @@ Family ``forecast-skill`` (report ``forecast-skill``), metric unigram PPL, ``b``
 * **per origin** (``scope`` ``h<h>/<Y>``): each forecaster other than that origin's reference
   against it on ``Y``'s documents — the relative change of PPL, tested by the paired t over
   documents (:func:`pipeline.stats.comparisons.compare_rates`, the test of the forecast report's
-  vocabulary claims); Holm over the forecasters and **every origin** of the horizon
+  vocabulary claims; a forecaster of several fits, a learned one, is a trained side whose fits
+  are its runs, so the fit-to-fit spread is part of the test); Holm over the forecasters and
+  **every origin** of the horizon
   (:func:`origins_family`), since the report reads the origins together ("better in 2019 and
   2021-2023");
 * **pooled** (``scope`` ``h<h>/pooled``, ``b`` = :data:`REFERENCE`): each forecaster's mean
@@ -40,7 +42,7 @@ import numpy as np
 from pipeline.forecast import backtest as bt
 from pipeline.forecast.claims import Predictions, trend_claims
 from pipeline.forecast.documents import PeriodDocuments
-from pipeline.forecast.forecasters.base import PeriodCounts
+from pipeline.forecast.forecasters.base import Forecaster, PeriodCounts
 from pipeline.forecast.rolling import OriginScore, Rolling
 from pipeline.forecast.words import document_frequency
 from pipeline.stats.comparisons import Side, compare_rates
@@ -61,14 +63,14 @@ def origins_family(horizon: int) -> str:
 
 def origin_claims(origin: OriginScore) -> list[Claim]:
     """Each forecaster against the origin's reference on its documents (module doc)."""
-    ref = Side(origin.nll[origin.reference], trained=False)
-    return [replace(claim_of(compare_rates(Side(nll, trained=False), ref, origin.lengths,
-                                           (name, origin.reference)),
+    ref = Side(origin.fit_nll[origin.reference], trained=False)
+    return [replace(claim_of(compare_rates(Side(nll, trained=nll.shape[1] > 1), ref,
+                                           origin.lengths, (name, origin.reference)),
                              report=REPORT, family=FAMILY, a=name, b=origin.reference,
                              metric=METRIC, scale="relative", effect_unit="% PPL",
                              scope=f"h{origin.horizon}/{origin.period}"),
                     holm_scope=origins_family(origin.horizon))
-            for name, nll in origin.nll.items() if name != origin.reference]
+            for name, nll in origin.fit_nll.items() if name != origin.reference]
 
 
 def log_ratios(origins: list[OriginScore], name: str) -> np.ndarray:
@@ -109,13 +111,22 @@ def trend_origin_claims(rolling: Rolling, origin: OriginScore, data: PeriodCount
     y = origin.target
     half_a, half_b = documents[y - 1].halves()
     past = _with_half(data.until(y), half_a)
-    entries = [Predictions(f.name, (origin.log_p[f.name],),
-                           f.change(past, 1, origin.chosen[f.name].setting))
-               for f in rolling.forecasters]
+    entries = [_predictions(f, origin, past) for f in rolling.forecasters]
     claims, rows = trend_claims(origin.period, documents[y], half_a, half_b, entries, content,
                                 min_count)
     return [replace(c, report=REPORT, scope=f"h1/{origin.period}", holm_scope=origins_family(1))
             for c in claims], rows
+
+
+def _predictions(f: Forecaster, origin: OriginScore, past: PeriodCounts) -> Predictions:
+    """What ``f`` predicted at ``origin`` for the trend claims: its change from the half-A past;
+    a forecaster of several fits, each fit's (their runs' spread enters the test)."""
+    changes = [f.change(past, 1, s) for s in f.fit_settings(origin.chosen[f.name].setting)]
+    log_ps = origin.fit_log_p[f.name]
+    if len(changes) == 1 or any(c is None for c in changes):
+        return Predictions(f.name, log_ps, changes[0])
+    return Predictions(f.name, log_ps, np.mean(np.stack(changes), axis=0), runs=len(changes),
+                       changes=tuple(changes))
 
 
 def word_gains(rolling: Rolling, documents: list[PeriodDocuments], horizon: int = 1

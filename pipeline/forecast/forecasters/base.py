@@ -33,6 +33,8 @@ BACKTESTS: tuple[str, ...] = ("forecast", "forecast-skill")
 # reports/forecast.md, whose claims (Holm within each period, against every stationary reference)
 # are recorded across runs (reports/anthology); entering it would change all of them at once.
 SKILL_ONLY: frozenset[str] = frozenset({"forecast-skill"})
+# The key of a setting that names which of a forecaster's fits it asks for (Forecaster.fits).
+FIT = "fit"
 # The frequency features' add-one rule: the smoothing where no earlier origin chose one, so it
 # leads every grid over α (the engine falls back to a grid's first entry).
 DEFAULT_ALPHA = 1.0
@@ -93,6 +95,10 @@ class Forecaster(ABC):
     # Its name in reports/forecast.md where that differs from `name`: the forecasters that were
     # in that report before the registry keep the names its recorded claims use.
     title: ClassVar[str] = ""
+    # How many independent fits its claims read: a forecast that depends on a seed (a learned
+    # regressor's sample) is forecast once per fit, as a trained model has runs, and its tests
+    # take in the fit-to-fit spread; 1: the forecast is one function of the past.
+    fits: ClassVar[int] = 1
 
     @property
     def report_name(self) -> str:
@@ -110,6 +116,11 @@ class Forecaster(ABC):
         rolling engine forecasts every setting at every origin, so a forecaster may search a
         finer grid here; by default the engine's :meth:`grid`."""
         return self.grid()
+
+    def fit_settings(self, setting: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """``setting`` once per fit (:attr:`fits`), each naming its fit's index under
+        :data:`FIT`; ``[setting]`` itself for a forecaster of one fit."""
+        return [setting] if self.fits == 1 else [{**setting, FIT: k} for k in range(self.fits)]
 
     def unfitted(self) -> Mapping[str, Any] | None:
         """The setting the forecast report uses where no training forecast can fit one; None

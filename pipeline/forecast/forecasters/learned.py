@@ -16,7 +16,10 @@ seconds per fit): :data:`MAX_EXAMPLES` examples (or as many as the past has, if 
 with replacement, with probability proportional to that weight and a fixed seed (the same past
 always gives the same sample), which also keeps a fit for V ≈ 30,000 words × 15 periods within a
 few seconds on 2 cores. The regressor is scikit-learn's ``HistGradientBoostingRegressor``
-with a fixed ``random_state`` and early stopping off, so a fit is deterministic; it fits and predicts
+with a fixed ``random_state`` and early stopping off, so a fit is deterministic given its seed.
+**Fits**: the sample and the regressor's seed are ``SEED + k`` for fit ``k`` of :data:`FITS`;
+the engine forecasts every fit, and the claims take the fit-to-fit spread in as a trained
+model's runs (:attr:`Forecaster.fits`). It fits and predicts
 on one OpenMP thread, since on a busy 2-core machine OpenMP's waiting threads made a fit ~5× slower
 (the engine can run forecasts side by side instead). The forecast is
 ``y_T + c · predicted change``, renormalised; c (the grid's shrinkage) reuses the last fit.
@@ -31,7 +34,7 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
 
-from pipeline.forecast.forecasters.base import (DEFAULT_ALPHA, Forecaster, PeriodCounts,
+from pipeline.forecast.forecasters.base import (DEFAULT_ALPHA, FIT, Forecaster, PeriodCounts,
                                                  SKILL_ONLY, log_frequency_series, log_normalise)
 from pipeline.infra.errors import UserError
 
@@ -39,6 +42,7 @@ ORDER = 70
 LAGS = 4                      # K: periods of history per feature
 MAX_EXAMPLES = 100_000
 SEED = 0
+FITS = 3                      # independent fits (seeds SEED .. SEED + 2): their spread is tested
 SHRINKAGES: tuple[float, ...] = (1.0, 0.5)
 REGRESSOR: Mapping[str, Any] = {"max_iter": 100, "learning_rate": 0.1, "max_leaf_nodes": 31,
                                 "min_samples_leaf": 40, "l2_regularization": 1.0,
@@ -69,10 +73,10 @@ def features(y: np.ndarray, z: np.ndarray, first: np.ndarray, row: int) -> np.nd
     return np.concatenate([lagged, age]).T
 
 
-def training_pairs(past: PeriodCounts, horizon: int,
-                   alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def training_pairs(past: PeriodCounts, horizon: int, alpha: float,
+                   seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
     """Features and targets of the (origin, word) examples of ``past``, origins rows 1 .. n−1−h,
-    drawn in proportion to their weights (module doc)."""
+    drawn in proportion to their weights with ``seed`` (module doc)."""
     y, z, first = _series(past, alpha)
     origins = range(1, past.n_periods - horizon)
     if not origins:
@@ -82,7 +86,7 @@ def training_pairs(past: PeriodCounts, horizon: int,
     x = np.concatenate([features(y, z, first, r) for r in origins])
     target = np.concatenate([y[r + horizon] - y[r] for r in origins])
     weight = np.concatenate([past.counts[r] + 1.0 for r in origins])
-    drawn = np.sort(np.random.default_rng(SEED).choice(
+    drawn = np.sort(np.random.default_rng(seed).choice(
         len(target), min(len(target), MAX_EXAMPLES), replace=True, p=weight / weight.sum()))
     return x[drawn], target[drawn]
 
@@ -93,39 +97,47 @@ class Learned(Forecaster):
     description = "gradient-boosted change of log frequency from each word's recent past"
     min_periods = 4               # horizon 2 needs rows r = 1 and r + 2 = 3
     backtests = SKILL_ONLY
+    fits = FITS
 
     def __init__(self) -> None:
-        self._last: tuple[tuple[Any, ...], np.ndarray] | None = None
+        # the fits of the latest past, horizon and α: {fit: change} (the grid reuses them)
+        self._last: tuple[tuple[Any, ...], dict[int, np.ndarray]] | None = None
 
     def grid(self) -> list[Mapping[str, Any]]:
         return [{"alpha": DEFAULT_ALPHA, "shrinkage": c} for c in SHRINKAGES]
 
-    def predicted_change(self, past: PeriodCounts, horizon: int, alpha: float) -> np.ndarray:
-        """float64 ``[V]``: the regressor's change of each word's log frequency ``horizon``
-        periods after ``past``, fitted on ``past``'s pairs (the last fit is reused for the same
-        past, horizon and α)."""
+    def predicted_change(self, past: PeriodCounts, horizon: int, alpha: float,
+                         fit: int = 0) -> np.ndarray:
+        """float64 ``[V]``: fit ``fit``'s change of each word's log frequency ``horizon``
+        periods after ``past``, fitted on ``past``'s pairs (the fits of the latest past, horizon
+        and α are reused)."""
         key = (past.periods, horizon, alpha, past.counts.shape,
                hash(past.counts.tobytes()), hash(past.doc_counts.tobytes()),
                hash(past.n_docs.tobytes()))
-        if self._last is not None and self._last[0] == key:
-            return self._last[1]
-        x, target = training_pairs(past, horizon, alpha)
+        if self._last is None or self._last[0] != key:
+            self._last = (key, {})
+        if fit not in self._last[1]:
+            self._last[1][fit] = self._fit(past, horizon, alpha, SEED + fit)
+        return self._last[1][fit]
+
+    def _fit(self, past: PeriodCounts, horizon: int, alpha: float, seed: int) -> np.ndarray:
+        x, target = training_pairs(past, horizon, alpha, seed)
         y, z, first = _series(past, alpha)
         # a short past leaves the deepest lags without a value in every pair: such a column
         # cannot be binned, and carries nothing to learn from
         known = ~np.isnan(x).all(axis=0)
         with threadpool_limits(limits=1, user_api="openmp"):
-            model = HistGradientBoostingRegressor(**REGRESSOR).fit(x[:, known], target)
-            change = model.predict(features(y, z, first, past.n_periods - 1)[:, known])
-        self._last = (key, change)
-        return change
+            model = HistGradientBoostingRegressor(**{**REGRESSOR, "random_state": seed}).fit(
+                x[:, known], target)
+            return model.predict(features(y, z, first, past.n_periods - 1)[:, known])
 
     def forecast(self, past: PeriodCounts, horizon: int, setting: Mapping[str, Any]) -> np.ndarray:
         self.check(past, horizon)
         alpha = float(setting.get("alpha", DEFAULT_ALPHA))
         last = log_frequency_series(past.counts[-1:], alpha)[0]
         shrinkage = float(setting.get("shrinkage", SHRINKAGES[0]))
-        return log_normalise(last + shrinkage * self.predicted_change(past, horizon, alpha))
+        change = self.predicted_change(past, horizon, alpha, int(setting.get(FIT, 0)))
+        return log_normalise(last + shrinkage * change)
 
 
 FORECASTER = Learned()
