@@ -94,7 +94,7 @@ calibrate: install
 
 # Next year's words with temporal skill (reports/forecast-skill/): the packaged ACL Anthology
 # export parsed and filtered by the pipeline's own stages into $(SKILL_DATA) (not DVC outputs),
-# then every forecaster of the registry backtested at every origin 2008-2023 (~3 min on 2 cores;
+# then every forecaster of the registry backtested at every origin 2008-2023 (~3.5 min on 2 cores;
 # parse and filter a few more).
 ANTHOLOGY  ?= ../shared/data/anthology+abstracts.bib.gz
 SKILL_DATA := .futurelm/anthology
