@@ -46,30 +46,31 @@ def torch_modules() -> set[str]:
 
 
 def with_declared(stages: Mapping[str, Any], code: Code, root: Path) -> dict[str, Any]:
-    """``stages`` with each declaration that has ``after`` added right after that stage (several
-    after one stage: in name order), its ``paths`` as the entry's values."""
-    extra: dict[str, list[str]] = {}
-    for name, interface in declarations().items():
-        if interface.after is None or name in stages:
-            continue
-        if interface.after not in stages:
-            raise UserError(f"stage {name} is declared after {interface.after!r}, which this "
-                            "graph has no stage of", path=f"pipeline/interfaces/{name}.py",
-                            fix=f"set after= to one of: {', '.join(stages)}")
+    """``stages`` with each declaration that has ``after`` added right after that stage (a
+    built one or another declared one; several after one stage: in name order), its ``paths``
+    as the entry's values."""
+    pending = {name: i.after for name, i in declarations().items()
+               if i.after is not None and name not in stages}
+    for name in pending:
         if not (root / "stages" / f"{name}.py").is_file():
             raise UserError(f"stage {name} is declared but has no main", path=f"stages/{name}.py",
                             fix=f"add stages/{name}.py (parse args with parser_for(INTERFACE))")
-        extra.setdefault(interface.after, []).append(name)
     out: dict[str, Any] = {}
-    todo = list(stages)
-    while todo:
-        name = todo.pop(0)
-        if name in out:
-            continue
+
+    def place(name: str) -> None:
         out[name] = stages[name] if name in stages else \
             declarations()[name].entry(declarations()[name].paths, code=code(name))
-        todo[:0] = extra.get(name, [])
-    for name in (n for names in extra.values() for n in names):
+        for follower in sorted(n for n, after in pending.items() if after == name):
+            place(follower)
+
+    for name in stages:
+        place(name)
+    for name in pending:
+        if name not in out:
+            raise UserError(f"stage {name} is declared after {pending[name]!r}, which this "
+                            "graph has no stage of (or which follows it)",
+                            path=f"pipeline/interfaces/{name}.py",
+                            fix=f"set after= to one of: {', '.join(out)}")
         _check_inputs(name, out, root)
     return out
 
