@@ -218,8 +218,8 @@ def over_runs(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray,
     if variance == 0:
         return replace(mean, test=RUNS_TREND_TEST)
     df = variance ** 2 / (mean.se ** 4 / mean.df + spread ** 2 / (len(weights) - 1))
-    return replace(t_result(mean.effect, math.sqrt(variance), df, mean.n, mean.runs,
-                            RUNS_TREND_TEST, mean.unit), test=RUNS_TREND_TEST)
+    return t_result(mean.effect, math.sqrt(variance), df, mean.n, mean.runs, RUNS_TREND_TEST,
+                    mean.unit)
 
 
 def _runs(result: TestResult, runs: int) -> TestResult:

@@ -31,7 +31,8 @@ on a seed) forecasts each setting once per fit; a setting's pooled NLL is the me
 
 What is kept per origin (:class:`OriginScore`): each forecaster's chosen setting, its per-document
 NLL sums under that setting (per fit, and their mean) and its log-probabilities (per fit, and
-their mean), for the claims and the word tables of :mod:`pipeline.forecast.skill`. The claims and their tests are in :mod:`pipeline.forecast.skill`.
+their mean), for the claims and the word tables of :mod:`pipeline.forecast.skill`, where the
+claims and their tests are.
 """
 
 from __future__ import annotations
