@@ -16,7 +16,8 @@ BUILT = {"split": {"cmd": "python -m stages.split", "outs": ["data/splits/dev.pa
 
 
 def toy(name: str, reads: str, after: str) -> StageInterface:
-    return StageInterface(name, (Input("--src", "what it reads"), Output("--out", "what it writes")),
+    return StageInterface(name, (Input("--src", "what it reads"),
+                                 Output("--out", "what it writes")),
                           paths={"src": reads, "out": f"data/{name}.txt"}, after=after)
 
 

@@ -4,8 +4,8 @@ A throw-away copy of the project gets ``tests/toy_variant.py`` as
 ``pipeline/variants/toy_shift.py`` — no other file of the copy changes. Its settings then appear in params.yaml's ``variants`` section,
 the generated graph gives its train stage one option and one declared param per setting, real
 ``dvc repro`` trains, scores and reports it beside the Baseline, the saved model records its
-settings, and changing its setting makes only its own stages (and the reports) stale. The stage seam the
-same way: a toy stage is its main and its declaration (``tests/toy_stage.py``,
+settings, and changing its setting makes only its own stages (and the reports) stale. The stage
+seam the same way: a toy stage is its main and its declaration (``tests/toy_stage.py``,
 ``tests/toy_stage_interface.py``), placed by ``make graph`` and run by ``dvc repro``.
 """
 

@@ -1,12 +1,13 @@
 """The stage declarations (:mod:`pipeline.interfaces`), found by listing their package, and the
 stages that declare their own paths and place, added to the graph as they are.
 
-Every module of ``pipeline/interfaces/`` declares one stage as ``INTERFACE``, named as the module, with its main at ``stages/<name>.py``. The graph
-reads from it whether the stage runs torch (:func:`torch_modules`). A declaration with ``after``
-is a whole stage: :func:`with_declared` puts its entry, ``paths`` as its values, right after that
-stage, so adding such a stage takes its main and its declaration, nothing in the graph. Its inputs
-must be written by a stage of the graph or be files of the project (the paths are spelled out in
-the declaration, where a typo would otherwise make DVC drop the edge silently).
+Every module of ``pipeline/interfaces/`` declares one stage as ``INTERFACE``, named as the
+module, with its main at ``stages/<name>.py``. The graph reads from it whether the stage runs
+torch (:func:`torch_modules`). A declaration with ``after`` is a whole stage:
+:func:`with_declared` puts its entry, ``paths`` as its values, right after that stage, so adding
+such a stage takes its main and its declaration, nothing in the graph. Its inputs must be written
+by a stage of the graph or be files of the project (the paths are spelled out in the
+declaration, where a typo would otherwise make DVC drop the edge silently).
 """
 
 from __future__ import annotations

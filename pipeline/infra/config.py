@@ -5,7 +5,8 @@ command-line options from these classes (``stages/_lib/options.py``), so an opti
 default and its help are written once, here. Each default is the default run's value (the
 offline run `make repro` makes: the embedded sample, a small GPT-2 trained from scratch, a 2-core
 CPU), the one ``params.yaml`` is rendered from; the paper's settings (§4.2 and the reference
-implementation) are ``profiles/paper.yaml``'s overlay, and the help says where they differ. Field metadata used by the option builder:
+implementation) are ``profiles/paper.yaml``'s overlay, and the help says where they differ.
+Field metadata used by the option builder:
 
 * ``help``: the option's help text;
 * ``flag``: the option's name when it is not ``--<field-name>``;
@@ -135,7 +136,7 @@ class ScoreConfig:
 
     batch_size: int = field(default=8, metadata=_help("abstracts per PPL/CPL batch"))
     # the sample's dev and test years: a label is a str, and YAML reads a year as an int
-    periods: tuple[str, ...] = field(default=(2020, 2021), metadata=_help(  # type: ignore[arg-type]
+    periods: tuple[str, ...] = field(default=(2020, 2021), metadata=_help(
         "period labels to evaluate besides the dev and test periods (staleness curves), read "
         "from --abstracts; each is scored with its own history"))
     generate_periods: tuple[str, ...] | None = field(default=None, metadata=_help(

@@ -85,13 +85,13 @@ class SplitConfig:
     ``period`` (``pipeline.corpus.periods``); the defaults are the sample's years, as YAML reads
     them (ints: ``param_label`` takes a year either way)."""
 
-    train_first: str = field(default=2017, metadata=_help(  # type: ignore[assignment]
+    train_first: str = field(default=2017, metadata=_help(
         "first training period (paper: 2003)"))
-    train_last: str = field(default=2019, metadata=_help(  # type: ignore[assignment]
+    train_last: str = field(default=2019, metadata=_help(
         "last training period (paper: 2019)"))
-    dev: str = field(default=2020, metadata=_help(  # type: ignore[assignment]
+    dev: str = field(default=2020, metadata=_help(
         "the dev period (early stopping)"))
-    test: str = field(default=2021, metadata=_help("the test period"))  # type: ignore[assignment]
+    test: str = field(default=2021, metadata=_help("the test period"))
     period: Literal["year", "half", "quarter", "month"] = field(default="year", metadata=_help(
         "what one period is: year (2020), half (2020H2), quarter (2020Q3) or month (2020-07)"))
     # 50: fifty ~100-token abstracts are ~5,000 LM tokens, about the size of the default vocabulary
@@ -211,10 +211,10 @@ class ForecastConfig:
     """The next period's forecast and its backtests (params ``forecast.*``)."""
 
     # the year after the sample's test year; the backtests are its dev and test years
-    period: str | None = field(default=2022, metadata=_help(  # type: ignore[assignment]
+    period: str | None = field(default=2022, metadata=_help(
         "the period to forecast (read from its history and the documents of the period before); "
         "null: the period after the latest of split.test and score.periods", none="null"))
-    backtest_periods: tuple[str, ...] = field(default=(2020, 2021), metadata=_help(  # type: ignore[arg-type]
+    backtest_periods: tuple[str, ...] = field(default=(2020, 2021), metadata=_help(
         "periods after the training periods whose text is known: forecast as if unknown, then "
         "scored"))
     batch_size: int = field(default=8, metadata=_help("reference contexts per forward pass"))
