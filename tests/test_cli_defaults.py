@@ -12,6 +12,8 @@ import pytest
 import yaml
 
 from pipeline.graph.declared import declarations
+from pipeline.graph.defaults import present
+from pipeline.graph.plan import get
 from pipeline.infra.interface import REQUIRED, Params, Settings, Value
 from pipeline.infra.params import VARIANT_SECTION, param_key
 from pipeline.models.registry import all_variants, params_section
@@ -20,19 +22,6 @@ from stages._lib.args import parser_for
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = yaml.safe_load((REPO / "params.yaml").read_text())
-
-
-MISSING = object()
-
-
-def committed(dotted: str) -> Any:
-    """params.yaml's value of a dotted key (``data.columns.id`` one level down), or MISSING."""
-    value: Any = PARAMS
-    for part in dotted.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return MISSING
-        value = value[part]
-    return value
 
 
 def agrees(default: Any, value: Any, none_word: str | None) -> bool:
@@ -65,9 +54,9 @@ def test_every_bound_option_defaults_to_its_params_yaml_value(name: str) -> None
     parser = parser_for(declarations()[name], None)
     checked = 0
     for dest, key, none_word in bound_options(name):
-        default, value = parser.get_default(dest), committed(key)
-        if value is MISSING:
+        if not present(PARAMS, key):
             continue   # not a param: a field the graph sets from others (the seed, the variant)
+        default, value = parser.get_default(dest), get(PARAMS, key)
         assert agrees(default, value, none_word), (
             f"stages.{name}'s option for {key} defaults to {default!r}, params.yaml holds "
             f"{value!r}: set the settings class's default (the one place), then `make params`")

@@ -66,21 +66,21 @@ def with_declared(stages: Mapping[str, Any], code: Code, root: Path) -> dict[str
 
     for name in stages:
         place(name)
+    written = [_path(o) for stage in out.values() for kind in ("outs", "metrics", "plots")
+               for o in stage.get("do", stage).get(kind, [])]
     for name in pending:
         if name not in out:
             raise UserError(f"stage {name} is declared after {pending[name]!r}, which this "
                             "graph has no stage of (or which follows it)",
                             path=f"pipeline/interfaces/{name}.py",
                             fix=f"set after= to one of: {', '.join(out)}")
-        _check_inputs(name, out, root)
+        _check_inputs(name, written, root)
     return out
 
 
-def _check_inputs(name: str, stages: Mapping[str, Any], root: Path) -> None:
-    """Each input path of declared stage ``name`` is a file or folder some stage writes (an
-    output, or a file in an output folder) or one of the project's own files."""
-    written = [_path(o) for stage in stages.values() for kind in ("outs", "metrics", "plots")
-               for o in stage.get("do", stage).get(kind, [])]
+def _check_inputs(name: str, written: list[str], root: Path) -> None:
+    """Each input path of declared stage ``name`` is a file or folder some stage writes (one of
+    ``written``, or a file in such a folder) or one of the project's own files."""
     interface = declarations()[name]
     for option in interface.options:
         if not isinstance(option, Input) or option.dest not in interface.paths:
