@@ -52,6 +52,11 @@ POOLED, MEAN_REVERSION, LINEAR = (module.FORECASTER.report_name
 TREND_FORECASTERS = (POOLED, MEAN_REVERSION, LINEAR)
 TREND_TESTS = {"ρ": "forecast-trend rank correlation", "top-k": "forecast-trend top-k movers"}
 TESTS = ("forecast-comparison", *TREND_TESTS.values())      # what this module calibrates
+OWN_KEYS = ("A corpus's dates permuted with its documents' own keys is not an exact trend null: "
+            "the key-hash halves are the same in every permutation, so a word the A-hash "
+            "documents happen to over-use looks high in half A and rising from half B to Y "
+            "(`pipeline/forecast/calibration.py`); its rows measure how far a permuted-dates control that "
+            "keeps the ids is biased, and the same data re-keyed are the null.")
 NULL_ONLY = ("the null's only: there the population value is 0 (prediction and observation read "
              "disjoint, independent documents); under planted trends the observed change is a "
              "standardised z per word, which has no population value (it grows with the corpus), "
@@ -132,9 +137,10 @@ def _trend_records(docs: Mapping[str, PeriodDocuments], content: np.ndarray, min
 
 
 def _summarise_trend(runs: Sequence[dict], n_trend: Sequence[int], size: str, settings: dict,
-                     planted: Sequence[dict] = ()) -> list[Calibration]:
+                     planted: Sequence[dict] = (), diagnostic: str = "") -> list[Calibration]:
     """One :class:`Calibration` per trend claim (ρ, top-k) and forecaster; power: the share of
-    planted simulations where the claim (or either claim) is ``better``."""
+    planted simulations where the claim (or either claim) is ``better``; ``diagnostic``: why the
+    data are not an exact null (:class:`Calibration`), or empty."""
     out = []
     for kind in ("ρ", "top-k"):
         for f in TREND_FORECASTERS:
@@ -167,7 +173,8 @@ def _summarise_trend(runs: Sequence[dict], n_trend: Sequence[int], size: str, se
                 TREND_TESTS[kind], f"{size}, {f}", n, fpr,
                 float(np.mean(covered)) if covered else None, power, settings,
                 fpr_verdict=float(np.mean([r[3] in ("better", "worse") for r in rows])),
-                coverage_note=NULL_ONLY if covered else "the claim has no interval", extra=extra))
+                coverage_note=NULL_ONLY if covered else "the claim has no interval", extra=extra,
+                diagnostic=diagnostic))
     return out
 
 
@@ -232,4 +239,5 @@ def calibrate_permuted(docs: PeriodDocuments, years: np.ndarray, n_sims: int, co
                     window=WINDOW, fitted_on=list(periods[:3]), min_count=min_count,
                     halves="re-drawn in every permutation (new keys)" if rekey
                     else "the documents' own keys (the same halves in every permutation)")
-    return _summarise_trend(runs, n_trend, label, settings)
+    return _summarise_trend(runs, n_trend, label, settings,
+                            diagnostic="" if rekey else OWN_KEYS)
