@@ -293,7 +293,9 @@ def render(doc: dict[str, object]) -> str:
         "documents' own keys (the same key-hash halves in every permutation, as a permuted-dates "
         "check that keeps the old ids would have: not an exact null, `calibrate_permuted`) or with "
         "new keys in every permutation (*and halves*: an exact null, as the project's checks "
-        "do).")
+        f"do); the pooled forecast-skill test on {SKILL_ORIGINS} AR(1) loss differentials "
+        f"(marginal sd 1, φ {', '.join(f'{p:g}' for p in SKILL_PHIS)}; at horizon 2 each the sum "
+        "of two overlapping steps), power at mean shifts of 0.5 and 1 marginal sd.")
     lines += _paragraph(
         "Runs a variant needs on each side for a minimal detectable test-PPL change at 80 % "
         "power, α = 0.05 (`pipeline.stats.calibration.runs_for_mde`: `pipeline.stats.power.t_mde` "
