@@ -148,3 +148,33 @@ def test_the_weighted_change_is_a_sum_of_standardised_changes():
     result = weighted_change(y, b, ids, weights, s)
     assert result.effect == pytest.approx(float(weights @ z)) and result.unit
     assert mover_weights(np.array([3.0, 1.0, 2.0, 0.0]), 1).tolist() == [0.5, 0, 0, -0.5]
+
+
+def test_predicted_movers_are_ranked_by_their_change_over_its_sampling_noise():
+    """Rare trend tokens' predicted changes are the noisiest (their half-A log counts are): ranked
+    raw, they fill the top-k; scaled by √(half-A count), the confident moves of frequent tokens
+    that did rise lead the ranking and the top-k claim finds them."""
+    rng = np.random.default_rng(7)
+    vocab, common, rising = 60, 30, tuple(range(10))
+    weights = np.where(np.arange(vocab) < common, 4.0, 0.3)
+
+    def period(n_docs, boost=()):
+        w = weights.copy()
+        w[list(boost)] *= 2.0
+        lengths = rng.integers(10, 40, n_docs)
+        flat = rng.choice(vocab, int(lengths.sum()), p=w / w.sum())
+        return PeriodDocuments("2021", tuple(f"d{i}" for i in range(n_docs)), flat, lengths, vocab)
+
+    docs, half_a, half_b = period(400, rising), period(200), period(200)
+    change = np.zeros(vocab)
+    change[list(rising)] = 1.0
+    change[common:] = rng.normal(0.0, 1.5, vocab - common)     # rare tokens: noise
+    claims, rows = trend_claims("2021", docs, half_a, half_b,
+                                [Predictions("f", (np.zeros(vocab),), change)],
+                                np.ones(vocab, bool), min_count=5)
+    ids = np.flatnonzero(half_a.counts() >= 5)
+    k = rows["f"]["k"]
+    raw_top = ids[np.argsort(-change[ids], kind="stable")[:k]]
+    assert (raw_top >= common).sum() >= k // 2                # raw: the rare tokens' noise leads
+    movers = next(c for c in claims if "movers" in c.metric)
+    assert movers.p < 1e-3 and movers.effect > 1.0            # scaled: the risers are found
