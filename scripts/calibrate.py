@@ -67,7 +67,7 @@ SKILL_ORIGINS, SKILL_PHIS, SKILL_HORIZONS = 16, (0.0, 0.2, 0.4, 0.6), (1, 2)
 # its coverage's: at 1,000 simulations an exact test's coverage is 0.95 − 0.014), and the smallest
 # of several coverages estimated from 1,000 simulations each lies ~0.01 below the truth.
 SHARES = {"model": 3.0, "semantic": 5.0, "skill": 4.0, "forecast 259": 3.0,
-          "paired 259": 6.0, "paired 6000": 4.0, "clustered": 1.0, "forecast 6000": 1.0,
+          "paired 259": 6.0, "paired 6000": 4.0, "clustered": 1.0, "forecast 6000": 2.0,
           "trend 250": 3.0, "trend 250 planted": 0.25, "trend 1200": 1.0, "trend 1200 planted": 0.2,
           "sample": 1.0}
 QUICK_SHARES = {"model": 1.0, "semantic": 1.0, "skill": 1.0, "forecast 259": 1.0,

@@ -35,9 +35,10 @@ so the estimate is biased down. The bias is known for a given φ: the expected e
 ``(1/ν) Σ_j c_jᵀ Σ_φ c_j / n`` against the true ``Var(d̄) = 1ᵀ Σ_φ 1 / n²``, with ``Σ_φ`` the
 correlation matrix of an AR(1) summed over ``h`` overlapping steps (:func:`allowance`). So the
 variance is divided by that ratio at :data:`PHI_MAX` = 0.6 and the test's horizon, the most
-autocorrelation the test is built to hold its level against: 4.8-5.1 % at φ 0.6 (horizons 1
-and 2), more conservative below (2.4 % at φ = 0, horizon 1), and the power of a shift of one
-marginal sd at 16 origins falls from 0.75 to about 0.56 (``reports/calibration.json``). At 16
+autocorrelation the test is built to hold its level against: 5.2 % and 5.4 % at φ 0.6 (horizons
+1 and 2, 4,000 simulations each), more conservative below (2.4-3.7 % at φ 0-0.4), and the power
+of a shift of one marginal sd at 16 origins falls from 0.75 to 0.57 at horizon 1 (0.35 at
+horizon 2; ``reports/calibration.json``). At 16
 origins the ratio is 0.62 at horizon 1 and 0.59 at horizon 2, i.e. the standard error grows by
 27-30 %; it tends to 1 as the origins grow.
 
