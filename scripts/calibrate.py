@@ -133,12 +133,13 @@ def plan(sims: int, quick: bool) -> list[tuple[str, Callable[[], list[scal.Calib
     for items in (2, 10, 20, 100):
         jobs.append((f"cm-anchor {items}", lambda i=items: [scal.calibrate_cm(i, sims, True)]))
     for words in (20, 40, 400):
-        jobs.append((f"semantic {words}", lambda w=words: [scal.calibrate_semantic_rho(w, _n(sims, shares["semantic"]))]))
+        jobs.append((f"semantic {words}", lambda w=words: [
+            scal.calibrate_semantic_rho(w, _n(sims, shares["semantic"]))]))
     for horizon in SKILL_HORIZONS:
         for phi in SKILL_PHIS:
-            jobs.append((f"skill {SKILL_ORIGINS} φ {phi}" + (f" h {horizon}" if horizon > 1 else ""),
-                         lambda f=phi, h=horizon: [
-                             scal.calibrate_diebold_mariano(SKILL_ORIGINS, f, _n(sims, shares["skill"]), h)]))
+            label = f"skill {SKILL_ORIGINS} φ {phi}" + (f" h {horizon}" if horizon > 1 else "")
+            jobs.append((label, lambda f=phi, h=horizon: [scal.calibrate_diebold_mariano(
+                SKILL_ORIGINS, f, _n(sims, shares["skill"]), h)]))
     jobs.append(("forecast 259", lambda: [fcal.calibrate_forecast_comparison(
         scal.SAMPLE_TEST_DOCS, _n(sims, shares["forecast 259"]))]))
     jobs.append(("forecast 6000", lambda: [fcal.calibrate_forecast_comparison(

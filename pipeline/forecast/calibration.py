@@ -55,8 +55,8 @@ TESTS = ("forecast-comparison", *TREND_TESTS.values())      # what this module c
 OWN_KEYS = ("A corpus's dates permuted with its documents' own keys is not an exact trend null: "
             "the key-hash halves are the same in every permutation, so a word the A-hash "
             "documents happen to over-use looks high in half A and rising from half B to Y "
-            "(`pipeline/forecast/calibration.py`); its rows measure how far a permuted-dates control that "
-            "keeps the ids is biased, and the same data re-keyed are the null.")
+            "(`pipeline/forecast/calibration.py`); its rows measure how far a permuted-dates "
+            "control that keeps the ids is biased, and the same data re-keyed are the null.")
 NULL_ONLY = ("the null's only: there the population value is 0 (prediction and observation read "
              "disjoint, independent documents); under planted trends the observed change is a "
              "standardised z per word, which has no population value (it grows with the corpus), "

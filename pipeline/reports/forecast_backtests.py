@@ -165,8 +165,8 @@ def backtest_markdown(result: PeriodBacktest, judged: Sequence[Verdict]) -> list
         rows.append(f"| {name} | {r['rho']:+.3f} [{r['rho_lo']:+.3f}, {r['rho_hi']:+.3f}] | "
                     f"{r['movers']:+.3f} |")
     lines += ["", f"Trend detection over {result.n_trend} trend tokens (content tokens seen ≥ "
-              f"{bt.MIN_COUNT} times in half A of Y−1; predicted change from half A scaled to its sampling noise (times the square root of the "
-              "token's half-A count), observed "
+              f"{bt.MIN_COUNT} times in half A of Y−1; predicted change from half A scaled to its "
+              "sampling noise (times the square root of the token's half-A count), observed "
               "change: the standardised change of document frequency from half B to Y; family "
               f"`{TREND}`, the documents of Y and half B as the unit):", "", *rows, "",
               table(trend), ""]

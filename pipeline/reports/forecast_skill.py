@@ -292,8 +292,8 @@ def readme(run: SkillRun, command: str) -> str:
                                                   for s_ in run.rolling.skipped) + ".", ""]
     lines += ["## Trend rankings (split halves)", "",
               "The split-half trend claims (`forecast-trend`, scope `h1/<Y>`) of every horizon-1 "
-              "origin: the forecaster's predicted change from half A of Y−1 (scaled to its sampling "
-              "noise: times the square root of the token's half-A count) against the "
+              "origin: the forecaster's predicted change from half A of Y−1 (scaled to its "
+              "sampling noise: times the square root of the token's half-A count) against the "
               "standardised change from half B to Y (Holm over every forecaster, test and "
               "origin):", "",
               "| forecaster | rank correlation | top-k movers |", "|---|---|---|"]

@@ -28,7 +28,8 @@ Seeds are fixed, so a calibration is the same numbers on every run.
   (3 runs a side) or against the content-word sampler (untrained, one sample).
 * :func:`calibrate_diebold_mariano`: the pooled skill test over forecast origins
   (:func:`pipeline.stats.diebold_mariano.diebold_mariano`) on ``n`` AR(1) loss differentials
-  (coefficient φ, stationary start; at horizon ``h`` summed over ``h`` overlapping steps), shifted by a planted mean in units of their marginal sd;
+  (coefficient φ, stationary start; at horizon ``h`` summed over ``h`` overlapping steps),
+  shifted by a planted mean in units of their marginal sd;
   the Newey–West variant's rates ride along in ``extra``, for the record of why it is not used.
 * :func:`calibrate_semantic_rho`: :func:`pipeline.stats.ranks.spearman_test` over ``n`` target
   words whose scores are bivariate normal with the population Spearman ρ planted
