@@ -87,8 +87,10 @@ test-fast: install
 bench: install
 	$(BIN)/python -m benchmarks.run_all
 
-# The verdict tests' calibration by simulation (false-positive rate, coverage, power; 10-15 min,
-# one process): reports/calibration.json and the table in docs/verdicts.md (scripts/calibrate.py).
+# The verdict tests' calibration by simulation (false-positive rate, coverage, power; about an
+# hour in one process, as rows near a bound run thousands of simulations; `python
+# scripts/calibrate.py --only <label> --merge` reruns a part): reports/calibration.json and the
+# table in docs/verdicts.md (scripts/calibrate.py).
 calibrate: install
 	$(BIN)/python scripts/calibrate.py
 
