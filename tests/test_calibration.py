@@ -132,20 +132,17 @@ def test_committed_calibration_meets_the_bounds(committed):
     assert sparse >= 0.8, sparse
 
 
-def test_docs_block_is_the_committed_calibration(script, committed):
-    text = (REPO / "docs" / "verdicts.md").read_text(encoding="utf-8")
-    assert script.render(committed) in text
+def test_docs_page_is_the_committed_calibration(script, committed):
+    text = (REPO / "docs" / "calibration.md").read_text(encoding="utf-8")
+    assert text.startswith(script.TITLE) and text.endswith(script.render(committed))
 
 
-def test_docs_block_replaced_or_appended(script, tmp_path):
-    doc = tmp_path / "v.md"
-    doc.write_text("# Verdicts\n\nprose\n", encoding="utf-8")
-    script.update_docs(doc, f"{script.START}\nfirst\n{script.END}")
-    assert doc.read_text(encoding="utf-8").endswith(
-        f"prose\n\n{script.SECTION}\n\n{script.START}\nfirst\n{script.END}\n")
-    script.update_docs(doc, f"{script.START}\nsecond\n{script.END}")
-    text = doc.read_text(encoding="utf-8")
-    assert "second" in text and "first" not in text and text.count(script.START) == 1
+def test_docs_page_is_written_whole(script, tmp_path):
+    page = tmp_path / "calibration.md"
+    page.write_text("stale table\n", encoding="utf-8")
+    script.write_docs(page, "| a | b |\n")
+    text = page.read_text(encoding="utf-8")
+    assert "stale" not in text and text.startswith(script.TITLE) and text.endswith("| a | b |\n")
 
 
 def test_runs_for_mde_is_monotone():

@@ -39,9 +39,9 @@ the variance of a crossed design's mean, ``(MS_doc + MS_run − MS_int)/(n r)``,
 random abstracts and runs. The negative term enters Satterthwaite's degrees of freedom with its
 own ``(n−1)(r−1)``, and a run part enters them inflated to its value at the 30 % quantile of its
 χ² law (:func:`_once`: a run part that comes out small by chance must not raise the degrees of
-freedom). Where the
-subtraction would take the sum below its larger part (the smaller part estimated at zero), the
-larger part alone is the variance, with the degrees of freedom of the three estimates.
+freedom). Where the subtraction would take the sum below its larger part (the smaller part
+estimated at zero), the larger part alone is the variance, with the degrees of freedom of the
+three estimates.
 
 **Paired by seed.** When both sides were trained and name their runs' seeds, the runs of one
 seed share its initialisation, its batch order and, under shared-base training, the seed's whole

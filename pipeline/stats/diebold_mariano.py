@@ -38,9 +38,8 @@ variance is divided by that ratio at :data:`PHI_MAX` = 0.6 and the test's horizo
 autocorrelation the test is built to hold its level against: 5.2 % and 5.4 % at φ 0.6 (horizons
 1 and 2, 4,000 simulations each), more conservative below (2.4-3.7 % at φ 0-0.4), and the power
 of a shift of one marginal sd at 16 origins falls from 0.75 to 0.57 at horizon 1 (0.35 at
-horizon 2; ``reports/calibration.json``). At 16
-origins the ratio is 0.62 at horizon 1 and 0.59 at horizon 2, i.e. the standard error grows by
-27-30 %; it tends to 1 as the origins grow.
+horizon 2; ``reports/calibration.json``). At 16 origins the ratio is 0.62 at horizon 1 and 0.59
+at horizon 2, i.e. the standard error grows by 27-30 %; it tends to 1 as the origins grow.
 
 The result is a :class:`pipeline.stats.comparisons.TestResult` whose standard error and
 degrees of freedom are the test's, so its interval, p-value and minimal detectable effect agree.
@@ -48,6 +47,7 @@ degrees of freedom are the test's, so its interval, p-value and minimal detectab
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -83,10 +83,12 @@ def cosine_variance(d: np.ndarray, nu: int) -> float:
     return float(projections @ projections) / nu
 
 
+@functools.lru_cache(maxsize=None)
 def allowance(n: int, nu: int, horizon: int = 1, phi: float = PHI_MAX) -> float:
     """The expected cosine estimate of ``n · Var(d̄)`` over the true one, for differentials that
     are an AR(1) of coefficient ``phi`` summed over ``horizon`` overlapping steps (module doc).
-    Plain Python floats, so that every machine gets the same bytes."""
+    Plain Python floats, so that every machine gets the same bytes; cached, as the calibration
+    asks for the same few designs ~100,000 times."""
     m = n + horizon - 1
     ar = [phi ** k for k in range(m)]
     # Cov(d_s, d_t) = Σ_{i,j < h} φ^|s + i − t − j|: depends on |s − t| only.
