@@ -87,24 +87,21 @@ test-fast: install
 bench: install
 	$(BIN)/python -m benchmarks.run_all
 
-# The verdict tests' calibration by simulation (false-positive rate, coverage, power; about an
-# hour in one process, as rows near a bound run thousands of simulations; `python
-# scripts/calibrate.py --only <label> --merge` reruns a part): reports/calibration.json and the
-# table in docs/verdicts.md (scripts/calibrate.py).
+# The committed reports outside the default run are the stages of reports/dvc.yaml, so that
+# `dvc status` says when one is stale; each target below reruns one of them.
+#
+# The verdict tests' calibration by simulation (false-positive rate, coverage, power; ~95 min in
+# one process, as rows near a bound run thousands of simulations; `python scripts/calibrate.py
+# --only <label> --merge` reruns a part, and leaves the stage stale): reports/calibration.json and
+# docs/calibration.md.
 calibrate: install
-	$(BIN)/python scripts/calibrate.py
+	$(BIN)/dvc repro reports/dvc.yaml:calibration
 
 # Next year's words with temporal skill (reports/forecast-skill/): the packaged ACL Anthology
-# export parsed and filtered by the pipeline's own stages into $(SKILL_DATA) (not DVC outputs),
-# then every forecaster of the registry backtested at every origin 2008-2023 (~3.5 min on 2 cores;
-# parse and filter a few more).
-ANTHOLOGY  ?= ../shared/data/anthology+abstracts.bib.gz
-SKILL_DATA := .futurelm/anthology
+# export (../shared/data) parsed and filtered by the pipeline's own stages into .futurelm/anthology,
+# then every forecaster of the registry backtested at every origin 2008-2023 (~7 min on 2 cores).
 forecast-skill: install
-	mkdir -p $(SKILL_DATA)
-	python -m stages.parse --raw $(ANTHOLOGY) --papers $(SKILL_DATA)/papers.parquet --rejects $(SKILL_DATA)/parse_rejects.parquet
-	python -m stages.filter --papers $(SKILL_DATA)/papers.parquet --kept $(SKILL_DATA)/abstracts.parquet --dropped $(SKILL_DATA)/filtered_out.parquet --metrics $(SKILL_DATA)/corpus_metrics.json --counts $(SKILL_DATA)/corpus_counts.json
-	python -m stages.forecast_skill --abstracts $(SKILL_DATA)/abstracts.parquet --out-dir reports/forecast-skill
+	$(BIN)/dvc repro reports/dvc.yaml:forecast_skill
 
 # A profile's run kept as a report (scripts/run_profile.sh: a throwaway worktree of HEAD, so the
 # checkout's default run stays as it is; COLD=1: every stage runs, none restored from the
@@ -122,10 +119,10 @@ profile-report: install
 profile-rejudge: install
 	bash scripts/rejudge_profile.sh $(PROFILE) $(DEST)
 
-# every run kept under reports/anthology/ (each record's id prefixed with its folder's name)
-ANTHOLOGY_RUNS = $(sort $(patsubst %/verdicts.json,%,$(wildcard reports/anthology/*/verdicts.json)))
+# every run kept under reports/anthology/ in one file (each record's id prefixed with its
+# folder's name); a new kept run is added to the stage's cmd and deps in reports/dvc.yaml.
 anthology-verdicts: install
-	$(BIN)/python scripts/kept_verdicts.py $(ANTHOLOGY_RUNS) --out reports/anthology/verdicts.json
+	$(BIN)/dvc repro reports/dvc.yaml:anthology_verdicts
 
 clean-venv:
 	rm -rf $(VENV)
