@@ -21,8 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 DECLARED = {m.name: importlib.import_module(f"pipeline.interfaces.{m.name}").INTERFACE
             for m in pkgutil.iter_modules(pipeline.interfaces.__path__)
             if hasattr(importlib.import_module(f"pipeline.interfaces.{m.name}"), "INTERFACE")}
-# Declared stages a person runs by hand (a Makefile target), in no graph: their commands are
-# checked against the Makefile's in test_by_hand_stages_take_the_makefiles_commands.
+# Declared stages outside the default graph (reports/dvc.yaml, a Makefile target each): their
+# commands are checked in test_report_stages_take_their_commands.
 BY_HAND = {"forecast_skill"}
 # Appended to every torch stage's command by the graph (pipeline.graph.build.with_numerics).
 NUMERICS = "--kernels"
@@ -200,14 +200,20 @@ def test_filled_optional_and_chosen_settings_render_where_the_graph_says() -> No
     assert bare["params"] == ["train.adapt_layers"]
 
 
-def test_by_hand_stages_take_the_makefiles_commands() -> None:
-    """Each `python -m stages.<name> ...` line of the Makefile's by-hand targets parses with that
-    stage's own parser (make variables filled in with placeholder paths)."""
-    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
-    commands = [line.strip() for line in makefile.splitlines()
-                if line.startswith("\tpython -m stages.")]
+def test_report_stages_take_their_commands() -> None:
+    """Each `python -m stages.<name> ...` of reports/dvc.yaml's stages (a cmd of several joined
+    by `&&`) and of the Makefile parses with that stage's own parser (make variables filled in
+    with placeholder paths)."""
+    root = Path(__file__).resolve().parents[1]
+    stages = yaml.safe_load((root / "reports" / "dvc.yaml").read_text())["stages"]
+    commands = [part.strip() for stage in stages.values()
+                for part in " ".join(stage["cmd"].split()).split("&&")]
+    commands += [line.strip() for line in (root / "Makefile").read_text().splitlines()
+                 if line.startswith("\tpython -m stages.")]
     seen = set()
     for command in commands:
+        if not command.startswith("python -m stages."):
+            continue
         words = [w for w in shlex.split(re.sub(r"\$\((\w+)\)", r"/tmp/\1", command))
                  if not re.match(r"\d?>", w)]   # a shell redirection, not an argument
         name = words[2].removeprefix("stages.")
@@ -215,4 +221,4 @@ def test_by_hand_stages_take_the_makefiles_commands() -> None:
             continue
         seen.add(name)
         importlib.import_module(DECLARED[name].module).build_parser().parse_args(words[3:])
-    assert BY_HAND <= seen, f"no Makefile command runs {sorted(BY_HAND - seen)}"
+    assert BY_HAND <= seen, f"no report stage runs {sorted(BY_HAND - seen)}"

@@ -1,5 +1,5 @@
 """Stage `forecast_skill`: rolling-origin backtests of every forecaster of next period's words
-(run by hand, `make forecast-skill`; not in the default graph)."""
+(a stage of reports/dvc.yaml, `make forecast-skill`; not in the default graph)."""
 
 from __future__ import annotations
 
