@@ -10,8 +10,8 @@ claims on the embedded sample with its dates permuted, writes ``--out`` (per tes
 the table's page ``--docs`` (``docs/calibration.md``, whole). ``--sims`` is the number of
 simulations per truth of the cheap tests; the costly ones (trend corpora, 6,000-document
 comparisons, the sample) run a stated share of it (``SHARES``); every entry records its own
-``n_sims``. The full run is the stage ``calibration`` of ``reports/dvc.yaml`` (~95 min on one
-core), so ``dvc status`` says when the committed file is stale.
+``n_sims``. The full run is the stage ``calibration`` of ``reports/dvc.yaml`` (its run time is
+in the JSON's ``runtime_s``), so ``dvc status`` says when the committed file is stale.
 """
 
 from __future__ import annotations
@@ -343,7 +343,8 @@ def merge(whole: dict[str, object], part: dict[str, object]) -> dict[str, object
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--sims", type=int, default=1000, help="simulations per truth (cheap tests; default: 1000)")
+    p.add_argument("--sims", type=int, default=1000,
+                   help="simulations per truth of the cheap tests (default: 1000)")
     p.add_argument("--quick", action="store_true",
                    help="the test size: no 1,200-document trend corpus, no sample")
     p.add_argument("--out", type=Path, default=REPO / "reports" / "calibration.json")
