@@ -21,10 +21,12 @@ from pipeline.semantic.temporal_mlm import (TEMPORAL_ATTENTION, TIME_MASK_PROB, 
                                             build_model, group_vector, mask_tokens,
                                             mlm_loss, period_means, sample_sentences,
                                             score_targets, settings_from, temporal_change,
-                                            texts_change, train, training_windows, vectors_for)
+                                            texts_change, train, training_texts,
+                                            training_windows, vectors_for)
 
-TINY = TemporalMLMSettings(init="scratch", hidden=32, depth=2, epochs=3, batch_size=4,
-                           max_length=32, lr=3e-3, lr_new=3e-3, sentences=50, layers=2, seed=0)
+TINY = TemporalMLMSettings(init="scratch", hidden=32, depth=2, usages=0, epochs=3, steps=0,
+                           batch_size=4, max_length=32, lr=3e-3, lr_new=3e-3, sentences=50,
+                           layers=2, seed=0)
 
 ANIMALS = ["the cat chased the dog across the garden", "a small dog barked at the cat",
            "the cat and the dog slept in the sun", "my dog likes the garden cat"]
@@ -149,6 +151,34 @@ def test_changed_word_scores_higher_and_runs_are_deterministic(tok):
     other = temporal_change(tok, first, last, words, dataclasses.replace(settings, seed=1),
                             progress=False)[0]
     assert not np.array_equal(other[:2], scores[:2])
+    sized = temporal_change(tok, first, last, words, dataclasses.replace(settings, usages=8),
+                            progress=False)[0]      # trained on the targets' sentences only
+    assert sized[0] > sized[1], sized
+
+
+def test_training_texts_are_the_targets_sentences_capped_per_target():
+    texts = ["the zork ran. the sky was blue. a blip and a zork met.", "no target here.",
+             "one blip. another blip. a third blip."]
+    assert training_texts(texts, ["zork", "blip"], 0, seed=0) == texts       # every text whole
+    every = training_texts(texts, ["zork", "blip"], 10, seed=0)
+    assert sorted(every) == sorted(["the zork ran.", "a blip and a zork met.", "one blip.",
+                                    "another blip.", "a third blip."])
+    capped = training_texts(texts, ["zork", "blip"], 1, seed=0)
+    pattern = word_pattern(["zork", "blip"])
+    found = [m.group(0) for s in capped for m in pattern.finditer(s)]
+    assert 1 <= found.count("zork") <= 2 and found.count("blip") <= 2   # one drawn per target
+    assert len(capped) <= 2 and set(capped) <= set(every)
+    assert training_texts(texts, ["zork", "blip"], 1, seed=0) == capped   # seeded
+
+
+def test_usage_sized_training_takes_the_targets_sentences_only(tok):
+    """With a usage cap the MLM's windows are the targets' sentences, not the texts: 2 zork
+    sentences a period make 4 windows (1 batch of 4), where the 16 whole texts make 4."""
+    first, last = [corpus("zork", 0) * 2], [corpus("zork", 1) * 2]
+    whole = dataclasses.replace(TINY, epochs=1)
+    sized = dataclasses.replace(whole, usages=2)
+    assert len(temporal_change(tok, first, last, ["zork"], whole, progress=False)[1]["losses"]) == 4
+    assert len(temporal_change(tok, first, last, ["zork"], sized, progress=False)[1]["losses"]) == 1
 
 
 def test_settings_from_the_params():
@@ -173,8 +203,8 @@ def test_both_stages_take_one_code_path(tok):
     table = pd.DataFrame({"period": ["2015"] * 4 + ["2016"] * 4 + ["2019"] * 4,
                           "abstract": [t for part in (*first, *last) for t in part]})
     learned = ChangeMethodsConfig(**{f"temporal_{f}": getattr(settings, f) for f in (
-        "init", "epochs", "steps", "lr", "lr_new", "batch_size", "max_length", "hidden", "depth",
-        "sentences", "layers")})
+        "init", "usages", "epochs", "steps", "lr", "lr_new", "batch_size", "max_length", "hidden",
+        "depth", "sentences", "layers")})
     inputs = benchmark_inputs(table, ["2015", "2016"], ["2019"], MINILM,
                               EncoderSettings(-1, 32, 4), learned, settings.seed)
     assert settings_from(inputs.learned, inputs.seed) == settings

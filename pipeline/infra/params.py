@@ -348,10 +348,17 @@ class ChangeMethodsConfig:
         "temporal-attention MLM: `scratch` (a small random BERT with embeddings.encoder's "
         "tokenizer) or a BERT encoder to start from (e.g. sentence-transformers/all-MiniLM-L6-v2, "
         "fresh MLM head)"))
+    temporal_usages: int = field(default=200, metadata=_help(
+        "temporal-attention MLM: trains on each period's sentences holding a target, at most "
+        "this many per target (a seeded sample, the contextual method's draw); 0: on every text "
+        "of both groups whole (a cost that grows with the corpus, not the targets)"))
     temporal_epochs: int = field(default=2, metadata=_help(
-        "temporal-attention MLM: passes over the two groups' texts"))
-    temporal_steps: int = field(default=0, metadata=_help(
-        "temporal-attention MLM: >0 trains this many batches instead of temporal_epochs"))
+        "temporal-attention MLM: passes over its training texts (temporal_usages) when "
+        "temporal_steps is 0"))
+    temporal_steps: int = field(default=1000, metadata=_help(
+        "temporal-attention MLM: >0 trains this many batches instead of temporal_epochs; the "
+        "default was chosen by Spearman rho against steps on the export's pseudo-words "
+        "(benchmarks/results/semantic_mlm_budget.md)"))
     temporal_lr: float = field(default=1e-3, metadata=_help(
         "temporal-attention MLM: AdamW learning rate of the model's own weights (linear decay)"))
     temporal_lr_new: float = field(default=1e-3, metadata=_help(
