@@ -17,7 +17,7 @@ from pipeline.infra.io import write_parquet
 from pipeline.models.hub import MINILM, load_encoder, load_tokenizer_for
 from pipeline.semantic.methods.contextual import occurrence_change
 from pipeline.semantic.methods.frequency import text_frequency_change
-from pipeline.semantic.word_vectors import occurrence_sums, target_sentences
+from pipeline.semantic.word_vectors import occurrence_sums, occurrence_vectors, target_sentences
 from stages import semantic_benchmark as cli
 
 CPU = torch.device("cpu")
@@ -56,6 +56,23 @@ def test_occurrence_vectors_match_a_direct_computation():
     _, counts, skipped = occurrence_sums(encoder, tok, ["a b c d e f g h psw003."], ["psw003"],
                                          -1, 6, 2, CPU)
     assert counts.tolist() == [0] and skipped == 1
+
+
+def test_occurrences_come_in_sentence_order_whatever_the_length_sorted_batches():
+    """The encoder runs on batches sorted by length; each occurrence still comes in sentence
+    order, with the vector its sentence gets encoded alone (no padding), up to float noise."""
+    encoder, tok = load_encoder(MINILM).eval(), load_tokenizer_for(MINILM)
+    sentences = ["A long sentence about the psw003 model that we trained for many days.",
+                 "psw003 works.", "Here psw003 and works meet in a middling sentence.",
+                 "Short psw003.", "works"]
+    words = ["psw003", "works"]
+    batched = list(occurrence_vectors(encoder, tok, sentences, words, -1, 64, 2, CPU))
+    alone = [o for s in sentences
+             for o in occurrence_vectors(encoder, tok, [s], words, -1, 64, 1, CPU)]
+    assert [i for i, _ in batched] == [i for i, _ in alone] == [0, 0, 1, 0, 1, 0, 1]
+    for (_, a), (_, b) in zip(batched, alone):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert list(occurrence_vectors(encoder, tok, [], words, -1, 64, 2, CPU)) == []
 
 
 def test_change_scores_by_hand():
