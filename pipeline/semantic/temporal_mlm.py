@@ -93,8 +93,9 @@ class TemporalMLMSettings:
     init: str = SCRATCH
     usages: int = 200       # >0: train on the sentences holding a target, this many per target
                             # and period (training_texts); 0: on every text whole
-    epochs: int = 2         # passes over the training texts when steps is 0
-    steps: int = 1000       # >0: train this many steps instead (the schedule decays over them)
+    epochs: int = 2         # passes over the training texts ...
+    steps: int = 250        # ... but at most this many batches (>0; the schedule decays over
+                            # the steps taken)
     lr: float = 1e-3        # the model's own weights (~5e-5 for a pretrained init)
     lr_new: float = 1e-3    # the new modules: time embedding, W_T, the MLM head's transform
     batch_size: int = 16
@@ -255,8 +256,8 @@ def train(model: BertForMaskedLM, emb: TimeEmbedding | TimeTokens,
           texts: Sequence[str], periods: Sequence[int], settings: TemporalMLMSettings,
           progress: bool = True) -> list[float]:
     """AdamW (``lr`` for the encoder, ``lr_new`` for the new modules), linear decay, clip 1.0,
-    ``epochs`` passes over the windows (or ``steps`` batches), each pass in a seeded order.
-    Returns the loss of every step."""
+    ``epochs`` passes over the windows, each in a seeded order, but at most ``steps`` batches
+    when ``steps`` > 0. Returns the loss of every step."""
     time_tokens = emb if isinstance(emb, TimeTokens) else None
     windows = training_windows(tokenizer, texts, periods, settings.max_length, time_tokens)
     special = set(tokenizer.all_special_ids)
@@ -269,7 +270,9 @@ def train(model: BertForMaskedLM, emb: TimeEmbedding | TimeTokens,
               {"params": [p for p in model.parameters() if id(p) in new], "lr": settings.lr_new}]
     optimizer = torch.optim.AdamW(groups, weight_decay=0.01)
     per_epoch = math.ceil(len(windows) / settings.batch_size)
-    total = settings.steps if settings.steps > 0 else max(1, per_epoch * settings.epochs)
+    total = max(1, per_epoch * settings.epochs)
+    if settings.steps > 0:
+        total = min(total, settings.steps)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - step / total)
     losses: list[float] = []
     model.train()
