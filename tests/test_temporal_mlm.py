@@ -181,6 +181,13 @@ def test_usage_sized_training_takes_the_targets_sentences_only(tok):
     assert len(temporal_change(tok, first, last, ["zork"], sized, progress=False)[1]["losses"]) == 1
 
 
+def test_targets_no_text_holds_train_nothing_and_score_nan(tok):
+    first, last = [corpus("zork", 0)], [corpus("zork", 1)]
+    sized = dataclasses.replace(TINY, usages=2)
+    scores, info = temporal_change(tok, first, last, ["never", "absent"], sized, progress=False)
+    assert info["losses"] == [] and np.isnan(scores).all()
+
+
 def test_settings_from_the_params():
     config = ChangeMethodsConfig(temporal_epochs=7, temporal_sentences=5)
     settings = settings_from(config, seed=3)

@@ -30,6 +30,16 @@ twice the time without a gain, so the default is 2 epochs. Contention on the sha
 made those timings vary 5x (0.6-5 s a step); in the default run on an otherwise idle machine the
 method took 24 s in all (the target: 60 s).
 
+**Training data and budget** (:func:`training_texts`, :func:`train`): the model trains on each
+period's sentences holding a target, at most ``usages`` per target (the contextual method's
+seeded draw), for ``epochs`` passes but at most ``steps`` batches, so its cost grows with the
+targets' usages, not with the corpus (``usages`` 0, two epochs over every window of both groups,
+took ~17 min per MLM for 40 targets on ~11,000 abstracts, 2 cores). The cap was chosen by
+Spearman ρ against steps on 40 pseudo-words of the export (2019 → 2022,
+``benchmarks/semantic_mlm_budget.py``, results in ``benchmarks/results/semantic_mlm_budget.md``):
+ρ did not rise from 250 to 1,000 steps (it fell, and no budget ranked the words above chance),
+so the default is the cheapest budget measured.
+
 **Time tokens** (``method="time-token"``; Rosin, Guy & Radinsky 2022, "Time masking for
 temporal language models", WSDM; TempoBERT): the same MLM *without* temporal attention, each
 training window prefixed (after ``[CLS]``) by a special token of its period — ``n_periods`` new
@@ -168,7 +178,9 @@ def training_windows(tokenizer: PreTrainedTokenizerBase, texts: Sequence[str],
     """Each text's tokens cut into windows of ``max_length`` (with [CLS] ... [SEP], and the
     period's time token after [CLS] when ``time_tokens`` is given), with its period."""
     body = max_length - 2 - (time_tokens is not None)
-    out = []
+    out: list[tuple[list[int], int]] = []
+    if not texts:
+        return out
     for ids, period in zip(tokenizer(list(texts), add_special_tokens=False)["input_ids"], periods):
         head = [tokenizer.cls_token_id, *([time_tokens.id(period)] if time_tokens else [])]
         for at in range(0, len(ids), body):
@@ -260,6 +272,9 @@ def train(model: BertForMaskedLM, emb: TimeEmbedding | TimeTokens,
     when ``steps`` > 0. Returns the loss of every step."""
     time_tokens = emb if isinstance(emb, TimeTokens) else None
     windows = training_windows(tokenizer, texts, periods, settings.max_length, time_tokens)
+    if not windows:         # no target in any text: nothing to learn from (no step, no loss)
+        model.eval()
+        return []
     special = set(tokenizer.all_special_ids)
     if time_tokens:     # not ordinary targets: masked by their own probability (time masking)
         special |= {time_tokens.id(p) for p in range(time_tokens.n_periods)}
@@ -472,7 +487,7 @@ def score_targets(inputs: ChangeInputs, targets: Sequence[str], method: str,
     settings = replace(settings_from(inputs.learned, inputs.seed), **overrides)
     scores, info = texts_change(*inputs.texts, list(targets), settings, inputs.encoder,
                                 method=method)
+    losses = info["losses"] or [None]       # no target occurs: no training, no loss
     return MethodResult(scores, details={"skipped_occurrences": info["skipped"],
-                                         "first_loss": info["losses"][0],
-                                         "last_loss": info["losses"][-1]},
+                                         "first_loss": losses[0], "last_loss": losses[-1]},
                         log=f"{info['train_s']:.0f} s training, {info['total_s']:.0f} s in all")
