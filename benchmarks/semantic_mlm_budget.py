@@ -11,7 +11,7 @@ scores every pseudo-word; ρ with the truth, its Fisher-z interval, the training
 seconds and the last losses are written per run to ``--out`` (JSON lines, appended, so an
 interrupted grid keeps what it has and a rerun skips what is there).
 
-``--usages 0`` trains on every text whole (the old budget's data); ``N`` on each period's
+``--usages 0`` trains on every text whole, in windows of 128 tokens; ``N`` on each period's
 sentences holding a target, at most N per target (:func:`~pipeline.semantic.temporal_mlm.
 training_texts`).
 
