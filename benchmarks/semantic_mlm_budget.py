@@ -7,7 +7,8 @@ The benchmark is the semantic_benchmark stage's (:func:`pipeline.semantic.benchm
 each) of ``--corpus`` (a CSV with ``date`` and ``text``, or the filter stage's abstracts parquet).
 For every setting of ``--steps`` × ``--usages`` × ``--seeds`` the method
 (:func:`pipeline.semantic.temporal_mlm.texts_change`, the stages' one code path) trains and
-scores every pseudo-word; ρ with the truth, its Fisher-z interval, the training and total
+scores every pseudo-word; ρ with the truth, its Fisher-z interval
+(:func:`pipeline.stats.ranks.spearman_test`, the benchmark report's), the training and total
 seconds and the last losses are written per run to ``--out`` (JSON lines, appended, so an
 interrupted grid keeps what it has and a rerun skips what is there).
 
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from dataclasses import replace
@@ -35,10 +35,10 @@ pin_kernels()   # before torch: the stages' kernels
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from scipy import stats  # noqa: E402
 
 from pipeline.evaluation.content import load_stopwords  # noqa: E402
 from pipeline.semantic.benchmark import build  # noqa: E402
+from pipeline.stats.ranks import spearman_test  # noqa: E402
 from pipeline.semantic.temporal_mlm import (TEMPORAL_ATTENTION, TemporalMLMSettings,  # noqa: E402
                                             texts_change)
 
@@ -51,12 +51,6 @@ def read_texts(path: str) -> pd.DataFrame:
     text = "abstract" if "abstract" in frame else "text"
     year = frame["period"].astype(str) if "period" in frame else frame["date"].astype(str).str[:4]
     return pd.DataFrame({"period": year, "abstract": frame[text].astype(str)})
-
-
-def fisher_interval(rho: float, n: int) -> tuple[float, float]:
-    """The 95 % Fisher-z interval of a Spearman ρ over ``n`` words (se 1.06/sqrt(n-3))."""
-    z, half = math.atanh(rho), 1.96 * 1.06 / math.sqrt(n - 3)
-    return math.tanh(z - half), math.tanh(z + half)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -101,8 +95,7 @@ def main(argv: list[str] | None = None) -> None:
                 scores, info = texts_change(first, last, words, settings, ENCODER,
                                             progress=False, method=args.method)
                 ok = np.isfinite(scores)
-                rho = float(stats.spearmanr(scores[ok], truth["truth"].to_numpy()[ok])[0])
-                low, high = fisher_interval(rho, int(ok.sum()))
+                rho, (low, high), _, _ = spearman_test(scores[ok], truth["truth"].to_numpy()[ok])
                 row = {"method": args.method, "steps": steps, "usages": usages, "seed": seed,
                        "words": int(ok.sum()), "rho": round(rho, 4),
                        "ci": [round(low, 4), round(high, 4)],
