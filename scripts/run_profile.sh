@@ -3,7 +3,10 @@
 #
 #   bash scripts/run_profile.sh anthology reports/anthology/test-2021
 #   COLD=1 bash scripts/run_profile.sh anthology reports/anthology/test-2021
+#   TARGETS=semantic_benchmark bash scripts/run_profile.sh semantic-export reports/semantic-export
 #
+# TARGETS (stage names) runs only those stages and what they need (`dvc repro TARGETS`), and
+# keeps only their outputs.
 # COLD=1 runs every stage (`dvc repro --no-run-cache`) instead of restoring the ones whose inputs
 # an earlier run had from the DVC run-cache, so that the log times the whole run. A run stopped
 # half-way (interrupted, or failed) keeps its log as DEST/repro.stopped-<UTC time>.log: a later
@@ -44,22 +47,36 @@ fi
 # -o: the shared environment is the checkout's, installed there; the worktree's fresh files are
 # newer than its stamp only because they were just checked out.
 flags=$([ "${COLD:-0}" = 1 ] && echo --no-run-cache || true)
-if ! make -o .venv/.futurelm-installed repro PROFILE="$profile" REPRO_FLAGS="$flags" 2>&1 | .venv/bin/python scripts/stage_times.py --stamp > repro.log; then
+if ! make -o .venv/.futurelm-installed repro PROFILE="$profile" REPRO_FLAGS="$flags ${TARGETS:-}" 2>&1 | .venv/bin/python scripts/stage_times.py --stamp > repro.log; then
   echo "error: make repro PROFILE=$profile failed" >&2
   exit 1
 fi
 finished=$(date -u +%FT%TZ)
 
-# only the reports this run wrote (its dvc.lock's outputs), not files committed beside them
-for report in reports/*.md reports/*.json; do
-  if grep -qx "    - path: $report" dvc.lock; then cp "$report" "$root/$dest/"; fi
-done
-for folder in metrics plots; do rm -rf "${root:?}/$dest/$folder"; cp -r "$folder" "$root/$dest/$folder"; done
+if [ -n "${TARGETS:-}" ]; then
+  # the named stages' outputs only: the worktree's dvc.lock also lists the default run's
+  .venv/bin/python -c 'import sys; from dvc.repo import Repo
+repo = Repo()
+print("\n".join(o.def_path for t in sys.argv[1:] for s in repo.stage.collect(t) for o in s.outs))' \
+    $TARGETS > kept-outputs.txt
+  while read -r path; do
+    case "$path" in
+      reports/*) cp -r "$path" "$root/$dest/" ;;
+      *) mkdir -p "$root/$dest/$(dirname "$path")"; cp -r "$path" "$root/$dest/$path" ;;
+    esac
+  done < kept-outputs.txt
+else
+  # only the reports this run wrote (its dvc.lock's outputs), not files committed beside them
+  for report in reports/*.md reports/*.json; do
+    if grep -qx "    - path: $report" dvc.lock; then cp "$report" "$root/$dest/"; fi
+  done
+  for folder in metrics plots; do rm -rf "${root:?}/$dest/$folder"; cp -r "$folder" "$root/$dest/$folder"; done
+fi
 # the reports link ../plots/ from reports/; the kept copies sit beside their plots/
 sed -i 's#](\.\./plots/#](plots/#g' "$root/$dest"/*.md
 cp params.yaml dvc.lock repro.log "$root/$dest/"
 {
-  echo "Profile \`$profile\` at commit $(git rev-parse --short HEAD): $started to $finished (UTC)."
+  echo "Profile \`$profile\`${TARGETS:+, stages \`$TARGETS\` and what they need,} at commit $(git rev-parse --short HEAD): $started to $finished (UTC)."
   echo "Machine: $(.venv/bin/python -c 'from benchmarks._results import machine; print(machine())')."
   echo
   .venv/bin/python scripts/stage_times.py --table repro.log

@@ -5,13 +5,15 @@ groups, resolved) and the stopwords; merges word pairs into pseudo-words whose m
 usages shifts by a known amount (pipeline/corpus/pseudowords.py), scores them with each method of
 the method registry (pipeline/semantic/methods/registry.py: contextual, paper
 003's Algorithm 1 with the embeddings stage's encoder and layer (or the mean of
-semantic_benchmark.contextual_layers layers); apd, the average pairwise distance between the
+semantic_benchmark.contextual_layers layers) on at most semantic_change.max_usages sentences per
+pseudo-word and period; apd, the average pairwise distance between the
 groups' usages; apd-corrected, apd minus its mean over shuffles of the usages' group labels;
 temporal-attention, a masked LM
 with paper 003's temporal attention trained on the two groups, then Algorithm 1; time-token, the
 same MLM with a period token per text, masked more often than words, Rosin et al. 2022; sgns,
 SGNS per group aligned by Procrustes; frequency, the baseline) and correlates each with the
-truth (Spearman and Pearson, p-values, bootstrap intervals). Writes reports/semantic_benchmark.md,
+truth (Spearman and Pearson, p-values, bootstrap intervals; each method's smallest detectable ρ and
+its power at ρ 0.3 and 0.5 at its number of words). Writes reports/semantic_benchmark.md,
 reports/semantic_benchmark.json and plots/semantic_benchmark.csv (method, word, kind, truth,
 score) with a PNG beside it. A corpus with too few frequent words gets a report that says so,
 not a failed stage. With --semeval (semantic_benchmark.semeval: a SemEval-2020 Task 1 language
@@ -72,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
                                pick_device(runtime.device))
     bench = run_benchmark(args.first, args.last, args.semeval, args.abstracts,
                           load_stopwords(args.stopwords), args.encoder, encoding, config, learned,
-                          contextual)
+                          contextual, args.max_usages)
     if bench.skipped is not None:
         write_skipped(args, bench.skipped)
         return

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from pipeline.reports.semantic_benchmark_report import benchmark_claims, verdict_lines
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.reports.semantic_benchmark_report import (POWER_AT, benchmark_claims, power_lines,
+                                                       spearman_power, verdict_lines)
 from pipeline.stats.verdict import judge
 
 
@@ -26,3 +32,30 @@ def test_methods_are_judged_against_chance_with_holm() -> None:
     assert got["contextual"].mde > 0 and got["contextual"].mde < 1
     text = "\n".join(verdict_lines(verdicts))
     assert text.count("\n- ") == 4 and "semantic-change" in text
+
+
+def test_power_is_the_level_at_no_effect_and_the_mde_is_found_with_80_percent() -> None:
+    assert spearman_power(1e-12, 40) == pytest.approx(0.05)
+    assert spearman_power(0.3, 20) < spearman_power(0.3, 40) < spearman_power(0.5, 40)
+    verdicts = judge(benchmark_claims({"contextual": _corr(0.72, 0.0003)}))
+    text = "\n".join(power_lines({"contextual": _corr(0.72, 0.0003),
+                                  "broken": {"n": 3, "error": "too few words"}}, 1))
+    row = next(line for line in text.splitlines() if line.startswith("| contextual |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "20" and float(cells[2]) == pytest.approx(verdicts[0].mde, abs=5e-4)
+    assert spearman_power(float(cells[2]), 20) == pytest.approx(0.8, abs=0.01)
+    assert "| broken | 3 | – | – |" in text
+
+
+def test_power_agrees_with_the_calibrations_simulation() -> None:
+    """The report's power is Fisher z against the normal; the calibration simulates the test
+    itself (t reference for p, ranks of bivariate normal draws). They agree to within 0.06 at
+    every size it simulates (the t reference rejects a little more often)."""
+    calibration = json.loads((Path(__file__).parents[1] / "reports" / "calibration.json")
+                             .read_text())["tests"]["semantic-change ρ"]
+    assert set(calibration) >= {"20 words", "40 words"}
+    for row in calibration.values():
+        for rho in POWER_AT:
+            simulated = row["power"][f"ρ {rho}"]
+            assert spearman_power(rho, row["settings"]["n_words"]) == pytest.approx(simulated,
+                                                                                   abs=0.06)

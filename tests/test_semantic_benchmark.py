@@ -5,6 +5,7 @@ end on the embedded sample (and on a corpus too small for it)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,9 +14,14 @@ import torch
 
 from pipeline.corpus.anthology import parse_file
 from pipeline.corpus.pseudowords import word_pattern
+from pipeline.infra.errors import UserError
 from pipeline.infra.io import write_parquet
+from pipeline.infra.params import ChangeMethodsConfig, SemanticBenchmarkConfig, SemanticChangeConfig
 from pipeline.models.hub import MINILM, load_encoder, load_tokenizer_for
+from pipeline.semantic.benchmark import benchmark_inputs, run_benchmark
+from pipeline.semantic.methods import contextual
 from pipeline.semantic.methods.contextual import occurrence_change
+from pipeline.semantic.methods.interface import EncoderSettings
 from pipeline.semantic.methods.frequency import text_frequency_change
 from pipeline.semantic.word_vectors import occurrence_sums, occurrence_vectors, target_sentences
 from stages import semantic_benchmark as cli
@@ -97,6 +103,29 @@ def _args(tmp_path, abstracts, first, last, n):
             "--sgns-epochs", "1", "--out",
             str(tmp_path / "out" / "b.md"), "--details", str(tmp_path / "out" / "b.json"),
             "--plot", str(tmp_path / "plots" / "b.csv")]
+
+
+def test_the_contextual_method_encodes_at_most_max_usages_per_word_and_period():
+    """On a large corpus a pseudo-word of two frequent words holds thousands of sentences: the
+    benchmark caps them as semantic_change caps a targets file's (semantic_change.max_usages)."""
+    table = pd.DataFrame({"period": ["2017"] * 6 + ["2021"] * 6,
+                          "abstract": [f"The psw000 works {k}. A psw001 fails {k}." for k in
+                                       range(12)]})
+    words, encoding = ["psw000", "psw001"], EncoderSettings(-1, 64, 8, CPU)
+    capped = contextual.score(benchmark_inputs(table, ["2017"], ["2021"], MINILM, encoding,
+                                               ChangeMethodsConfig(), 0, max_usages=2), words)
+    assert capped.first_counts.tolist() == [2, 2] and capped.last_counts.tolist() == [2, 2]
+    whole = contextual.score(benchmark_inputs(table, ["2017"], ["2021"], MINILM, encoding,
+                                              ChangeMethodsConfig(), 0), words)
+    assert whole.first_counts.tolist() == [6, 6] and whole.last_counts.tolist() == [6, 6]
+    # the stage's option is semantic_change's param, with its default and its null
+    parser = cli.build_parser()
+    assert parser.get_default("max_usages") == SemanticChangeConfig().max_usages
+    assert parser.parse_args(["--max-usages", "None", *_args(Path("."), "a.parquet", ["2017"],
+                                                             ["2021"], 4)]).max_usages is None
+    with pytest.raises(UserError, match="max_usages"):
+        run_benchmark(["2017"], ["2021"], None, "absent.parquet", frozenset(), MINILM, encoding,
+                      SemanticBenchmarkConfig(), ChangeMethodsConfig(), max_usages=0)
 
 
 @pytest.mark.slow

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
-from pipeline.infra.params import SemanticBenchmarkConfig
+from pipeline.infra.params import SemanticBenchmarkConfig, SemanticChangeConfig
 from pipeline.infra.shared_options import (ABSTRACTS, CONTEXTUAL, LEARNED, RUNTIME,
                                               group_periods)
 
@@ -27,6 +27,10 @@ INTERFACE = StageInterface("semantic_benchmark", (
           param="embeddings.batch_size"),
     Params(SemanticBenchmarkConfig, "semantic_benchmark",
            "pseudo-word benchmark (params semantic_benchmark.*)"),
+    # the benchmark's words are given targets: the contextual method's cap on their sentences is
+    # the one semantic_change uses for a targets file
+    Params(SemanticChangeConfig, "semantic_change", "usage cap (params semantic_change.*)",
+           keys=("max_usages",)),
     LEARNED,
     CONTEXTUAL,
     *RUNTIME,

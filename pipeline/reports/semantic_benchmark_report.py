@@ -18,11 +18,13 @@ import pandas as pd
 from pipeline.reports.semantic_change_report import truth_lines
 from pipeline.semantic.methods import registry
 from pipeline.semantic.methods.interface import MethodResult
-from pipeline.stats.power import mde_function
-from pipeline.stats.ranks import SPEARMAN_TEST, fisher_interval
-from pipeline.stats.verdict import Claim, Verdict, sentence
+from pipeline.stats.power import POWER, mde_function, t_power
+from pipeline.stats.ranks import FIELLER, SPEARMAN_TEST, fisher_interval
+from pipeline.stats.verdict import ALPHA, Claim, Verdict, sentence
 
 CHANCE = "chance (ρ = 0)"
+# the true correlations at which the report states each method's power
+POWER_AT = (0.3, 0.5)
 
 
 def _runs(method: str) -> int:
@@ -51,6 +53,43 @@ def benchmark_claims(correlated: Mapping[str, dict]) -> list[Claim]:
             ci_of=(lambda level, c=c: fisher_interval(c["spearman"], c["spearman_se"], 1 - level))
             if tested else None))
     return claims
+
+
+def spearman_power(rho: float, n: int, alpha: float = ALPHA) -> float:
+    """The power of the two-sided test of ρ = 0 over ``n`` words at ``alpha`` when the true
+    correlation is ``rho``: Fisher's z of ``rho`` over its standard error √(1.06 / (n − 3)),
+    against the normal (the scale of :func:`pipeline.stats.ranks.spearman_test`'s interval; NaN
+    below 4 words)."""
+    if n < 4:
+        return math.nan
+    return t_power(math.atanh(rho) / math.sqrt(FIELLER / (n - 3)), math.inf, alpha)
+
+
+def power_lines(correlated: Mapping[str, dict], family_size: int) -> list[str]:
+    """What the benchmark could have seen, per method at its number of scored words: the
+    smallest ρ found with 80 % power at α 0.05 and at Holm's strictest level over the
+    ``family_size`` tested methods, and the power at each ρ of :data:`POWER_AT`. A trained
+    method's run-to-run spread is not in these (one run each)."""
+    strictest = ALPHA / max(family_size, 1)
+    lines = ["## What the benchmark could see", "",
+             f"Per method, at its number of words: the smallest true ρ found with "
+             f"{POWER:.0%} power by the test of ρ = 0 (two-sided; Fisher z, standard error "
+             f"√(1.06 / (n − 3))) at α {ALPHA} and at α {ALPHA}/{family_size} (Holm's strictest "
+             "over the tested methods), and the power at α "
+             f"{ALPHA} when the true ρ is " + " or ".join(f"{r}" for r in POWER_AT) + ". "
+             "A trained method's run-to-run spread is not in them.", "",
+             f"| method | words | smallest ρ, α {ALPHA} | smallest ρ, α {ALPHA}/{family_size} | "
+             + " | ".join(f"power at ρ {r}" for r in POWER_AT) + " |",
+             "|---|---:|---:|---:|" + "---:|" * len(POWER_AT)]
+    for method, c in correlated.items():
+        n = int(c["n"])
+        if n < 4 or "error" in c:
+            lines.append(f"| {method} | {n} | – | – |" + " – |" * len(POWER_AT))
+            continue
+        mde = mde_function(math.sqrt(FIELLER / (n - 3)), math.inf, "fisher-z")
+        lines.append(f"| {method} | {n} | {mde(ALPHA):.3f} | {mde(strictest):.3f} | "
+                     + " | ".join(f"{spearman_power(r, n):.2f}" for r in POWER_AT) + " |")
+    return [*lines, ""]
 
 
 def verdict_lines(verdicts: Sequence[Verdict]) -> list[str]:
@@ -93,6 +132,7 @@ def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, tru
     lines = [f"# Semantic-change benchmark: {title}", "",
              f"{what} Methods: " + "; ".join(f"*{m}* = {note}" for m, note in notes.items())
              + ".", "", *truth_lines(correlated), "", *verdict_lines(verdicts),
+             *power_lines(correlated, max((v.family_size for v in verdicts), default=1)),
              *([f"![scores against the truth]({figure})", ""] if figure else []),
              ("| pseudo-word | kind | merged words | truth | " if merged else "| word | kind | truth | ")
              + " | ".join(methods) + " |",

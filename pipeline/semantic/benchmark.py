@@ -73,15 +73,17 @@ def semeval_benchmark(folder: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str
 
 def benchmark_inputs(texts: pd.DataFrame, first: Sequence[str], last: Sequence[str],
                      encoder: str, encoding: EncoderSettings, learned: ChangeMethodsConfig,
-                     seed: int, contextual: ContextualConfig = ContextualConfig()
-                     ) -> ChangeInputs:
+                     seed: int, contextual: ContextualConfig = ContextualConfig(),
+                     max_usages: int | None = None) -> ChangeInputs:
     """The methods' inputs: the table's texts (columns ``period``, ``abstract``) per period of
     each group; no stage features, so the encoder embeds texts (``encoding``, with the
-    usage-vector methods' settings ``contextual``)."""
+    usage-vector methods' settings ``contextual``), the contextual method at most ``max_usages``
+    sentences per word and period (None: every sentence holding a word — on a large corpus,
+    thousands per pseudo-word of two frequent words)."""
     per_period = tuple([texts[texts["period"] == q]["abstract"].tolist() for q in g]
                        for g in (first, last))
     return ChangeInputs(tuple(first), tuple(last), per_period, encoder, learned, seed,
-                        encoding=encoding, contextual=contextual)
+                        encoding=encoding, contextual=contextual, max_usages=max_usages)
 
 
 def scores_frame(truth: pd.DataFrame, scores: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -139,16 +141,21 @@ class Benchmark:
 def run_benchmark(first: Sequence[str], last: Sequence[str], semeval: str | None, abstracts: str,
                   stopwords: frozenset[str], encoder: str, encoding: EncoderSettings,
                   config: SemanticBenchmarkConfig, learned: ChangeMethodsConfig,
-                  contextual: ContextualConfig = ContextualConfig()) -> Benchmark:
+                  contextual: ContextualConfig = ContextualConfig(),
+                  max_usages: int | None = None) -> Benchmark:
     """The semantic_benchmark stage from its files to the correlations: the words (a SemEval
     folder's, else pseudo-words of the corpus table ``abstracts``), the methods' inputs
-    (:func:`benchmark_inputs`) and every registered method on them (:func:`score_benchmark`),
-    with a line per method on stderr. Settings out of range and a broken SemEval folder are a
+    (:func:`benchmark_inputs`, the contextual method on at most ``max_usages`` sentences per word
+    and period) and every registered method on them (:func:`score_benchmark`), with a line per
+    method on stderr. Settings out of range and a broken SemEval folder are a
     :class:`UserError`; too few frequent words for pseudo-words is a :attr:`Benchmark.skipped`."""
     if not 0 < config.max_shift < 0.9 or config.n_targets < 3:
         raise UserError("semantic_benchmark needs 0 < max_shift < 0.9 and n_targets >= 3 "
                         f"(got {config.max_shift}, {config.n_targets})",
                         path="params.yaml: semantic_benchmark")
+    if max_usages is not None and max_usages < 1:
+        raise UserError(f"semantic_change.max_usages must be >= 1 or null (got {max_usages})",
+                        path="params.yaml: semantic_change")
     first, last = in_time_order(first), in_time_order(last)
     try:
         if semeval:
@@ -162,7 +169,7 @@ def run_benchmark(first: Sequence[str], last: Sequence[str], semeval: str | None
             raise               # a broken SemEval folder is the user's to fix
         return Benchmark(first, last, skipped=f"No benchmark: {err.what}. Fix: {err.fix}.")
     inputs = benchmark_inputs(texts, first, last, encoder, encoding, learned, config.seed,
-                              contextual)
+                              contextual, max_usages)
     run = score_benchmark(inputs, truth, config.seed)
     for method, result in run.results.items():
         if result.log:
