@@ -110,7 +110,7 @@ forecast-skill: install
 #   make profile-report PROFILE=anthology DEST=reports/anthology/test-2021
 #   make profile-report PROFILE=anthology-after DEST=reports/anthology/test-2023
 # TARGETS=<stages> runs only those stages and what they need, and keeps only their outputs:
-#   TARGETS=semantic_benchmark make profile-report PROFILE=semantic-export DEST=reports/semantic-export
+#   TARGETS=semantic_benchmark make profile-report PROFILE=semantic-export DEST=reports/anthology/semantic-2022
 #   make anthology-verdicts
 profile-report: install
 	bash scripts/run_profile.sh $(PROFILE) $(DEST)

@@ -3,10 +3,10 @@
 #
 #   bash scripts/run_profile.sh anthology reports/anthology/test-2021
 #   COLD=1 bash scripts/run_profile.sh anthology reports/anthology/test-2021
-#   TARGETS=semantic_benchmark bash scripts/run_profile.sh semantic-export reports/semantic-export
+#   TARGETS=semantic_benchmark bash scripts/run_profile.sh semantic-export reports/anthology/semantic-2022
 #
 # TARGETS (stage names) runs only those stages and what they need (`dvc repro TARGETS`), and
-# keeps only their outputs.
+# keeps only their outputs and their verdict records (DEST/verdicts.json).
 # COLD=1 runs every stage (`dvc repro --no-run-cache`) instead of restoring the ones whose inputs
 # an earlier run had from the DVC run-cache, so that the log times the whole run. A run stopped
 # half-way (interrupted, or failed) keeps its log as DEST/repro.stopped-<UTC time>.log: a later
@@ -65,6 +65,12 @@ print("\n".join(o.def_path for t in sys.argv[1:] for s in repo.stage.collect(t) 
       *) mkdir -p "$root/$dest/$(dirname "$path")"; cp -r "$path" "$root/$dest/$path" ;;
     esac
   done < kept-outputs.txt
+  # their verdict records in one verdicts.json, collected as the verdicts stage collects the
+  # default run's (the aggregated reports/anthology/verdicts.json reads it)
+  inputs=$(for f in "$root/$dest"/*.json; do
+    .venv/bin/python -c 'import json, sys; sys.exit("verdicts" not in json.load(open(sys.argv[1])))' \
+      "$f" && echo "$f"; done || true)
+  if [ -n "$inputs" ]; then .venv/bin/python -m stages.verdicts --inputs $inputs --out "$root/$dest/verdicts.json"; fi
 else
   # only the reports this run wrote (its dvc.lock's outputs), not files committed beside them
   for report in reports/*.md reports/*.json; do
