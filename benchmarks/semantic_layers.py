@@ -3,7 +3,9 @@ distance (paper 003's Algorithm 1 line 12), APD and shuffle-corrected APD, each 
 last k hidden layers of the encoder (k = 1 .. all; ``semantic_benchmark.contextual_layers``).
 
 The benchmark's own words (:func:`pipeline.semantic.benchmark.build`: pseudo-words of the
-semantic_change groups, 10 changed and 10 stable) for each seed of pairs; each group's usages
+semantic_change groups, ``--changed`` and ``--stable``, 10 each as on the sample) for each seed
+of pairs, from a BibTeX export (``--bib``) or the filter stage's abstracts (``--abstracts``, the
+kept semantic_benchmark runs' texts); each group's usages
 sampled as the apd methods sample them (at most ``--usages`` per word and group,
 :func:`pipeline.semantic.usages.pooled_group_usages`) and encoded once with every hidden state
 kept, so that every k and measure is scored on the same usages; Spearman ρ with the truth per
@@ -12,6 +14,8 @@ contextual method in the benchmark averages every usage).
 
     .venv/bin/python -m benchmarks.semantic_layers [--bib data/sample/anthology-sample.bib.gz]
         [--first 2017] [--last 2021] [--seeds 0 1 2] [--out FILE]
+    .venv/bin/python -m benchmarks.semantic_layers --abstracts data/corpus/abstracts.parquet \
+        --first 2019 --last 2022 --changed 20 --stable 20
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import argparse
 import time
 
 import numpy as np
+import pandas as pd
 import torch
 
 from benchmarks._results import machine, publish
@@ -74,6 +79,10 @@ def scores(first: list[np.ndarray], last: list[np.ndarray], words: list[str], k:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bib", default="data/sample/anthology-sample.bib.gz")
+    parser.add_argument("--abstracts", default=None,
+                        help="the filter stage's abstracts parquet, read instead of --bib")
+    parser.add_argument("--changed", type=int, default=10, help="changed pseudo-words")
+    parser.add_argument("--stable", type=int, default=10, help="stable pseudo-words")
     parser.add_argument("--first", type=int, default=2017)
     parser.add_argument("--last", type=int, default=2021)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -84,7 +93,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     configure_torch(2)
     word_vectors.layer_states = every_layer
-    papers = parse_file(args.bib).papers
+    source = args.abstracts or args.bib
+    papers = (pd.read_parquet(args.abstracts, columns=["year", "abstract"]) if args.abstracts
+              else parse_file(args.bib).papers)
     texts = papers[papers.year.isin([args.first, args.last])][["year", "abstract"]].copy()
     texts["period"] = texts["year"].astype(str)
     stop = load_stopwords(args.stopwords)
@@ -94,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     start = time.perf_counter()
     for s, seed in enumerate(args.seeds):
         table, truth = build(texts[["period", "abstract"]], [str(args.first)], [str(args.last)],
-                             10, 10, 10, 0.8, seed, stop)
+                             args.changed, args.stable, 10, 0.8, seed, stop)
         words = truth["word"].tolist()
         first, last = (usage_vectors(encoder, tokenizer,
                                      table[table["period"] == str(g)]["abstract"].tolist(),
@@ -105,8 +116,8 @@ def main(argv: list[str] | None = None) -> None:
                 rho[s, k - 1, m] = correlations(got[measure], truth["truth"]).spearman
     seconds = time.perf_counter() - start
     head = " | ".join(f"{m} seed {seed}" for m in MEASURES for seed in args.seeds)
-    lines = [f"{args.bib}, {args.first} → {args.last}, pseudo-word seeds {args.seeds} (10 changed "
-             f"+ 10 stable each), at most {args.usages} usages per word and group, "
+    lines = [f"{source}, {args.first} → {args.last}, pseudo-word seeds {args.seeds} "
+             f"({args.changed} changed + {args.stable} stable each), at most {args.usages} usages per word and group, "
              f"{args.permutations} shuffles; {MINILM}; {machine()}; {seconds:.0f} s.", "",
              "Spearman ρ with the truth, mean over the seeds (then each seed):", "",
              f"| last k layers | {' | '.join(MEASURES)} | {head} |",
