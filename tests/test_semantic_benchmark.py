@@ -105,6 +105,7 @@ def _args(tmp_path, abstracts, first, last, n):
             "--plot", str(tmp_path / "plots" / "b.csv")]
 
 
+@pytest.mark.slow
 def test_the_contextual_method_encodes_at_most_max_usages_per_word_and_period():
     """On a large corpus a pseudo-word of two frequent words holds thousands of sentences: the
     benchmark caps them as semantic_change caps a targets file's (semantic_change.max_usages)."""
