@@ -36,7 +36,8 @@ from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.numerics import configure_torch
 from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig, SemanticBenchmarkConfig
 from pipeline.reports.figures import notice, scatter_panels
-from pipeline.reports.semantic_benchmark_report import (benchmark_claims, markdown, method_notes,
+from pipeline.reports.semantic_benchmark_report import (benchmark_claims, detectable,
+                                                       family_size, markdown, method_notes,
                                                        skipped_markdown)
 from pipeline.semantic.benchmark import details, run_benchmark
 from pipeline.semantic.methods.interface import EncoderSettings
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
                                 method_notes(run.results, args.encoder), link, args.semeval,
                                 verdicts), encoding="utf-8")
     write_json({**details(bench.first, bench.last, args.semeval, bench.truth, run),
+                "power": detectable(run.correlated, family_size(verdicts)),
                 "verdicts": to_records(verdicts)}, args.details)
     print(f"wrote {args.out} and {args.details}", file=sys.stderr)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.reports.semantic_benchmark_report import (POWER_AT, benchmark_claims, power_lines,
-                                                       spearman_power, verdict_lines)
+from pipeline.reports.semantic_benchmark_report import (POWER_AT, benchmark_claims, detectable,
+                                                       power_lines, spearman_power, verdict_lines)
 from pipeline.stats.verdict import judge
 
 
@@ -38,8 +38,11 @@ def test_power_is_the_level_at_no_effect_and_the_mde_is_found_with_80_percent() 
     assert spearman_power(1e-12, 40) == pytest.approx(0.05)
     assert spearman_power(0.3, 20) < spearman_power(0.3, 40) < spearman_power(0.5, 40)
     verdicts = judge(benchmark_claims({"contextual": _corr(0.72, 0.0003)}))
-    text = "\n".join(power_lines({"contextual": _corr(0.72, 0.0003),
-                                  "broken": {"n": 3, "error": "too few words"}}, 1))
+    power = detectable({"contextual": _corr(0.72, 0.0003),
+                        "broken": {"n": 3, "error": "too few words"}}, 1)
+    assert power["contextual"]["mde_family"] == pytest.approx(verdicts[0].mde, abs=1e-6)
+    assert power["broken"] == {"words": 3, "mde": None, "mde_family": None, "power_at": None}
+    text = "\n".join(power_lines(power, 1))
     row = next(line for line in text.splitlines() if line.startswith("| contextual |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "20" and float(cells[2]) == pytest.approx(verdicts[0].mde, abs=5e-4)

@@ -145,6 +145,11 @@ def test_stage_end_to_end(tmp_path, sample_bib):
     assert set(details["correlations"]) == methods
     assert details["correlations"]["contextual"]["n"] == 7
     assert details["correlations"]["apd"]["n"] == details["correlations"]["apd-corrected"]["n"] == 7
+    # each method's smallest detectable rho and its power, at its number of words
+    assert set(details["power"]) == methods and details["power"]["contextual"]["words"] == 7
+    assert 0 < details["power"]["contextual"]["mde"] < details["power"]["contextual"]["mde_family"]
+    assert set(details["power"]["contextual"]["power_at"]) == {"0.3", "0.5"}
+    assert "## What the benchmark could see" in (tmp_path / "out" / "b.md").read_text()
     text = (tmp_path / "out" / "b.md").read_text()
     assert "## Against the graded truth" in text and "| psw000 |" in text
     assert set(details["time_token"]) == {"skipped_occurrences", "first_loss", "last_loss"}

@@ -65,12 +65,28 @@ def spearman_power(rho: float, n: int, alpha: float = ALPHA) -> float:
     return t_power(math.atanh(rho) / math.sqrt(FIELLER / (n - 3)), math.inf, alpha)
 
 
-def power_lines(correlated: Mapping[str, dict], family_size: int) -> list[str]:
-    """What the benchmark could have seen, per method at its number of scored words: the
-    smallest ρ found with 80 % power at α 0.05 and at Holm's strictest level over the
-    ``family_size`` tested methods, and the power at each ρ of :data:`POWER_AT`. A trained
-    method's run-to-run spread is not in these (one run each)."""
-    strictest = ALPHA / max(family_size, 1)
+def detectable(correlated: Mapping[str, dict], family_size: int) -> dict[str, dict]:
+    """What the benchmark could have seen, per method at its number of scored words (the
+    ``power`` of ``reports/semantic_benchmark.json``): ``mde``, the smallest ρ found with 80 %
+    power at α 0.05; ``mde_family``, the same at Holm's strictest level over the
+    ``family_size`` tested methods (the verdicts' ``mde``); ``power_at``, the power at α 0.05 at
+    each ρ of :data:`POWER_AT`. None where a method scored fewer than 4 words. A trained method's
+    run-to-run spread is not in these (one run each)."""
+    out: dict[str, dict] = {}
+    for method, c in correlated.items():
+        n = int(c["n"])
+        if n < 4 or "error" in c:
+            out[method] = {"words": n, "mde": None, "mde_family": None, "power_at": None}
+            continue
+        mde = mde_function(math.sqrt(FIELLER / (n - 3)), math.inf, "fisher-z")
+        out[method] = {"words": n, "mde": mde(ALPHA),
+                       "mde_family": mde(ALPHA / max(family_size, 1)),
+                       "power_at": {str(r): spearman_power(r, n) for r in POWER_AT}}
+    return out
+
+
+def power_lines(power: Mapping[str, dict], family_size: int) -> list[str]:
+    """:func:`detectable`'s table."""
     lines = ["## What the benchmark could see", "",
              f"Per method, at its number of words: the smallest true ρ found with "
              f"{POWER:.0%} power by the test of ρ = 0 (two-sided; Fisher z, standard error "
@@ -81,15 +97,18 @@ def power_lines(correlated: Mapping[str, dict], family_size: int) -> list[str]:
              f"| method | words | smallest ρ, α {ALPHA} | smallest ρ, α {ALPHA}/{family_size} | "
              + " | ".join(f"power at ρ {r}" for r in POWER_AT) + " |",
              "|---|---:|---:|---:|" + "---:|" * len(POWER_AT)]
-    for method, c in correlated.items():
-        n = int(c["n"])
-        if n < 4 or "error" in c:
-            lines.append(f"| {method} | {n} | – | – |" + " – |" * len(POWER_AT))
+    for method, p in power.items():
+        if p["mde"] is None:
+            lines.append(f"| {method} | {p['words']} | – | – |" + " – |" * len(POWER_AT))
             continue
-        mde = mde_function(math.sqrt(FIELLER / (n - 3)), math.inf, "fisher-z")
-        lines.append(f"| {method} | {n} | {mde(ALPHA):.3f} | {mde(strictest):.3f} | "
-                     + " | ".join(f"{spearman_power(r, n):.2f}" for r in POWER_AT) + " |")
+        lines.append(f"| {method} | {p['words']} | {p['mde']:.3f} | {p['mde_family']:.3f} | "
+                     + " | ".join(f"{p['power_at'][str(r)]:.2f}" for r in POWER_AT) + " |")
     return [*lines, ""]
+
+
+def family_size(verdicts: Sequence[Verdict]) -> int:
+    """How many methods Holm corrects over (the tested ones; 1 when none is)."""
+    return max((v.family_size for v in verdicts), default=1) or 1
 
 
 def verdict_lines(verdicts: Sequence[Verdict]) -> list[str]:
@@ -132,7 +151,7 @@ def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, tru
     lines = [f"# Semantic-change benchmark: {title}", "",
              f"{what} Methods: " + "; ".join(f"*{m}* = {note}" for m, note in notes.items())
              + ".", "", *truth_lines(correlated), "", *verdict_lines(verdicts),
-             *power_lines(correlated, max((v.family_size for v in verdicts), default=1)),
+             *power_lines(detectable(correlated, family_size(verdicts)), family_size(verdicts)),
              *([f"![scores against the truth]({figure})", ""] if figure else []),
              ("| pseudo-word | kind | merged words | truth | " if merged else "| word | kind | truth | ")
              + " | ".join(methods) + " |",
