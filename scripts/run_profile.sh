@@ -67,7 +67,7 @@ print("\n".join(o.def_path for t in sys.argv[1:] for s in repo.stage.collect(t) 
   done < kept-outputs.txt
   # their verdict records in one verdicts.json, collected as the verdicts stage collects the
   # default run's (the aggregated reports/anthology/verdicts.json reads it)
-  inputs=$(for f in "$root/$dest"/*.json; do
+  inputs=$(for f in $(grep '\.json$' kept-outputs.txt); do
     .venv/bin/python -c 'import json, sys; sys.exit("verdicts" not in json.load(open(sys.argv[1])))' \
       "$f" && echo "$f"; done || true)
   if [ -n "$inputs" ]; then .venv/bin/python -m stages.verdicts --inputs $inputs --out "$root/$dest/verdicts.json"; fi
