@@ -37,7 +37,8 @@ from pipeline.forecast.documents import PeriodDocuments, document_nll
 from pipeline.forecast.fits import fit_forecasters
 from pipeline.forecast.forecasters import linear_extrapolation, mean_reversion, pooled
 from pipeline.forecast.stationary import smoothed
-from pipeline.forecast.synthetic import TopicCorpus, corpus_settings, cross_entropy, planted_pairs
+from pipeline.forecast.synthetic import (TopicCorpus, corpus_settings, cross_entropy,
+                                         drifting_topics, planted_pairs)
 from pipeline.stats.calibration import ALPHA, Calibration, covers
 from pipeline.stats.comparisons import Side, compare_rates
 from pipeline.stats.verdict import claim_of, judge
@@ -180,9 +181,12 @@ def _summarise_trend(runs: Sequence[dict], n_trend: Sequence[int], size: str, se
 
 def calibrate_trend(n_docs: int, n_sims: int, n_planted: int | None = None,
                     corpus: TopicCorpus | None = None, min_count: int = 20,
-                    seed: int = 0) -> list[Calibration]:
+                    drift_sd: float = 0.0, seed: int = 0) -> list[Calibration]:
     """The ``forecast-trend`` claims of period Y with ``n_docs`` documents a period (module doc):
-    ``n_sims`` null simulations, ``n_planted`` (default ``n_sims``) with planted pairs."""
+    ``n_sims`` null simulations, ``n_planted`` (default ``n_sims``) with planted pairs;
+    ``drift_sd`` > 0: the topics' log shares take a random walk with steps of that sd from
+    period to period (:func:`pipeline.forecast.synthetic.drifting_topics`), so the null is
+    "no skill", not "no change"."""
     corpus = corpus or TopicCorpus()
     content = corpus.content
     runs, planted, n_trend, moving = [], [], [], []
@@ -190,8 +194,10 @@ def calibrate_trend(n_docs: int, n_sims: int, n_planted: int | None = None,
     for i, plant in enumerate([False] * n_sims + [True] * n_planted):
         rng = np.random.default_rng([seed, n_docs, i])
         pairs = planted_pairs(corpus, rng, n_docs, min_count, N_PAIRS) if plant else {}
-        docs = {y: corpus.sample(rng, n_docs, y, f"s{i}-", pairs, s if plant else 0.0)
-                for y, s in zip(PERIODS, REWRITE_SHARES)}
+        mixes = (drifting_topics(corpus, rng, len(PERIODS), drift_sd) if drift_sd > 0
+                 else [None] * len(PERIODS))
+        docs = {y: corpus.sample(rng, n_docs, y, f"s{i}-", pairs, s if plant else 0.0, mix)
+                for y, s, mix in zip(PERIODS, REWRITE_SHARES, mixes)}
         records, k = _trend_records(docs, content, min_count)
         (planted if plant else runs).append(records)
         if plant:
@@ -202,8 +208,10 @@ def calibrate_trend(n_docs: int, n_sims: int, n_planted: int | None = None,
     settings = dict(n_docs=n_docs, periods=list(PERIODS), window=WINDOW,
                     fitted_on=list(PERIODS[:3]), min_count=min_count,
                     corpus=corpus_settings(corpus), n_pairs=N_PAIRS,
-                    rewrite_shares=list(REWRITE_SHARES), halves="pipeline.corpus.halves (key hash)")
-    out = _summarise_trend(runs, n_trend, f"{n_docs} documents", settings, planted)
+                    rewrite_shares=list(REWRITE_SHARES), halves="pipeline.corpus.halves (key hash)",
+                    topic_drift_sd=drift_sd)
+    size = f"{n_docs} documents" + (f", topic drift sd {drift_sd:g}" if drift_sd > 0 else "")
+    out = _summarise_trend(runs, n_trend, size, settings, planted)
     for c in out:
         c.extra.update(n_planted=n_planted, planted_share_of_trend_tokens_moving=
                        float(np.mean(moving)) if moving else None)

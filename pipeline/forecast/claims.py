@@ -65,10 +65,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy import sparse
 from scipy.stats import rankdata
 
 from pipeline.forecast import backtest as bt
 from pipeline.forecast.documents import PeriodDocuments, document_nll
+from pipeline.forecast.topics import topic_clusters
+from pipeline.stats.fixed_point import fixed_sum
 from pipeline.stats.comparisons import (Side, TestResult, compare_items, compare_rates,
                                         rate_interval, t_result)
 from pipeline.stats.ranks import top_k
@@ -140,13 +143,44 @@ def standardised_change(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.
 
 
 def weighted_change(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray,
-                    weights: np.ndarray, s: np.ndarray) -> TestResult:
-    """The test of ``T = Σ_w weights_w z_w`` (module doc): Welch's t over the per-document sums
-    ``Σ_{w ∈ d} weights_w / s_w`` of Y's documents against half B's."""
+                    weights: np.ndarray, s: np.ndarray, clusters: tuple[np.ndarray, np.ndarray]
+                    | None = None) -> TestResult:
+    """The test of ``T = Σ_w weights_w z_w`` (module doc) over the per-document sums
+    ``x_d = Σ_{w ∈ d} weights_w / s_w``: Welch's t of Y's documents against half B's, or, with
+    ``clusters`` (each document's topic cluster in Y and in half B), the post-stratified
+    difference ``Σ_c π_c (x̄_{Y,c} − x̄_{B,c})`` with ``π_c`` the cluster's share of both
+    periods' documents, its variance ``Σ_c π_c² (s²_{Y,c}/n_{Y,c} + s²_{B,c}/n_{B,c})`` and
+    Satterthwaite's degrees of freedom. A cluster with fewer than two documents on a side is
+    left out and the shares of the others renormalised."""
     per_word = np.where(s > 0, weights / np.where(s > 0, s, 1.0), 0.0)
     in_y = np.asarray(_incidence(docs, ids) @ per_word).ravel()
     in_b = np.asarray(_incidence(half_b, ids) @ per_word).ravel()
-    return compare_items(Side([in_y], trained=False), Side([in_b], trained=False))
+    if clusters is None:
+        return compare_items(Side([in_y], trained=False), Side([in_b], trained=False))
+    return post_stratified(in_y, in_b, *clusters)
+
+
+def post_stratified(in_y: np.ndarray, in_b: np.ndarray, c_y: np.ndarray, c_b: np.ndarray
+                    ) -> TestResult:
+    """The post-stratified difference of means of :func:`weighted_change`."""
+    k = int(max(c_y.max(initial=0), c_b.max(initial=0))) + 1
+    n_y, n_b = np.bincount(c_y, minlength=k), np.bincount(c_b, minlength=k)
+    kept = (n_y >= 2) & (n_b >= 2)
+    share = np.where(kept, n_y + n_b, 0).astype(np.float64)
+    share /= share.sum()
+    effect, variance, df_terms = [], [], []
+    for c in np.flatnonzero(kept):
+        y, b = in_y[c_y == c], in_b[c_b == c]
+        my, mb = float(fixed_sum(y)) / len(y), float(fixed_sum(b)) / len(b)
+        vy = float(fixed_sum((y - my) ** 2)) / (len(y) - 1) / len(y)
+        vb = float(fixed_sum((b - mb) ** 2)) / (len(b) - 1) / len(b)
+        effect.append(share[c] * (my - mb))
+        variance += [share[c] ** 2 * vy, share[c] ** 2 * vb]
+        df_terms += [(share[c] ** 2 * vy) ** 2 / (len(y) - 1), (share[c] ** 2 * vb) ** 2 / (len(b) - 1)]
+    total = math.fsum(variance)
+    df = total ** 2 / math.fsum(df_terms) if total > 0 else math.nan
+    return t_result(math.fsum(effect), math.sqrt(total), df, len(in_y) + len(in_b), (0, 0),
+                    TREND_TEST, "documents")
 
 
 def rank_weights(predicted: np.ndarray) -> np.ndarray:
@@ -187,6 +221,8 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
     n, k = len(ids), top_k(len(ids))
     noise_scale = np.sqrt(np.asarray(counts_a, dtype=np.float64)[ids])    # module doc
     z_norm = float(np.sqrt(((z - z.mean()) ** 2).sum())) if n else 0.0
+    both = topic_clusters(sparse.vstack([_incidence(docs, ids), _incidence(half_b, ids)]))
+    clusters = (both[:docs.n_documents], both[docs.n_documents:])
     claims: list[Claim] = []
     rows: dict[str, dict[str, float]] = {}
     where = dict(report=REPORT, family=TREND, scope=period, better_when="higher")
@@ -203,8 +239,9 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
             continue
         preds = [np.asarray(c, dtype=np.float64)[ids] * noise_scale
                  for c in (f.changes if len(f.changes) > 1 else (f.change,))]
-        rho = over_runs(docs, half_b, ids, [rank_weights(p) for p in preds], s, z_norm)
-        movers = over_runs(docs, half_b, ids, [mover_weights(p, k) for p in preds], s)
+        rho = over_runs(docs, half_b, ids, [rank_weights(p) for p in preds], s, z_norm, clusters)
+        movers = over_runs(docs, half_b, ids, [mover_weights(p, k) for p in preds], s,
+                           clusters=clusters)
         claims += [claim_of(_runs(rho, f.runs), a=f.name, b=CHANCE, metric="rank correlation",
                             **where),
                    claim_of(_runs(movers, f.runs), a=f.name, b=NO_MOVE,
@@ -215,13 +252,15 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
 
 
 def over_runs(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray,
-              weights: Sequence[np.ndarray], s: np.ndarray, scale: float = 1.0) -> TestResult:
+              weights: Sequence[np.ndarray], s: np.ndarray, scale: float = 1.0,
+              clusters: tuple[np.ndarray, np.ndarray] | None = None) -> TestResult:
     """The test of ``T`` (divided by ``scale``) for one run's ``weights``, or for several runs'
     (module doc): their mean statistic, its documents' variance plus the runs' spread."""
-    mean = _scaled(weighted_change(docs, half_b, ids, np.mean(weights, axis=0), s), scale)
+    mean = _scaled(weighted_change(docs, half_b, ids, np.mean(weights, axis=0), s, clusters),
+                   scale)
     if len(weights) == 1:
         return mean
-    per_run = np.array([_scaled(weighted_change(docs, half_b, ids, w, s), scale).effect
+    per_run = np.array([_scaled(weighted_change(docs, half_b, ids, w, s, clusters), scale).effect
                         for w in weights])
     spread = float(per_run.var(ddof=1)) / len(weights)
     variance = mean.se ** 2 + spread

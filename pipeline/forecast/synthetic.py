@@ -76,13 +76,18 @@ class TopicCorpus:
         return keep
 
     def sample(self, rng: np.random.Generator, n_docs: int, period: str = "Y", tag: str = "",
-               rewrite: Mapping[int, int] | None = None, share: float = 0.0) -> PeriodDocuments:
+               rewrite: Mapping[int, int] | None = None, share: float = 0.0,
+               topic_shares: np.ndarray | None = None) -> PeriodDocuments:
         """``n_docs`` documents (keys ``<tag><period>-<j>``); ``rewrite``/``share`` as in
-        :meth:`marginal`."""
+        :meth:`marginal`; ``topic_shares`` (``[topics]``, summing to 1): how often each topic
+        is a document's (uniform when None: the corpus's own law)."""
         lengths = token_counts(rng, n_docs).astype(np.int64)
         n = int(lengths.sum())
         owner = np.repeat(np.arange(n_docs), lengths)
-        topic = rng.integers(1, self.topics + 1, n_docs)
+        topic = (rng.integers(1, self.topics + 1, n_docs) if topic_shares is None
+                 else 1 + np.searchsorted(np.cumsum(topic_shares), rng.random(n_docs) *
+                                          float(np.sum(topic_shares)), side="right"))
+        topic = np.minimum(topic, self.topics)
         src = np.where(rng.random(n) < self.topic_share, topic[owner], 0)
         u = rng.random(n) * self.vocab                 # Walker's alias method, source by source
         cell = u.astype(np.int64)
@@ -101,6 +106,20 @@ class TopicCorpus:
             flat = np.where(moved, partner[flat], flat)
         keys = tuple(f"{tag}{period}-{j}" for j in range(n_docs))
         return PeriodDocuments(period, keys, flat.astype(np.int64), lengths, self.vocab)
+
+
+def drifting_topics(corpus: TopicCorpus, rng: np.random.Generator, n_periods: int,
+                    sd: float) -> list[np.ndarray]:
+    """Topic shares of ``n_periods`` consecutive periods whose log shares take a random walk
+    with steps of sd ``sd``: each period's topic mix moves by chance, so what rose last period
+    says nothing of what rises next (no forecaster has skill on such a corpus)."""
+    log_shares = np.zeros(corpus.topics)
+    out = []
+    for _ in range(n_periods):
+        shares = np.exp(log_shares - log_shares.max())
+        out.append(shares / shares.sum())
+        log_shares = log_shares + rng.normal(0.0, sd, corpus.topics)
+    return out
 
 
 def alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
