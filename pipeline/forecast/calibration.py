@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from pipeline.forecast.claims import Predictions
 from pipeline.forecast.counted import backtest_period
 from pipeline.forecast.documents import PeriodDocuments, document_nll
 from pipeline.forecast.fits import fit_forecasters
@@ -50,7 +51,10 @@ N_PAIRS = 10
 # the forecasters whose trend claims are calibrated, by the names their claims carry
 POOLED, MEAN_REVERSION, LINEAR = (module.FORECASTER.report_name
                                   for module in (pooled, mean_reversion, linear_extrapolation))
-TREND_FORECASTERS = (POOLED, MEAN_REVERSION, LINEAR)
+# a forecaster without skill whose predictions have topic structure: each topic's share moved by
+# a random step of the drift's size, drawn independently of the corpus's own steps
+GUESSER = "Topic guesser"
+TREND_FORECASTERS = (POOLED, MEAN_REVERSION, LINEAR, GUESSER)
 TREND_TESTS = {"ρ": "forecast-trend rank correlation", "top-k": "forecast-trend top-k movers"}
 TESTS = ("forecast-comparison", *TREND_TESTS.values())      # what this module calibrates
 OWN_KEYS = ("A corpus's dates permuted with its documents' own keys is not an exact trend null: "
@@ -116,14 +120,15 @@ def calibrate_forecast_comparison(n_docs: int, n_sims: int,
 
 
 def _trend_records(docs: Mapping[str, PeriodDocuments], content: np.ndarray, min_count: int,
-                   periods: Sequence[str] = PERIODS) -> tuple[dict[tuple[str, str], Record], int]:
+                   periods: Sequence[str] = PERIODS, others: Sequence[Predictions] = ()
+                   ) -> tuple[dict[tuple[str, str], Record], int]:
     """``{(forecaster, "ρ"|"top-k"): record}`` of the last period's trend claims (judged with the
     period's other claims; linear extrapolation's vocabulary claims under ``"vocabulary <b>"``)
     and the number of trend tokens."""
     counts = {y: d.counts() for y, d in docs.items()}
     fits = fit_forecasters(counts, list(periods[:-2]), WINDOW)
     result = backtest_period(periods[-1], docs[periods[-1]], docs[periods[-2]], counts, fits,
-                             content, WINDOW, min_count=min_count)
+                             content, WINDOW, others, min_count=min_count)
     out: dict[tuple[str, str], Record] = {}
     for claim, v in zip(result.claims, judge(result.claims)):
         lo, hi = claim.ci
@@ -179,6 +184,16 @@ def _summarise_trend(runs: Sequence[dict], n_trend: Sequence[int], size: str, se
     return out
 
 
+def topic_guesser(corpus: TopicCorpus, rng: np.random.Generator, shares: np.ndarray,
+                  sd: float) -> Predictions:
+    """:data:`GUESSER`'s forecast of the period after one with topic ``shares``: the marginal of
+    those shares moved by a random step of log sd ``sd`` (independent of the corpus's step)."""
+    now = corpus.marginal(topic_shares=shares)
+    moved = shares * np.exp(rng.normal(0.0, sd, len(shares)))
+    guess = corpus.marginal(topic_shares=moved / moved.sum())
+    return Predictions(GUESSER, (np.log(guess),), change=np.log(guess) - np.log(now))
+
+
 def calibrate_trend(n_docs: int, n_sims: int, n_planted: int | None = None,
                     corpus: TopicCorpus | None = None, min_count: int = 20,
                     drift_sd: float = 0.0, seed: int = 0) -> list[Calibration]:
@@ -198,7 +213,8 @@ def calibrate_trend(n_docs: int, n_sims: int, n_planted: int | None = None,
                  else [None] * len(PERIODS))
         docs = {y: corpus.sample(rng, n_docs, y, f"s{i}-", pairs, s if plant else 0.0, mix)
                 for y, s, mix in zip(PERIODS, REWRITE_SHARES, mixes)}
-        records, k = _trend_records(docs, content, min_count)
+        others = [topic_guesser(corpus, rng, mixes[-2], drift_sd)] if drift_sd > 0 else []
+        records, k = _trend_records(docs, content, min_count, others=others)
         (planted if plant else runs).append(records)
         if plant:
             ids = np.flatnonzero(content & (docs[PERIODS[-2]].halves()[0].counts() >= min_count))

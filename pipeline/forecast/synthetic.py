@@ -58,11 +58,14 @@ class TopicCorpus:
         object.__setattr__(self, "_prob", np.concatenate([t[0] for t in tables]))
         object.__setattr__(self, "_alias", np.concatenate([t[1] for t in tables]))
 
-    def marginal(self, rewrite: Mapping[int, int] | None = None, share: float = 0.0) -> np.ndarray:
+    def marginal(self, rewrite: Mapping[int, int] | None = None, share: float = 0.0,
+                 topic_shares: np.ndarray | None = None) -> np.ndarray:
         """Every token's probability (``rewrite``: a share ``share`` of each key's occurrences
-        becomes its value's)."""
+        becomes its value's; ``topic_shares``: as in :meth:`sample`)."""
         d = self._dists                                       # type: ignore[attr-defined]
-        p = (1 - self.topic_share) * d[0] + self.topic_share * d[1:].mean(axis=0)
+        topics = (d[1:].mean(axis=0) if topic_shares is None
+                  else (np.asarray(topic_shares)[:, None] * d[1:]).sum(axis=0))
+        p = (1 - self.topic_share) * d[0] + self.topic_share * topics
         for x, y in (rewrite or {}).items():
             p[y] += share * p[x]
             p[x] *= 1 - share
