@@ -24,7 +24,9 @@ import math
 import numpy as np
 from scipy import sparse
 
-DOCS_PER_CLUSTER = 150
+# documents a cluster on average: a cluster's half-B side then holds ~100, enough for the t
+# reference of a sparse top-k sum (a skewed per-document value)
+DOCS_PER_CLUSTER = 300
 MAX_CLUSTERS = 40
 ITERATIONS = 12
 
