@@ -213,7 +213,7 @@ def all_pass(tests: dict[str, dict[str, dict[str, object]]]) -> bool:
 
 def _passed(r: dict[str, object]) -> str:
     if r.get("diagnostic"):
-        return "not a null (below)"
+        return "measured, not held (below)"
     return "yes" if r["pass"] else "**no**"
 
 
@@ -261,8 +261,9 @@ def render(doc: dict[str, object]) -> str:
     diagnostics = sorted({r["diagnostic"] for sizes in doc["tests"].values()
                           for r in sizes.values() if r.get("diagnostic")})
     if diagnostics:
-        lines += _paragraph("Rows marked *not a null* measure data known not to be an exact null "
-                            "and are not held to the bounds: " + " ".join(diagnostics))
+        lines += _paragraph("Rows marked *measured, not held* measure data known not to be an exact "
+                            "null for the test and are not held to the bounds: "
+                            + " ".join(diagnostics))
     means = [f"{size}: {r['extra']['mean_effect']:+.4f} ± {r['extra']['mean_effect_se']:.4f}"
              for test, sizes in doc["tests"].items() if test == fcal.TREND_TESTS["ρ"]
              for size, r in sizes.items()]

@@ -108,10 +108,11 @@ def test_committed_calibration_meets_the_bounds(committed):
                for name, r in _records(committed) if r["pass"] is False]
     assert not failing, "\n".join(failing)
     assert committed["all_pass"]
-    # only the permuted sample that keeps its documents' keys is exempt (not an exact null)
+    # exempt (measured, not held): the permuted sample that keeps its documents' keys (not an
+    # exact null) and the drifting topics (a known limit of the trend claims' clusters)
     exempt = {name for name, r in _records(committed) if r["diagnostic"]}
     assert exempt == {name for name, _ in _records(committed)
-                      if "sample, permuted dates," in name}, sorted(exempt)
+                      if "sample, permuted dates," in name or "topic drift" in name}, sorted(exempt)
     for name, r in _records(committed):
         if r["diagnostic"]:                  # not a null: measured, not held (its reason given)
             assert r["pass"] is None and "not an exact" in r["diagnostic"], name

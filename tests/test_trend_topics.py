@@ -34,7 +34,7 @@ def test_clusters_recover_the_documents_topics():
                  for c in np.unique(labels)) / len(topic)
     assert purity > 0.6                                  # chance: about 1/6 plus noise
     assert np.array_equal(labels, topic_clusters(docs.matrix(), 6))
-    assert n_clusters(900) == 6 and n_clusters(10) == 1
+    assert n_clusters(900) == 3 and n_clusters(599) == 1 and n_clusters(100_000) == 40
     assert topic_clusters(docs.matrix(), 1).tolist() == [0] * 900
 
 

@@ -15,7 +15,10 @@ Each simulation draws new documents; seeds are fixed. Results are
 * :func:`calibrate_trend`: five periods Y−4 .. Y, stationary baselines fitted on the first three,
   every claim of period Y (halves of Y−1 by the project's key-hash rule on synthetic keys). Null:
   the periods i.i.d. Planted: :data:`N_PAIRS` word pairs trade places, a share
-  :data:`REWRITE_SHARES` of one word's occurrences rewritten as the other's in Y−4 .. Y.
+  :data:`REWRITE_SHARES` of one word's occurrences rewritten as the other's in Y−4 .. Y. With
+  ``drift_sd``: the topics' shares take a random walk from period to period (no forecaster has
+  skill) and :data:`GUESSER`, a forecaster without skill whose predictions have topic structure,
+  joins the claims; these rows measure a known limit (:data:`DRIFT_LIMIT`).
 * :func:`calibrate_permuted`: the same claims on a real corpus with its dates permuted across
   documents (``scripts/calibrate.py`` passes the tokenized sample).
 

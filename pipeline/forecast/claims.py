@@ -32,20 +32,20 @@ ranked scaled, in 99 % (the top-k claim 98.5 %; ``reports/calibration.json``). T
 half A only, so the null is untouched.
 
 Each claim is a weighted sum of the z's, ``T = Σ_w a_w z_w``, with weights ``a`` fixed by the
-prediction. ``T`` is a difference of two means over **documents** — ``x_d = Σ_w a_w 1[w ∈ d] / s_w``
-averaged over Y's documents minus over half B's — so it is tested over the documents, not the
-words: a period with a few more papers on one topic moves hundreds of words at once, and a test
-with the word as the unit (a Spearman p over words) said ``better`` for forecasters of a corpus
-whose dates were permuted. The two periods are compared **within topic clusters** of their
-documents (:mod:`pipeline.forecast.topics`; post-stratification, :func:`post_stratified`): a
-cluster's difference of means counts with the cluster's share of both periods' documents. A
-period's topic mix also moves by chance, and a forecaster whose predictions have topic structure
-lines up with that move, or against it, by luck: compared as one sample per period, forecasters
-without skill on corpora whose topics' log shares drift by sd 0.3 a period were ``better`` or
-``worse`` than chance in ~20 % of simulations at 5,000 documents a period. Within clusters the
-topic mix does not enter the claim, so its null is "no skill beyond the topic mix": skill at
-predicting which topics rise, which one period cannot tell from luck, is not credited (the pooled
-forecast-skill test over origins is where it can show). Two claims per forecaster:
+prediction. ``T`` is a difference of two means over **documents** —
+``x_d = Σ_w a_w 1[w ∈ d] / s_w`` averaged over Y's documents minus over half B's — so it is
+tested over the documents, not the words: a period with a few more papers on one topic moves
+hundreds of words at once, and a test with the word as the unit (a Spearman p over words) said
+``better`` for forecasters of a corpus whose dates were permuted. The two periods are compared
+**within topic clusters** of their documents (:mod:`pipeline.forecast.topics`;
+post-stratification, :func:`post_stratified`): a cluster's difference of means counts with the
+cluster's share of both periods' documents. A period's topic mix also moves by chance, and a
+forecaster whose predictions have topic structure lines up with that move, or against it, by
+luck. Within clusters the topic mix does not enter the claim, so its null is "no skill beyond the
+topic mix": skill at predicting which topics rise, which one period cannot tell from luck, is not
+credited (the pooled forecast-skill test over origins is where it can show). The clusters find
+the topics only in part, which the calibration measures as a known limit
+(:mod:`pipeline.forecast.topics`). Two claims per forecaster:
 
 * **rank correlation**: ``a`` = the centred ranks of the scaled predicted change (unit norm), ``T``
   divided by the norm of the centred z's — the correlation of predicted ranks with the
@@ -56,16 +56,17 @@ forecast-skill test over origins is where it can show). Two claims per forecaste
   a statistic over every word dilutes them, the extremes of a ranking do not.
 
 The tests are conditional on the forecast and on the clusters (only the documents of Y and half B
-within each cluster are resampled): under no change, and under a topic mix that drifts by chance,
-``T`` has mean 0 and the test holds its level, which the calibration simulates
-(``reports/calibration.json``: corpora with no change, with drifting topics and a topic-guessing
-forecaster, with planted trends, and the sample with its dates permuted). A trained forecaster whose training (or early
-stopping) read Y−1 has seen half B: its trend claims are untested (``seen``). A forecaster without
-a predicted change makes no trend claim; one whose half-A change could not be computed makes an
-untested one (NaN p, ``note``). A forecaster of several runs or fits (``changes``: a learned
-forecaster's fits) is judged by the mean of its runs' statistics, ``T̄ = Σ ā_w z_w`` (``ā`` the
-mean of the runs' weights), whose variance is the documents' (the test above, of ``ā``) plus the
-runs' spread ``var_k(T_k) / K``, with Welch–Satterthwaite degrees of freedom.
+within each cluster are resampled): under no change ``T`` has mean 0 and the test holds its level;
+under a topic mix that drifts by chance it does so only as far as the clusters find the topics
+(``reports/calibration.json``: corpora with no change, with planted trends, with drifting topics
+and a topic-guessing forecaster, and the sample with its dates permuted). A trained forecaster
+whose training (or early stopping) read Y−1 has seen half B: its trend claims are untested
+(``seen``). A forecaster without a predicted change makes no trend claim; one whose half-A change
+could not be computed makes an untested one (NaN p, ``note``). A forecaster of several runs or
+fits (``changes``: a learned forecaster's fits) is judged by the mean of its runs' statistics,
+``T̄ = Σ ā_w z_w`` (``ā`` the mean of the runs' weights), whose variance is the documents' (the
+test above, of ``ā``) plus the runs' spread ``var_k(T_k) / K``, with Welch–Satterthwaite degrees
+of freedom.
 """
 
 from __future__ import annotations

@@ -2,19 +2,19 @@
 
 A period whose mix of topics moves by chance moves every word of a topic together, and a
 forecaster whose predictions have topic structure lines up with that move, or against it, by
-luck: with ~5,000 documents a period and topic shares drifting by a log sd of 0.3 from period to
-period, a skill-free forecaster was ``better`` or ``worse`` than chance in ~20 % of simulations
-when its weights were tested against documents resampled as one sample per period
-(``reports/calibration.json``). The trend claims therefore compare the two periods **within topic
-clusters** of documents (post-stratification, :mod:`pipeline.forecast.claims`): each cluster's
-change counts with the cluster's pooled share of both periods, so a change of the topic mix, which
-one period cannot tell from luck, is not part of the claim.
+luck. The trend claims therefore compare the two periods **within topic clusters** of their
+documents (post-stratification, :mod:`pipeline.forecast.claims`): each cluster's change counts
+with the cluster's pooled share of both periods, so a change of the topic mix, which one period
+cannot tell from luck, is not part of the claim — as far as the clusters find the topics.
 
 The clusters are spherical k-means over the documents of both periods, each a unit vector of its
-trend tokens (incidence weighted by idf): :data:`DOCS_PER_CLUSTER` documents a
-cluster on average, at most :data:`MAX_CLUSTERS`, seeded by k-means++ from a fixed seed. The
-arithmetic is sparse products and sums in a fixed order, so the clusters are the same on every
-CPU.
+trend tokens (incidence weighted by idf): :data:`DOCS_PER_CLUSTER` documents a cluster on
+average, at most :data:`MAX_CLUSTERS`, seeded by k-means++ from a fixed seed. The arithmetic is
+sparse products and sums in a fixed order, so the clusters are the same on every CPU.
+
+**A known limit**: k-means finds the topics only in part (on the calibration's synthetic corpora
+with drifting topics, a forecaster without skill is still called better or worse than chance
+more often than 5 %: ``reports/calibration.json``, rows "topic drift").
 """
 
 from __future__ import annotations
