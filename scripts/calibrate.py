@@ -68,7 +68,8 @@ SKILL_ORIGINS, SKILL_PHIS, SKILL_HORIZONS = 16, (0.0, 0.2, 0.4, 0.6), (1, 2)
 # the export's size (~5,000 abstracts a year), topic log shares moving by this sd a period.
 DRIFT_DOCS, DRIFT_SD = (1200, 5000), 0.3
 # Share of --sims each costly simulation runs (seconds per simulation on one core: ~0.12 for a
-# 250-document trend corpus, ~0.33 for 1,200, ~0.14 for a permuted sample or 6,000 documents).
+# 250-document trend corpus, ~0.33 for 1,200, ~0.14 for a permuted sample or 6,000 documents;
+# with drifting topics ~0.7 for 1,200 and ~2 for 5,000, the clusters' k-means included).
 # Cheap rows run more than --sims where a rate near its bound needs a smaller Monte-Carlo error
 # to pass on its interval (a row passes on the upper end of its FPR's interval, the lower end of
 # its coverage's: at 1,000 simulations an exact test's coverage is 0.95 − 0.014), and the smallest
