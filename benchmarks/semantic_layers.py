@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> None:
     seconds = time.perf_counter() - start
     head = " | ".join(f"{m} seed {seed}" for m in MEASURES for seed in args.seeds)
     lines = [f"{source}, {args.first} → {args.last}, pseudo-word seeds {args.seeds} "
-             f"({args.changed} changed + {args.stable} stable each), at most {args.usages} usages per word and group, "
+             f"({args.changed} changed + {args.stable} stable each), "
+             f"at most {args.usages} usages per word and group, "
              f"{args.permutations} shuffles; {MINILM}; {machine()}; {seconds:.0f} s.", "",
              "Spearman ρ with the truth, mean over the seeds (then each seed):", "",
              f"| last k layers | {' | '.join(MEASURES)} | {head} |",
