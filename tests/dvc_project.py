@@ -204,10 +204,10 @@ def run_dvc(proj: Path, *args: str, check: bool = True,
 
     ``preload=True`` runs it as ``make repro`` does: each stage forks from a warm interpreter
     (torch and transformers imported, WordNet read: ~7-10 s less per torch stage; same bytes,
-    tests/test_preload.py). The warm interpreter is this
-    test process's :func:`warm_server`, shared by every such call with the same import-time
-    environment, so it imports this checkout's ``stages`` and ``pipeline``: right for a project
-    that copies them unchanged. ``preload="own"`` starts one in ``proj`` for this call
+    tests/test_preload.py). The warm interpreter is this test process's :func:`warm_server`,
+    shared by every such call with the same import-time environment; it has imported this
+    checkout's ``stages`` and ``pipeline`` (tests/warm_server.py): right for a project that
+    copies them unchanged. ``preload="own"`` starts one in ``proj`` for this call
     (``python -m stages._lib.preload run -- ...``, exactly ``make repro``), for a project whose code
     was edited (a variant added). Plain ``dvc`` (the default) stays covered by the others.
     """
@@ -249,16 +249,16 @@ _WARM: dict[tuple[tuple[str, str], ...], tuple[subprocess.Popen[bytes], str]] = 
 
 
 def warm_server(env: Mapping[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    """(process, socket) of this test process's preload server for ``env``'s import-time
-    variables (pipeline/infra/preload.py: a stage whose variables differ is refused and runs in
-    its own process), started in this checkout on first use and stopped when the process exits.
-    """
+    """(process, socket) of this test process's preload server (tests/warm_server.py) for
+    ``env``'s import-time variables (pipeline/infra/preload.py: a stage whose variables differ is
+    refused and runs in its own process), started in this checkout on first use and stopped when
+    the process exits."""
     key = tuple(sorted((k, v) for k, v in env.items() if k.startswith(IMPORT_TIME_ENV)))
     if key in _WARM and _WARM[key][0].poll() is None:
         return _WARM[key]
     socket = str(Path(tempfile.mkdtemp(prefix="futurelm-test-preload-")) / "socket")
     read, write = os.pipe()
-    server = subprocess.Popen([sys.executable, "-m", "stages._lib.preload", "serve", socket,
+    server = subprocess.Popen([sys.executable, "-m", "tests.warm_server", socket,
                                "--ready-fd", str(write)], cwd=REPO, env=dict(env),
                               pass_fds=(write,))
     os.close(write)

@@ -28,7 +28,7 @@ def project(tmp_path_factory, sample_bib) -> Path:
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "tiny export")
     ran = stages_run(run_dvc(proj, "repro", "score-forecast@s0", "score-forecast-static@s0",
-                             env=RUNTIME, preload="own"))
+                             env=RUNTIME, preload=True))
     assert {"forecast_features@2020", "train-forecast@s0", "score-forecast-static@s0"} <= set(ran)
     return proj
 

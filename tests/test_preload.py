@@ -22,7 +22,9 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def preloaded(*command: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``command`` under ``python -m stages._lib.preload run --`` (a server of its own)."""
+    """``command`` under ``python -m stages._lib.preload run --`` (a server of its own: `make
+    repro`'s)."""
+    env = env if env is not None else {k: v for k, v in os.environ.items() if k != SOCKET_ENV}
     return subprocess.run([sys.executable, "-m", "stages._lib.preload", "run", "--", *command],
                           cwd=REPO, capture_output=True, text=True, env=env)
 
@@ -46,15 +48,16 @@ def digest(folder: Path) -> dict[str, str]:
 
 
 def test_a_preloaded_training_writes_the_same_bytes(project, tmp_path):  # noqa: F811
-    """A torch stage forked from the server trains the same model, to the byte, as a fresh one."""
+    """A torch stage forked from a server trains the same model, to the byte, as a fresh one:
+    from `make repro`'s server and from the tests' warmer one (tests/warm_server.py)."""
     runs = {}
-    for how, runner in (("plain", plain), ("preloaded", served)):
+    for how, runner in (("plain", plain), ("make repro's", preloaded), ("the tests'", served)):
         out = tmp_path / how / "frequency-s0"
         proc = runner(sys.executable, "-m", "stages.train",
                       *argv(project, "frequency", out, threads=2))
         assert proc.returncode == 0, proc.stderr[-2000:]
         runs[how] = digest(out.parent)
-    assert runs["plain"] == runs["preloaded"]
+    assert runs["plain"] == runs["make repro's"] == runs["the tests'"]
     assert any(name.endswith("model.safetensors") for name in runs["plain"])
 
 
