@@ -24,7 +24,6 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 def preloaded(*command: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """``command`` under ``python -m stages._lib.preload run --`` (a server of its own: `make
     repro`'s)."""
-    env = env if env is not None else {k: v for k, v in os.environ.items() if k != SOCKET_ENV}
     return subprocess.run([sys.executable, "-m", "stages._lib.preload", "run", "--", *command],
                           cwd=REPO, capture_output=True, text=True, env=env)
 

@@ -4,16 +4,19 @@
 (pipeline/infra/preload.py: torch, transformers and WordNet imported once, every stage forked) that
 also imports every stage module of this checkout before it listens, and with them the pipeline
 modules and the third-party ones they pull in (dvclive, matplotlib, nltk, scipy, ...). A forked
-stage then only runs its work: on the 2-core machine a tiny project's torch stage took ~2.7 s
-under `make repro`'s server and ~2 s under this one (the 43-stage permuted-dates project: 116 s
-against 87 s), and the suite runs ~300 such stages.
+stage then only does its work: on the 2-core machine a tiny project's stage took ~2.7 s under
+`make repro`'s server and ~2 s under one that had imported the pipeline (the 44-stage
+permuted-dates repro: 116 s against 87 s), and the suite runs ~300 such stages.
 
-`make repro` keeps the leaner server: it serves one ``dvc repro`` of a code tree that may have
-just been edited, and a server start of a few seconds more would buy little there. Here the
-projects copy this checkout's code unedited (tests that edit a project's code start a server in
-that project, ``run_dvc(..., preload="own")``), so the modules imported here are the very ones a
-stage would import. Same bytes as a plain run: tests/test_preload.py trains under this server, under
-`make repro`'s and in a process of its own, and compares the files.
+`make repro` keeps the leaner server: the same change there is a change to pipeline/infra, on which
+every stage depends (a full rerun of the committed outputs), for about a second of each stage's
+imports in a repro of half an hour or more. Here the projects copy this checkout's code unedited
+(tests that edit a project's code start a server in that project, ``run_dvc(..., preload="own")``),
+so the modules imported here are the very ones a stage would import. Same bytes as a plain run:
+tests/test_preload.py trains under this server, under `make repro`'s and in a process of its own,
+and compares the files. The stage modules are imported in the server's import step
+(``_import_heavy``, replaced here), after the server has read the import-time environment, as its
+own imports are.
 """
 
 from __future__ import annotations
@@ -40,7 +43,5 @@ def _import_heavy_and_stages(heavy=preload._import_heavy) -> None:
 
 
 if __name__ == "__main__":
-    # After `serve` has read the import-time environment (some imports set variables), as the
-    # server's own imports are.
     preload._import_heavy = _import_heavy_and_stages
     main(["serve", *sys.argv[1:]])
