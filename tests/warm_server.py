@@ -4,9 +4,7 @@
 (pipeline/infra/preload.py: torch, transformers and WordNet imported once, every stage forked) that
 also imports every stage module of this checkout before it listens, and with them the pipeline
 modules and the third-party ones they pull in (dvclive, matplotlib, nltk, scipy, ...). A forked
-stage then only does its work: on the 2-core machine a tiny project's stage took ~2.7 s under
-`make repro`'s server and ~2 s under one that had imported the pipeline (the 44-stage
-permuted-dates repro: 116 s against 87 s), and the suite runs ~300 such stages.
+stage then only does its work (what that saves: docs/testing.md, "How long the tests take").
 
 `make repro` keeps the leaner server: the same change there is a change to pipeline/infra, on which
 every stage depends (a full rerun of the committed outputs), for about a second of each stage's
