@@ -112,12 +112,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     items.sort(key=weight)   # stable: a module's tests keep their order and stay together
     # A worker holds back its last test until it has a next one, so xdist hands a worker whose
-    # unit is one long test a second unit at once: make the 3rd and 4th units short unlisted
-    # modules, not the next long ones, which would wait behind the longest test.
+    # unit is one long test a second unit at once: with n workers, make units n+1..2n short
+    # unlisted modules, not the next long ones, which would wait behind the longest tests.
+    workers = int(getattr(config.option, "numprocesses", 0) or 0)
     modules = list(dict.fromkeys(item.path.name for item in items))
-    short = [m for m in modules if m not in MODULE_SECONDS][:2]
-    if len(modules) > 4 and short:
+    short = [m for m in modules if m not in MODULE_SECONDS][:workers]
+    if len(modules) > 2 * workers and short:
         order = [m for m in modules if m not in short]
-        order[2:2] = short
+        order[workers:workers] = short
         rank = {m: i for i, m in enumerate(order)}
         items.sort(key=lambda item: rank[item.path.name])
