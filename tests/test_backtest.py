@@ -9,8 +9,8 @@ import pytest
 
 from pipeline.forecast import backtest as bt
 from pipeline.features.frequencies import log_frequencies
-from pipeline.forecast.claims import (Predictions, mover_weights, standardised_change,
-                                      trend_claims, vocabulary_claims, weighted_change)
+from pipeline.forecast.claims import (Compared, Predictions, mover_weights, trend_claims,
+                                      vocabulary_claims, weighted_change)
 from pipeline.forecast.documents import PeriodDocuments, document_nll
 from pipeline.models.perplexity import cross_entropy
 
@@ -140,12 +140,13 @@ def test_the_weighted_change_is_a_sum_of_standardised_changes():
                         np.array([3, 1, 1, 1]), 2)
     b = PeriodDocuments("2020", ("e", "f", "g", "h"), np.array([1, 1, 1, 0]),
                         np.array([1, 1, 1, 1]), 2)
-    ids = np.array([0, 1])
-    z, s = standardised_change(y, b, ids)
+    compared = Compared.of(y, b, np.array([0, 1]))
+    z = compared.z
     # token 0 in 2/4 documents of Y, 1/4 of B: pooled 3/8
     assert z[0] == pytest.approx((0.5 - 0.25) / np.sqrt(3 / 8 * 5 / 8 * 0.5)) and z[1] < 0
     weights = np.array([0.7, -0.3])
-    result = weighted_change(y, b, ids, weights, s)
+    one_cluster = (np.zeros(4, np.int64), np.zeros(4, np.int64))
+    result = weighted_change(compared, weights, one_cluster)
     assert result.effect == pytest.approx(float(weights @ z)) and result.unit
     assert mover_weights(np.array([3.0, 1.0, 2.0, 0.0]), 1).tolist() == [0.5, 0, 0, -0.5]
 

@@ -136,36 +136,64 @@ def vocabulary_claims(period: str, docs: PeriodDocuments, forecasters: Sequence[
     return claims, rows
 
 
-def _incidence(docs: PeriodDocuments, ids: np.ndarray):
+def _incidence(docs: PeriodDocuments, ids: np.ndarray) -> sparse.csr_matrix:
     return (docs.matrix(ids) > 0).astype(np.float64)
 
 
-def standardised_change(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray
+def standardised_change(in_y: sparse.spmatrix, in_b: sparse.spmatrix
                         ) -> tuple[np.ndarray, np.ndarray]:
-    """``(z, s)`` over ``ids``: each token's standardised change of document frequency from half
+    """``(z, s)`` over the columns of the incidence matrices ``in_y`` (Y's documents × tokens,
+    0/1) and ``in_b`` (half B's): each token's standardised change of document frequency from half
     B of Y−1 to Y (two-proportion z) and its standard error ``s`` from the pooled share (0 where
     the token is in no or every document: such a token has no z and gets none)."""
-    in_y = np.asarray(_incidence(docs, ids).sum(axis=0)).ravel()
-    in_b = np.asarray(_incidence(half_b, ids).sum(axis=0)).ravel()
-    n_y, n_b = float(docs.n_documents), float(half_b.n_documents)
-    pooled = (in_y + in_b) / (n_y + n_b)
+    df_y = np.asarray(in_y.sum(axis=0)).ravel()
+    df_b = np.asarray(in_b.sum(axis=0)).ravel()
+    n_y, n_b = float(in_y.shape[0]), float(in_b.shape[0])
+    pooled = (df_y + df_b) / (n_y + n_b)
     s = np.sqrt(pooled * (1 - pooled) * (1 / n_y + 1 / n_b))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(s > 0, (in_y / n_y - in_b / n_b) / s, 0.0), s
+        return np.where(s > 0, (df_y / n_y - df_b / n_b) / s, 0.0), s
 
 
-def weighted_change(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray,
-                    weights: np.ndarray, s: np.ndarray, clusters: tuple[np.ndarray, np.ndarray]
-                    | None = None) -> TestResult:
+@dataclass(frozen=True)
+class Compared:
+    """Y's documents against half B's over the trend tokens ``ids`` that have a standardised
+    change: their incidence (``in_y``, ``in_b``: documents × tokens, 0/1), each token's ``z`` and
+    standard error ``s`` (:func:`standardised_change`). Built once a period; every claim reads it."""
+
+    ids: np.ndarray
+    in_y: sparse.csr_matrix
+    in_b: sparse.csr_matrix
+    z: np.ndarray
+    s: np.ndarray
+
+    @classmethod
+    def of(cls, docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray) -> Compared:
+        """Over ``ids``, less the tokens in no or every document of both sides (no z)."""
+        in_y, in_b = _incidence(docs, ids), _incidence(half_b, ids)
+        z, s = standardised_change(in_y, in_b)
+        keep = s > 0
+        if not keep.all():
+            ids = ids[keep]
+            in_y, in_b = _incidence(docs, ids), _incidence(half_b, ids)
+        return cls(ids, in_y, in_b, z[keep], s[keep])
+
+    def topic_clusters(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each document's topic cluster (:mod:`pipeline.forecast.topics`), clustered over both
+        sides at once: ``(Y's, half B's)``."""
+        both = topic_clusters(sparse.vstack([self.in_y, self.in_b]))
+        return both[:self.in_y.shape[0]], both[self.in_y.shape[0]:]
+
+
+def weighted_change(compared: Compared, weights: np.ndarray,
+                    clusters: tuple[np.ndarray, np.ndarray]) -> TestResult:
     """The test of ``T = Σ_w weights_w z_w`` (module doc) over the per-document sums
     ``x_d = Σ_{w ∈ d} weights_w / s_w`` of Y's documents against half B's, within ``clusters``
-    (each document's topic cluster in Y and in half B; None: one cluster, Welch's t) —
+    (each document's cluster in Y and in half B; all zeros: Welch's t) —
     :func:`post_stratified`."""
-    per_word = np.where(s > 0, weights / np.where(s > 0, s, 1.0), 0.0)
-    in_y = np.asarray(_incidence(docs, ids) @ per_word).ravel()
-    in_b = np.asarray(_incidence(half_b, ids) @ per_word).ravel()
-    if clusters is None:
-        clusters = (np.zeros(len(in_y), np.int64), np.zeros(len(in_b), np.int64))
+    per_word = weights / compared.s
+    in_y = np.asarray(compared.in_y @ per_word).ravel()
+    in_b = np.asarray(compared.in_b @ per_word).ravel()
     return post_stratified(in_y, in_b, *clusters)
 
 
@@ -231,16 +259,13 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
     (``{name: {rho, rho_lo, rho_hi, movers, k, n_trend}}``). ``seen``: why a trained
     forecaster's trend claims are untested here (its training read Y−1), or empty."""
     counts_a = half_a.counts()
-    ids = np.flatnonzero(bt.trend_tokens(counts_a, np.asarray(content)[:len(counts_a)],
-                                         min_count))
-    z, s = standardised_change(docs, half_b, ids)
-    keep = s > 0
-    ids, z, s = ids[keep], z[keep], s[keep]
-    n, k = len(ids), top_k(len(ids))
-    noise_scale = np.sqrt(np.asarray(counts_a, dtype=np.float64)[ids])    # module doc
+    compared = Compared.of(docs, half_b, np.flatnonzero(
+        bt.trend_tokens(counts_a, np.asarray(content)[:len(counts_a)], min_count)))
+    z = compared.z
+    n, k = len(compared.ids), top_k(len(compared.ids))
+    noise_scale = np.sqrt(np.asarray(counts_a, dtype=np.float64)[compared.ids])  # module doc
     z_norm = float(np.sqrt(((z - z.mean()) ** 2).sum())) if n else 0.0
-    both = topic_clusters(sparse.vstack([_incidence(docs, ids), _incidence(half_b, ids)]))
-    clusters = (both[:docs.n_documents], both[docs.n_documents:])
+    clusters: tuple[np.ndarray, np.ndarray] | None = None     # clustered for the first test
     claims: list[Claim] = []
     rows: dict[str, dict[str, float]] = {}
     where = dict(report=REPORT, family=TREND, scope=period, better_when="higher")
@@ -255,11 +280,11 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
                                 seeds=(f.runs, 0), note=note or f"{n} trend tokens: too few",
                                 **where))                                 # type: ignore[arg-type]
             continue
-        preds = [np.asarray(c, dtype=np.float64)[ids] * noise_scale
+        preds = [np.asarray(c, dtype=np.float64)[compared.ids] * noise_scale
                  for c in (f.changes if len(f.changes) > 1 else (f.change,))]
-        rho = over_runs(docs, half_b, ids, [rank_weights(p) for p in preds], s, z_norm, clusters)
-        movers = over_runs(docs, half_b, ids, [mover_weights(p, k) for p in preds], s,
-                           clusters=clusters)
+        clusters = clusters or compared.topic_clusters()
+        rho = over_runs(compared, [rank_weights(p) for p in preds], clusters, z_norm)
+        movers = over_runs(compared, [mover_weights(p, k) for p in preds], clusters)
         claims += [claim_of(_runs(rho, f.runs), a=f.name, b=CHANCE, metric="rank correlation",
                             **where),
                    claim_of(_runs(movers, f.runs), a=f.name, b=NO_MOVE,
@@ -269,16 +294,14 @@ def trend_claims(period: str, docs: PeriodDocuments, half_a: PeriodDocuments,
     return claims, rows
 
 
-def over_runs(docs: PeriodDocuments, half_b: PeriodDocuments, ids: np.ndarray,
-              weights: Sequence[np.ndarray], s: np.ndarray, scale: float = 1.0,
-              clusters: tuple[np.ndarray, np.ndarray] | None = None) -> TestResult:
+def over_runs(compared: Compared, weights: Sequence[np.ndarray],
+              clusters: tuple[np.ndarray, np.ndarray], scale: float = 1.0) -> TestResult:
     """The test of ``T`` (divided by ``scale``) for one run's ``weights``, or for several runs'
     (module doc): their mean statistic, its documents' variance plus the runs' spread."""
-    mean = _scaled(weighted_change(docs, half_b, ids, np.mean(weights, axis=0), s, clusters),
-                   scale)
+    mean = _scaled(weighted_change(compared, np.mean(weights, axis=0), clusters), scale)
     if len(weights) == 1:
         return mean
-    per_run = np.array([_scaled(weighted_change(docs, half_b, ids, w, s, clusters), scale).effect
+    per_run = np.array([_scaled(weighted_change(compared, w, clusters), scale).effect
                         for w in weights])
     spread = float(per_run.var(ddof=1)) / len(weights)
     variance = mean.se ** 2 + spread
