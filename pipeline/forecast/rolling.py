@@ -40,6 +40,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -64,8 +65,8 @@ class Chosen:
 class OriginScore:
     """One scored origin: target period index ``target`` (label ``period``), ``horizon``, the
     reference (and why), every forecaster's chosen setting, per-document NLL sums ``fit_nll``
-    (``[documents, fits]`` each) and ``nll`` (their mean over the fits, ``[documents]``),
-    log-probabilities ``fit_log_p`` (one ``[V]`` per fit) and ``log_p`` (their mean), log PPL."""
+    (``[documents, fits]`` each) and log-probabilities ``fit_log_p`` (one ``[V]`` per fit); their
+    means over the fits are :attr:`nll` and :attr:`log_p`."""
 
     target: int
     period: str
@@ -74,12 +75,21 @@ class OriginScore:
     reference: str
     reference_note: str
     chosen: dict[str, Chosen]
-    nll: dict[str, np.ndarray]
-    log_p: dict[str, np.ndarray]
     lengths: np.ndarray
-    seconds: dict[str, float] = field(default_factory=dict)
-    fit_nll: dict[str, np.ndarray] = field(default_factory=dict)
-    fit_log_p: dict[str, tuple[np.ndarray, ...]] = field(default_factory=dict)
+    seconds: dict[str, float]
+    fit_nll: dict[str, np.ndarray]
+    fit_log_p: dict[str, tuple[np.ndarray, ...]]
+
+    @cached_property
+    def nll(self) -> dict[str, np.ndarray]:
+        """float64 ``[documents]`` per forecaster: the mean of its fits' per-document NLL sums."""
+        return {n: v[:, 0] if v.shape[1] == 1 else v.mean(axis=1) for n, v in self.fit_nll.items()}
+
+    @cached_property
+    def log_p(self) -> dict[str, np.ndarray]:
+        """float64 ``[V]`` per forecaster: the mean of its fits' log-probabilities."""
+        return {n: lps[0] if len(lps) == 1 else np.mean(np.stack(lps), axis=0)
+                for n, lps in self.fit_log_p.items()}
 
     @property
     def n_tokens(self) -> int:
@@ -217,11 +227,9 @@ def _score_origin(data: PeriodCounts, docs: PeriodDocuments, forecasters: Sequen
     for n in names:
         fit_nll[n] = nll_matrix[:, col:col + len(fit_log_p[n])]
         col += len(fit_log_p[n])
-    nll = {n: v[:, 0] if v.shape[1] == 1 else v.mean(axis=1) for n, v in fit_nll.items()}
-    log_p = {n: lps[0] if len(lps) == 1 else np.mean(np.stack(lps), axis=0)
-             for n, lps in fit_log_p.items()}
+    score = OriginScore(y, data.periods[y], h, warmup, reference, reference_note, chosen,
+                        docs.lengths.copy(), seconds, fit_nll, fit_log_p)
     for n in names:
-        chosen_totals[n] = (chosen_totals[n][0] + float(nll[n].sum()),
+        chosen_totals[n] = (chosen_totals[n][0] + float(score.nll[n].sum()),
                             chosen_totals[n][1] + tokens)
-    return OriginScore(y, data.periods[y], h, warmup, reference, reference_note, chosen, nll, log_p,
-                       docs.lengths.copy(), seconds, fit_nll, fit_log_p)
+    return score
