@@ -114,7 +114,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # A worker holds back its last test until it has a next one, so xdist hands a worker whose
     # unit is one long test a second unit at once: with n workers, make units n+1..2n short
     # unlisted modules, not the next long ones, which would wait behind the longest tests.
-    workers = int(getattr(config.option, "numprocesses", 0) or 0)
+    workers = getattr(config.option, "numprocesses", None)
+    workers = workers if isinstance(workers, int) else 0       # None without xdist
     modules = list(dict.fromkeys(item.path.name for item in items))
     short = [m for m in modules if m not in MODULE_SECONDS][:workers]
     if len(modules) > 2 * workers and short:

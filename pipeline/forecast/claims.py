@@ -159,7 +159,8 @@ def standardised_change(in_y: sparse.spmatrix, in_b: sparse.spmatrix
 class Compared:
     """Y's documents against half B's over the trend tokens ``ids`` that have a standardised
     change: their incidence (``in_y``, ``in_b``: documents × tokens, 0/1), each token's ``z`` and
-    standard error ``s`` (:func:`standardised_change`). Built once a period; every claim reads it."""
+    standard error ``s`` (:func:`standardised_change`). Built once a period; every claim reads
+    it."""
 
     ids: np.ndarray
     in_y: sparse.csr_matrix
