@@ -114,8 +114,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # A worker holds back its last test until it has a next one, so xdist hands a worker whose
     # unit is one long test a second unit at once: with n workers, make units n+1..2n short
     # unlisted modules, not the next long ones, which would wait behind the longest tests.
-    workers = getattr(config.option, "numprocesses", None)
-    workers = workers if isinstance(workers, int) else 0       # None without xdist
+    # collection runs in the workers, whose own config says numprocesses None: the count is in
+    # xdist's worker input (absent without xdist)
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 0))
     modules = list(dict.fromkeys(item.path.name for item in items))
     short = [m for m in modules if m not in MODULE_SECONDS][:workers]
     if len(modules) > 2 * workers and short:
