@@ -206,8 +206,7 @@ def run_dvc(proj: Path, *args: str, check: bool = True,
     (torch and transformers imported, WordNet read: ~7-10 s less per torch stage; same bytes,
     tests/test_preload.py). The warm interpreter is this test process's :func:`warm_server`,
     shared by every such call with the same import-time environment; it has imported this
-    checkout's ``stages`` and ``pipeline`` (tests/warm_server.py): right for a project that
-    copies them unchanged. ``preload="own"`` starts one in ``proj`` for this call
+    checkout's ``stages`` and ``pipeline``: right for a project that copies them unchanged. ``preload="own"`` starts one in ``proj`` for this call
     (``python -m stages._lib.preload run -- ...``, exactly ``make repro``), for a project whose code
     was edited (a variant added). Plain ``dvc`` (the default) stays covered by the others.
     """
@@ -249,7 +248,7 @@ _WARM: dict[tuple[tuple[str, str], ...], tuple[subprocess.Popen[bytes], str]] = 
 
 
 def warm_server(env: Mapping[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    """(process, socket) of this test process's preload server (tests/warm_server.py) for
+    """(process, socket) of this test process's preload server (``make repro``'s) for
     ``env``'s import-time variables (pipeline/infra/preload.py: a stage whose variables differ is
     refused and runs in its own process), started in this checkout on first use and stopped when
     the process exits."""
@@ -258,7 +257,7 @@ def warm_server(env: Mapping[str, str]) -> tuple[subprocess.Popen[bytes], str]:
         return _WARM[key]
     socket = str(Path(tempfile.mkdtemp(prefix="futurelm-test-preload-")) / "socket")
     read, write = os.pipe()
-    server = subprocess.Popen([sys.executable, "-m", "tests.warm_server", socket,
+    server = subprocess.Popen([sys.executable, "-m", "stages._lib.preload", "serve", socket,
                                "--ready-fd", str(write)], cwd=REPO, env=dict(env),
                               pass_fds=(write,))
     os.close(write)

@@ -205,9 +205,26 @@ def test_learned_forecast_is_deterministic_and_ignores_the_future() -> None:
     data = _random(10)
     garbage = _counts(np.concatenate([data.counts[:7], np.full((3, V), 10**6)]))
     first = learned.forecast(data.until(7), 2, learned.grid()[0])
-    learned._last = None                  # refit rather than reuse
+    learned._fits.clear()                 # refit rather than reuse
     np.testing.assert_array_equal(first, learned.forecast(garbage.until(7), 2, learned.grid()[0]))
 
+
+def test_learned_keeps_the_fits_of_earlier_pasts(monkeypatch) -> None:
+    """A backtest's trend claims ask again for origins already forecast: their fits are reused,
+    each past and horizon fitted once."""
+    learned = lookup("learned")
+    learned._fits.clear()
+    fitted: list[tuple[int, int]] = []
+    fit = learned._fit
+    monkeypatch.setattr(learned, "_fit", lambda past, horizon, alpha, seed: (
+        fitted.append((past.n_periods, horizon)) or fit(past, horizon, alpha, seed)))
+    data = _random(10)
+    setting = learned.grid()[0]
+    first = [learned.forecast(data.until(n), h, setting) for n in (6, 7) for h in (1, 2)]
+    again = [learned.forecast(data.until(n), h, setting) for n in (6, 7) for h in (1, 2)]
+    assert fitted == [(6, 1), (6, 2), (7, 1), (7, 2)]
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_learned_fits_are_three_seeds_each_repeatable() -> None:
@@ -219,7 +236,7 @@ def test_learned_fits_are_three_seeds_each_repeatable() -> None:
     assert [s[FIT] for s in settings] == [0, 1, 2] and learned.fits == 3
     fits = [learned.forecast(past, 1, s) for s in settings]
     assert not np.array_equal(fits[0], fits[1]) and not np.array_equal(fits[1], fits[2])
-    learned._last = None                  # refit rather than reuse
+    learned._fits.clear()                 # refit rather than reuse
     np.testing.assert_array_equal(fits[2], learned.forecast(past, 1, settings[2]))
     one = lookup("persistence")
     assert one.fits == 1 and one.fit_settings({"alpha": 1.0}) == [{"alpha": 1.0}]
@@ -235,6 +252,6 @@ def test_learned_fits_a_full_sized_vocabulary() -> None:
                         np.minimum(counts, rng.poisson(rate / 2, counts.shape)),
                         np.full(15, 3000, dtype=np.int64))
     learned = lookup("learned")
-    learned._last = None
+    learned._fits.clear()
     log_p = learned.forecast(past, 1, learned.grid()[0])
     assert np.isfinite(log_p).all() and abs(np.logaddexp.reduce(log_p)) < 1e-9

@@ -48,7 +48,7 @@ def digest(folder: Path) -> dict[str, str]:
 
 def test_a_preloaded_training_writes_the_same_bytes(project, tmp_path):  # noqa: F811
     """A torch stage forked from a server trains the same model, to the byte, as a fresh one:
-    from `make repro`'s server and from the tests' warmer one (tests/warm_server.py)."""
+    from a server `run` starts, as `make repro`, and from the tests' shared one."""
     runs = {}
     for how, runner in (("plain", plain), ("make repro's", preloaded), ("the tests'", served)):
         out = tmp_path / how / "frequency-s0"

@@ -115,7 +115,7 @@ def calibrate_forecast_comparison(n_docs: int, n_sims: int,
             if label == "null":
                 claim = claim_of(r, report="calibration", family="forecast-vocabulary", a="A",
                                  b="B", metric="unigram PPL", scale="relative")
-                verdicts += judge([claim])[0].verdict in ("better", "worse")
+                verdicts += judge([claim], words_only=True)[0].verdict in ("better", "worse")
     share = {k: float(np.mean([q < ALPHA for q, _ in v])) for k, v in rows.items()}
     cover = {k: float(np.mean([c for _, c in v])) for k, v in rows.items()}
     settings = dict(n_docs=n_docs, corpus=corpus_settings(corpus), train_docs=train_docs,
@@ -138,7 +138,7 @@ def _trend_records(docs: Mapping[str, PeriodDocuments], content: np.ndarray, min
     result = backtest_period(periods[-1], docs[periods[-1]], docs[periods[-2]], counts, fits,
                              content, WINDOW, others, min_count=min_count)
     out: dict[tuple[str, str], Record] = {}
-    for claim, v in zip(result.claims, judge(result.claims)):
+    for claim, v in zip(result.claims, judge(result.claims, words_only=True)):
         lo, hi = claim.ci
         record = (claim.effect, claim.p, None if math.isnan(lo) else bool(lo <= 0 <= hi),
                   v.verdict)

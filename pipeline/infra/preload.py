@@ -6,10 +6,10 @@ WordNet's index for METEOR (benchmarks/results/repro_times.md). So ``make repro`
 ``python -m stages._lib.preload run -- dvc repro`` (the CLI; the logic is here):
 
 * the **server** pins the CPU kernels (``stages/__init__``), imports the third-party libraries
-  the stages use, reads WordNet's index and runs no torch op (no thread pool, no CUDA context:
-  forking it is safe), then listens on a Unix socket. Of our code it imports only
-  ``stages/__init__``, ``pipeline.infra.numerics``, ``pipeline.infra.wordnet`` and this module; a
-  server lives for one ``dvc repro``, so every run sees the code on disk;
+  the stages use, reads WordNet's index, runs what its caller adds (``stages/_lib/preload.py``:
+  every stage module) and runs no torch op (no thread pool, no CUDA context: forking it is
+  safe), then listens on a Unix socket. A server lives for one ``dvc repro``, so every run sees
+  the code on disk;
 * each stage command stays ``python -m stages.<name> ...``. When ``FUTURELM_PRELOAD`` names a
   live server, ``stages/__init__`` hands the command over (:func:`delegate`): argv, working
   folder, environment and the three standard streams (as file descriptors). The server forks;
@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 SOCKET_ENV = "FUTURELM_PRELOAD"
@@ -50,7 +51,8 @@ def _import_env(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k.startswith(IMPORT_TIME_ENV)}
 
 
-def _import_heavy() -> None:
+def import_heavy() -> None:
+    """The server's imports: the third-party libraries the stages use, and WordNet's index."""
     import importlib
 
     for name in PRELOADED:
@@ -70,11 +72,13 @@ def _import_heavy() -> None:
 
 # ---- server ---------------------------------------------------------------------------------
 
-def serve(path: str, ready: int | None = None) -> None:
+def serve(path: str, ready: int | None = None, imports: Callable[[], None] | None = None
+          ) -> None:
     """Import, listen on ``path``, fork a stage per connection until SIGTERM. ``ready``: a pipe
-    fd written once listening."""
+    fd written once listening. ``imports``: what to import before listening (default: torch,
+    transformers and WordNet; a caller that knows its stages may import more)."""
     env = _import_env(dict(os.environ))   # before the imports, some of which set variables
-    _import_heavy()
+    (imports or import_heavy)()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(8)

@@ -57,7 +57,7 @@ def benchmark_claims(correlated: Mapping[str, dict]) -> list[Claim]:
 
 def spearman_power(rho: float, n: int, alpha: float = ALPHA) -> float:
     """The power of the two-sided test of ρ = 0 over ``n`` words at ``alpha`` when the true
-    correlation is ``rho``: Fisher's z of ``rho`` over its standard error √(1.06 / (n − 3)),
+    correlation is ``rho``: Fisher's z of ``rho`` over its standard error √(FIELLER / (n − 3)),
     against the normal (the scale of :func:`pipeline.stats.ranks.spearman_test`'s interval; NaN
     below 4 words)."""
     if n < 4:
@@ -90,7 +90,7 @@ def power_lines(power: Mapping[str, dict], family_size: int) -> list[str]:
     lines = ["## What the benchmark could see", "",
              f"Per method, at its number of words: the smallest true ρ found with "
              f"{POWER:.0%} power by the test of ρ = 0 (two-sided; Fisher z, standard error "
-             f"√(1.06 / (n − 3))) at α {ALPHA} and at α {ALPHA}/{family_size} (Holm's strictest "
+             f"√({FIELLER} / (n − 3))) at α {ALPHA} and at α {ALPHA}/{family_size} (Holm's strictest "
              "over the tested methods), and the power at α "
              f"{ALPHA} when the true ρ is " + " or ".join(f"{r}" for r in POWER_AT) + ". "
              "A trained method's run-to-run spread is not in them.", "",
@@ -148,10 +148,11 @@ def markdown(first: Sequence[str], last: Sequence[str], frame: pd.DataFrame, tru
     title = (f"pseudo-words, {span(first)} → {span(last)}" if semeval is None
              else f"SemEval-2020 Task 1, {span(first)} → {span(last)}")
     merged = "a" in truth.columns
+    tested = family_size(verdicts)
     lines = [f"# Semantic-change benchmark: {title}", "",
              f"{what} Methods: " + "; ".join(f"*{m}* = {note}" for m, note in notes.items())
              + ".", "", *truth_lines(correlated), "", *verdict_lines(verdicts),
-             *power_lines(detectable(correlated, family_size(verdicts)), family_size(verdicts)),
+             *power_lines(detectable(correlated, tested), tested),
              *([f"![scores against the truth]({figure})", ""] if figure else []),
              ("| pseudo-word | kind | merged words | truth | " if merged else "| word | kind | truth | ")
              + " | ".join(methods) + " |",

@@ -171,7 +171,7 @@ def _aa_verdicts(results: Sequence[TestResult], family: str, scale: str) -> floa
     for r in results:
         claim = claim_of(r, report="calibration", family=family, a="A", b="B", metric="m",
                          scale=scale)
-        bad += judge([claim])[0].verdict in ("better", "worse")
+        bad += judge([claim], words_only=True)[0].verdict in ("better", "worse")
     return bad / len(results)
 
 

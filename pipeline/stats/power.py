@@ -30,10 +30,19 @@ POWER = 0.8
 def t_power(shift: float, df: float, level: float) -> float:
     """The power of a two-sided t test at ``level`` when the true effect is ``shift`` standard
     errors (noncentral t with ``df`` degrees of freedom; normal when ``df`` is infinite)."""
+    return _power(shift, df, _critical(df, level))
+
+
+def _critical(df: float, level: float) -> float:
+    """The two-sided test's critical value at ``level``."""
+    return float((sps.norm if math.isinf(df) else sps.t(df)).ppf(1 - level / 2))
+
+
+def _power(shift: float, df: float, crit: float) -> float:
+    """:func:`t_power` given the critical value (the MDE's root search asks a dozen shifts of
+    one test: its quantile once, not per shift)."""
     if math.isinf(df):
-        crit = float(sps.norm.ppf(1 - level / 2))
         return float(sps.norm.sf(crit - shift) + sps.norm.cdf(-crit - shift))
-    crit = float(sps.t.ppf(1 - level / 2, df))
     lower = float(sps.nct.cdf(-crit, df, shift))    # NaN where it underflows (far below 1e-9)
     return float(sps.nct.sf(crit, df, shift)) + (lower if math.isfinite(lower) else 0.0)
 
@@ -43,11 +52,12 @@ def t_mde(se: float, df: float, level: float, power: float = POWER) -> float:
     probability ``power`` (NaN without a standard error)."""
     if not (se > 0 and math.isfinite(se)) or not df > 0:
         return math.nan
+    crit = _critical(df, level)
     q = sps.norm if math.isinf(df) else sps.t(df)
-    upper = float(q.ppf(1 - level / 2) + q.ppf(power))    # the shortcut: power below ``power``
-    while t_power(upper, df, level) < power:
+    upper = crit + float(q.ppf(power))    # the shortcut: power below ``power``
+    while _power(upper, df, crit) < power:
         upper *= 2
-    shift = brentq(lambda k: t_power(k, df, level) - power, 0.0, upper, xtol=1e-10)
+    shift = brentq(lambda k: _power(k, df, crit) - power, 0.0, upper, xtol=1e-10)
     return float(shift * se)
 
 

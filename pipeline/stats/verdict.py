@@ -134,8 +134,13 @@ def _family(claim: Claim) -> tuple[str, str, str]:
             claim.scope if claim.holm_scope is None else claim.holm_scope)
 
 
-def judge(claims: Iterable[Claim], alpha: float = ALPHA) -> list[Verdict]:
-    """Every claim judged (module doc), in the input order; Holm within each family."""
+def judge(claims: Iterable[Claim], alpha: float = ALPHA, *,
+          words_only: bool = False) -> list[Verdict]:
+    """Every claim judged (module doc), in the input order; Holm within each family.
+
+    ``words_only``: the verdicts without their ``mde`` and ``ci_family`` (NaN), for a simulation
+    that reads only the words of thousands of verdicts: the MDE's root search over the
+    noncentral t is most of the time of judging one claim."""
     claims = list(claims)
     families: dict[tuple[str, str, str], list[int]] = {}
     for i, c in enumerate(claims):
@@ -149,7 +154,7 @@ def judge(claims: Iterable[Claim], alpha: float = ALPHA) -> list[Verdict]:
         tested = sum(not math.isnan(p) for p in ps)
         for i, a in zip(members, adj):
             adjusted[i], sizes[i] = a, tested
-    return [_decide(c, adjusted[i], sizes[i], alpha) for i, c in enumerate(claims)]
+    return [_decide(c, adjusted[i], sizes[i], alpha, words_only) for i, c in enumerate(claims)]
 
 
 def claim_of(result: TestResult, *, report: str, family: str, a: str, b: str, metric: str,
@@ -176,7 +181,8 @@ def _short(c: Claim) -> list[str]:
     return [name for name, runs in zip((c.a, c.b), c.seeds) if 0 < runs < MIN_SEEDS]
 
 
-def _decide(c: Claim, p_adj: float, family_size: int, alpha: float) -> Verdict:
+def _decide(c: Claim, p_adj: float, family_size: int, alpha: float,
+            words_only: bool = False) -> Verdict:
     base = {f: getattr(c, f) for f in Claim.__dataclass_fields__}
     short = _short(c)
     mde, ci_family = math.nan, (math.nan, math.nan)
@@ -188,8 +194,9 @@ def _decide(c: Claim, p_adj: float, family_size: int, alpha: float) -> Verdict:
         verdict, reason = "untested", c.note or "no test applies"
     else:
         level = alpha / max(family_size, 1)
-        mde = c.mde_of(level) if c.mde_of is not None else math.nan
-        ci_family = c.ci_of(level) if c.ci_of is not None else (math.nan, math.nan)
+        if not words_only:
+            mde = c.mde_of(level) if c.mde_of is not None else math.nan
+            ci_family = c.ci_of(level) if c.ci_of is not None else (math.nan, math.nan)
         if p_adj < alpha:
             good = (c.effect < 0) == (c.better_when == "lower")
             verdict = "better" if good else "worse"

@@ -1,14 +1,32 @@
 """`python -m stages._lib.preload run -- dvc repro`: `make repro`'s warm interpreter (the server and
-the hand-over are :mod:`pipeline.infra.preload`; read its docstring)."""
+the hand-over are :mod:`pipeline.infra.preload`; read its docstring).
+
+The server imports, besides torch, transformers and WordNet, every stage module of this checkout
+(its ``main`` does not run), and with them the pipeline and the third-party modules they pull in
+(dvclive, matplotlib, nltk, scipy, ...): a forked stage then only does its work, about a second
+less per stage (benchmarks/results/test_suite.md). A server lives for one ``dvc repro``, so the
+modules it imports are the ones on disk when the run starts."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
+import pkgutil
 import signal
 
+import stages
 from pipeline.infra import preload
 from pipeline.infra.preload import run, serve
+
+
+def import_stages() -> None:
+    """The server's imports: :func:`pipeline.infra.preload.import_heavy`, then each
+    ``stages.<name>``."""
+    preload.import_heavy()
+    for module in pkgutil.iter_modules(stages.__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"stages.{module.name}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -23,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.action == "serve":
         signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-        serve(args.socket, args.ready_fd)
+        serve(args.socket, args.ready_fd, imports=import_stages)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         p.error("run needs a command, e.g. `run -- dvc repro`")

@@ -27,6 +27,7 @@ on one OpenMP thread, since on a busy 2-core machine OpenMP's waiting threads ma
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,6 +44,7 @@ LAGS = 4                      # K: periods of history per feature
 MAX_EXAMPLES = 100_000
 SEED = 0
 FITS = 3                      # independent fits (seeds SEED .. SEED + 2): their spread is tested
+KEPT_PASTS = 64               # pasts whose fits are kept: every origin × horizon of a backtest
 SHRINKAGES: tuple[float, ...] = (1.0, 0.5)
 REGRESSOR: Mapping[str, Any] = {"max_iter": 100, "learning_rate": 0.1, "max_leaf_nodes": 31,
                                 "min_samples_leaf": 40, "l2_regularization": 1.0,
@@ -100,8 +102,9 @@ class Learned(Forecaster):
     fits = FITS
 
     def __init__(self) -> None:
-        # the fits of the latest past, horizon and α: {fit: change} (the grid reuses them)
-        self._last: tuple[tuple[Any, ...], dict[int, np.ndarray]] | None = None
+        # the fits of the latest pasts, horizons and α: {key: {fit: change}}, oldest first (the
+        # grid reuses them, and the trend claims ask again for the origins already forecast)
+        self._fits: OrderedDict[tuple[Any, ...], dict[int, np.ndarray]] = OrderedDict()
 
     def grid(self) -> list[Mapping[str, Any]]:
         return [{"alpha": DEFAULT_ALPHA, "shrinkage": c} for c in SHRINKAGES]
@@ -109,16 +112,18 @@ class Learned(Forecaster):
     def predicted_change(self, past: PeriodCounts, horizon: int, alpha: float,
                          fit: int = 0) -> np.ndarray:
         """float64 ``[V]``: fit ``fit``'s change of each word's log frequency ``horizon``
-        periods after ``past``, fitted on ``past``'s pairs (the fits of the latest past, horizon
-        and α are reused)."""
+        periods after ``past``, fitted on ``past``'s pairs (the fits of the latest
+        :data:`KEPT_PASTS` pasts, horizons and α are reused)."""
         key = (past.periods, horizon, alpha, past.counts.shape,
                hash(past.counts.tobytes()), hash(past.doc_counts.tobytes()),
                hash(past.n_docs.tobytes()))
-        if self._last is None or self._last[0] != key:
-            self._last = (key, {})
-        if fit not in self._last[1]:
-            self._last[1][fit] = self._fit(past, horizon, alpha, SEED + fit)
-        return self._last[1][fit]
+        fits = self._fits.setdefault(key, {})
+        self._fits.move_to_end(key)
+        while len(self._fits) > KEPT_PASTS:
+            self._fits.popitem(last=False)
+        if fit not in fits:
+            fits[fit] = self._fit(past, horizon, alpha, SEED + fit)
+        return fits[fit]
 
     def _fit(self, past: PeriodCounts, horizon: int, alpha: float, seed: int) -> np.ndarray:
         x, target = training_pairs(past, horizon, alpha, seed)
