@@ -58,7 +58,14 @@ def test_permuted_dates_give_no_temporal_gain_and_no_trend(tmp_path) -> None:
               # filter (~6 s of langdetect over the sample) is off, as the ACL rules
               "filter": {"acl_rules": False, "language": None},
               "experiment": {"variants": ["baseline", "frequency", "frequency-static"],
-                             "seeds": [0, 1, 2]}}
+                             "seeds": [0, 1, 2]},
+              # the claims need every model's test scores and forecasts, not their size: 32
+              # positions (an abstract's first 32 tokens), generations for the test year only,
+              # one backtest (2021)
+              "lm": {**TINY_MODEL["lm"], "n_positions": 32},
+              "train": {**TINY_MODEL["train"], "max_length": 32},
+              "score": {**TINY_MODEL["score"], "generate_dev": False},
+              "forecast": {**TINY_MODEL["forecast"], "backtest_periods": [2021]}}
     proj = make_project(tmp_path, params)
     permuted_corpus().to_csv(proj / SOURCE, index=False)
     run_dvc(proj, "repro", "report", "forecast_report", preload=True)
@@ -70,8 +77,11 @@ def test_permuted_dates_give_no_temporal_gain_and_no_trend(tmp_path) -> None:
         by_family.setdefault(r["family"], []).append(r)
     gain = by_family["temporal-gain"]
     assert {(r["a"], r["b"]) for r in gain} == {("Frequency", "Frequency-static")}
-    assert all(r["seeds"] == [3, 3] for r in gain)
+    assert all(r["seeds"] == [3, 3] and r["verdict"] != "untested" for r in gain)
     assert by_family["forecast-trend"] and by_family["forecast-vocabulary"]
+    # the models' forecasts are judged too (3 runs each), not only the count forecasters'
+    assert any(r["seeds"][0] == 3 and r["verdict"] != "untested"
+               for r in by_family["forecast-vocabulary"])
     for family in ("temporal-gain", "forecast-trend", "forecast-vocabulary"):
         better = [r["id"] for r in by_family[family] if r["verdict"] == "better"]
         assert not better, (family, better)

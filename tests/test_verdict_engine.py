@@ -57,6 +57,17 @@ def test_rules_holm_direction_seeds_and_untested() -> None:
     assert "detectable with 80% power" in got["D"].reason and "±" in table([got["D"]])
 
 
+def test_words_only_gives_the_same_verdicts_without_their_mde() -> None:
+    claims = [_claim("A", -2.0, 0.001), _claim("D", -2.0, 0.06), _claim("E", -5.0, 1e-6, (1, 3))]
+    full, words = judge(claims), judge(claims, words_only=True)
+    assert [v.verdict for v in words] == [v.verdict for v in full]
+    np.testing.assert_array_equal([v.p_adjusted for v in words], [v.p_adjusted for v in full])
+    assert [v.reason for v in words[:1]] == [v.reason for v in full[:1]]
+    assert words[1].reason == full[1].reason.partition(";")[0] and "power" in full[1].reason
+    assert not math.isnan(full[1].mde) and all(math.isnan(v.mde) for v in words)
+    assert all(math.isnan(v.ci_family[0]) for v in words)
+
+
 def test_families_are_adjusted_separately() -> None:
     alone = judge([_claim("A", -1.0, 0.03, family="temporal-gain")] +
                   [_claim(x, -1.0, 0.03) for x in "CDE"])
