@@ -90,7 +90,7 @@ bench: install
 # The committed reports outside the default run are the stages of reports/dvc.yaml, so that
 # `dvc status` says when one is stale; each target below reruns one of them.
 #
-# The verdict tests' calibration by simulation (false-positive rate, coverage, power; ~47 min in
+# The verdict tests' calibration by simulation (false-positive rate, coverage, power; ~42 min in
 # one process, as rows near a bound run thousands of simulations; `python scripts/calibrate.py
 # --only <label> --merge` reruns a part, and leaves the stage stale): reports/calibration.json and
 # docs/calibration.md.
