@@ -74,35 +74,35 @@ def pytest_configure(config: pytest.Config) -> None:
 # measured seconds (benchmarks/results/test_suite.md, `--durations`), longest first, unlisted
 # modules (all short) after them in file order. Only the order changes, never what runs.
 MODULE_SECONDS: dict[str, float] = {
-    # seconds per module in a `make test` run of the working tree (2026-12-05 01:50, commit
-    # 632ac4c, idle 2-core Zen 3, `--durations=0`: benchmarks/results/test_suite.md); modules
-    # under 15 s unlisted
-    "test_e2e_permuted_dates.py": 139,
-    "test_e2e_own_corpus.py": 93,
-    "test_variant_seam.py": 74,
-    "test_numerics.py": 61,
-    "test_calibration.py": 61,
-    "test_ddp_training.py": 59,
-    "test_forecast_skill.py": 59,
-    "test_e2e_data.py": 52,
-    "test_distributed_embeddings.py": 40,
-    "test_preload.py": 35,
-    "test_graph.py": 34,
-    "test_semantic_benchmark.py": 27,
-    "test_cm_anchors.py": 25,
-    "test_resume.py": 24,
-    "test_e2e_adapted_base.py": 24,
-    "test_meteor.py": 23,
-    "test_e2e_features.py": 21,
-    "test_temporal_mlm.py": 21,
-    "test_e2e_periods.py": 20,
-    "test_future_lm.py": 20,
-    "test_variant_staleness.py": 19,
-    "test_language.py": 19,
+    # seconds per module in a `make test` run of a fresh clone (2026-12-05 12:46, commit 4b6b2a0,
+    # idle 2-core Zen 3, junit times: benchmarks/results/test_suite.md); modules under 15 s
+    # unlisted
+    "test_e2e_permuted_dates.py": 137,
+    "test_e2e_own_corpus.py": 105,
+    "test_numerics.py": 82,
+    "test_ddp_training.py": 71,
+    "test_variant_seam.py": 71,
+    "test_forecast_skill.py": 61,
+    "test_e2e_data.py": 59,
+    "test_preload.py": 45,
+    "test_distributed_embeddings.py": 43,
+    "test_graph.py": 41,
+    "test_semantic_benchmark.py": 32,
+    "test_calibration.py": 28,
+    "test_cm_anchors.py": 28,
+    "test_e2e_adapted_base.py": 27,
+    "test_meteor.py": 25,
+    "test_variant_staleness.py": 25,
+    "test_resume.py": 23,
+    "test_future_lm.py": 22,
+    "test_language.py": 21,
+    "test_e2e_forecast_variant.py": 20,
+    "test_e2e_base_cache.py": 20,
+    "test_temporal_mlm.py": 19,
     "test_e2e_frozen_base.py": 19,
-    "test_e2e_forecast_variant.py": 18,
-    "test_e2e_base_cache.py": 18,
-    "test_forecast_null.py": 15,
+    "test_forecast_null.py": 19,
+    "test_e2e_features.py": 17,
+    "test_graph_defaults.py": 16,
 }
 
 
