@@ -206,9 +206,9 @@ def run_dvc(proj: Path, *args: str, check: bool = True,
     (torch and transformers imported, WordNet read: ~7-10 s less per torch stage; same bytes,
     tests/test_preload.py). The warm interpreter is this test process's :func:`warm_server`,
     shared by every such call with the same import-time environment; it has imported this
-    checkout's ``stages`` and ``pipeline``: right for a project that copies them unchanged. ``preload="own"`` starts one in ``proj`` for this call
-    (``python -m stages._lib.preload run -- ...``, exactly ``make repro``), for a project whose code
-    was edited (a variant added). Plain ``dvc`` (the default) stays covered by the others.
+    checkout's ``stages`` and ``pipeline``: right for a project that copies them unchanged.
+    ``preload="own"`` starts one in ``proj`` for this call (``python -m stages._lib.preload run --
+    ...``, exactly ``make repro``), for a project whose code was edited (a variant added). Plain ``dvc`` (the default) stays covered by the others.
     """
     dvc = Path(sys.executable).parent / "dvc"
     cmd = [str(dvc)] if dvc.exists() else [sys.executable, "-m", "dvc"]

@@ -90,7 +90,8 @@ def power_lines(power: Mapping[str, dict], family_size: int) -> list[str]:
     lines = ["## What the benchmark could see", "",
              f"Per method, at its number of words: the smallest true ρ found with "
              f"{POWER:.0%} power by the test of ρ = 0 (two-sided; Fisher z, standard error "
-             f"√({FIELLER} / (n − 3))) at α {ALPHA} and at α {ALPHA}/{family_size} (Holm's strictest "
+             f"√({FIELLER} / (n − 3))) at α {ALPHA} and at α {ALPHA}/{family_size} "
+             "(Holm's strictest "
              "over the tested methods), and the power at α "
              f"{ALPHA} when the true ρ is " + " or ".join(f"{r}" for r in POWER_AT) + ". "
              "A trained method's run-to-run spread is not in them.", "",
