@@ -86,21 +86,24 @@ def test_a_preloaded_parse_writes_the_same_table(tmp_path):
     assert outputs["plain"] == outputs["preloaded"] and len(outputs["plain"]) == 2
 
 
-def test_another_import_time_environment_runs_the_stage_itself(tmp_path):
-    """The server imported torch under one environment; a stage whose MKL/HF/... variables differ
-    is refused and runs in its own process (no server frame in its traceback)."""
+def test_run_refuses_another_import_time_environment_returns_the_status_and_cleans_up(tmp_path):
+    """One `run` (its server's imports are ~10 s, so one server for both): the server imported
+    torch under one environment, and a stage whose MKL/HF/... variables differ is refused and runs
+    in its own process (no server frame in its traceback); then `run` exits with its command's
+    status and removes its socket and folder."""
     command = [sys.executable, "-m", "stages.parse", "--raw", str(tmp_path / "missing.bib"),
                "--papers", str(tmp_path / "p.parquet"), "--rejects", str(tmp_path / "r.parquet"),
                "--debug"]
-    inner = f"MKL_VERBOSE=0 {' '.join(command)}"   # set for the stage, not for the server
+    stage_err = tmp_path / "stage.err"
+    # MKL_VERBOSE is set for the stage, not for the server
+    inner = (f"MKL_VERBOSE=0 {' '.join(command)} 2> {stage_err}; echo \"stage $?\"; "
+             f'test -S "${SOCKET_ENV}" && echo "$' + SOCKET_ENV + '" && exit 3')
     proc = preloaded("bash", "-c", inner)
-    assert proc.returncode == 1 and "missing.bib" in proc.stderr
-    assert "_become_stage" not in proc.stderr
-
-
-def test_run_returns_the_commands_status_and_cleans_up():
-    proc = preloaded("bash", "-c", f'test -S "${SOCKET_ENV}" && echo "$' + SOCKET_ENV + '" && exit 3')
     assert proc.returncode == 3
-    socket_path = Path(proc.stdout.strip())
+    stage, socket_line = proc.stdout.strip().splitlines()
+    assert stage == "stage 1"
+    assert "missing.bib" in stage_err.read_text()
+    assert "_become_stage" not in stage_err.read_text()
+    socket_path = Path(socket_line)
     assert socket_path.name == "socket" and not socket_path.exists()
     assert not socket_path.parent.exists()
