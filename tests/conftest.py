@@ -75,18 +75,18 @@ def pytest_configure(config: pytest.Config) -> None:
 # modules (all short) after them in file order. Only the order changes, never what runs.
 MODULE_SECONDS: dict[str, float] = {
     # seconds per module in a `make test` run of a fresh clone (2026-12-05 12:46, commit 4b6b2a0,
-    # idle 2-core Zen 3, junit times: benchmarks/results/test_suite.md); modules under 15 s
-    # unlisted
+    # idle 2-core Zen 3, junit times: benchmarks/results/test_suite.md; preload and forecast skill
+    # from a run of 5268c6b, after their trims); modules under 15 s unlisted
     "test_e2e_permuted_dates.py": 137,
     "test_e2e_own_corpus.py": 105,
     "test_numerics.py": 82,
     "test_ddp_training.py": 71,
     "test_variant_seam.py": 71,
-    "test_forecast_skill.py": 61,
     "test_e2e_data.py": 59,
-    "test_preload.py": 45,
     "test_distributed_embeddings.py": 43,
     "test_graph.py": 41,
+    "test_preload.py": 37,
+    "test_forecast_skill.py": 36,
     "test_semantic_benchmark.py": 32,
     "test_calibration.py": 28,
     "test_cm_anchors.py": 28,
