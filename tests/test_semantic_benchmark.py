@@ -98,9 +98,10 @@ def _args(tmp_path, abstracts, first, last, n):
             str(tmp_path / "stop.txt"), "--encoder", MINILM, "--layer", "-1", "--max-length",
             "128", "--batch-size", "16", "--n-targets", str(n), "--n-controls", "3",
             "--min-count", "5", "--max-shift", "0.8", "--seed", "0",
-            # the learned methods, small enough for a test (their defaults are the sample's)
+            # the learned methods, and the usages the contextual ones encode, small enough for a
+            # test (their defaults are the sample's)
             "--temporal-steps", "2", "--temporal-hidden", "32", "--sgns-dim", "8",
-            "--sgns-epochs", "1", "--out",
+            "--sgns-epochs", "1", "--max-usages", "20", "--apd-usages", "10", "--out",
             str(tmp_path / "out" / "b.md"), "--details", str(tmp_path / "out" / "b.json"),
             "--plot", str(tmp_path / "plots" / "b.csv")]
 
@@ -122,8 +123,8 @@ def test_the_contextual_method_encodes_at_most_max_usages_per_word_and_period():
     # the stage's option is semantic_change's param, with its default and its null
     parser = cli.build_parser()
     assert parser.get_default("max_usages") == SemanticChangeConfig().max_usages
-    assert parser.parse_args(["--max-usages", "None", *_args(Path("."), "a.parquet", ["2017"],
-                                                             ["2021"], 4)]).max_usages is None
+    assert parser.parse_args([*_args(Path("."), "a.parquet", ["2017"], ["2021"], 4),
+                              "--max-usages", "None"]).max_usages is None
     with pytest.raises(UserError, match="max_usages"):
         run_benchmark(["2017"], ["2021"], None, "absent.parquet", frozenset(), MINILM, encoding,
                       SemanticBenchmarkConfig(), ChangeMethodsConfig(), max_usages=0)
