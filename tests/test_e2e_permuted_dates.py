@@ -60,12 +60,13 @@ def test_permuted_dates_give_no_temporal_gain_and_no_trend(tmp_path) -> None:
               "experiment": {"variants": ["baseline", "frequency", "frequency-static"],
                              "seeds": [0, 1, 2]},
               # the claims need every model's test scores and forecasts, not their size: 32
-              # positions (an abstract's first 32 tokens), generations for the test year only,
-              # one backtest (2021)
+              # positions (an abstract's first 32 tokens), batches of 32 (29 steps an epoch),
+              # generations for the test year only, one backtest (2021)
               "lm": {**TINY_MODEL["lm"], "n_positions": 32},
-              "train": {**TINY_MODEL["train"], "max_length": 32},
-              "score": {**TINY_MODEL["score"], "generate_dev": False},
-              "forecast": {**TINY_MODEL["forecast"], "backtest_periods": [2021]}}
+              "train": {**TINY_MODEL["train"], "max_length": 32, "batch_size": 32},
+              "score": {**TINY_MODEL["score"], "generate_dev": False, "batch_size": 64},
+              "forecast": {**TINY_MODEL["forecast"], "backtest_periods": [2021],
+                           "batch_size": 64}}
     proj = make_project(tmp_path, params)
     permuted_corpus().to_csv(proj / SOURCE, index=False)
     run_dvc(proj, "repro", "report", "forecast_report", preload=True)
