@@ -157,6 +157,7 @@ def test_a_target_without_documents_is_skipped() -> None:
 # claims either), and on the trending corpus each is better at all 6 origins (half asked).
 PERIODS = 11
 
+
 @pytest.mark.slow
 def test_permuted_dates_show_no_temporal_skill() -> None:
     """A trending corpus with its dates permuted: no forecaster beats the reference, at any
