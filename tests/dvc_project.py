@@ -208,7 +208,8 @@ def run_dvc(proj: Path, *args: str, check: bool = True,
     shared by every such call with the same import-time environment; it has imported this
     checkout's ``stages`` and ``pipeline``: right for a project that copies them unchanged.
     ``preload="own"`` starts one in ``proj`` for this call (``python -m stages._lib.preload run --
-    ...``, exactly ``make repro``), for a project whose code was edited (a variant added). Plain ``dvc`` (the default) stays covered by the others.
+    ...``, exactly ``make repro``), for a project whose code was edited (a variant added). Plain
+    ``dvc`` (the default) stays covered by the others.
     """
     dvc = Path(sys.executable).parent / "dvc"
     cmd = [str(dvc)] if dvc.exists() else [sys.executable, "-m", "dvc"]
