@@ -2,9 +2,10 @@
 
 `make_project(tmp_path, params)` copies the pipeline code, the stage graph and the embedded data
 into ``tmp_path / "proj"``, deep-merges ``params`` into params.yaml, regenerates dvc.yaml for those
-params (``stages.graph``, as ``make graph`` does), and makes it a committed git + DVC repo (keeping our `.dvc/config`, whose ``parsing.bool``/``parsing.list`` settings the stage
-``cmd`` lines need). `run_dvc` runs the dvc CLI there with the venv's ``python`` first on PATH
-(stage commands call plain ``python``), analytics off and the Hugging Face hub offline.
+params (``stages.graph``, as ``make graph`` does), and makes it a committed git + DVC repo (keeping
+our `.dvc/config`, whose ``parsing.bool``/``parsing.list`` settings the stage ``cmd`` lines need,
+beside what ``dvc init`` writes). `run_dvc` runs the dvc CLI there with the venv's ``python`` first
+on PATH (stage commands call plain ``python``), analytics off and the Hugging Face hub offline.
 `dvc_repo` opens ``dvc.repo.Repo`` for ``status()`` / ``reproduce(dry=True)`` assertions.
 
 Generic on purpose: feature, train and score end-to-end tests use it too (pass ``extra`` paths
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import io
 import os
 import re
@@ -102,7 +104,8 @@ def write_params(proj: Path, params: Mapping[str, Any], graph: bool = False) -> 
     """Deep-merge ``params`` into ``proj/params.yaml`` (no commit).
 
     ``graph=True`` also regenerates ``proj/dvc.yaml`` for the new params (``make graph``); needed
-    when a structural param changes (split periods, window, variants, seeds, train.base, score.periods).
+    when a structural param changes (split periods, window, variants, seeds, train.base,
+    score.periods).
     """
     path = proj / "params.yaml"
     current = yaml.safe_load(path.read_text()) or {}
@@ -183,17 +186,23 @@ def make_project(tmp_path: Path, params: Mapping[str, Any] | None = None,
         keep_stages(proj, stages)
 
     git(proj, "init", "-q", "-b", "main")
-    # `dvc init` refuses an existing .dvc/: move ours aside (config, plot templates) and back.
-    saved = tmp_path / f".{name}.dvc-saved"
-    if (proj / ".dvc").exists():
-        shutil.move(proj / ".dvc", saved)
-    run_dvc(proj, "init", "-q")
-    if saved.exists():
-        shutil.copytree(saved, proj / ".dvc", dirs_exist_ok=True)
-        shutil.rmtree(saved)
+    # what `dvc init` adds to ours (config, plot templates): its .dvc/.gitignore
+    shutil.copytree(dvc_init_template(), proj / ".dvc", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("config", "tmp"))
     git(proj, "add", "-A")
     git(proj, "commit", "-q", "-m", "test project")
     return proj
+
+
+@functools.lru_cache(maxsize=1)
+def dvc_init_template() -> Path:
+    """The ``.dvc`` folder a real ``dvc init`` writes, made once per test process in a throw-away
+    git repo (~0.5 s of CPU an init; the projects of one process copy it)."""
+    root = Path(tempfile.mkdtemp(prefix="futurelm-dvc-init-"))
+    atexit.register(shutil.rmtree, root, True)
+    git(root, "init", "-q")
+    run_dvc(root, "init", "-q")
+    return root / ".dvc"
 
 
 def run_dvc(proj: Path, *args: str, check: bool = True,
