@@ -61,17 +61,21 @@ SUITE = {
 
 def run_suite(tmp_path: Path, ci: str | None, *args: str,
               files: tuple[str, ...] = tuple(SUITE)) -> tuple[int, str]:
+    suite = tmp_path / "suite"
+    suite.mkdir(exist_ok=True)
     for name in files:
-        text = SUITE[name]
-        (tmp_path / name).write_text(textwrap.dedent(text))
+        (suite / name).write_text(textwrap.dedent(SUITE[name]))
     # not CI, and none of the outer run's xdist variables: this suite is a run of its own
     env = {k: v for k, v in os.environ.items() if k != "CI" and not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
     if ci is not None:
         env["CI"] = ci
+    # its own temporary root: pytest's default one is shared, and each run there prunes the
+    # older runs' folders
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v", "-rA",
-                           *args, "--rootdir", str(tmp_path), str(tmp_path)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True)
+                           *args, "--basetemp", str(tmp_path / "basetemp"),
+                           "--rootdir", str(suite), str(suite)],
+                          cwd=suite, env=env, capture_output=True, text=True)
     return proc.returncode, proc.stdout + proc.stderr
 
 
