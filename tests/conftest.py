@@ -24,12 +24,7 @@ from pipeline.infra.numerics import configure_torch, pin_kernels
 pin_kernels()
 
 import pytest  # noqa: E402
-import torch  # noqa: E402
 from ci_skips import CiSkips  # noqa: E402
-
-# `make test` runs two xdist workers on two cores: one torch thread each avoids oversubscription,
-# which made some tests ~10x slower. Deterministic algorithms as in every stage.
-configure_torch(1)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -64,6 +59,14 @@ def stage_help(capsys, main, *args: str) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     # In CI (CI=true) a skip not on tests/ci_skips.py's allow-list fails the run.
     config.pluginmanager.register(CiSkips(), "futurelm-ci-skips")
+    # xdist's controller runs no test: it starts the workers without importing torch (~3 s
+    # in which both cores would idle).
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    # `make test` runs two xdist workers on two cores: one torch thread each avoids
+    # oversubscription, which made some tests ~10x slower. Deterministic algorithms as in every
+    # stage. Before collection, so before any test module imports torch.
+    configure_torch(1)
 
 
 # ---- scheduling: the longest modules first ----------------------------------------------------
