@@ -177,7 +177,8 @@ def test_permuted_dates_show_no_temporal_skill() -> None:
 
 @pytest.mark.slow
 def test_planted_trends_are_found_by_the_moving_forecasters() -> None:
-    rolling, verdicts = judged(corpus(0.15, periods=PERIODS))
+    docs = corpus(0.15, periods=PERIODS)
+    rolling, verdicts = judged(docs)
     moving = [f.name for f in rolling.forecasters if f.kind != "stationary"]
     assert moving
     origins = rolling.of(1)
@@ -191,7 +192,7 @@ def test_planted_trends_are_found_by_the_moving_forecasters() -> None:
                   and not math.isnan(v.p)]
     assert {v.family_size for v in per_origin} == {len(per_origin)}
     assert len({v.scope for v in per_origin}) == len(origins)
-    gains = word_gains(rolling, corpus(0.15, periods=PERIODS))
+    gains = word_gains(rolling, docs)
     assert set(gains) == {f.name for f in rolling.forecasters}
     assert all(v.family == FAMILY for v in verdicts)
 
