@@ -35,7 +35,7 @@ lock: install
 	  > requirements.lock.tmp  # torch without +cpu: the same pins serve a CUDA install
 	mv requirements.lock.tmp requirements.lock
 
-# params.yaml is rendered from the schema's defaults (pipeline/infra/params.py), overlaid by the
+# params.yaml is rendered from the schema's defaults (pipeline/infra/schema/params.py), overlaid by the
 # profile profiles/$(PROFILE).yaml when PROFILE is set (`make params PROFILE=paper`); it replaces
 # any hand edit of params.yaml, then regenerates dvc.yaml for it.
 params:

@@ -40,7 +40,7 @@ from benchmarks._variants import sized
 from pipeline.corpus.periods import shift
 from pipeline.features.base_cache import build_cache, cache_identity, load_cache
 from pipeline.features.history import PeriodHistory
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.infra.distributed import SINGLE
 from pipeline.models.future_lm import FutureLM, make_future_lm, scratch_gpt2
 from pipeline.models.nll import collate, next_token_targets, token_nll

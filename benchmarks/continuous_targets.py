@@ -33,7 +33,7 @@ pin_kernels()   # before torch: the stages' kernels
 import torch  # noqa: E402
 
 from benchmarks._results import machine, publish  # noqa: E402
-from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig  # noqa: E402
+from pipeline.infra.schema.config import LMConfig, ModelConfig, TrainConfig  # noqa: E402
 from pipeline.models.future_lm import scratch_gpt2  # noqa: E402
 from pipeline.models.scoring import score_abstracts  # noqa: E402
 from pipeline.training.run import TrainInputs, execute, prepare_run  # noqa: E402

@@ -48,7 +48,7 @@ import torch
 from benchmarks._variants import sized
 from pipeline.models.future_lm import FutureLM, make_future_lm, scratch_gpt2
 from pipeline.features.history import PeriodHistory
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.training.loop import set_train_mode
 from pipeline.training.optim import build_optimizer
 

@@ -33,7 +33,7 @@ import torch  # noqa: E402
 from benchmarks._results import cpu_model, interleaved_medians, publish, ratio_rows  # noqa: E402
 from benchmarks._variants import sized  # noqa: E402
 from pipeline.features.history import PeriodHistory  # noqa: E402
-from pipeline.infra.config import TrainConfig  # noqa: E402
+from pipeline.infra.schema.config import TrainConfig  # noqa: E402
 from pipeline.infra.distributed import SINGLE  # noqa: E402
 from pipeline.models.future_lm import FutureLM, make_future_lm, scratch_gpt2  # noqa: E402
 from pipeline.models.heads import TemperatureHead  # noqa: E402

@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.infra.config import LMConfig
+from pipeline.infra.schema.config import LMConfig
 from pipeline.infra.device import pick_device
 from pipeline.infra.errors import UserError
 from pipeline.infra.numerics import configure_torch

@@ -15,7 +15,7 @@ import argparse
 
 from pipeline.corpus.download import fetch
 from pipeline.infra.io import write_json
-from pipeline.infra.params import ColumnsConfig
+from pipeline.infra.schema.params import ColumnsConfig
 from pipeline.interfaces.download import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.options import build

@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import LongtailConfig
+from pipeline.infra.schema.params import LongtailConfig
 from pipeline.models.registry import seeds_by_variant
 from pipeline.reports.longtail_report import longtail_frame, training_words, write_longtail
 from pipeline.interfaces.longtail import INTERFACE

@@ -20,7 +20,7 @@ from pipeline.corpus.anthology import parse_file
 from pipeline.corpus.formats import detect
 from pipeline.corpus.tables import nothing_usable, read_table, reason_kind
 from pipeline.infra.io import write_parquet
-from pipeline.infra.params import ColumnsConfig
+from pipeline.infra.schema.params import ColumnsConfig
 from pipeline.interfaces.parse import INTERFACE
 from stages._lib.args import parser_for
 from stages._lib.options import build

@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pipeline.infra.config import ScoreConfig
+from pipeline.infra.schema.config import ScoreConfig
 from pipeline.evaluation.content import load_stopwords
 from pipeline.infra.device import pick_device
 from pipeline.infra.numerics import configure_torch

@@ -34,7 +34,8 @@ from pipeline.evaluation.content import load_stopwords
 from pipeline.infra.device import pick_device
 from pipeline.infra.io import atomic_path, write_json
 from pipeline.infra.numerics import configure_torch
-from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig, SemanticBenchmarkConfig
+from pipeline.infra.schema.params import (ChangeMethodsConfig, ContextualConfig,
+                                          SemanticBenchmarkConfig)
 from pipeline.reports.figures import notice, scatter_panels
 from pipeline.reports.semantic_benchmark_report import (benchmark_claims, detectable,
                                                        family_size, markdown, method_notes,

@@ -33,7 +33,7 @@ from pipeline.corpus.periods import in_time_order
 from pipeline.evaluation.content import load_stopwords
 from pipeline.infra.io import atomic_path, read_json, write_json, write_parquet
 from pipeline.infra.numerics import configure_torch
-from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig, SemanticChangeConfig
+from pipeline.infra.schema.params import ChangeMethodsConfig, ContextualConfig, SemanticChangeConfig
 from pipeline.reports.semantic_change_report import benchmark_lines, examples, markdown
 from pipeline.semantic.change import analyse
 from pipeline.semantic.methods.interface import EncoderSettings

@@ -19,7 +19,7 @@ import argparse
 import sys
 
 from pipeline.interfaces.signal import INTERFACE
-from pipeline.infra.params import SignalConfig
+from pipeline.infra.schema.params import SignalConfig
 from pipeline.reports.signal_report import measure, write_signal
 from stages._lib.args import parser_for
 from stages._lib.cli import stage_main

@@ -33,7 +33,7 @@ from pathlib import Path
 import torch
 
 from pipeline.infra import distributed
-from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig
+from pipeline.infra.schema.config import LMConfig, ModelConfig, TrainConfig
 from pipeline.infra.device import pick_device
 from pipeline.infra.numerics import configure_torch
 from pipeline.models.future_lm import write_future_lm

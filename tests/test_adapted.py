@@ -15,7 +15,7 @@ from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausa
 
 from pipeline.features.base_cache import final_hidden, lm_identity, load_cache
 from pipeline.features.tokenizer import train_scratch_tokenizer
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import write_parquet
 from pipeline.models.blocks import (n_blocks, split_layer, top_modules, top_states,

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from pipeline.infra.config import LMConfig, ModelConfig, ScoreConfig, TrainConfig
+from pipeline.infra.schema.config import LMConfig, ModelConfig, ScoreConfig, TrainConfig
 from pipeline.infra.errors import UserError
 from pipeline.infra.numerics import THREADS
 from pipeline.models.generation import GenerationSettings

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from pipeline.features.history import PeriodHistory
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import load_future_lm, make_future_lm, save_future_lm
 from pipeline.models.scoring import score_abstracts

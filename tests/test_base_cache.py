@@ -24,7 +24,7 @@ from pipeline.features.base_cache import (
 )
 from pipeline.features.history import PeriodHistory
 from pipeline.features.tokenizer import train_scratch_tokenizer
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.infra.errors import UserError
 from pipeline.models.encoding import encode_for_model, longest_first
 from pipeline.models.future_lm import FutureLM, make_future_lm, scratch_gpt2

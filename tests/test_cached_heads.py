@@ -14,7 +14,7 @@ import torch
 
 from pipeline.features.base_cache import HiddenMemo, build_cache, load_cache
 from pipeline.forecast.vocabulary import predicted_distributions
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.models.continuous import frozen_input_embeddings, vmf_log_probs
 from pipeline.models.future_lm import FutureLM, make_future_lm
 from pipeline.models.nll import next_token_targets

@@ -15,7 +15,7 @@ from pipeline.graph.declared import declarations
 from pipeline.graph.defaults import present
 from pipeline.graph.plan import get
 from pipeline.infra.interface import REQUIRED, Params, Settings, Value
-from pipeline.infra.params import VARIANT_SECTION, param_key
+from pipeline.infra.schema.params import VARIANT_SECTION, param_key
 from pipeline.models.registry import all_variants, params_section
 from pipeline.variants._spec import setting_fields
 from stages._lib.args import parser_for

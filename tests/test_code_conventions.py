@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 HISTORY = re.compile(r"\bissues?[\s-]*#?\d|\bGUIDE\s*§", re.IGNORECASE)
 BASELINE = "baseline"
 BASELINE_HOMES = frozenset({"pipeline/models/registry.py", "pipeline/graph/regimes.py",
-                            "pipeline/infra/params.py"})
+                            "pipeline/infra/schema/params.py"})
 
 
 def checked_files(root: Path) -> list[Path]:

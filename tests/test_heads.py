@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from pipeline.corpus.periods import shift
 from pipeline.features.history import PeriodHistory
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.models.continuous import vmf_nll
 from pipeline.models.future_lm import load_future_lm, make_future_lm, save_future_lm, scratch_gpt2
 from pipeline.models.heads import (VMF_LAMBDA1, ContinuousOutput, CosineOutput, MaxMarginOutput,

@@ -15,7 +15,7 @@ import pipeline.interfaces
 from pipeline.graph.defaults import SCHEMA, TEMPLATE, command_text
 from pipeline.infra.interface import (Input, Output, Params, Settings, StageInterface, Switch,
                                       Value)
-from pipeline.infra.params import FilterConfig, option_name
+from pipeline.infra.schema.params import FilterConfig, option_name
 
 REPO = Path(__file__).resolve().parents[1]
 DECLARED = {m.name: importlib.import_module(f"pipeline.interfaces.{m.name}").INTERFACE
@@ -177,7 +177,7 @@ def test_filled_optional_and_chosen_settings_render_where_the_graph_says() -> No
     """A ``filled`` settings field is the graph's value (a true bool: the flag alone), an
     ``optional`` record is passed only when the graph says so, a :class:`Settings` record is the
     graph's :class:`Params` at its place, and a path two options read is one dep."""
-    from pipeline.infra.config import ScoreConfig, TrainConfig
+    from pipeline.infra.schema.config import ScoreConfig, TrainConfig
 
     interface = StageInterface("demo", (
         Params(ScoreConfig, "score", "periods", keys=("periods",), filled=True),

@@ -28,7 +28,7 @@ import yaml
 
 from dvc_project import dvc_repo, make_project
 from pipeline.graph.plan import STRUCTURE
-from pipeline.infra.params import VARIANT_SECTION
+from pipeline.infra.schema.params import VARIANT_SECTION
 
 pytestmark = pytest.mark.slow
 

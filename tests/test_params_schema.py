@@ -1,4 +1,4 @@
-"""params.yaml and every profile state values of the one schema (pipeline.infra.params)."""
+"""params.yaml and every profile state values of the one schema (pipeline.infra.schema.params)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import yaml
 
 from pipeline.graph import profiles
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import SECTIONS, VARIANT_SECTION, default, section_keys, unknown_keys
-from pipeline.infra.params import FilterConfig
+from pipeline.infra.schema.params import (SECTIONS, VARIANT_SECTION, default, section_keys,
+                                          unknown_keys)
+from pipeline.infra.schema.params import FilterConfig
 
 REPO = Path(__file__).resolve().parents[1]
 PARAM_FILES = [REPO / "params.yaml", *sorted((REPO / "profiles").glob("*.yaml"))]
@@ -114,8 +115,8 @@ def test_stage_options_default_to_the_schema() -> None:
 
 def test_the_period_keys_of_issue_17() -> None:
     """Periods are labels; the old year keys are gone, so a stale params.yaml is an error."""
-    from pipeline.infra.config import ScoreConfig
-    from pipeline.infra.params import ForecastConfig, SplitConfig
+    from pipeline.infra.schema.config import ScoreConfig
+    from pipeline.infra.schema.params import ForecastConfig, SplitConfig
 
     assert section_keys("split") == {"period", "train_first", "train_last", "dev", "test",
                                      "min_documents"}

@@ -14,7 +14,7 @@ from pipeline.models.future_lm import load_future_lm, make_future_lm, save_futur
 from pipeline.features.history import PeriodHistory
 from pipeline.infra.precision import PRECISIONS, autocast, check_precision, compute_precision, matmul_precision
 from pipeline.models.scoring import score_abstracts
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.training.checkpoints import Checkpoints
 from pipeline.training.loop import train
 from tests.variant_settings import sized

@@ -23,7 +23,7 @@ from pipeline.corpus.download import DownloadError, fetch
 from pipeline.corpus.formats import FormatError, detect
 from pipeline.corpus.tables import read_table, reason_kind
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import ColumnsConfig
+from pipeline.infra.schema.params import ColumnsConfig
 from stages import download, parse
 
 NEWS = ColumnsConfig(id="doc_id", date="published", title="headline", text="body")

@@ -21,7 +21,7 @@ from pipeline.features import frequencies
 from pipeline.features.base_cache import build_cache, load_cache
 from pipeline.features.history import PeriodHistory, load_history
 from pipeline.forecast.vocabulary import period_history
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import (build_module, load_future_lm, load_histories,
                                        make_future_lm, save_future_lm)

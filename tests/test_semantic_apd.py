@@ -15,7 +15,7 @@ import torch
 from pipeline.features.alignment import Batch
 from pipeline.features.embeddings import encoder_states
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import ContextualConfig
+from pipeline.infra.schema.params import ContextualConfig
 from pipeline.models.hub import MINILM, load_encoder, load_tokenizer_for
 from pipeline.semantic import usage_sets, word_vectors
 from pipeline.semantic.methods import apd, apd_corrected, registry

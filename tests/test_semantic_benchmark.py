@@ -16,7 +16,8 @@ from pipeline.corpus.anthology import parse_file
 from pipeline.corpus.pseudowords import word_pattern
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import write_parquet
-from pipeline.infra.params import ChangeMethodsConfig, SemanticBenchmarkConfig, SemanticChangeConfig
+from pipeline.infra.schema.params import (ChangeMethodsConfig, SemanticBenchmarkConfig,
+                                    SemanticChangeConfig)
 from pipeline.models.hub import MINILM, load_encoder, load_tokenizer_for
 from pipeline.semantic.benchmark import benchmark_inputs, run_benchmark
 from pipeline.semantic.methods import contextual

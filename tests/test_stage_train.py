@@ -14,7 +14,7 @@ from pipeline.features import embeddings
 
 from pipeline.features import frequencies
 from pipeline.corpus.anthology import parse_file
-from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig
+from pipeline.infra.schema.config import LMConfig, ModelConfig, TrainConfig
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import load_future_lm
 from pipeline.models.registry import lookup

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from pipeline.corpus.pseudowords import word_pattern
-from pipeline.infra.params import ChangeMethodsConfig
+from pipeline.infra.schema.params import ChangeMethodsConfig
 from pipeline.models.hub import MINILM, load_tokenizer_for
 from pipeline.semantic.benchmark import benchmark_inputs
 from pipeline.semantic.methods.interface import EncoderSettings

@@ -13,7 +13,7 @@ from pipeline.training import loop as training
 from pipeline.models.future_lm import make_future_lm, scratch_gpt2
 from pipeline.features.history import PeriodHistory
 from pipeline.corpus.periods import shift
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.models.perplexity import Perplexity
 from pipeline.training.batches import (epoch_steps, latest_periods, period_batches,
                                        period_steps, steps_per_pass)

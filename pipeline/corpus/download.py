@@ -30,7 +30,7 @@ from pipeline.corpus.formats import FormatError, detect
 from pipeline.corpus.tables import check_columns
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path
-from pipeline.infra.params import ColumnsConfig
+from pipeline.infra.schema.params import ColumnsConfig
 
 OFFICIAL_URL = "https://aclanthology.org/anthology+abstracts.bib.gz"
 _CHUNK = 1 << 20

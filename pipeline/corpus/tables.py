@@ -6,7 +6,8 @@ Parquet row groups) and written with :class:`pyarrow.parquet.ParquetWriter` ever
 ``batch_rows`` rows: memory holds one batch plus the set of ids seen, never the file
 (benchmarks/read_corpus.py measures it).
 
-``data.columns`` (:class:`pipeline.infra.params.ColumnsConfig`) names the four fields; the output
+``data.columns`` (:class:`pipeline.infra.schema.params.ColumnsConfig`) names the four fields; the
+output
 is the papers contract (docs/formats.md): ``key`` (str), ``year`` (int32), ``date`` (normalised,
 :mod:`pipeline.corpus.dates`), ``title`` ("" when absent) and ``abstract``. Nothing is dropped
 silently: a malformed line (bad JSON, a wrong field count), no id, no date, a date that does not
@@ -36,7 +37,7 @@ from pipeline.corpus.dates import normalise_date
 from pipeline.corpus.formats import Detected, open_binary
 from pipeline.infra.errors import UserError
 from pipeline.infra.io import atomic_path
-from pipeline.infra.params import ColumnsConfig
+from pipeline.infra.schema.params import ColumnsConfig
 
 SCHEMA = pa.schema([("key", pa.string()), ("year", pa.int32()), ("date", pa.string()),
                     ("title", pa.string()), ("abstract", pa.string())])

@@ -33,7 +33,7 @@ from transformers import PreTrainedTokenizerBase
 
 from pipeline.corpus.by_period import read_period
 from pipeline.corpus.periods import in_time_order
-from pipeline.infra.config import ScoreConfig
+from pipeline.infra.schema.config import ScoreConfig
 from pipeline.evaluation.content import content_token_mask
 from pipeline.evaluation.gold_words import read_gold_words
 from pipeline.evaluation.splits import COLUMNS, read_split

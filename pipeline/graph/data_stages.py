@@ -36,7 +36,7 @@ from pipeline.graph.plan import STRUCTURE, Plan, feature_kinds
 from pipeline.graph.regimes import refused
 from pipeline.interfaces import (download, embeddings, forecast_features, frequencies,
                                        frequency_plot, graph, parse, split)
-from pipeline.infra.params import VARIANT_SECTION
+from pipeline.infra.schema.params import VARIANT_SECTION
 from pipeline.models.registry import lookup, params_section
 from pipeline.variants._spec import setting_fields
 

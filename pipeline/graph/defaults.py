@@ -3,7 +3,7 @@
 DVC itself resolves each ``${section.key}`` template of a stage's ``cmd`` and reads each key of its
 ``params:`` from params.yaml, and stops on a key that is not there (``Could not find
 'split.min_documents'``, ``Parameters 'x' are missing``), although the schema
-(:mod:`pipeline.infra.params`) gives most keys a default. So once the stages are built,
+(:mod:`pipeline.infra.schema.params`) gives most keys a default. So once the stages are built,
 :func:`apply_defaults` replaces every template of a missing key by its schema default, written
 as DVC would write that value on the command line (:func:`command_text`), and drops the key from
 the stage's ``params:``; a missing key without a default (a required one, such as ``data.source``
@@ -11,7 +11,7 @@ or ``split.dev``) is a :class:`UserError` naming it (:func:`missing_key`). The p
 structural params completed the same way (:meth:`Schema.complete`).
 
 The schema is read as data (:data:`SCHEMA`: :meth:`Schema.from_dataclasses` of
-``pipeline.infra.params.SECTIONS`` and, for the ``variants`` section, each variant's settings
+``pipeline.infra.schema.params.SECTIONS`` and, for the ``variants`` section, each variant's settings
 class, :func:`with_variants`; none of them imports torch): their defaults are the default run's,
 the ones ``make params`` writes into params.yaml, and a profile is an overlay
 (:meth:`Schema.overlaid`).
@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import SECTIONS, VARIANT_SECTION, param_key
+from pipeline.infra.schema.params import SECTIONS, VARIANT_SECTION, param_key
 from pipeline.models.registry import all_variants, params_section
 from pipeline.variants._spec import setting_fields
 
@@ -88,7 +88,7 @@ class Schema:
     @classmethod
     def from_dataclasses(cls, sections: Mapping[str, Iterable[tuple[type, Iterable[str] | None]]],
                          param_key: Callable[[dataclasses.Field], str]) -> Schema:
-        """From ``pipeline.infra.params.SECTIONS`` (section -> (dataclass, field names or None
+        """From ``pipeline.infra.schema.params.SECTIONS`` (section -> (dataclass, field names or None
         for all)) and its ``param_key`` (a field's key in params.yaml): a field's ``default`` or
         ``default_factory`` (a dataclass value becomes the mapping params.yaml would hold), its
         metadata ``none`` and ``help``."""
@@ -323,6 +323,6 @@ def with_variants(schema: Schema) -> Schema:
     return Schema({**schema.sections, VARIANT_SECTION: section})
 
 
-# Every param's default (pipeline/infra/params.py, config.py and each variant's settings class),
+# Every param's default (pipeline/infra/schema/params.py, config.py and each variant's settings class),
 # the default run's: for the keys a params.yaml leaves out, and what `make params` writes.
 SCHEMA = with_variants(Schema.from_dataclasses(SECTIONS, param_key))

@@ -44,7 +44,7 @@ from pipeline.infra.runs import run_name as run
 from pipeline.infra.interface import Params
 from pipeline.interfaces import (base_cache, forecast, forecast_report, longtail, report,
                                        score, train)
-from pipeline.infra.params import VARIANT_SECTION
+from pipeline.infra.schema.params import VARIANT_SECTION
 from pipeline.models.registry import BASELINE, lookup, params_section
 from pipeline.variants._spec import setting_fields
 

@@ -26,9 +26,9 @@ from pipeline.features.kinds import KINDS
 from pipeline.features.windows import bucket_periods, history_periods
 from pipeline.graph.defaults import missing_key
 from pipeline.graph.regimes import Regime, refused, regime_for
-from pipeline.infra.config import GenerationSettings
+from pipeline.infra.schema.config import GenerationSettings
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import VARIANT_SECTION
+from pipeline.infra.schema.params import VARIANT_SECTION
 from pipeline.models.registry import BASELINE, common_seeds, lookup, seeds_by_variant
 from pipeline.variants._spec import setting_fields
 

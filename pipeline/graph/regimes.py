@@ -48,7 +48,7 @@ Add a regime (a worked example): ``probe``, every variant trains its module on t
             return TrainFrom(freeze_lm=True)
 
 then ``Probe`` in :data:`REGIMES`, ``"probe"`` in the ``base`` field's ``Literal`` of
-:class:`pipeline.infra.params.TrainParams` (the params schema), a line in
+:class:`pipeline.infra.schema.params.TrainParams` (the params schema), a line in
 ``docs/parameters.md``, and its checks and stages in ``tests/test_regimes.py``. The stages need
 no edit: they ask the regime.
 """

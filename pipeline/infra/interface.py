@@ -7,7 +7,8 @@ A declaration lists its options in the order the command takes them, each a reco
 * :class:`Input`: a file or folder the stage reads; its path is a DVC dep;
 * :class:`Output`: a file or folder it writes, listed under ``outs``, ``metrics`` or ``plots``
   with its DVC options (``cache: false``, a plot's axes);
-* :class:`Params`: the fields of a typed settings dataclass (:mod:`pipeline.infra.params`), one
+* :class:`Params`: the fields of a typed settings dataclass (:mod:`pipeline.infra.schema.params`),
+  one
   ``--flag ${section.key}`` each and the keys as the stage's ``params``, or the whole section in
   DVC's dict unpacking (``${data.columns}`` becomes ``--id X --date Y ...``). One settings
   class may be split over several records (its fields at several places of the command, as
@@ -36,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pipeline.infra.params import option_name, param_key
+from pipeline.infra.schema.params import option_name, param_key
 
 
 class _Required:

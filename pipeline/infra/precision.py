@@ -25,7 +25,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, get_args
 
-from pipeline.infra.config import Precision
+from pipeline.infra.schema.config import Precision
 from pipeline.infra.errors import UserError
 
 if TYPE_CHECKING:  # torch is imported where it is used

@@ -4,7 +4,7 @@ text."""
 from __future__ import annotations
 
 from pipeline.infra.interface import Input, Params, Value
-from pipeline.infra.params import (ChangeMethodsConfig, ContextualConfig, ExperimentConfig,
+from pipeline.infra.schema.params import (ChangeMethodsConfig, ContextualConfig, ExperimentConfig,
                                    NumericsConfig)
 
 PERIOD_HELP = "a label such as 2020, 2020H2, 2020Q3, 2020-07"

@@ -7,7 +7,7 @@ and its place in ``dvc.yaml`` (``paths``, ``after``): such a stage is two files,
 this declaration (:mod:`pipeline.graph.declared` finds it).
 
 A declaration imports only the mechanism (:mod:`pipeline.infra.interface`), the settings classes
-(:mod:`pipeline.infra.params`) and the options several declarations share
+(:mod:`pipeline.infra.schema.params`) and the options several declarations share
 (:mod:`pipeline.infra.shared_options`). Like a
 variant module, each declaration is a code dep of its own (not its package's folder,
 :func:`pipeline.graph.code_deps.package_units`): editing or adding one reruns its stage only.

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, StageInterface, Switch, Value
-from pipeline.infra.config import TrainConfig
-from pipeline.infra.params import TrainDesign, default
+from pipeline.infra.schema.config import TrainConfig
+from pipeline.infra.schema.params import TrainDesign, default
 from pipeline.infra.shared_options import RUNTIME
 
 INTERFACE = StageInterface("base_cache", (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Output, Params, StageInterface, Value
-from pipeline.infra.params import ColumnsConfig
+from pipeline.infra.schema.params import ColumnsConfig
 
 INTERFACE = StageInterface("download", (
     Value("--source", "http(s) URL or local path of the corpus (params data.source)",

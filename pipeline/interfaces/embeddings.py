@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Output, Params, StageInterface, Value
-from pipeline.infra.params import EmbeddingsConfig, NumericsConfig
+from pipeline.infra.schema.params import EmbeddingsConfig, NumericsConfig
 from pipeline.infra.shared_options import ABSTRACTS, TOKENIZER, period
 
 INTERFACE = StageInterface("embeddings", (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
-from pipeline.infra.params import FilterConfig
+from pipeline.infra.schema.params import FilterConfig
 
 INTERFACE = StageInterface("filter", (
     Input("--papers", "input papers Parquet (stage parse)"),

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pipeline.infra.config import GenerationSettings, ScoreConfig
+from pipeline.infra.schema.config import GenerationSettings, ScoreConfig
 from pipeline.infra.interface import Input, Output, Params, StageInterface
-from pipeline.infra.params import ForecastConfig
+from pipeline.infra.schema.params import ForecastConfig
 from pipeline.infra.shared_options import RUNTIME, TOKENIZER
 
 INTERFACE = StageInterface("forecast", (

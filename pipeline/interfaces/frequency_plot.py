@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface
-from pipeline.infra.params import FrequenciesConfig
+from pipeline.infra.schema.params import FrequenciesConfig
 from pipeline.infra.shared_options import TOKENIZER
 
 INTERFACE = StageInterface("frequency_plot", (

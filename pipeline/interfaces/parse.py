@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
-from pipeline.infra.params import ColumnsConfig
+from pipeline.infra.schema.params import ColumnsConfig
 
 INTERFACE = StageInterface("parse", (
     Input("--raw", "the corpus copy to parse (stage download)"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
-from pipeline.infra.params import ReportConfig, param_key, section_keys
+from pipeline.infra.schema.params import ReportConfig, param_key, section_keys
 from pipeline.infra.shared_options import EXPERIMENT
 
 # ReportConfig's fields that params.yaml does not hold (the reference variant): the graph names

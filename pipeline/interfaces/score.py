@@ -3,7 +3,7 @@ periods."""
 
 from __future__ import annotations
 
-from pipeline.infra.config import GenerationSettings, ScoreConfig
+from pipeline.infra.schema.config import GenerationSettings, ScoreConfig
 from pipeline.infra.interface import Input, Output, Params, StageInterface
 from pipeline.infra.shared_options import RUNTIME, TOKENIZER
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
-from pipeline.infra.params import SemanticBenchmarkConfig, SemanticChangeConfig
+from pipeline.infra.schema.params import SemanticBenchmarkConfig, SemanticChangeConfig
 from pipeline.infra.shared_options import (ABSTRACTS, CONTEXTUAL, LEARNED, RUNTIME,
                                               group_periods)
 

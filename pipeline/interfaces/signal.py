@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pipeline.infra.interface import Output, Params, StageInterface, Value
 from pipeline.infra.shared_options import ABSTRACTS, TOKENIZER
-from pipeline.infra.params import ReportConfig, SignalConfig, default
+from pipeline.infra.schema.params import ReportConfig, SignalConfig, default
 
 INTERFACE = StageInterface("signal", (
     ABSTRACTS,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
-from pipeline.infra.params import SplitConfig
+from pipeline.infra.schema.params import SplitConfig
 
 INTERFACE = StageInterface("split", (
     Input("--abstracts", "kept abstracts Parquet (stage filter)"),

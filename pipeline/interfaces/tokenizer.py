@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.infra.interface import Input, Output, Params, StageInterface, Value
-from pipeline.infra.params import TokenizerConfig
+from pipeline.infra.schema.params import TokenizerConfig
 
 INTERFACE = StageInterface("tokenizer", (
     Value("--base", "'scratch' (train a byte-level BPE) or a causal LM's hub id / local path "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig
+from pipeline.infra.schema.config import LMConfig, ModelConfig, TrainConfig
 from pipeline.infra.interface import Input, Output, Params, Settings, StageInterface, Value
 from pipeline.infra.shared_options import PROCESSES, RUNTIME
 

@@ -21,7 +21,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedTokenizerBase
 
-from pipeline.infra.config import GenerationSettings
+from pipeline.infra.schema.config import GenerationSettings
 from pipeline.models.future_lm import FutureLM
 from pipeline.features.history import PeriodHistory
 

@@ -37,7 +37,8 @@ from pipeline.corpus.by_period import read_period
 from pipeline.corpus.periods import in_time_order
 from pipeline.corpus.pseudowords import choose_pairs, count_words, load_semeval, make_benchmark
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig, SemanticBenchmarkConfig
+from pipeline.infra.schema.params import (ChangeMethodsConfig, ContextualConfig,
+                                          SemanticBenchmarkConfig)
 from pipeline.semantic.methods import registry
 from pipeline.semantic.methods.interface import ChangeInputs, EncoderSettings, MethodResult
 from pipeline.semantic.scores import truth_correlations

@@ -34,7 +34,7 @@ from pipeline.features.frequencies import read_period
 from pipeline.features.tokenizer import load_tokenizer
 from pipeline.features.words import token_texts
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig, SemanticChangeConfig
+from pipeline.infra.schema.params import ChangeMethodsConfig, ContextualConfig, SemanticChangeConfig
 from pipeline.semantic.methods import registry
 from pipeline.semantic.methods.contextual import period_paths
 from pipeline.semantic.methods.interface import ChangeInputs, EncoderSettings, MethodResult

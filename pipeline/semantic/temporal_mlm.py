@@ -452,7 +452,7 @@ def temporal_change(tokenizer: PreTrainedTokenizerBase, first: Sequence[Sequence
 
 def settings_from(config: object, seed: int) -> TemporalMLMSettings:
     """The settings from an object with the params' ``temporal_*`` fields
-    (:class:`pipeline.infra.params.ChangeMethodsConfig`) and the stage's ``seed``; the rest
+    (:class:`pipeline.infra.schema.params.ChangeMethodsConfig`) and the stage's ``seed``; the rest
     (``mask_prob``, ``time_mask_prob``) keep their defaults."""
     names = [f for f in TemporalMLMSettings.__dataclass_fields__ if hasattr(config, f"temporal_{f}")]
     return TemporalMLMSettings(**{n: getattr(config, f"temporal_{n}") for n in names}, seed=seed)

@@ -34,7 +34,7 @@ import torch
 from torch import Tensor, nn
 
 from pipeline.features.base_cache import PeriodHidden
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.infra.distributed import SINGLE
 from pipeline.infra.precision import autocast, matmul_precision
 from pipeline.models.blocks import split_layer, top_modules, top_states

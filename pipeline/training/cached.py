@@ -50,7 +50,7 @@ from torch import Tensor, nn
 from pipeline.corpus.periods import in_time_order
 from pipeline.features.base_cache import PeriodHidden, longest_first_by_length
 from pipeline.features.history import PeriodHistory
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.infra.distributed import SINGLE
 from pipeline.infra.precision import autocast, compute_precision, matmul_precision
 from pipeline.models.future_lm import FutureLM

@@ -65,7 +65,7 @@ from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.infra.distributed import SINGLE, Dist, all_reduce_sum, shard, split_evenly
 from pipeline.models.future_lm import FutureLM
 from pipeline.corpus.periods import in_time_order

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from pipeline.infra.config import TrainConfig
+from pipeline.infra.schema.config import TrainConfig
 from pipeline.models.future_lm import FutureLM
 
 

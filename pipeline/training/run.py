@@ -36,7 +36,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.models import hub as models_hub
-from pipeline.infra.config import LMConfig, ModelConfig, TrainConfig, identity
+from pipeline.infra.schema.config import LMConfig, ModelConfig, TrainConfig, identity
 from pipeline.infra.distributed import SINGLE, Dist
 from pipeline.infra.errors import UserError
 from pipeline.models.future_lm import (

@@ -4,7 +4,7 @@ A *variant* of the future LM is one module under :mod:`pipeline.variants`, which
 :mod:`pipeline.models.registry` finds. The module declares, in :class:`VariantSpec`:
 
 * ``settings`` — its typed settings, a small frozen dataclass whose fields carry defaults and help
-  (``field(metadata={"help": ...})``, as in :mod:`pipeline.infra.config`), read from its own
+  (``field(metadata={"help": ...})``, as in :mod:`pipeline.infra.schema.config`), read from its own
   section of ``params.yaml`` (``variants.<name>.<field>``). The stage graph turns each field into
   one ``--<field>`` option and one declared param of the train stage; the train stage builds its
   options from the same class (``stages/train.py``);
@@ -47,7 +47,8 @@ from pipeline.features.kinds import kind
 
 def setting(default: Any, help: str, **meta: Any) -> Any:
     """A settings field: its default and its help text (plus option metadata such as ``none``,
-    the word that stands for ``None`` on the command line; see :mod:`pipeline.infra.config`)."""
+    the word that stands for ``None`` on the command line; see
+    :mod:`pipeline.infra.schema.config`)."""
     return field(default=default, metadata={"help": help, **meta})
 
 

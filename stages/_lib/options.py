@@ -2,7 +2,8 @@
 
 ``add_options(parser, SomeConfig, title)`` adds one option per dataclass field — its name
 (``--field-name``, or ``metadata["flag"]``), type, default and help all come from the field
-(``pipeline/infra/config.py`` documents the metadata). A field without a default is a required
+(``pipeline/infra/schema/config.py`` documents the metadata). A field without a default is a
+required
 option. ``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a value the
 dataclass rejects becomes a :class:`pipeline.infra.errors.UserError` (a message, not a traceback).
 """
@@ -16,7 +17,7 @@ import typing
 from typing import Any, Literal, Union
 
 from pipeline.infra.errors import UserError
-from pipeline.infra.params import param_key
+from pipeline.infra.schema.params import param_key
 
 
 def _flag(field: dataclasses.Field) -> str:

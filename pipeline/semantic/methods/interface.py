@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.infra.params import ChangeMethodsConfig, ContextualConfig
+from pipeline.infra.schema.params import ChangeMethodsConfig, ContextualConfig
 
 # one group's per-period values, in time order (texts, count arrays, embeddings files)
 PerPeriod = Sequence[Any]

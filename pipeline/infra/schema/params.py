@@ -1,6 +1,7 @@
 """The schema of ``params.yaml``: each section's settings as typed dataclasses with defaults.
 
-Together with :mod:`pipeline.infra.config` (training, scoring, decoding) this is the one place
+Together with :mod:`pipeline.infra.schema.config` (training, scoring, decoding) this is the one
+place
 where every param has a type, a default and a help text. A param key is the field's option name
 without the dashes (``--min-words`` <-> ``filter.min_words``), which is also how the stage graph
 passes it (``--min-words ${filter.min_words}``); the stages build their options from these
@@ -22,7 +23,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from pipeline.infra.config import GenerationSettings, LMConfig, ModelConfig, ScoreConfig, TrainConfig
+from pipeline.infra.schema.config import (GenerationSettings, LMConfig, ModelConfig, ScoreConfig,
+                                    TrainConfig)
 
 
 def _help(text: str, **meta: Any) -> dict[str, Any]:
