@@ -7,13 +7,12 @@ Parquet row groups) and written with :class:`pyarrow.parquet.ParquetWriter` ever
 (benchmarks/read_corpus.py measures it).
 
 ``data.columns`` (:class:`pipeline.infra.schema.params.ColumnsConfig`) names the four fields; the
-output
-is the papers contract (docs/formats.md): ``key`` (str), ``year`` (int32), ``date`` (normalised,
-:mod:`pipeline.corpus.dates`), ``title`` ("" when absent) and ``abstract``. Nothing is dropped
-silently: a malformed line (bad JSON, a wrong field count), no id, no date, a date that does not
-parse, no text or a repeated id (the first is kept) becomes a reject with its line, reason and
-raw text. A file with no usable row at all is a :class:`pipeline.infra.errors.UserError` naming
-the most common reasons (usually a wrong ``data.columns``).
+output is the papers contract (docs/formats.md): ``key`` (str), ``year`` (int32), ``date``
+(normalised, :mod:`pipeline.corpus.dates`), ``title`` ("" when absent) and ``abstract``. Nothing is
+dropped silently: a malformed line (bad JSON, a wrong field count), no id, no date, a date that does
+not parse, no text or a repeated id (the first is kept) becomes a reject with its line, reason and
+raw text. A file with no usable row at all is a :class:`pipeline.infra.errors.UserError` naming the
+most common reasons (usually a wrong ``data.columns``).
 """
 
 from __future__ import annotations

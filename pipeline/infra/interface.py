@@ -8,12 +8,11 @@ A declaration lists its options in the order the command takes them, each a reco
 * :class:`Output`: a file or folder it writes, listed under ``outs``, ``metrics`` or ``plots``
   with its DVC options (``cache: false``, a plot's axes);
 * :class:`Params`: the fields of a typed settings dataclass (:mod:`pipeline.infra.schema.params`),
-  one
-  ``--flag ${section.key}`` each and the keys as the stage's ``params``, or the whole section in
-  DVC's dict unpacking (``${data.columns}`` becomes ``--id X --date Y ...``). One settings
-  class may be split over several records (its fields at several places of the command, as
-  ``ForecastConfig``'s; or some fields ``filled``: values the graph resolves into the command,
-  as ``score.periods``);
+  one ``--flag ${section.key}`` each and the keys as the stage's ``params``, or the whole section in
+  DVC's dict unpacking (``${data.columns}`` becomes ``--id X --date Y ...``). One settings class may
+  be split over several records (its fields at several places of the command, as
+  ``ForecastConfig``'s; or some fields ``filled``: values the graph resolves into the command, as
+  ``score.periods``);
 * :class:`Value`: one plain value: bound to a params key (``--base ${lm.base}``, a param; with
   ``optional``, only where the graph says so), or filled in by the graph (``--period ${item}``,
   ``--needs 2021 2022``);

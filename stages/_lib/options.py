@@ -3,9 +3,9 @@
 ``add_options(parser, SomeConfig, title)`` adds one option per dataclass field — its name
 (``--field-name``, or ``metadata["flag"]``), type, default and help all come from the field
 (``pipeline/infra/schema/config.py`` documents the metadata). A field without a default is a
-required
-option. ``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a value the
-dataclass rejects becomes a :class:`pipeline.infra.errors.UserError` (a message, not a traceback).
+required option. ``build(SomeConfig, args)`` turns the parsed options back into the dataclass; a
+value the dataclass rejects becomes a :class:`pipeline.infra.errors.UserError` (a message, not a
+traceback).
 """
 
 from __future__ import annotations

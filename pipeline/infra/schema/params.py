@@ -1,10 +1,9 @@
 """The schema of ``params.yaml``: each section's settings as typed dataclasses with defaults.
 
 Together with :mod:`pipeline.infra.schema.config` (training, scoring, decoding) this is the one
-place
-where every param has a type, a default and a help text. A param key is the field's option name
-without the dashes (``--min-words`` <-> ``filter.min_words``), which is also how the stage graph
-passes it (``--min-words ${filter.min_words}``); the stages build their options from these
+place where every param has a type, a default and a help text. A param key is the field's option
+name without the dashes (``--min-words`` <-> ``filter.min_words``), which is also how the stage
+graph passes it (``--min-words ${filter.min_words}``); the stages build their options from these
 classes (``stages/_lib/options.py``), so ``--help`` shows the same default as the schema.
 
 :data:`SECTIONS` says which classes hold each section's keys. ``params.yaml`` and
